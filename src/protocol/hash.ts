@@ -1,0 +1,55 @@
+/**
+ * PROTOCOL.md section 1: H = SHA-256, TH = BIP-340 tagged hash. node:crypto's one-shot
+ * hash is about twice @noble/hashes for short messages (CEILINGS.md row 03).
+ */
+import { createHash, hash as oneShot } from 'node:crypto';
+
+export function sha256(data: Uint8Array): Uint8Array {
+  return oneShot('sha256', data, 'buffer') as unknown as Uint8Array;
+}
+
+const tagPrefixCache = new Map<string, Buffer>();
+
+function tagPrefix(tag: string): Buffer {
+  let p = tagPrefixCache.get(tag);
+  if (!p) {
+    const t = createHash('sha256').update(tag, 'utf8').digest();
+    p = Buffer.concat([t, t]);
+    tagPrefixCache.set(tag, p);
+  }
+  return p;
+}
+
+/** TH(tag, x) = SHA256(SHA256(tag) || SHA256(tag) || x). */
+export function taggedHash(tag: string, ...parts: Uint8Array[]): Uint8Array {
+  const h = createHash('sha256').update(tagPrefix(tag));
+  for (const p of parts) h.update(p);
+  return new Uint8Array(h.digest());
+}
+
+export const Tags = {
+  code: 'SVC/code',
+  contract: 'SVC/contract',
+  call: 'SVC/call',
+  envelope: 'SVC/envelope',
+} as const;
+
+export function toHex(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+}
+
+const HEX_RE = /^(?:[0-9a-f]{2})*$/;
+
+/** Strict lowercase hex (PROTOCOL section 1); returns null when malformed. */
+export function parseHex(s: string, bytes?: number): Uint8Array | null {
+  if (typeof s !== 'string' || !HEX_RE.test(s)) return null;
+  if (bytes !== undefined && s.length !== bytes * 2) return null;
+  return new Uint8Array(Buffer.from(s, 'hex'));
+}
+
+/** Display-order txid hex -> the 32 protocol bytes (section 1: the display hex's own bytes). */
+export function txidBytes(displayHex: string): Uint8Array {
+  const b = parseHex(displayHex, 32);
+  if (!b) throw new TypeError('txid must be 64 lowercase hex characters');
+  return b;
+}
