@@ -21,6 +21,8 @@ export const Bucket = {
   orphanStamp: 0x0a,
   payload: 0x0b,
   contractCalls: 0x0c,
+  pendingCall: 0x0d,
+  callCount: 0x0e,
 } as const;
 export type Bucket = (typeof Bucket)[keyof typeof Bucket];
 
