@@ -19,12 +19,17 @@
  * Cost: one /block/:hash/raw per connected block (never one request per transaction),
  * plus /blocks/tip/height and one /block-height/:h per step.
  * Catch-up is split into events of at most `maxBlocksPerEvent` connected blocks (a reorg
- * event always reaches at least the old tip's height).
+ * event always reaches at least the old tip's height). A reorg event holds every block of
+ * the new branch down to the fork in memory (deep reorgs are bounded by maxReorgDepth and
+ * by the consumer's journal: the walk stops at the first height it does not know).
+ * If the chain moves during a step (a 404 for a height or a block that just left the best
+ * chain), the step restarts from the new tip (up to 3 times per poll).
  */
 import type { Transaction } from 'bitcoinjs-lib';
 import { findStamp, type NoStampReason, type Stamp } from '../protocol/stamp.js';
 import type { ParsedBlock, ParsedHeader } from './bitcoin.js';
 import type { ChainSource } from './esplora-client.js';
+import { NodeError } from '../errors.js';
 
 export interface BlockRef {
   height: number;
@@ -204,44 +209,67 @@ export class BlockWatcher {
   }
 
   private async poll(): Promise<void> {
+    let restarts = 0;
     for (;;) {
-      const ourH = this.tipRef.height;
-      const tipH = await this.source.tipHeight();
-      const target = tipH <= ourH ? tipH : Math.min(tipH, ourH + this.maxBlocks);
-      const targetHash = await this.source.blockHashAt(target);
-      if (target === ourH && targetHash === this.tipRef.hash) return;
-
-      // Walk back from the target along previous-block hashes to a block we hold.
-      const connected: ConnectedBlock[] = [];
-      let h = target;
-      let hash = targetHash;
-      for (;;) {
-        if (h <= ourH && (await this.known(h)) === hash) break;
-        if (h < 0 || ourH - h >= this.maxDepth) throw new ReorgTooDeepError(ourH, Math.max(0, h));
-        const b = await this.source.rawBlock(hash);
-        connected.push(connectedBlockOf(b, h));
-        hash = b.header.prevHash;
-        h--;
+      let step: boolean;
+      try {
+        step = await this.step();
+      } catch (e) {
+        // The best chain moved under the walk (a height vanished, a block left the best
+        // chain and now answers 404): start the step again from the new tip, a few times.
+        if (e instanceof NodeError && e.code === 'not_found' && restarts < 3) {
+          restarts++;
+          continue;
+        }
+        throw e;
       }
-      connected.reverse();
-      const fork = h;
-      const disconnected: BlockRef[] = [];
-      for (let x = ourH; x > fork; x--) {
-        const k = await this.known(x);
-        if (k === undefined) throw new ReorgTooDeepError(ourH, x);
-        disconnected.push({ height: x, hash: k });
-      }
-
-      await this.onEvent({ fork_height: fork, disconnected, connected });
-
-      for (let x = ourH; x > fork; x--) this.held.delete(x);
-      for (const c of connected) this.held.set(c.height, c.hash);
-      this.tipRef = { height: target, hash: targetHash };
-      const keepFrom = target - this.maxDepth - this.maxBlocks;
-      if (this.held.size > this.maxDepth + this.maxBlocks + 1) {
-        for (const k of this.held.keys()) if (k < keepFrom) this.held.delete(k);
-      }
-      if (target >= tipH) return;
+      if (!step) return;
     }
+  }
+
+  /** One event's worth of work; true when more remains (catch-up). */
+  private async step(): Promise<boolean> {
+    const ourH = this.tipRef.height;
+    const tipH = await this.source.tipHeight();
+    const target = tipH <= ourH ? tipH : Math.min(tipH, ourH + this.maxBlocks);
+    const targetHash = await this.source.blockHashAt(target);
+    if (target === ourH && targetHash === this.tipRef.hash) return false;
+
+    // Walk back from the target along previous-block hashes to a block the consumer holds.
+    const connected: ConnectedBlock[] = [];
+    let h = target;
+    let hash = targetHash;
+    for (;;) {
+      if (h <= ourH) {
+        const k = await this.known(h);
+        if (k === hash) break;
+        // The consumer's blocks are contiguous up to its tip: below one it lacks, nothing matches.
+        if (k === undefined) throw new ReorgTooDeepError(ourH, h);
+      }
+      if (h < 0 || ourH - h >= this.maxDepth) throw new ReorgTooDeepError(ourH, Math.max(0, h));
+      const b = await this.source.rawBlock(hash);
+      connected.push(connectedBlockOf(b, h));
+      hash = b.header.prevHash;
+      h--;
+    }
+    connected.reverse();
+    const fork = h;
+    const disconnected: BlockRef[] = [];
+    for (let x = ourH; x > fork; x--) {
+      const k = await this.known(x);
+      if (k === undefined) throw new ReorgTooDeepError(ourH, x);
+      disconnected.push({ height: x, hash: k });
+    }
+
+    await this.onEvent({ fork_height: fork, disconnected, connected });
+
+    for (let x = ourH; x > fork; x--) this.held.delete(x);
+    for (const c of connected) this.held.set(c.height, c.hash);
+    this.tipRef = { height: target, hash: targetHash };
+    if (this.held.size > this.maxDepth + this.maxBlocks + 1) {
+      const keepFrom = target - this.maxDepth - this.maxBlocks;
+      for (const k of this.held.keys()) if (k < keepFrom) this.held.delete(k);
+    }
+    return target < tipH;
   }
 }

@@ -22,6 +22,8 @@ import * as bitcoin from 'bitcoinjs-lib';
 import { DevnetChain, DevnetError, TxRejected } from './chain.js';
 import { blockJson, txJson } from './esplora-json.js';
 
+export { DevnetChain, DevnetError, TxRejected, REGTEST_GENESIS_HASH, type MineResult, type ReorgOptions, type BlockRecord } from './chain.js';
+
 export interface DevnetChainOptions {
   /** 0 (default) picks an ephemeral port. */
   port?: number;

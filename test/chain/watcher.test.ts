@@ -209,3 +209,27 @@ test('stamps: deploys, calls, malformed and multi-stamp transactions, with their
     { txIndex: 4, txid: malformed.getId(), reason: 'malformed_stamp' },
   ]);
 });
+
+test('the chain moving during a step (the block being fetched goes stale) restarts the step', async () => {
+  const cons = new Consumer(tipRef(), 5);
+  const fresh = new EsploraClient({ baseUrl: dn.url, rateLimit: false, retries: 0 });
+  let first = true;
+  const racing: ChainSource = {
+    tipHeight: () => fresh.tipHeight(),
+    tipHash: () => fresh.tipHash(),
+    blockHashAt: (h) => fresh.blockHashAt(h),
+    rawBlock: (h) => {
+      if (first) {
+        first = false;
+        dn.chain.reorg({ depth: 1 }); // the block just named by /block-height leaves the best chain
+      }
+      return fresh.rawBlock(h);
+    },
+  };
+  const w = newWatcher(cons, { source: racing });
+  dn.chain.mine(1);
+  await w.pollNow();
+  assert.deepEqual(cons.tip, tipRef());
+  assert.equal(cons.events.length, 1);
+  await fresh.close();
+});
