@@ -88,6 +88,11 @@ export interface BlockWatcherOptions {
    * below the anchor. Without it, a reorg below the anchor is ReorgTooDeepError.
    */
   knownHash?: (height: number) => string | undefined | null | Promise<string | undefined | null>;
+  /**
+   * Alternative to knownHash: the consumer's last blocks (e.g. its 144+ journal entries),
+   * contiguous up to the anchor. Both may be given; these are consulted first.
+   */
+  knownBlocks?: readonly BlockRef[];
   /** Seconds between polls; fractions allowed. Default 60 (SERVICE-SPEC section 8). */
   pollIntervalSeconds?: number;
   /** Connected blocks per catch-up event. Default 16: bounds memory (~16 full mainnet blocks). */
@@ -152,6 +157,7 @@ export class BlockWatcher {
     this.maxDepth = Math.max(1, opts.maxReorgDepth ?? 288);
     this.onError = opts.onError ?? (() => undefined);
     this.tipRef = { ...opts.anchor };
+    for (const b of opts.knownBlocks ?? []) if (b.height <= opts.anchor.height) this.held.set(b.height, b.hash);
     this.held.set(opts.anchor.height, opts.anchor.hash);
   }
 

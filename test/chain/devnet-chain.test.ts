@@ -9,7 +9,7 @@ import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain
 import { DevnetChain, REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';
 import { hashMeetsTarget, parseHeaderBytes, parseRawBlock } from '../../src/chain/bitcoin.js';
 import { entryBody, manifest } from './servers.js';
-import { opReturn, spend, wallet, type Utxo } from './txbuilder.js';
+import { opReturn, spend, spendTaproot, taprootWallet, wallet, type Utxo } from './txbuilder.js';
 
 let dn: DevnetChainHandle;
 const alice = wallet('alice');
@@ -297,5 +297,23 @@ test('stamps ride in OP_RETURN outputs of ordinary devnet transactions', async (
   const tj = (await get(`/tx/${t.getId()}`)).json();
   assert.equal(tj.vout[0].scriptpubkey_type, 'op_return');
   assert.equal(tj.vout[0].scriptpubkey_asm, `OP_RETURN OP_PUSHBYTES_36 535643${'01'}${'07'.repeat(32)}`);
+  await post('/devnet/mine', { blocks: 1 });
+});
+
+test('P2TR key-path spends are signature-checked', async () => {
+  const tr = taprootWallet('taproot-carol');
+  assert.match(tr.address, /^bcrt1p/);
+  const u = await fund(tr as unknown as typeof alice, 80_000);
+  const bad = spendTaproot(tr, [u], [{ script: bob.script, value: 79_000n }]);
+  const sig = Buffer.from(bad.ins[0]!.witness[0]!);
+  sig[5] ^= 1;
+  bad.setWitness(0, [sig]);
+  assert.match((await post('/tx', bad.toHex())).text, /mandatory-script-verify-flag-failed/);
+  const good = spendTaproot(tr, [u], [{ script: bob.script, value: 79_000n }]);
+  const r = await post('/tx', good.toHex());
+  assert.equal(r.status, 200, r.text);
+  const tj = (await get(`/tx/${u.txid}`)).json();
+  assert.equal(tj.vout[0].scriptpubkey_type, 'v1_p2tr');
+  assert.equal(tj.vout[0].scriptpubkey_address, tr.address);
   await post('/devnet/mine', { blocks: 1 });
 });

@@ -42,3 +42,34 @@ export function spend(w: Wallet, inputs: Utxo[], outputs: { script: Uint8Array; 
 export function opReturn(...pushes: Uint8Array[]): Uint8Array {
   return bitcoin.script.compile([bitcoin.opcodes.OP_RETURN, ...pushes]);
 }
+
+export interface TaprootWallet {
+  key: ECPairInterface;
+  tweaked: ECPairInterface;
+  address: string;
+  script: Uint8Array;
+}
+
+/** A P2TR key-path wallet (BIP-86 style: no script tree). */
+export function taprootWallet(seed: string): TaprootWallet {
+  const key = ECPair.fromPrivateKey(new Uint8Array(createHash('sha256').update(seed).digest()), { network: regtest });
+  const x = bitcoin.toXOnly(key.publicKey);
+  const p = bitcoin.payments.p2tr({ internalPubkey: x, network: regtest });
+  const tweaked = key.tweak(bitcoin.crypto.taggedHash('TapTweak', x));
+  return { key, tweaked, address: p.address!, script: p.output! };
+}
+
+/** Key-path spend with SIGHASH_DEFAULT (64-byte signatures). */
+export function spendTaproot(w: TaprootWallet, inputs: Utxo[], outputs: { script: Uint8Array; value: bigint }[]): bitcoin.Transaction {
+  const tx = new bitcoin.Transaction();
+  tx.version = 2;
+  for (const i of inputs) tx.addInput(Buffer.from(i.txid, 'hex').reverse(), i.vout);
+  for (const o of outputs) tx.addOutput(o.script, o.value);
+  const scripts = inputs.map(() => w.script);
+  const values = inputs.map((i) => i.value);
+  inputs.forEach((_u, i) => {
+    const h = tx.hashForWitnessV1(i, scripts, values, bitcoin.Transaction.SIGHASH_DEFAULT);
+    tx.setWitness(i, [w.tweaked.signSchnorr(h)]);
+  });
+  return tx;
+}

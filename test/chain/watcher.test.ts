@@ -233,3 +233,14 @@ test('the chain moving during a step (the block being fetched goes stale) restar
   assert.equal(cons.events.length, 1);
   await fresh.close();
 });
+
+test('knownBlocks (the consumer journal as a list) is enough to follow a reorg after a restart', async () => {
+  const cons = new Consumer(tipRef(), 150);
+  const list = [...cons.chain].map(([height, hash]) => ({ height, hash }));
+  const w = new BlockWatcher({ source: client, anchor: cons.tip, onEvent: cons.onEvent, knownBlocks: list });
+  const H = dn.chain.height;
+  const r = dn.chain.reorg({ depth: 6 });
+  await w.pollNow();
+  assert.equal(cons.events[0]!.fork_height, H - 6);
+  assert.deepEqual(cons.events[0]!.connected.map((b) => b.hash), r.hashes);
+});
