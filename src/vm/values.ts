@@ -1,0 +1,182 @@
+/**
+ * Runtime value representation and exact conversions. Integers are JS numbers when
+ * |v| <= 2^53-1 and bigints otherwise — canonical, so a value has exactly one representation
+ * and === compares integers correctly. Everything crossing the API goes through here.
+ */
+import type { Value, ValueType } from '../protocol/value.js';
+import { TY, TYPE_NAMES } from './isa.js';
+import type { RtValue } from './types.js';
+
+export const MAX_SAFE = 9007199254740991; // 2^53 - 1
+export const U64_MAX = (1n << 64n) - 1n;
+export const U128_MAX = (1n << 128n) - 1n;
+export const I64_MIN = -(1n << 63n);
+export const I64_MAX = (1n << 63n) - 1n;
+const MAX_SAFE_N = 9007199254740991n;
+
+/** Canonical runtime integer of a bigint. */
+export function norm(x: bigint): number | bigint {
+  return x >= -MAX_SAFE_N && x <= MAX_SAFE_N ? Number(x) : x;
+}
+
+export function big(x: number | bigint): bigint {
+  return typeof x === 'number' ? BigInt(x) : x;
+}
+
+export function inRange(code: number, x: number | bigint): boolean {
+  switch (code) {
+    case TY.u64: return x >= 0 && x <= U64_MAX;
+    case TY.u128: return x >= 0 && x <= U128_MAX;
+    case TY.i64: return x >= I64_MIN && x <= I64_MAX;
+    default: return false;
+  }
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder('utf-8', { fatal: true });
+
+export function utf8Length(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
+}
+
+/** True when the JS string has no lone surrogates (so UTF-8 encoding is lossless). */
+export function wellFormed(s: string): boolean {
+  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+}
+
+/** Value -> runtime value, checking type and range against the expected type code. */
+export function toRuntime(v: Value, code: number): RtValue | undefined {
+  if (!v || typeof v !== 'object' || TYPE_NAMES[code] !== v.type) return undefined;
+  switch (v.type) {
+    case 'u64': case 'i64': case 'u128':
+      if (typeof v.value !== 'bigint' || !inRange(code, v.value)) return undefined;
+      return norm(v.value);
+    case 'bool':
+      return typeof v.value === 'boolean' ? v.value : undefined;
+    case 'string':
+      return typeof v.value === 'string' && wellFormed(v.value) && utf8Length(v.value) <= 65536 ? v.value : undefined;
+    case 'bytes':
+      return v.value instanceof Uint8Array && v.value.length <= 65536 ? v.value.slice() : undefined;
+    case 'key':
+      return v.value instanceof Uint8Array && v.value.length === 32 ? v.value.slice() : undefined;
+  }
+  return undefined;
+}
+
+/** Does runtime value x belong to type code (value-level check used on cross-contract calls)? */
+export function rtHasType(x: RtValue, code: number): boolean {
+  switch (code) {
+    case TY.u64: case TY.i64: case TY.u128:
+      return (typeof x === 'number' || typeof x === 'bigint') && inRange(code, x);
+    case TY.bool: return typeof x === 'boolean';
+    case TY.string: return typeof x === 'string';
+    case TY.bytes: return x instanceof Uint8Array;
+    case TY.key: return x instanceof Uint8Array && x.length === 32;
+  }
+  return false;
+}
+
+export function toValue(x: RtValue, code: number): Value {
+  const type = TYPE_NAMES[code] as ValueType;
+  switch (type) {
+    case 'u64': case 'i64': case 'u128':
+      return { type, value: big(x as number | bigint) };
+    case 'bool': return { type, value: x as boolean };
+    case 'string': return { type, value: x as string };
+    case 'bytes': case 'key': return { type, value: (x as Uint8Array).slice() };
+  }
+}
+
+export function defaultRt(code: number): RtValue {
+  switch (code) {
+    case TY.bool: return false;
+    case TY.string: return '';
+    case TY.bytes: return new Uint8Array(0);
+    case TY.key: return new Uint8Array(32);
+    default: return 0;
+  }
+}
+
+export function isDefaultRt(x: RtValue, code: number): boolean {
+  switch (code) {
+    case TY.bool: return x === false;
+    case TY.string: return x === '';
+    case TY.bytes: return (x as Uint8Array).length === 0;
+    case TY.key: { const b = x as Uint8Array; for (let i = 0; i < 32; i++) if (b[i] !== 0) return false; return true; }
+    default: return x === 0;
+  }
+}
+
+/** Storage encoding of a runtime value (same bytes as storage-layout encodeStorageValue). */
+export function encodeRt(x: RtValue, code: number): Uint8Array {
+  switch (code) {
+    case TY.u64: case TY.i64: {
+      const out = new Uint8Array(8);
+      if (typeof x === 'number' && x >= 0) {
+        const hi = Math.floor(x / 4294967296);
+        const lo = x - hi * 4294967296;
+        out[0] = hi >>> 24; out[1] = hi >>> 16; out[2] = hi >>> 8; out[3] = hi;
+        out[4] = lo >>> 24; out[5] = lo >>> 16; out[6] = lo >>> 8; out[7] = lo;
+        return out;
+      }
+      let v = BigInt.asUintN(64, big(x as number | bigint));
+      for (let i = 7; i >= 0; i--) { out[i] = Number(v & 0xffn); v >>= 8n; }
+      return out;
+    }
+    case TY.u128: {
+      const out = new Uint8Array(16);
+      let v = big(x as number | bigint);
+      for (let i = 15; i >= 0; i--) { out[i] = Number(v & 0xffn); v >>= 8n; }
+      return out;
+    }
+    case TY.bool: return Uint8Array.of(x ? 1 : 0);
+    case TY.string: return enc.encode(x as string);
+    default: return x as Uint8Array;
+  }
+}
+
+/** Decode storage bytes into a runtime value; undefined when not canonical for the type. */
+export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
+  switch (code) {
+    case TY.u64: case TY.i64: {
+      if (b.length !== 8) return undefined;
+      const hi = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+      const lo = ((b[4]! << 24) | (b[5]! << 16) | (b[6]! << 8) | b[7]!) >>> 0;
+      if (hi < 0x200000) return hi * 4294967296 + lo;
+      const u = (BigInt(hi) << 32n) | BigInt(lo);
+      return norm(code === TY.i64 ? BigInt.asIntN(64, u) : u);
+    }
+    case TY.u128: {
+      if (b.length !== 16) return undefined;
+      let v = 0n;
+      for (let i = 0; i < 16; i++) v = (v << 8n) | BigInt(b[i]!);
+      return norm(v);
+    }
+    case TY.bool:
+      if (b.length !== 1 || b[0]! > 1) return undefined;
+      return b[0] === 1;
+    case TY.string:
+      try { return dec.decode(b); } catch { return undefined; }
+    case TY.bytes: return b.slice();
+    case TY.key: return b.length === 32 ? b.slice() : undefined;
+  }
+  return undefined;
+}
+
+/** Bytes as a binary (latin1) string: a cheap, order-preserving map key. */
+export function binStr(b: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
+  return s;
+}
+export function strBin(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
