@@ -119,52 +119,58 @@ export class Ledger {
 
   // ---------------------------------------------------------------- loading
 
-  /** Rebuilds every in-memory structure from RocksDB. */
+  /**
+   * Rebuilds every in-memory structure from RocksDB. Everything is built aside and swapped
+   * in at once, so reads served while a rewind or replay runs never see a half-loaded state.
+   */
   async load(): Promise<void> {
-    this.contracts = new Map();
-    this.pendingContracts = new Map();
-    this.state = new StateTree();
-    this.storageSize = new Map();
-    this.pending = new Map();
-    this.pendingByOutpoint = new Map();
-    this.orphans = new Map();
-    this.callCounts = new Map();
-    this.recentHashes = new Map();
-
+    const next = new Ledger(this.db, this.log);
     const meta = async <T>(name: string): Promise<T | null> => {
       const v = await this.db.get(key(Bucket.meta, name));
       return v ? parse<T>(v) : null;
     };
-    this.tip = await meta<Tip>('tip');
-    this.anchor = await meta<Tip>('anchor');
+    const tip = await meta<Tip>('tip');
+    const anchor = await meta<Tip>('anchor');
     const halt = await meta<{ reason: string }>('halt');
-    this.halted = halt !== null;
-    this.haltReason = halt?.reason ?? null;
 
     for (const { value } of await this.db.range(key(Bucket.contract), prefixEnd(key(Bucket.contract)))) {
       const rec = parse<ContractRecord>(value);
-      if (rec.status === 'active') await this.activateInMemory(rec);
-      else this.pendingContracts.set(rec.contract_id, rec);
+      if (rec.status === 'active') await next.activateInMemory(rec);
+      else next.pendingContracts.set(rec.contract_id, rec);
     }
     for (const { key: k } of await this.db.range(key(Bucket.pendingCall), prefixEnd(key(Bucket.pendingCall)))) {
       const rec = await this.db.get(key(Bucket.call, k.subarray(1)));
-      if (rec) this.trackPending(parse<CallRecord>(rec));
+      if (rec) next.trackPending(parse<CallRecord>(rec));
     }
     for (const { value } of await this.db.range(key(Bucket.orphanStamp), prefixEnd(key(Bucket.orphanStamp)))) {
       const o = parse<OrphanStamp>(value);
-      this.orphans.set(o.txid, o);
+      next.orphans.set(o.txid, o);
     }
     for (const { key: k, value } of await this.db.range(key(Bucket.callCount), prefixEnd(key(Bucket.callCount)))) {
-      this.callCounts.set(k.subarray(1).toString('hex'), Number(value.toString('utf8')));
+      next.callCounts.set(k.subarray(1).toString('hex'), Number(value.toString('utf8')));
     }
-    if (this.tip) {
-      const from = Math.max(0, this.tip.height - 2 * JOURNAL_WINDOW);
-      for (const { value } of await this.db.range(key(Bucket.block, u32be(from)), key(Bucket.block, u32be(this.tip.height + 1)))) {
+    if (tip) {
+      const from = Math.max(0, tip.height - 2 * JOURNAL_WINDOW);
+      for (const { value } of await this.db.range(key(Bucket.block, u32be(from)), key(Bucket.block, u32be(tip.height + 1)))) {
         const b = parse<BlockRecord>(value);
-        this.recentHashes.set(b.height, b.hash);
+        next.recentHashes.set(b.height, b.hash);
       }
-      if (this.anchor) this.recentHashes.set(this.anchor.height, this.anchor.hash);
+      if (anchor) next.recentHashes.set(anchor.height, anchor.hash);
     }
+    // Swap in one synchronous step.
+    this.contracts = next.contracts;
+    this.pendingContracts = next.pendingContracts;
+    this.state = next.state;
+    this.storageSize = next.storageSize;
+    this.pending = next.pending;
+    this.pendingByOutpoint = next.pendingByOutpoint;
+    this.orphans = next.orphans;
+    this.callCounts = next.callCounts;
+    this.recentHashes = next.recentHashes;
+    this.tip = tip;
+    this.anchor = anchor;
+    this.halted = halt !== null;
+    this.haltReason = halt?.reason ?? null;
     this.stateRoot = hexOf(this.state.root());
   }
 

@@ -3,6 +3,7 @@
  * pointed at it, and a funded wallet driving them through the client SDK.
  */
 import { readFileSync } from 'node:fs';
+import * as bitcoin from 'bitcoinjs-lib';
 import { join } from 'node:path';
 import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import { startNode, type NodeProcess, type StartOptions } from './node-process.js';
@@ -92,4 +93,30 @@ export async function getJson(url: string): Promise<{ status: number; body: any 
 export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any }> {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, body: await r.json() };
+}
+
+/** A transaction spending `utxo` back to the wallet: a double spend of an anchor's outpoint. */
+export function conflictingSpend(wallet: Wallet, utxo: { txid: string; vout: number; value: number }): string {
+  const psbt = new bitcoin.Psbt({ network: wallet.network });
+  psbt.addInput({
+    hash: utxo.txid,
+    index: utxo.vout,
+    witnessUtxo: { script: wallet.outputScript, value: BigInt(utxo.value) },
+    ...(wallet.kind === 'p2tr' ? { tapInternalKey: wallet.xOnly } : {}),
+  });
+  psbt.addOutput({ script: wallet.outputScript, value: BigInt(utxo.value - 1_000) });
+  psbt.signAllInputs(wallet.signer);
+  psbt.finalizeAllInputs();
+  return psbt.extractTransaction().toHex();
+}
+
+/** Waits until `count` late-payload replays have finished on `node`. */
+export async function waitReplays(node: NodeProcess, count: number, timeoutMs = 60_000): Promise<void> {
+  const done = (): number => node.lines.filter((l) => l.msg === 'replayed after a late payload').length;
+  const deadline = Date.now() + timeoutMs;
+  while (done() < count) {
+    const left = deadline - Date.now();
+    if (left <= 0) throw new Error(`only ${done()} of ${count} replays finished`);
+    await node.waitForNext((l) => l.msg === 'replayed after a late payload', left, 'replay').catch(() => undefined);
+  }
 }
