@@ -343,6 +343,27 @@ export class EsploraClient implements ChainSource {
     return this.request(`/tx/${txid}/status`, 'json', validateTxStatus);
   }
 
+  /**
+   * The protocol position of a confirmed transaction: (block height, index in the block),
+   * from /tx/:txid/status, then /block/:hash/header and /block/:hash/txids (checked
+   * against the header's merkle root). null while unconfirmed or unknown.
+   */
+  async txPosition(txid: string): Promise<{ height: number; blockHash: string; index: number } | null> {
+    const st = await this.txStatus(txid);
+    if (!st.confirmed) return null;
+    const header = await this.blockHeader(st.block_hash);
+    const txids = await this.blockTxids(st.block_hash, header);
+    const index = txids.indexOf(txid);
+    if (index < 0) {
+      throw new NodeError('chain_unavailable', 'chain endpoint is inconsistent: tx not in its confirming block', {
+        reason: 'invalid_answer',
+        txid,
+        block_hash: st.block_hash,
+      });
+    }
+    return { height: st.block_height, blockHash: st.block_hash, index };
+  }
+
   /** GET /tx/:txid/outspend/:vout. Unknown outputs answer {spent:false}. */
   async outspend(txid: string, vout: number): Promise<Outspend> {
     requireHash(txid, 'txid');
