@@ -44,6 +44,8 @@ export interface EsploraClientOptions {
   cacheEntries?: number;
   /** Cache bound: bytes (raw block + tx hex sizes). Default 64 MiB: ~30 full mainnet blocks. */
   cacheBytes?: number;
+  /** Largest answer read; a longer one is an invalid answer. Default 16 MiB (a raw block is at most 4 MB). */
+  maxResponseBytes?: number;
   /** Injected fetch (tests); default the global one. */
   fetch?: typeof fetch;
 }
@@ -182,6 +184,7 @@ export class EsploraClient implements ChainSource {
   private readonly maxRetryAfterMs: number;
   private readonly limiter: Bottleneck | null;
   private readonly fetchImpl: typeof fetch;
+  private readonly maxResponseBytes: number;
   private readonly blocks: BoundedCache<ParsedBlock>;
   private readonly txHexes: BoundedCache<string>;
   private readonly inflight = new Map<string, Promise<unknown>>();
@@ -198,6 +201,7 @@ export class EsploraClient implements ChainSource {
     const rl = opts.rateLimit === undefined ? { minTimeMs: 250, maxConcurrent: 4 } : opts.rateLimit;
     this.limiter = rl === false ? null : new Bottleneck({ minTime: rl.minTimeMs, maxConcurrent: rl.maxConcurrent });
     this.fetchImpl = opts.fetch ?? fetch;
+    this.maxResponseBytes = opts.maxResponseBytes ?? 16 * 1024 * 1024;
     const entries = opts.cacheEntries ?? 2000;
     const bytes = opts.cacheBytes ?? 64 * 1024 * 1024;
     this.blocks = new BoundedCache(entries, bytes);
@@ -266,6 +270,7 @@ export class EsploraClient implements ChainSource {
     if (cached) return cached.txids.slice();
     return this.request(`/block/${hash}/txids`, 'json', (j: unknown) => {
       check(Array.isArray(j) && j.length > 0 && j.every(isHash), 'txids list');
+      check(new Set(j).size === j.length, 'txids list has duplicates');
       if (verifyWith) check(merkleRootOfTxids(j as string[]) === verifyWith.merkleRoot, 'txids do not match the merkle root');
       return j as string[];
     });
@@ -338,6 +343,27 @@ export class EsploraClient implements ChainSource {
     return this.request(`/tx/${txid}/status`, 'json', validateTxStatus);
   }
 
+  /**
+   * The protocol position of a confirmed transaction: (block height, index in the block),
+   * from /tx/:txid/status, then /block/:hash/header and /block/:hash/txids (checked
+   * against the header's merkle root). null while unconfirmed or unknown.
+   */
+  async txPosition(txid: string): Promise<{ height: number; blockHash: string; index: number } | null> {
+    const st = await this.txStatus(txid);
+    if (!st.confirmed) return null;
+    const header = await this.blockHeader(st.block_hash);
+    const txids = await this.blockTxids(st.block_hash, header);
+    const index = txids.indexOf(txid);
+    if (index < 0) {
+      throw new NodeError('chain_unavailable', 'chain endpoint is inconsistent: tx not in its confirming block', {
+        reason: 'invalid_answer',
+        txid,
+        block_hash: st.block_hash,
+      });
+    }
+    return { height: st.block_height, blockHash: st.block_hash, index };
+  }
+
   /** GET /tx/:txid/outspend/:vout. Unknown outputs answer {spent:false}. */
   async outspend(txid: string, vout: number): Promise<Outspend> {
     requireHash(txid, 'txid');
@@ -407,9 +433,11 @@ export class EsploraClient implements ChainSource {
         try {
           return parse(outcome.value);
         } catch (e) {
-          if (!(e instanceof InvalidAnswer)) throw e;
+          if (e instanceof NodeError) throw e;
+          // Any failure to read the answer (a validator's verdict or a parser's exception)
+          // is the server's fault: retried, then chain_unavailable. Never a crash.
           lastReason = 'invalid_answer';
-          lastMessage = e.message;
+          lastMessage = e instanceof Error ? e.message : String(e);
         }
       } else if (outcome.type === 'final') {
         if (outcome.status === 404) throw new NodeError('not_found', outcome.text || 'not found', { path, status: 404 });
@@ -436,6 +464,30 @@ export class EsploraClient implements ChainSource {
     throw new NodeError('chain_unavailable', `chain endpoint unavailable: ${lastReason}`, { path, reason: lastReason, message: lastMessage });
   }
 
+  /** Reads the body up to the cap; null (and the body cancelled) beyond it. */
+  private async readCapped(res: Response): Promise<Uint8Array | null> {
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (!res.body) return new Uint8Array(0);
+    if (declared > this.maxResponseBytes) {
+      await res.body.cancel().catch(() => undefined);
+      return null;
+    }
+    const reader = res.body.getReader();
+    const parts: Uint8Array[] = [];
+    let n = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      n += value.length;
+      if (n > this.maxResponseBytes) {
+        await reader.cancel().catch(() => undefined);
+        return null;
+      }
+      parts.push(value);
+    }
+    return new Uint8Array(Buffer.concat(parts));
+  }
+
   private async attempt(
     url: string,
     kind: Kind,
@@ -456,7 +508,10 @@ export class EsploraClient implements ChainSource {
           headers: postBody === undefined ? {} : { 'content-type': 'text/plain' },
           signal: ac.signal,
         });
-        const buf = new Uint8Array(await res.arrayBuffer());
+        const buf = await this.readCapped(res);
+        if (buf === null) {
+          return { type: 'retry' as const, reason: 'invalid_answer', message: `answer larger than ${this.maxResponseBytes} bytes`, retryAfterMs: null };
+        }
         if (res.status === 429 || res.status >= 500) {
           return {
             type: 'retry' as const,

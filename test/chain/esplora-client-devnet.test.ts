@@ -64,6 +64,8 @@ test('transactions: hex, parsed, status, outspend(s), broadcast, refusals', asyn
   const mined = dn.chain.mine(1);
   const st = await c.txStatus(t.getId());
   assert.deepEqual(st, { confirmed: true, block_height: mined.height, block_hash: mined.hashes[0]!, block_time: dn.chain.tip.header.timestamp });
+  assert.deepEqual(await c.txPosition(t.getId()), { height: mined.height, blockHash: mined.hashes[0]!, index: 2 });
+  assert.equal(await c.txPosition(UNKNOWN), null);
   const os = await c.outspends(txid);
   assert.equal(os.length, 2);
   assert.deepEqual(os[0], { spent: true, txid: t.getId(), vin: 0, status: st });

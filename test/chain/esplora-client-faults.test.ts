@@ -191,3 +191,15 @@ test('the outbound rate limit spaces requests', async () => {
   assert.ok(Date.now() - t0 >= 150, `5 requests at 40 ms spacing took ${Date.now() - t0} ms`);
   await c.close();
 });
+
+test('an answer larger than the cap is refused without reading it all', async () => {
+  on(`/block/${GENESIS}/raw`, bytes(rawGenesis));
+  const c = mk({ retries: 0, maxResponseBytes: 100 });
+  await unavailable(c.rawBlock(GENESIS), 'invalid_answer');
+  on('/blocks/tip/hash', (_q, r) => {
+    r.writeHead(200, { 'content-type': 'text/plain' }); // no content-length: chunked
+    r.write('a'.repeat(80));
+    r.end('a'.repeat(80));
+  });
+  await unavailable(c.tipHash(), 'invalid_answer');
+});
