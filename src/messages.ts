@@ -83,7 +83,19 @@ export interface CallStatusBody {
   confirmations: number | null;
 }
 
-export type CoreApi = {
+/**
+ * The core's RPC surface, in three parts so that each role's owner extends its own:
+ * intake and status (core), reads for the REST front (ReadApi), peers (PeerApi).
+ */
+export type CoreApi = IntakeApi & ReadApi & PeerApi;
+
+/** Reads served to the REST front (issue 7 extends it). */
+export type ReadApi = Record<never, never>;
+
+/** What the gossip process asks of the core (issue 8 extends it). */
+export type PeerApi = Record<never, never>;
+
+export type IntakeApi = {
   nodeStatus(params: Record<string, never>): NodeStatus;
   /** Liveness of the core and its writer thread. */
   ping(params: Record<string, never>): { ok: true };
@@ -116,7 +128,14 @@ export interface ChainUpdate {
   connected: BlockInput[];
 }
 
-export type WriterApi = {
+/** The writer's RPC surface: core operations, reads (issue 7), peer data (issue 8). */
+export type WriterApi = WriterCoreApi & WriterReadApi & WriterPeerApi;
+
+export type WriterReadApi = Record<never, never>;
+
+export type WriterPeerApi = Record<never, never>;
+
+export type WriterCoreApi = {
   status(params: Record<string, never>): WriterStatus;
   initAnchor(params: { height: number; hash: string }): WriterStatus;
   knownHash(params: { height: number }): string | null;

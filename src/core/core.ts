@@ -8,6 +8,8 @@ import { WorkPool } from '../pool/pool.js';
 import { EsploraClient } from '../chain/esplora-client.js';
 import { ChainFollower } from './chain-follower.js';
 import { Intake } from './intake.js';
+import { readHandlers } from './read-handlers.js';
+import { peerHandlers } from './peer-handlers.js';
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
 import { secretsOf } from '../config/options.js';
@@ -74,6 +76,8 @@ export class Core {
 
   private handlers(): Handlers<CoreApi> {
     return {
+      ...readHandlers(this),
+      ...peerHandlers(this),
       ping: async () => {
         await this.writer.call('status', {});
         return { ok: true as const };

@@ -1,6 +1,8 @@
 /** Writer thread entry: opens RocksDB and serves WriterApi on the parent port. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Writer } from './writer.js';
+import { writerReadHandlers } from './read-handlers.js';
+import { writerPeerHandlers } from './peer-handlers.js';
 import { portTransport, serveTransport } from '../ipc/rpc.js';
 import { configureLogging, logger, registerSecret } from '../log.js';
 import type { WriterApi, WriterInit } from '../messages.js';
@@ -16,6 +18,8 @@ const transport = portTransport(parentPort!);
 serveTransport<WriterApi>(
   transport,
   {
+    ...writerReadHandlers(writer),
+    ...writerPeerHandlers(writer),
     status: () => writer.status(),
     initAnchor: (p) => writer.initAnchor(p),
     knownHash: (p) => l.knownHash(p.height),
