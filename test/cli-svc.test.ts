@@ -90,6 +90,7 @@ test('usage errors: one line on stderr, exit 2', async () => {
     [['events', CID, '--from', 'x'], endpoints(), /--from must be a whole number/],
     [['deploy', artifactPath], { SVC_WALLET_KEY: walletHex }, /no chain-data URL/],
     [['keygen', '--network', 'moon'], {}, /unknown network/],
+    [['deploy', artifactPath, '--fee-rate', '0'], endpoints(), /--fee-rate must be a number > 0, got "0"/],
   ];
   // spawned in parallel: each is a separate process
   const runs = await Promise.all(cases.map(([args, env]) => svc(args, env)));

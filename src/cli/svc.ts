@@ -101,11 +101,18 @@ function checkUrl(u: string, what: string): string {
   return u;
 }
 
-function num(text: string | undefined, flag: string, o: { int?: boolean; min?: number } = {}): number | undefined {
+function num(text: string | undefined, flag: string, o: { int?: boolean; min?: number; positive?: boolean } = {}): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || (o.int && !Number.isSafeInteger(n)) || (o.min !== undefined && n < o.min)) {
-    throw usage(`--${flag} must be a ${o.int ? 'whole ' : ''}number${o.min !== undefined ? ` >= ${o.min}` : ''}, got "${text}"`);
+  if (
+    text.trim() === '' ||
+    !Number.isFinite(n) ||
+    (o.int && !Number.isSafeInteger(n)) ||
+    (o.min !== undefined && n < o.min) ||
+    (o.positive && !(n > 0))
+  ) {
+    const bound = o.positive ? ' > 0' : o.min !== undefined ? ` >= ${o.min}` : '';
+    throw usage(`--${flag} must be a ${o.int ? 'whole ' : ''}number${bound}, got "${text}"`);
   }
   return n;
 }
@@ -156,7 +163,7 @@ async function client(f: Flags) {
     esploraUrl: checkUrl(esploraUrl(f), 'chain-data'),
     wallet: w,
     callerSecret: callerText ? parseSecret(callerText, 'caller key') : undefined,
-    feeRate: num(f['fee-rate'] ?? env('SVC_FEE_RATE'), 'fee-rate', { min: Number.MIN_VALUE }),
+    feeRate: num(f['fee-rate'] ?? env('SVC_FEE_RATE'), 'fee-rate', { positive: true }),
   });
 }
 
