@@ -14,6 +14,7 @@ import {
   verifyEnvelopeSignature,
   verifyEnvelopeSignatureNoble,
   openEnvelope,
+  tryOpenEnvelope,
   envelopesEqual,
   ENVELOPE_SCHEMA,
   valueToBorshObject,
@@ -307,4 +308,18 @@ test('Value JSON: decimal strings and lowercase hex, strictly', () => {
 
 test('borsh object shape helper matches the schema variants', () => {
   assert.deepEqual(valueToBorshObject({ type: 'string', value: 'x' }), { Str: 'x' });
+});
+
+test('tryOpenEnvelope: tagged results with plain wire errors, never a throw', () => {
+  const secret = secrets[0]!;
+  const signed = signEnvelope({ ...base, caller: pubs[0]! }, secret, new Uint8Array(32));
+  const b = encodeEnvelope(signed);
+  const ok = tryOpenEnvelope(b);
+  assert.ok(ok.ok && ok.envelope.callId === 7n && bytesEqual(ok.envelopeHash, envelopeHash(b)));
+  const badSig = b.slice();
+  badSig[b.length - 1]! ^= 1;
+  assert.deepEqual(tryOpenEnvelope(badSig), { ok: false, error: { code: 'bad_signature', message: 'envelope signature does not verify under its caller key' } });
+  const r = tryOpenEnvelope(b.subarray(0, 10));
+  assert.ok(!r.ok && r.error.code === 'bad_request' && r.error.detail?.field === 'contract_id');
+  assert.deepEqual(structuredClone(r), r);
 });
