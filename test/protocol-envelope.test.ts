@@ -323,3 +323,18 @@ test('tryOpenEnvelope: tagged results with plain wire errors, never a throw', ()
   assert.ok(!r.ok && r.error.code === 'bad_request' && r.error.detail?.field === 'contract_id');
   assert.deepEqual(structuredClone(r), r);
 });
+
+test('field-read path args: round trip for every type, strict refusals', async () => {
+  const { valueFromPathArg, valueToPathArg, valuesEqual } = await import('../src/protocol/value.js');
+  fc.assert(
+    fc.property(valueArb, (v) => {
+      const seg = valueToPathArg(v);
+      assert.ok(!seg.includes('/'));
+      assert.ok(valuesEqual(valueFromPathArg(v.type, seg), v));
+    }),
+    { numRuns: 300 },
+  );
+  for (const [t, raw] of [['string', '%E0%A4%A'], ['string', '%ED%A0%80'], ['bool', '1'], ['u64', '007'], ['key', 'AB'.repeat(32)]] as const) {
+    assert.throws(() => valueFromPathArg(t, raw), isBadRequest, `${t} ${raw}`);
+  }
+});
