@@ -1,4 +1,8 @@
-/** The compiled `svc` CLI, spawned: argument parsing, one-line errors, exit codes, --json. */
+/**
+ * The `svc` CLI. Spawned (the compiled dist/src/cli/svc.js): exit codes, one-line stderr,
+ * --json, and each workflow once. In-process (run() from src/cli/run.ts, same code minus
+ * printing): the full table of argument errors, which would cost ~0.3-0.6 s per spawn.
+ */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -9,6 +13,7 @@ import { repoRoot, fixturesDir } from './helpers/paths.js';
 import { startFake, deadUrl, type Fake } from './helpers/fake-endpoints.js';
 import { walletFromSecret, networkOf, DEFAULT_FEE_RATE } from '../src/client/index.js';
 import { decodePayload, decodeEnvelope, checkCallBinding, toHex } from '../src/protocol/index.js';
+import { run, errorOf } from '../src/cli/run.js';
 
 const svcJs = join(repoRoot, 'dist', 'src', 'cli', 'svc.js');
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
@@ -77,52 +82,86 @@ test('keygen prints a usable key; --json', async () => {
   assert.match(h.stdout, new RegExp(`SVC_FEE_RATE, default ${DEFAULT_FEE_RATE}\\)`));
 });
 
-test('usage errors: one line on stderr, exit 2', async () => {
+/** In-process: the error run() throws, as the entry would print it. */
+async function runError(args: string[], env: Record<string, string> = {}): Promise<{ code: string; message: string; exit: number }> {
+  try {
+    await run(args, env);
+  } catch (e) {
+    return errorOf(e);
+  }
+  assert.fail(`svc ${args.join(' ')} succeeded`);
+}
+
+test('usage errors, spawned: one line on stderr, exit 2', async () => {
   const cases: [string[], Record<string, string>, RegExp][] = [
     [[], {}, /no command/],
-    [['frobnicate'], {}, /unknown command "frobnicate"/],
-    [['status'], {}, /status takes TXID/],
-    [['status', 'xyz'], {}, /txid must be 64 hex/],
     [['keygen', '--bogus'], {}, /Unknown option '--bogus'/],
-    [['call', 'abc', 'f'], {}, /contract id must be 64 hex/],
     [['deploy', join(dir, 'missing.json')], endpoints(), /cannot read artifact .*ENOENT/],
-    [['deploy', join(dir, 'broken.json')], endpoints(), /not valid JSON/],
-    [['events', CID, '--from', 'x'], endpoints(), /--from must be a whole number/],
-    [['deploy', artifactPath], { SVC_WALLET_KEY: walletHex }, /no chain-data URL/],
-    [['keygen', '--network', 'moon'], {}, /unknown network/],
-    [['deploy', artifactPath, '--fee-rate', '0'], endpoints(), /--fee-rate must be a number > 0, got "0"/],
   ];
-  // spawned in parallel: each is a separate process
   const runs = await Promise.all(cases.map(([args, env]) => svc(args, env)));
   runs.forEach((r, i) => oneLineError(r, 'bad_argument', 2, cases[i]![2]));
 });
 
-test('bad keys: exit 2 with bad_key', async () => {
+test('usage errors, in-process: every message names what is wrong', async () => {
+  const cases: [string[], Record<string, string>, RegExp][] = [
+    [['frobnicate'], {}, /unknown command "frobnicate"/],
+    [['status'], {}, /status takes TXID/],
+    [['status', 'xyz'], {}, /txid must be 64 hex/],
+    [['call', 'abc', 'f'], {}, /contract id must be 64 hex/],
+    [['call', CID], {}, /call takes CONTRACT FUNCTION/],
+    [['deploy', join(dir, 'broken.json')], endpoints(), /not valid JSON/],
+    [['events', CID, '--from', 'x'], endpoints(), /--from must be a whole number/],
+    [['events', CID, '--limit', '0'], endpoints(), /--limit must be a whole number >= 1/],
+    [['deploy', artifactPath], { SVC_WALLET_KEY: walletHex }, /no chain-data URL/],
+    [['deploy', artifactPath], { ...endpoints(), SVC_NODE_URL: 'ftp://x' }, /node URL is not an http\(s\) URL/],
+    [['keygen', '--network', 'moon'], {}, /unknown network/],
+    [['deploy', artifactPath, '--fee-rate', '0'], endpoints(), /--fee-rate must be a number > 0, got "0"/],
+    [['call', CID, 'transfer', '--call-id', '-1', '--abi', artifactPath], endpoints(), /'--call-id' argument is ambiguous/],
+    [['call', CID, 'transfer', '--call-id=-1', '--abi', artifactPath], endpoints(), /--call-id must be a u64, got "-1"/],
+    [['call', CID, 'transfer', '--call-id', '18446744073709551616', '--abi', artifactPath], endpoints(), /--call-id must be a u64/],
+    [['call', CID, 'transfer', '--abi', join(dir, 'broken.json')], endpoints(), /ABI file .* not valid JSON/],
+  ];
+  for (const [args, env, re] of cases) {
+    const e = await runError(args, env);
+    assert.equal(e.code, 'bad_argument', `${args.join(' ')}: ${e.message}`);
+    assert.equal(e.exit, 2);
+    assert.match(e.message, re);
+  }
+});
+
+test('bad keys: exit 2 with bad_key (one spawned, the rest in-process)', async () => {
   oneLineError(await svc(['deploy', artifactPath], { ...endpoints(), SVC_WALLET_KEY: 'zz' }), 'bad_key', 2, /wallet key must be 64 hex characters or a WIF/);
-  oneLineError(await svc(['deploy', artifactPath], { ...endpoints(), SVC_WALLET_KEY: '' }), 'bad_key', 2, /no wallet key/);
-  oneLineError(
-    await svc(['call', CID, 'transfer', '--abi', artifactPath], { ...endpoints(), SVC_CALLER_KEY: '00'.repeat(32) }),
-    'bad_key',
-    2,
-    /caller key is not a valid/,
-  );
+  for (const [env, re] of [
+    [{ ...endpoints(), SVC_WALLET_KEY: '' }, /no wallet key/],
+    [{ ...endpoints(), SVC_WALLET_KEY: 'p2sh:' + walletHex }, /prefix must be p2wpkh: or p2tr:/],
+    [{ ...endpoints(), SVC_WALLET_KEY: 'ff'.repeat(32) }, /not a valid secp256k1 secret key/],
+    [{ ...endpoints(), SVC_CALLER_KEY: '00'.repeat(32) }, /caller key is not a valid/],
+  ] as const) {
+    const e = await runError(['call', CID, 'transfer', '--abi', artifactPath], env);
+    assert.equal(e.code, 'bad_key', e.message);
+    assert.equal(e.exit, 2);
+    assert.match(e.message, re);
+    assert.ok(!e.message.includes(walletHex) && !e.message.includes('ff'.repeat(32)), 'no key material in messages');
+  }
 });
 
 test('call argument errors are checked against the ABI before anything is broadcast', async () => {
   const before = fake.requests.filter((q) => q.path === '/esplora/tx').length;
   const key = 'key:' + 'ab'.repeat(32);
-  const [a, b, c, d, e] = await Promise.all([
-    svc(['call', CID, 'mint', '--abi', artifactPath], endpoints()),
-    svc(['call', CID, 'transfer', key, '--abi', artifactPath], endpoints()),
-    svc(['call', CID, 'transfer', key, 'u64:-1', '--abi', artifactPath], endpoints()),
-    svc(['call', CID, 'transfer', 'string:x', 'u64:1', '--abi', artifactPath], endpoints()),
-    svc(['call', CID, 'transfer', key, 'u64:1'], endpoints()),
-  ]);
-  oneLineError(a, 'unknown_function', 2, /unknown function "mint" \(the contract has: transfer\)/);
-  oneLineError(b, 'bad_argument', 2, /takes 2 argument\(s\), got 1/);
-  oneLineError(c, 'bad_argument', 2, /argument 2 \(amount: u64\)/);
-  oneLineError(d, 'bad_argument', 2, /given as string, the ABI says key/);
-  oneLineError(e, 'bad_argument', 2, /does not serve the ABI .* --abi/);
+  oneLineError(await svc(['call', CID, 'mint', '--abi', artifactPath], endpoints()), 'unknown_function', 2, /unknown function "mint" \(the contract has: transfer\)/);
+  for (const [args, re] of [
+    [['transfer', key], /takes 2 argument\(s\), got 1/],
+    [['transfer', key, 'u64:-1'], /argument 2 \(amount: u64\)/],
+    [['transfer', key, 'u64:1.5'], /argument 2 \(amount: u64\)/],
+    [['transfer', 'string:x', 'u64:1'], /given as string, the ABI says key/],
+    [['transfer', 'key:abcd', 'u64:1'], /key must be 32 bytes/],
+  ] as const) {
+    const e = await runError(['call', CID, ...args, '--abi', artifactPath], endpoints());
+    assert.equal(e.code, 'bad_argument', e.message);
+    assert.match(e.message, re);
+  }
+  const noAbi = await runError(['call', CID, 'transfer', key, 'u64:1'], endpoints());
+  assert.match(noAbi.message, /does not serve the ABI .* --abi/);
   assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, before);
 });
 
@@ -177,17 +216,18 @@ test('call --wait: signs with the caller key, spends a wallet UTXO, submits, pol
   assert.notEqual(toHex(e.caller), toHex(wallet.xOnly));
 });
 
-test('status, read and events print the node answers', async () => {
+test('status (spawned), read and events (in-process) use the node answers and paths', async () => {
   const s = await svc(['status', 'b'.repeat(64), '--json'], endpoints());
   assert.equal(s.code, 0, s.stderr);
   assert.equal(JSON.parse(s.stdout).txid, 'b'.repeat(64));
-  const rd = await svc(['read', CID, 'balances', 'AB'.repeat(32), '--abi', artifactPath], endpoints());
-  assert.equal(rd.code, 0, rd.stderr);
+  const rd = await run(['read', CID, 'balances', 'AB'.repeat(32), '--abi', artifactPath], endpoints());
   assert.equal(fake.requests.at(-1)!.path, `/node/v2/${CID}/balances/${'ab'.repeat(32)}`);
-  assert.match(rd.stdout, /^balances\[/);
-  oneLineError(await svc(['read', CID, 'symbol', 'x', '--abi', artifactPath], endpoints()), 'bad_argument', 2, /scalar/);
-  const ev = await svc(['events', CID, '--name', 'Transfer', '--from', '5', '--to', '7'], endpoints());
-  assert.equal(ev.code, 0, ev.stderr);
+  assert.match(rd.text[0]!, /^balances\[/);
+  await run(['read', CID, 'name', 'string:a b'], endpoints());
+  assert.equal(fake.requests.at(-1)!.path, `/node/v2/${CID}/name/a%20b`);
+  const scalar = await runError(['read', CID, 'symbol', 'x', '--abi', artifactPath], endpoints());
+  assert.match(scalar.message, /scalar/);
+  const ev = await run(['events', CID, '--name', 'Transfer', '--from', '5', '--to', '7'], endpoints());
   assert.equal(fake.requests.at(-1)!.path, `/node/events/${CID}?event_name=Transfer&from_block=5&to_block=7`);
-  assert.match(ev.stdout, /Transfer/);
+  assert.match(ev.text.join('\n'), /Transfer/);
 });

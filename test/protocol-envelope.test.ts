@@ -155,7 +155,7 @@ test('property: signed envelopes verify (fast and noble); another key fails; any
         assert.ok(e instanceof NodeError && (e.code === 'bad_request' || e.code === 'bad_signature'), String(e));
       }
     }),
-    { numRuns: 150 },
+    { numRuns: 100 },
   );
 });
 
