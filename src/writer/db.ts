@@ -58,6 +58,12 @@ export class Db {
     );
   }
 
+  /** Several keys in one round trip to RocksDB's thread pool; missing keys are undefined. */
+  getMany(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => this.db.getMany(keys, {}, (e, v) => (e ? reject(e) : resolve(v ?? []))));
+  }
+
   /** Applies ops atomically; `sync` fsyncs the WAL so the batch survives power loss. */
   batch(ops: BatchOp[], sync = true): Promise<void> {
     return new Promise((resolve, reject) =>

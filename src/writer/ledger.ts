@@ -19,9 +19,9 @@ import { Bucket, Db, key, prefixEnd, type BatchOp } from './db.js';
 import { StateTree, type FieldProof } from '../state/state-tree.js';
 import { NodeError } from '../errors.js';
 import { taggedHash, Tags, toHex } from '../protocol/hash.js';
-import { findStamp } from '../protocol/stamp.js';
+import { findStamp, type StampResult } from '../protocol/stamp.js';
 import { decodeEnvelope, type CallEnvelope } from '../protocol/envelope.js';
-import { checkCallBinding } from '../protocol/binding.js';
+import { checkCallBindingWithStamp } from '../protocol/binding.js';
 import { contractId as deriveContractId } from '../protocol/contract.js';
 import { valueToJson, type Value } from '../protocol/value.js';
 import { execute } from '../vm/execute.js';
@@ -58,6 +58,8 @@ interface LiveContract {
 interface PendingCall {
   rec: CallRecord;
   envelope: CallEnvelope;
+  /** The stored JSON of `rec`, reused as the undo value when the call is decided. */
+  stored: Buffer;
 }
 
 export interface Tip {
@@ -193,7 +195,7 @@ export class Ledger {
 
   private trackPending(rec: CallRecord): void {
     const envelope = decodeEnvelope(Buffer.from(rec.payload, 'base64'));
-    this.pending.set(rec.txid, { rec, envelope });
+    this.pending.set(rec.txid, { rec, envelope, stored: json(rec) });
     const set = this.pendingByOutpoint.get(rec.outpoint) ?? new Set<string>();
     set.add(rec.txid);
     this.pendingByOutpoint.set(rec.outpoint, set);
@@ -403,14 +405,21 @@ export class Ledger {
     for (const [txIndex, txid] of unstamped) items.push({ txIndex, txid, hex: null });
     items.sort((x, y) => x.txIndex - y.txIndex);
 
+    // One batched read for every call id this block may use (not one awaited get per call).
     const usedCallIds = new Set<string>();
+    const candidates = items.map((it) => this.pending.get(it.txid)).filter((p): p is PendingCall => p !== undefined);
+    const idKeys = candidates.map((p) => key(Bucket.callIdIndex, p.envelope.caller, u64be(p.envelope.callId)));
+    const found = await this.db.getMany(idKeys);
+    found.forEach((v, i) => {
+      if (v !== undefined) usedCallIds.add(idKeys[i]!.toString('hex'));
+    });
     for (const it of items) {
-      const tx = it.hex ? Transaction.fromHex(it.hex) : null;
+      const tx = it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
       const stamp = tx ? findStamp(tx) : null;
       if (stamp?.ok && stamp.stamp.kind === 'deploy') this.onDeployStamp(batch, it.txid, stamp.stamp.codeHash, height, it.txIndex);
       const p = this.pending.get(it.txid);
       if (p) {
-        await this.decideCall(batch, p, tx, height, it.txIndex, usedCallIds);
+        await this.decideCall(batch, p, tx, stamp, height, it.txIndex, usedCallIds);
       } else if (stamp?.ok && stamp.stamp.kind === 'call' && !(await this.payloadAt(it.txid))) {
         this.putOrphan(batch, { txid: it.txid, kind: 'call', block_height: height, tx_index: it.txIndex });
       }
@@ -461,7 +470,7 @@ export class Ledger {
   private finishCall(batch: UndoBatch, p: PendingCall, upd: Pick<CallRecord, 'status' | 'block_height' | 'tx_index' | 'result' | 'error' | 'instructions'>): void {
     const txid = bytesOf(p.rec.txid);
     const next: CallRecord = { ...p.rec, ...upd };
-    batch.put(key(Bucket.call, txid), json(next), json(p.rec));
+    batch.put(key(Bucket.call, txid), json(next), p.stored);
     batch.del(key(Bucket.pendingCall, txid), Buffer.alloc(0));
     this.untrackPending(p.rec.txid);
     if (this.orphans.has(p.rec.txid)) {
@@ -476,14 +485,14 @@ export class Ledger {
     }
   }
 
-  private async decideCall(batch: UndoBatch, p: PendingCall, tx: Transaction | null, height: number, txIndex: number, usedCallIds: Set<string>): Promise<void> {
+  private async decideCall(batch: UndoBatch, p: PendingCall, tx: Transaction | null, stamp: StampResult | null, height: number, txIndex: number, usedCallIds: Set<string>): Promise<void> {
     const e = p.envelope;
     const invalid = (code: string, message: string): void =>
       this.finishCall(batch, p, { status: 'invalid', block_height: height, tx_index: txIndex, result: null, error: { code, message }, instructions: null });
 
     // Binding again, against the transaction as confirmed (consensus-critical).
-    if (!tx) return invalid('anchor_mismatch', 'the confirmed anchoring transaction carries no SVC stamp');
-    const binding = checkCallBinding(tx, e, bytesOf(p.rec.envelope_hash));
+    if (!tx || !stamp) return invalid('anchor_mismatch', 'the confirmed anchoring transaction carries no SVC stamp');
+    const binding = checkCallBindingWithStamp(tx, stamp, e, bytesOf(p.rec.envelope_hash));
     if (!binding.ok) return invalid('anchor_mismatch', `binding failed at confirmation: ${binding.reason}`);
     // The signature was verified at intake; every stored payload passed that check.
     const live = this.contracts.get(p.rec.contract_id);
@@ -494,7 +503,7 @@ export class Ledger {
     }
     const callIdKey = key(Bucket.callIdIndex, e.caller, u64be(e.callId));
     const callIdHex = callIdKey.toString('hex');
-    if (usedCallIds.has(callIdHex) || (await this.db.get(callIdKey)) !== undefined) {
+    if (usedCallIds.has(callIdHex)) {
       return invalid('duplicate_call_id', `(caller, call_id ${e.callId}) already belongs to an executed or failed call`);
     }
 
