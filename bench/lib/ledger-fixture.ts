@@ -72,7 +72,12 @@ export class LedgerBench {
       height,
       hash,
       prevHash: this.hash,
-      txs: txs.map((tx, i) => ({ txIndex: i + 1, txid: tx.getId(), hex: tx.toHex() })),
+      txs: txs.map((tx, i) => ({
+        txIndex: i + 1,
+        txid: tx.getId(),
+        hex: tx.toHex(),
+        parts: { ins: tx.ins.map((x) => ({ hash: x.hash, index: x.index })), outs: tx.outs.map((o) => ({ script: o.script, value: o.value })) },
+      })),
       txids: ['00'.repeat(32), ...txs.map((t) => t.getId())],
       spends: [],
     };

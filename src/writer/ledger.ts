@@ -28,7 +28,7 @@ import { execute } from '../vm/execute.js';
 import { verifyArtifact } from '../vm/verifier.js';
 import type { Host, Program } from '../vm/types.js';
 import type { Logger } from '../log.js';
-import type { BlockInput, BlockRecord, CallRecord, ContractRecord, EventRecord, OrphanStamp } from './records.js';
+import type { BlockInput, BlockRecord, CallRecord, ContractRecord, EventRecord, OrphanStamp, TxParts } from './records.js';
 
 /** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */
 export const JOURNAL_WINDOW = 144;
@@ -70,7 +70,9 @@ export interface Tip {
 /** Collects one block's writes with the previous value of each key, for its undo log. */
 class UndoBatch {
   readonly ops: BatchOp[] = [];
-  readonly undo: [string, string | null][] = [];
+  readonly undo: [Buffer, Buffer | null][] = [];
+  /** Calls decided per contract in this block (written once, not once per call). */
+  readonly callCounts = new Map<string, number>();
   private readonly seen = new Set<string>();
 
   put(k: Buffer, v: Buffer, prev: Buffer | null): void {
@@ -89,11 +91,53 @@ class UndoBatch {
   }
 
   private remember(k: Buffer, prev: Buffer | null): void {
-    const hk = k.toString('hex');
-    if (this.seen.has(hk)) return; // the first previous value is the one to restore
-    this.seen.add(hk);
-    this.undo.push([hk, prev ? prev.toString('base64') : null]);
+    const id = k.toString('latin1');
+    if (this.seen.has(id)) return; // the first previous value is the one to restore
+    this.seen.add(id);
+    this.undo.push([k, prev]);
   }
+}
+
+/**
+ * Undo log encoding: per entry u32le key length, key, u8 present, then (if present)
+ * u32le value length and value. Binary, so no per-key hex or base64 work.
+ */
+export function encodeUndo(entries: readonly [Buffer, Buffer | null][]): Buffer {
+  let len = 0;
+  for (const [k, v] of entries) len += 5 + k.length + (v ? 4 + v.length : 0);
+  const out = Buffer.allocUnsafe(len);
+  let o = 0;
+  for (const [k, v] of entries) {
+    o = out.writeUInt32LE(k.length, o);
+    o += k.copy(out, o);
+    out[o++] = v ? 1 : 0;
+    if (v) {
+      o = out.writeUInt32LE(v.length, o);
+      o += v.copy(out, o);
+    }
+  }
+  return out;
+}
+
+export function decodeUndo(b: Buffer): [Buffer, Buffer | null][] {
+  const out: [Buffer, Buffer | null][] = [];
+  let o = 0;
+  while (o < b.length) {
+    const kl = b.readUInt32LE(o);
+    o += 4;
+    const k = b.subarray(o, o + kl);
+    o += kl;
+    const present = b[o++] === 1;
+    if (!present) {
+      out.push([k, null]);
+      continue;
+    }
+    const vl = b.readUInt32LE(o);
+    o += 4;
+    out.push([k, b.subarray(o, o + vl)]);
+    o += vl;
+  }
+  return out;
 }
 
 export class Ledger {
@@ -393,8 +437,8 @@ export class Ledger {
     }
 
     // 2. Everything positioned in this block, in transaction order.
-    type Item = { txIndex: number; txid: string; hex: string | null };
-    const items: Item[] = b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex }));
+    type Item = { txIndex: number; txid: string; hex: string | null; parts?: TxParts };
+    const items: Item[] = b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex, parts: t.parts }));
     const unstamped: [number, string][] = [];
     if (b.txids) {
       const withSvc = new Set(b.txs.map((t) => t.txid));
@@ -414,7 +458,8 @@ export class Ledger {
       if (v !== undefined) usedCallIds.add(idKeys[i]!.toString('hex'));
     });
     for (const it of items) {
-      const tx = it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
+      // Parts are the bitcoinjs shape the binding check and the context read.
+      const tx = it.parts ? (it.parts as unknown as Transaction) : it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
       const stamp = tx ? findStamp(tx) : null;
       if (stamp?.ok && stamp.stamp.kind === 'deploy') this.onDeployStamp(batch, it.txid, stamp.stamp.codeHash, height, it.txIndex);
       const p = this.pending.get(it.txid);
@@ -427,12 +472,18 @@ export class Ledger {
 
     // 3. The state root and the journal.
     const root = hexOf(this.state.root());
-    const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs, dropped, unstamped, state_root: root };
+    const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex })), dropped, unstamped, state_root: root };
     const prevTip = this.tip;
     batch.put(key(Bucket.stateRoot, u32be(height)), json({ height, block_hash: b.hash, state_root: root }), null);
     batch.put(key(Bucket.meta, 'tip'), json({ height, hash: b.hash }), json(prevTip));
     batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: json(record) });
-    batch.raw({ type: 'put', key: key(Bucket.undo, u32be(height)), value: json(batch.undo) });
+    for (const cid of [...batch.callCounts.keys()].sort()) {
+      const before = this.callCount(cid);
+      const after = before + batch.callCounts.get(cid)!;
+      batch.put(key(Bucket.callCount, bytesOf(cid)), Buffer.from(String(after)), before ? Buffer.from(String(before)) : null);
+      this.callCounts.set(cid, after);
+    }
+    batch.raw({ type: 'put', key: key(Bucket.undo, u32be(height)), value: encodeUndo(batch.undo) });
     if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: key(Bucket.undo, u32be(height - JOURNAL_WINDOW)) });
     await this.writeOrHalt(batch.ops, opts.sync ?? true);
     this.tip = { height, hash: b.hash };
@@ -479,9 +530,7 @@ export class Ledger {
     }
     if (upd.block_height !== null && upd.tx_index !== null) {
       batch.put(key(Bucket.contractCalls, bytesOf(p.rec.contract_id), u32be(upd.block_height), u32be(upd.tx_index)), Buffer.from(txid), null);
-      const count = this.callCount(p.rec.contract_id);
-      batch.put(key(Bucket.callCount, bytesOf(p.rec.contract_id)), Buffer.from(String(count + 1)), count ? Buffer.from(String(count)) : null);
-      this.callCounts.set(p.rec.contract_id, count + 1);
+      batch.callCounts.set(p.rec.contract_id, (batch.callCounts.get(p.rec.contract_id) ?? 0) + 1);
     }
   }
 
@@ -591,8 +640,7 @@ export class Ledger {
       for (let h = this.tip.height; h > height; h--) {
         const raw = await this.db.get(key(Bucket.undo, u32be(h)));
         if (!raw) throw new Error(`undo log of block ${h} is missing`);
-        const undo = parse<[string, string | null][]>(raw);
-        const ops: BatchOp[] = undo.map(([k, v]) => (v === null ? { type: 'del', key: Buffer.from(k, 'hex') } : { type: 'put', key: Buffer.from(k, 'hex'), value: Buffer.from(v, 'base64') }));
+        const ops: BatchOp[] = decodeUndo(raw).map(([k, v]) => (v === null ? { type: 'del', key: k } : { type: 'put', key: k, value: v }));
         ops.push({ type: 'del', key: key(Bucket.undo, u32be(h)) });
         if (opts.dropJournal) ops.push({ type: 'del', key: key(Bucket.block, u32be(h)) });
         await this.writeOrHalt(ops);
