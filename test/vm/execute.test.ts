@@ -1,0 +1,120 @@
+/** execute(): atomicity across frames, readonly, caller semantics, write order, trace hook, determinism. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { execute } from '../../src/vm/execute.js';
+import { fieldKey, encodeStorageValue } from '../../src/vm/storage-layout.js';
+import { MemHost, call, compile, ctx, hex, id, key, serialize, u64, str, load } from './helpers.js';
+
+const INNER = `contract Inner {
+  field v: u64;
+  field who: key;
+  event Set(v: u64);
+  pub fn set(x: u64) -> u64 { v = x; who = caller(); emit Set(x); return x * 2; }
+  pub readonly fn get() -> u64 { return v; }
+  pub fn boom() { v = 1; require(false, "inner boom"); }
+}`;
+const OUTER = `contract Outer {
+  field log: map<u64, string>;
+  pub fn then_fail(inner: key, x: u64) { let r = call<u64>(inner, "set", x); log[r] = "done"; require(false, "outer fails after the callee wrote"); }
+  pub fn ok(inner: key, x: u64) -> u64 { log[x] = "z"; log[x + 1] = "a"; return call<u64>(inner, "set", x); }
+  pub fn inner_fails(inner: key) { log[1] = "x"; call(inner, "boom"); }
+  pub readonly fn ro_calls_write(inner: key) -> u64 { return call<u64>(inner, "set", 1); }
+  pub readonly fn ro_calls_read(inner: key) -> u64 { return call<u64>(inner, "get"); }
+  pub fn wrong_ret(inner: key) -> bool { return call<bool>(inner, "get"); }
+  pub fn wrong_args(inner: key) -> u64 { return call<u64>(inner, "set", "seven"); }
+  pub fn missing_fn(inner: key) { call(inner, "nope"); }
+}`;
+
+function setup() {
+  const host = new MemHost();
+  const I = host.deploy(id(1), compile(INNER));
+  const O = host.deploy(id(2), compile(OUTER));
+  return { host, I, O };
+}
+
+test('a failure in any frame discards every write and event of every frame', () => {
+  const { host, I, O } = setup();
+  let r = call(host, O, 'then_fail', [key(I), u64(5)]);
+  assert.equal(r.status === 'failed' && r.message, 'outer fails after the callee wrote');
+  r = call(host, O, 'inner_fails', [key(I)]);
+  assert.equal(r.status === 'failed' && r.message, 'inner boom');
+  assert.equal(host.store.size, 0, 'nothing applied');
+});
+
+test('successful nested call: writes sorted by contract id then key, events in order, caller = calling contract', () => {
+  const { host, I, O } = setup();
+  const r = call(host, O, 'ok', [key(I), u64(7)]);
+  assert.equal(r.status, 'executed', serialize(r));
+  if (r.status !== 'executed') return;
+  assert.deepEqual(r.result, u64(14));
+  const order = r.writes.map((w) => `${hex(w.contractId).slice(-2)}:${Buffer.from(w.key).toString('latin1').replace(/[^\x20-\x7e]/g, '.')}`);
+  assert.deepEqual(order, ['01:v', '01:who', '02:log.........', '02:log.........']);
+  const sorted = [...r.writes].sort((a, b) => Buffer.compare(Buffer.from(a.contractId), Buffer.from(b.contractId)) || Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
+  assert.deepEqual(r.writes, sorted);
+  assert.equal(hex(r.writes[1]!.value!), hex(O), 'caller inside a cross-contract frame is the calling contract');
+  assert.deepEqual(r.events.map((e) => e.name), ['Set']);
+  const innerAbi = compile(INNER).abi;
+  assert.equal(hex(r.writes[0]!.key), hex(fieldKey(innerAbi, 'v', null)));
+  assert.equal(hex(r.writes[0]!.value!), hex(encodeStorageValue(u64(7))));
+  const outerAbi = compile(OUTER).abi;
+  assert.equal(hex(r.writes[2]!.key), hex(fieldKey(outerAbi, 'log', u64(7))));
+  assert.equal(hex(r.writes[2]!.value!), hex(encodeStorageValue(str('z'))));
+});
+
+test('readonly: a readonly frame cannot call a writing function; cross-contract type checks', () => {
+  const { host, I, O } = setup();
+  let r = call(host, O, 'ro_calls_write', [key(I)]);
+  assert.equal(r.status === 'failed' && r.code, 'readonly_violation');
+  r = call(host, O, 'ro_calls_read', [key(I)]);
+  assert.equal(r.status, 'executed');
+  r = call(host, O, 'wrong_ret', [key(I)]);
+  assert.equal(r.status === 'failed' && r.code, 'bad_arguments');
+  r = call(host, O, 'wrong_args', [key(I)]);
+  assert.equal(r.status === 'failed' && r.code, 'bad_arguments');
+  r = call(host, O, 'missing_fn', [key(I)]);
+  assert.equal(r.status === 'failed' && r.code, 'unknown_function');
+  r = call(host, O, 'missing_fn', [key(id(55))]);
+  assert.equal(r.status === 'failed' && r.code, 'unknown_contract');
+  // internal helpers are not callable from outside
+  const h = new MemHost();
+  const C = h.deploy(id(3), compile('contract H { pub fn a() -> u64 { return b(); } fn b() -> u64 { return 1; } }'));
+  assert.equal(call(h, C, 'b', []).status === 'failed' && 'unknown_function', 'unknown_function');
+});
+
+test('trace hook sees every instruction; results are identical with and without it', () => {
+  const { host, I, O } = setup();
+  const steps: string[] = [];
+  const traced = execute({ contractId: O, function: 'ok', args: [key(I), u64(3)], context: ctx(), host }, { trace: (s) => steps.push(`${s.depth}:${s.pc}:${s.op}`) });
+  const plain = execute({ contractId: O, function: 'ok', args: [key(I), u64(3)], context: ctx(), host });
+  assert.equal(serialize(traced), serialize(plain));
+  assert.equal(steps.length, plain.instructions);
+  assert.ok(steps.some((s) => s.startsWith('2:')), 'nested frame traced at depth 2');
+});
+
+test('determinism: repeated runs and runs in worker threads give byte-identical results', async () => {
+  const { host, I, O } = setup();
+  const runs = Array.from({ length: 3 }, () => serialize(execute({ contractId: O, function: 'ok', args: [key(I), u64(9)], context: ctx(), host })));
+  assert.equal(new Set(runs).size, 1);
+  const workerFile = fileURLToPath(new URL('./exec-worker.js', import.meta.url));
+  const results = await Promise.all(
+    [false, true].map(
+      (clone) =>
+        new Promise<string>((resolve, reject) => {
+          const programs = clone ? [load(compile(INNER)), load(compile(OUTER))] : undefined;
+          const w = new Worker(workerFile, { workerData: { inner: INNER, outer: OUTER, programs } });
+          w.once('message', (m: string) => {
+            void w.terminate();
+            resolve(m);
+          });
+          w.once('error', reject);
+        }),
+    ),
+  );
+  const local = new MemHost();
+  const { runScenario } = await import('./exec-worker-lib.js');
+  const here = runScenario(INNER, OUTER, local);
+  assert.equal(results[0], here);
+  assert.equal(results[1], here);
+});
