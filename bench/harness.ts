@@ -1,0 +1,102 @@
+/**
+ * Benchmark helpers. Every figure is a median of several runs with min and max, and a
+ * ratio against a ceiling measured in the same run, because these machines are noisy.
+ */
+
+export interface Stat {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export interface Figure {
+  name: string;
+  unit: string;
+  value: Stat;
+  ceiling: { name: string } & Stat;
+  /** value.median / ceiling.median (or the inverse for "lower is better" figures, stated in `target`). */
+  ratio: number;
+  target?: string;
+  /** Whether the target is met; undefined when the figure has no target. */
+  met?: boolean;
+  notes?: string;
+}
+
+export function stat(samples: number[]): Stat {
+  const s = [...samples].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { median, min: s[0]!, max: s[s.length - 1]! };
+}
+
+export interface RateOptions {
+  runs?: number;
+  runMs?: number;
+  warmupMs?: number;
+}
+
+/**
+ * Measures a synchronous operation's rate: `step()` does some work and returns how many
+ * operations it did; it is called repeatedly for `runMs`, `runs` times after a warm-up.
+ */
+export function measureRate(step: () => number, opts: RateOptions = {}): Stat {
+  const runs = opts.runs ?? 5;
+  const runMs = opts.runMs ?? 1000;
+  const warmupMs = opts.warmupMs ?? 300;
+  const timed = (ms: number): number => {
+    const end = performance.now() + ms;
+    let ops = 0;
+    const t0 = performance.now();
+    while (performance.now() < end) ops += step();
+    return (ops * 1000) / (performance.now() - t0);
+  };
+  timed(warmupMs);
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push(timed(runMs));
+  return stat(samples);
+}
+
+/** Like measureRate for async work: `step()` resolves with the operations it did. */
+export async function measureRateAsync(step: () => Promise<number>, opts: RateOptions = {}): Promise<Stat> {
+  const runs = opts.runs ?? 5;
+  const runMs = opts.runMs ?? 1000;
+  const warmupMs = opts.warmupMs ?? 300;
+  const timed = async (ms: number): Promise<number> => {
+    const end = performance.now() + ms;
+    let ops = 0;
+    const t0 = performance.now();
+    while (performance.now() < end) ops += await step();
+    return (ops * 1000) / (performance.now() - t0);
+  };
+  await timed(warmupMs);
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await timed(runMs));
+  return stat(samples);
+}
+
+/** Runs `once()` (returning a duration in ms) `runs` times. */
+export async function measureDuration(once: () => Promise<number> | number, runs = 5): Promise<Stat> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await once());
+  return stat(samples);
+}
+
+/**
+ * Builds a figure with ratio = value / ceiling. `minRatio` (throughput: at least this
+ * share of the ceiling) or `maxRatio` (durations: at most this multiple) set `met`.
+ */
+export function figure(f: Omit<Figure, 'ratio' | 'met'> & { minRatio?: number; maxRatio?: number }): Figure {
+  const ratio = f.value.median / f.ceiling.median;
+  let met: boolean | undefined;
+  if (f.minRatio !== undefined) met = ratio >= f.minRatio;
+  if (f.maxRatio !== undefined) met = ratio <= f.maxRatio;
+  const { minRatio: _a, maxRatio: _b, ...rest } = f;
+  return { ...rest, ratio, ...(met === undefined ? {} : { met }) };
+}
+
+export function fmt(n: number): string {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  if (n >= 10) return n.toFixed(0);
+  return n.toFixed(2);
+}

@@ -1,0 +1,263 @@
+/**
+ * A small typed request/response channel used between processes (REST front and gossip
+ * to the core, over a local socket) and between threads (core to the writer, over a
+ * MessagePort). Errors cross as WireError plain objects and come back as NodeError.
+ * An API is an object type whose members take one params object and return a value or
+ * a promise; the method names and types are declared in src/messages.ts.
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { serialize, deserialize } from 'node:v8';
+import type { MessagePort, Worker } from 'node:worker_threads';
+import { NodeError, toWire, fromWire, type WireError } from '../errors.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ApiShape = { [method: string]: (params: any) => unknown };
+export type Handlers<A extends ApiShape> = { [K in keyof A]: (params: Parameters<A[K]>[0]) => ReturnType<A[K]> | Awaited<ReturnType<A[K]>> | Promise<Awaited<ReturnType<A[K]>>> };
+
+type Frame =
+  | { k: 'req'; id: number; m: string; p: unknown }
+  | { k: 'res'; id: number; ok: true; r: unknown }
+  | { k: 'res'; id: number; ok: false; e: WireError }
+  | { k: 'evt'; n: string; d: unknown };
+
+export interface Transport {
+  send(frame: Frame): void;
+  onFrame(cb: (frame: Frame) => void): void;
+  onClose(cb: () => void): void;
+  close(): void;
+}
+
+/** Largest frame accepted on a socket; payloads are at most 64 KiB, blocks of state more. */
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+export function socketTransport(sock: Socket): Transport {
+  let buf: Buffer = Buffer.alloc(0);
+  const frameCbs: ((f: Frame) => void)[] = [];
+  const closeCbs: (() => void)[] = [];
+  let closed = false;
+  sock.setNoDelay(true);
+  sock.on('data', (chunk: Buffer) => {
+    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    while (buf.length >= 4) {
+      const len = buf.readUInt32LE(0);
+      if (len > MAX_FRAME_BYTES) {
+        sock.destroy();
+        return;
+      }
+      if (buf.length < 4 + len) break;
+      const body = buf.subarray(4, 4 + len);
+      buf = buf.subarray(4 + len);
+      let frame: Frame;
+      try {
+        frame = deserialize(body) as Frame;
+      } catch {
+        sock.destroy();
+        return;
+      }
+      for (const cb of frameCbs) cb(frame);
+    }
+  });
+  const fireClose = (): void => {
+    if (closed) return;
+    closed = true;
+    for (const cb of closeCbs) cb();
+  };
+  sock.on('close', fireClose);
+  sock.on('error', () => sock.destroy());
+  return {
+    send(frame) {
+      if (closed) return;
+      const body = serialize(frame);
+      const head = Buffer.allocUnsafe(4);
+      head.writeUInt32LE(body.length, 0);
+      sock.cork();
+      sock.write(head);
+      sock.write(body);
+      process.nextTick(() => sock.uncork());
+    },
+    onFrame: (cb) => void frameCbs.push(cb),
+    onClose: (cb) => void closeCbs.push(cb),
+    close: () => sock.end(),
+  };
+}
+
+export function portTransport(port: MessagePort | Worker): Transport {
+  const closeCbs: (() => void)[] = [];
+  const p = port as MessagePort;
+  p.on('close', () => closeCbs.forEach((cb) => cb()));
+  if ('threadId' in port) (port as Worker).on('exit', () => closeCbs.forEach((cb) => cb()));
+  return {
+    send: (frame) => p.postMessage(frame),
+    onFrame: (cb) => void p.on('message', cb as (v: unknown) => void),
+    onClose: (cb) => void closeCbs.push(cb),
+    close: () => {
+      if (typeof p.close === 'function') p.close();
+    },
+  };
+}
+
+export class RpcClient<A extends ApiShape> {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout }>();
+  private readonly eventCbs = new Map<string, ((d: unknown) => void)[]>();
+  private closed = false;
+  private readonly closeCbs: (() => void)[] = [];
+
+  constructor(private readonly transport: Transport) {
+    transport.onFrame((f) => this.onFrame(f));
+    transport.onClose(() => {
+      this.closed = true;
+      for (const cb of this.closeCbs) cb();
+      for (const [, p] of this.pending) {
+        if (p.timer) clearTimeout(p.timer);
+        p.reject(new NodeError('overloaded', 'node core unavailable'));
+      }
+      this.pending.clear();
+    });
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  call<K extends keyof A & string>(method: K, params: Parameters<A[K]>[0], timeoutMs = 0): Promise<Awaited<ReturnType<A[K]>>> {
+    if (this.closed) return Promise.reject(new NodeError('overloaded', 'node core unavailable'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const entry: { resolve: (v: unknown) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout } = {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      };
+      if (timeoutMs > 0) {
+        entry.timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject(new NodeError('overloaded', `${method} timed out`));
+        }, timeoutMs);
+      }
+      this.pending.set(id, entry);
+      this.transport.send({ k: 'req', id, m: method, p: params });
+    });
+  }
+
+  onClose(cb: () => void): void {
+    if (this.closed) cb();
+    else this.closeCbs.push(cb);
+  }
+
+  on(event: string, cb: (data: unknown) => void): void {
+    const list = this.eventCbs.get(event) ?? [];
+    list.push(cb);
+    this.eventCbs.set(event, list);
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+
+  private onFrame(f: Frame): void {
+    if (f.k === 'res') {
+      const p = this.pending.get(f.id);
+      if (!p) return;
+      this.pending.delete(f.id);
+      if (p.timer) clearTimeout(p.timer);
+      if (f.ok) p.resolve(f.r);
+      else p.reject(fromWire(f.e));
+    } else if (f.k === 'evt') {
+      for (const cb of this.eventCbs.get(f.n) ?? []) cb(f.d);
+    }
+  }
+}
+
+/** Serves `handlers` on one transport; unknown methods answer not_found. */
+export function serveTransport<A extends ApiShape>(transport: Transport, handlers: Handlers<A>, onBug?: (e: unknown, method: string) => void): void {
+  transport.onFrame((f) => {
+    if (f.k !== 'req') return;
+    const h = Object.prototype.hasOwnProperty.call(handlers, f.m) ? (handlers as Record<string, (p: unknown) => unknown>)[f.m] : undefined;
+    if (!h) {
+      transport.send({ k: 'res', id: f.id, ok: false, e: { code: 'not_found', message: `unknown method ${f.m}` } });
+      return;
+    }
+    let out: unknown;
+    try {
+      out = h(f.p);
+    } catch (e) {
+      if (!(e instanceof NodeError)) onBug?.(e, f.m);
+      transport.send({ k: 'res', id: f.id, ok: false, e: toWire(e) });
+      return;
+    }
+    if (out instanceof Promise) {
+      out.then(
+        (r) => transport.send({ k: 'res', id: f.id, ok: true, r }),
+        (e) => {
+          if (!(e instanceof NodeError)) onBug?.(e, f.m);
+          transport.send({ k: 'res', id: f.id, ok: false, e: toWire(e) });
+        },
+      );
+    } else transport.send({ k: 'res', id: f.id, ok: true, r: out });
+  });
+}
+
+export function emit(transport: Transport, event: string, data: unknown): void {
+  transport.send({ k: 'evt', n: event, d: data });
+}
+
+/** A socket server where every connection is served with the same handlers. */
+export class RpcServer<A extends ApiShape> {
+  private readonly server: Server;
+  private readonly transports = new Set<Transport>();
+
+  constructor(handlers: Handlers<A>, onBug?: (e: unknown, method: string) => void) {
+    this.server = createServer((sock) => {
+      const t = socketTransport(sock);
+      this.transports.add(t);
+      t.onClose(() => this.transports.delete(t));
+      serveTransport(t, handlers, onBug);
+    });
+  }
+
+  listen(path: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(path, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  broadcast(event: string, data: unknown): void {
+    for (const t of this.transports) emit(t, event, data);
+  }
+
+  close(): Promise<void> {
+    for (const t of this.transports) t.close();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** Connects to a local RPC socket, retrying until `deadlineMs` passes. */
+export async function connectRpc<A extends ApiShape>(path: string, deadlineMs = 15_000): Promise<RpcClient<A>> {
+  const start = Date.now();
+  let delay = 20;
+  for (;;) {
+    try {
+      const sock = await new Promise<Socket>((resolve, reject) => {
+        const s = createConnection(path);
+        s.once('connect', () => {
+          s.off('error', reject);
+          resolve(s);
+        });
+        s.once('error', reject);
+      });
+      return new RpcClient<A>(socketTransport(sock));
+    } catch (e) {
+      if (Date.now() - start > deadlineMs) throw e;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 500);
+    }
+  }
+}

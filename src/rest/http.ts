@@ -1,0 +1,239 @@
+/**
+ * A thin layer over uWebSockets.js: one route table, JSON 404/405 for everything else,
+ * the body limit enforced while the body streams in, every error as the JSON error body
+ * with the status mapped from its code (src/errors.ts), a request id on every response
+ * and an access-log line per request.
+ */
+import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import { randomBytes } from 'node:crypto';
+import { NodeError, asNodeError } from '../errors.js';
+import { logger, type Logger } from '../log.js';
+
+/** PROTOCOL section 3 and SERVICE-SPEC section 8: bodies of at most 64 KiB. */
+export const MAX_BODY_BYTES = 65_536;
+
+export interface RequestContext {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: { authorization: string; contentType: string };
+  body: Buffer | null;
+  requestId: string;
+}
+
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** Pre-serialised body (e.g. Prometheus text); sent as is with its content type. */
+  raw?: { contentType: string; text: string };
+}
+
+export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
+
+export interface Route {
+  method: 'GET' | 'POST';
+  /** Segments; ":name" captures one segment. */
+  pattern: string;
+  handler: Handler;
+  /** Read the body (POST routes). */
+  body?: boolean;
+}
+
+interface CompiledRoute extends Route {
+  segments: string[];
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 202: '202 Accepted', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden',
+  404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
+  422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+};
+
+function statusLine(code: number): string {
+  return STATUS_TEXT[code] ?? `${code} Status`;
+}
+
+export class RestServer {
+  private readonly app: TemplatedApp;
+  private readonly routes: CompiledRoute[] = [];
+  private listenSocket: us_listen_socket | null = null;
+  private readonly log: Logger = logger('rest');
+  private readonly access: Logger = logger('rest::access');
+  private readonly idPrefix = randomBytes(4).toString('hex');
+  private nextId = 0;
+  private inFlight = 0;
+  private draining = false;
+  private drainWaiters: (() => void)[] = [];
+
+  constructor(routes: Route[]) {
+    for (const r of routes) this.routes.push({ ...r, segments: r.pattern.split('/').filter(Boolean) });
+    this.app = App();
+    this.app.any('/*', (res, req) => this.dispatch(res, req));
+  }
+
+  /** Route patterns as "METHOD /path/{param}", for the OpenAPI cross-check. */
+  routeList(): string[] {
+    return this.routes.map((r) => `${r.method} /${r.segments.map((s) => (s.startsWith(':') ? `{${s.slice(1)}}` : s)).join('/')}`);
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (sock) => {
+        if (!sock) return reject(new Error(`cannot listen on ${host}:${port}`));
+        this.listenSocket = sock;
+        resolve(us_socket_local_port(sock as never));
+      });
+    });
+  }
+
+  /** Stops accepting, waits for in-flight requests (at most `ms`), then closes. */
+  async drain(ms: number): Promise<void> {
+    this.draining = true;
+    if (this.listenSocket) us_listen_socket_close(this.listenSocket);
+    this.listenSocket = null;
+    if (this.inFlight > 0) {
+      await Promise.race([new Promise<void>((r) => this.drainWaiters.push(r)), new Promise((r) => setTimeout(r, ms))]);
+    }
+    this.app.close();
+  }
+
+  private match(method: string, parts: string[]): { route: CompiledRoute; params: Record<string, string> } | 'method' | null {
+    let methodMismatch = false;
+    for (const r of this.routes) {
+      if (r.segments.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      let okMatch = true;
+      for (let i = 0; i < parts.length; i++) {
+        const s = r.segments[i]!;
+        if (s.startsWith(':')) params[s.slice(1)] = parts[i]!;
+        else if (s !== parts[i]) {
+          okMatch = false;
+          break;
+        }
+      }
+      if (!okMatch) continue;
+      if (r.method !== method) {
+        methodMismatch = true;
+        continue;
+      }
+      return { route: r, params };
+    }
+    return methodMismatch ? 'method' : null;
+  }
+
+  private dispatch(res: HttpResponse, req: HttpRequest): void {
+    const started = process.hrtime.bigint();
+    const method = req.getMethod().toUpperCase();
+    const url = req.getUrl();
+    const rawQuery = req.getQuery() ?? '';
+    const headers = { authorization: req.getHeader('authorization'), contentType: req.getHeader('content-type') };
+    const contentLength = req.getHeader('content-length');
+    const requestId = `${this.idPrefix}-${(this.nextId++).toString(36)}`;
+    const state = { aborted: false, done: false };
+    res.onAborted(() => {
+      state.aborted = true;
+      this.finish(state);
+    });
+    this.inFlight++;
+
+    const send = (reply: Reply, close = false): void => {
+      if (state.aborted || state.done) return;
+      const text = reply.raw ? reply.raw.text : JSON.stringify(reply.body);
+      res.cork(() => {
+        res.writeStatus(statusLine(reply.status));
+        res.writeHeader('content-type', reply.raw ? reply.raw.contentType : 'application/json');
+        res.writeHeader('x-request-id', requestId);
+        for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+        res.end(text, close);
+      });
+      this.finish(state);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      this.access.info('request', { method, path: url, status: reply.status, ms: Math.round(ms * 1000) / 1000, request_id: requestId });
+    };
+    const fail = (e: unknown, close = false): void => {
+      const err = asNodeError(e);
+      if (err.code === 'internal' && !(e instanceof NodeError)) this.log.error('handler bug', { path: url, error: e });
+      const headers: Record<string, string> = {};
+      if (err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
+      if (err.code === 'method_not_allowed') headers['allow'] = 'GET, POST';
+      send({ status: err.httpStatus, body: err.toJSON(), headers }, close);
+    };
+
+    if (this.draining) return fail(new NodeError('overloaded', 'node is shutting down'), true);
+
+    let parts: string[];
+    try {
+      parts = url.split('/').filter((s) => s.length > 0).map((s) => decodeURIComponent(s));
+    } catch {
+      return fail(new NodeError('bad_request', 'path is not valid percent-encoded UTF-8'));
+    }
+    const m = this.match(method, parts);
+    if (m === null) return fail(new NodeError('not_found', `no route ${method} ${url}`));
+    if (m === 'method') return fail(new NodeError('method_not_allowed', `${method} is not allowed on ${url}`));
+
+    let query: URLSearchParams;
+    try {
+      query = new URLSearchParams(rawQuery);
+    } catch {
+      return fail(new NodeError('bad_request', 'query string is malformed'));
+    }
+    const ctx: RequestContext = { method, path: url, params: m.params, query, headers, body: null, requestId };
+    const run = (): void => {
+      let out: Reply | Promise<Reply>;
+      try {
+        out = m.route.handler(ctx);
+      } catch (e) {
+        return fail(e);
+      }
+      if (out instanceof Promise) out.then((r) => send(r), (e) => fail(e));
+      else send(out);
+    };
+
+    if (!m.route.body) {
+      // A body on a route that takes none is ignored, but never buffered.
+      return run();
+    }
+    if (contentLength && (!/^\d+$/.test(contentLength) || Number(contentLength) > MAX_BODY_BYTES)) {
+      return fail(new NodeError('payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`), true);
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    res.onData((ab, isLast) => {
+      if (state.done || state.aborted) return;
+      total += ab.byteLength;
+      if (total > MAX_BODY_BYTES) {
+        chunks.length = 0;
+        return fail(new NodeError('payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`), true);
+      }
+      chunks.push(Buffer.from(ab.slice(0)));
+      if (isLast) {
+        ctx.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        run();
+      }
+    });
+  }
+
+  private finish(state: { done: boolean }): void {
+    if (state.done) return;
+    state.done = true;
+    this.inFlight--;
+    if (this.inFlight === 0 && this.drainWaiters.length > 0) {
+      for (const w of this.drainWaiters.splice(0)) w();
+    }
+  }
+}
+
+/** Parses a JSON request body into an object, or throws bad_request naming the problem. */
+export function jsonBody(ctx: RequestContext): Record<string, unknown> {
+  if (!ctx.body || ctx.body.length === 0) throw new NodeError('bad_request', 'request body is empty; expected a JSON object');
+  let v: unknown;
+  try {
+    v = JSON.parse(ctx.body.toString('utf8'));
+  } catch {
+    throw new NodeError('bad_request', 'request body is not valid JSON');
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new NodeError('bad_request', 'request body must be a JSON object');
+  return v as Record<string, unknown>;
+}

@@ -1,0 +1,49 @@
+/** Helpers for a child process of the supervisor: receive init, report, shut down. */
+import type { ChildToSupervisor, Role, SupervisorToChild } from '../messages.js';
+import { configureLogging, registerSecret } from '../log.js';
+import { secretsOf } from '../config/options.js';
+
+export type InitMessage = Extract<SupervisorToChild, { type: 'init' }>;
+
+export function toSupervisor(msg: ChildToSupervisor): void {
+  if (process.send && process.connected) process.send(msg);
+}
+
+/** Waits for the supervisor's init message and sets up logging and secret redaction. */
+export function awaitInit(role: Role): Promise<InitMessage> {
+  return new Promise((resolve, reject) => {
+    if (!process.send) {
+      reject(new Error(`the ${role} process is started by the supervisor (npm start), not directly`));
+      return;
+    }
+    const onMsg = (m: SupervisorToChild): void => {
+      if (m.type !== 'init') return;
+      process.off('message', onMsg);
+      configureLogging({ filter: m.config.logFilter, process: role });
+      for (const s of secretsOf(m.config)) registerSecret(s);
+      registerSecret(Buffer.from(m.identity.seed).toString('hex'));
+      resolve(m);
+    };
+    process.on('message', onMsg);
+  });
+}
+
+/** Runs `drain` once on a shutdown message or on losing the supervisor, then exits 0. */
+export function onShutdown(drain: () => Promise<void>): void {
+  let started = false;
+  const go = (): void => {
+    if (started) return;
+    started = true;
+    drain()
+      .catch(() => undefined)
+      .finally(() => process.exit(0));
+  };
+  process.on('message', (m: SupervisorToChild) => {
+    if (m.type === 'shutdown') go();
+  });
+  process.on('disconnect', go);
+  // The supervisor owns signal handling; a terminal's Ctrl-C reaches the whole process
+  // group, so children ignore SIGINT/SIGTERM and wait for the supervisor's shutdown.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => undefined);
+}

@@ -1,0 +1,97 @@
+/**
+ * RocksDB through levelup, opened only by the writer thread (rocksdb@5.2.1 registers in
+ * one thread per process). Keys start with a one-byte bucket id; retired ids are never
+ * reused, so old data can never be misread as new.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import levelup from 'levelup';
+import rocksdb from 'rocksdb';
+
+export const Bucket = {
+  meta: 0x01,
+  contract: 0x02,
+  storage: 0x03,
+  call: 0x04,
+  event: 0x05,
+  block: 0x06,
+  undo: 0x07,
+  stateRoot: 0x08,
+  callIdIndex: 0x09,
+  orphanStamp: 0x0a,
+  payload: 0x0b,
+  contractCalls: 0x0c,
+} as const;
+export type Bucket = (typeof Bucket)[keyof typeof Bucket];
+
+export function key(bucket: Bucket, ...parts: (Uint8Array | string)[]): Buffer {
+  const bufs: Buffer[] = [Buffer.of(bucket)];
+  for (const p of parts) bufs.push(typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p.buffer, p.byteOffset, p.byteLength));
+  return Buffer.concat(bufs);
+}
+
+export interface BatchOp {
+  type: 'put' | 'del';
+  key: Buffer;
+  value?: Buffer;
+}
+
+/** Minimal promise wrapper over levelup so the rest of the writer is plain async code. */
+export class Db {
+  private constructor(private readonly db: ReturnType<typeof levelup>) {}
+
+  static async open(path: string): Promise<Db> {
+    mkdirSync(dirname(path), { recursive: true });
+    const db = levelup(rocksdb(path));
+    await new Promise<void>((resolve, reject) => db.open((e?: Error | null) => (e ? reject(e) : resolve())));
+    return new Db(db);
+  }
+
+  get(k: Buffer): Promise<Buffer | undefined> {
+    return new Promise((resolve, reject) =>
+      this.db.get(k, (e: (Error & { notFound?: boolean }) | null | undefined, v?: Buffer) => {
+        if (e) return e.notFound ? resolve(undefined) : reject(e);
+        resolve(v);
+      }),
+    );
+  }
+
+  /** Applies ops atomically; `sync` fsyncs the WAL so the batch survives power loss. */
+  batch(ops: BatchOp[], sync = true): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.db.batch(ops as never, { sync } as never, (e?: Error | null) => (e ? reject(e) : resolve())),
+    );
+  }
+
+  put(k: Buffer, v: Buffer, sync = true): Promise<void> {
+    return this.batch([{ type: 'put', key: k, value: v }], sync);
+  }
+
+  /** All entries with keys in [gte, lt), in key order. */
+  range(gte: Buffer, lt: Buffer, opts: { limit?: number; reverse?: boolean } = {}): Promise<{ key: Buffer; value: Buffer }[]> {
+    return new Promise((resolve, reject) => {
+      const out: { key: Buffer; value: Buffer }[] = [];
+      this.db
+        .createReadStream({ gte, lt, limit: opts.limit ?? -1, reverse: opts.reverse ?? false })
+        .on('data', (d: { key: Buffer; value: Buffer }) => out.push(d))
+        .on('error', reject)
+        .on('end', () => resolve(out));
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve, reject) => this.db.close((e?: Error | null) => (e ? reject(e) : resolve())));
+  }
+}
+
+/** Upper bound for a prefix scan: the prefix with its last byte incremented (carrying). */
+export function prefixEnd(prefix: Buffer): Buffer {
+  const out = Buffer.from(prefix);
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i]! < 0xff) {
+      out[i]!++;
+      return out.subarray(0, i + 1);
+    }
+  }
+  return Buffer.concat([prefix, Buffer.of(0xff)]);
+}

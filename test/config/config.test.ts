@@ -1,0 +1,140 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { ConfigError, KEYS, loadConfig } from '../../src/config/options.js';
+import { repoRoot } from '../helpers/paths.js';
+
+function tomlFile(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
+  const p = join(dir, 'config.toml');
+  writeFileSync(p, text);
+  return p;
+}
+const missing = join(tmpdir(), 'svc-no-such-dir', 'config.toml');
+const defaults = () => loadConfig({ env: {}, path: tomlFile('') });
+
+test('defaults: every key has a working default', () => {
+  const c = defaults();
+  assert.equal(c.nodeId, 'svc-node-1');
+  assert.deepEqual(c.restAddress, { host: '0.0.0.0', port: 8080 });
+  assert.deepEqual(c.bindAddress, { host: '0.0.0.0', port: 50051 });
+  assert.equal(c.publicUrl, 'http://localhost:50051');
+  assert.deepEqual(c.peers, []);
+  assert.equal(c.peerLimit, 10);
+  assert.equal(c.esploraUrl, 'https://blockstream.info/api');
+  assert.equal(c.dbPath, 'data/svc-node');
+  assert.equal(c.dataDir, 'data');
+  assert.equal(c.gossipPrivateKey, null);
+  assert.equal(c.apiToken, null);
+  assert.equal(c.blockCheckIntervalS, 60);
+  assert.equal(c.peerSyncIntervalS, 300);
+  assert.equal(c.startHeight, null);
+  assert.ok(c.workers.poolSize >= 1);
+  assert.equal(c.workers.queueLimit, 4096);
+  assert.equal(c.logFilter, 'info');
+});
+
+test('the shipped config.toml loads and lists every key', () => {
+  const c = loadConfig({ env: {}, path: join(repoRoot, 'config.toml') });
+  assert.equal(c.nodeId, 'svc-node-1');
+  const text = require_text(join(repoRoot, 'config.toml'));
+  for (const k of KEYS) {
+    const leaf = k.key.split('.').pop()!;
+    assert.match(text, new RegExp(`^${leaf} = `, 'm'), `config.toml lacks ${k.key}`);
+    if (k.env) assert.ok(text.includes(k.env), `config.toml does not name ${k.env}`);
+  }
+});
+
+function require_text(p: string): string {
+  return spawnSync('cat', [p], { encoding: 'utf8' }).stdout;
+}
+
+test('file only', () => {
+  const p = tomlFile(`node_id = "alpha"\nrest_address = "127.0.0.1:9000"\npeers = ["http://a:1", "http://b:2"]\nblock_check_interval_s = 0.5\n[workers]\npool_size = 3\nqueue_limit = 10\n`);
+  const c = loadConfig({ env: {}, path: p });
+  assert.equal(c.nodeId, 'alpha');
+  assert.deepEqual(c.restAddress, { host: '127.0.0.1', port: 9000 });
+  assert.deepEqual(c.peers, ['http://a:1', 'http://b:2']);
+  assert.equal(c.blockCheckIntervalS, 0.5);
+  assert.deepEqual(c.workers, { poolSize: 3, queueLimit: 10 });
+  assert.equal(c.sources['node_id'], p);
+});
+
+test('env only, with SVC_CONFIG pointing nowhere unset', () => {
+  const c = loadConfig({
+    path: tomlFile(''),
+    env: { SVC_NODE_ID: 'beta', SVC_PEERS: 'http://x:1, http://y:2', SVC_PEER_LIMIT: '3', SVC_API_TOKEN: 'tok-123', SVC_START_HEIGHT: '100', SVC_WORKERS_POOL_SIZE: '1', RUST_LOG: 'warn,gossip=debug' },
+  });
+  assert.equal(c.nodeId, 'beta');
+  assert.deepEqual(c.peers, ['http://x:1', 'http://y:2']);
+  assert.equal(c.peerLimit, 3);
+  assert.equal(c.apiToken, 'tok-123');
+  assert.equal(c.startHeight, 100);
+  assert.equal(c.workers.poolSize, 1);
+  assert.equal(c.logFilter, 'warn,gossip=debug');
+  assert.equal(c.sources['peer_limit'], 'SVC_PEER_LIMIT');
+});
+
+test('env over file', () => {
+  const p = tomlFile(`node_id = "file"\npeer_limit = 5\n`);
+  const c = loadConfig({ env: { SVC_NODE_ID: 'env' }, path: p });
+  assert.equal(c.nodeId, 'env');
+  assert.equal(c.peerLimit, 5);
+});
+
+test('SVC_CONFIG selects the file; a missing named file is an error', () => {
+  const p = tomlFile(`node_id = "via-env"\n`);
+  assert.equal(loadConfig({ env: { SVC_CONFIG: p } }).nodeId, 'via-env');
+  assert.throws(() => loadConfig({ env: { SVC_CONFIG: missing } }), /SVC_CONFIG names .* which does not exist/);
+});
+
+const invalid: [string, { env?: Record<string, string>; file?: string }, RegExp][] = [
+  ['bad bind address', { env: { SVC_BIND_ADDRESS: 'nohostport' } }, /^config error: bind_address from SVC_BIND_ADDRESS: expected HOST:PORT/],
+  ['port out of range', { file: 'rest_address = "0.0.0.0:70000"' }, /^config error: rest_address from .*config\.toml: expected HOST:PORT/],
+  ['bad URL', { env: { SVC_ESPLORA_URL: 'not a url' } }, /^config error: esplora from SVC_ESPLORA_URL: expected an absolute http or https URL/],
+  ['bad peer URL', { file: 'peers = ["ftp://x"]' }, /^config error: peers from .*: expected a list of peer gRPC URLs/],
+  ['short gossip key', { env: { SVC_GOSSIP_PRIVATE_KEY: 'abcd' } }, /^config error: gossip_private_key from SVC_GOSSIP_PRIVATE_KEY: expected an Ed25519 seed of exactly 64 hex characters/],
+  ['unknown key', { file: 'colour = "blue"' }, /^config error: unknown key "colour" in /],
+  ['unknown key in [workers]', { file: '[workers]\nthreads = 2' }, /^config error: unknown key "workers.threads"/],
+  ['number out of range', { env: { SVC_PEER_LIMIT: '100000' } }, /^config error: peer_limit from SVC_PEER_LIMIT: expected an integer from 0 to 1000, got "100000"/],
+  ['not a number', { env: { SVC_BLOCK_CHECK_INTERVAL_S: 'soon' } }, /^config error: block_check_interval_s from SVC_BLOCK_CHECK_INTERVAL_S: expected a number/],
+  ['zero interval', { file: 'peer_sync_interval_s = 0' }, /^config error: peer_sync_interval_s from .*: expected a number from 0.01/],
+  ['fractional pool size', { file: '[workers]\npool_size = 1.5' }, /^config error: workers.pool_size from .*: expected an integer/],
+  ['wrong type', { file: 'node_id = 5' }, /^config error: node_id from .*: expected 1 to 64 characters/],
+  ['broken TOML', { file: 'node_id = ' }, /^config error: .*config\.toml:1:\d+: /],
+];
+
+for (const [name, input, re] of invalid) {
+  test(`invalid: ${name} gives one line naming the key and source`, () => {
+    let err: unknown;
+    try {
+      loadConfig({ env: input.env ?? {}, path: tomlFile(input.file ?? '') });
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err instanceof ConfigError, 'expected a ConfigError');
+    assert.match(err.message, re);
+    assert.ok(!err.message.includes('\n'), 'one line');
+  });
+}
+
+test('secrets are never echoed in config errors', () => {
+  const secret = 'zz' + 'a'.repeat(62);
+  assert.throws(() => loadConfig({ env: { SVC_GOSSIP_PRIVATE_KEY: secret }, path: tomlFile('') }), (e: Error) => !e.message.includes(secret));
+  assert.throws(() => loadConfig({ env: { SVC_API_TOKEN: 'has space secret' }, path: tomlFile('') }), (e: Error) => !e.message.includes('has space secret'));
+});
+
+test('the node exits non-zero with one line before binding anything', () => {
+  const r = spawnSync(process.execPath, [join(repoRoot, 'dist/src/main.js')], {
+    env: { ...process.env, SVC_CONFIG: tomlFile(''), SVC_REST_ADDRESS: '127.0.0.1:99999', SVC_DB_PATH: join(tmpdir(), 'svc-never') },
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  assert.notEqual(r.status, 0);
+  assert.equal(r.stdout, '', 'nothing started, nothing logged');
+  assert.match(r.stderr.trim(), /^config error: rest_address from SVC_REST_ADDRESS: expected HOST:PORT/);
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+});
