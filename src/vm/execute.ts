@@ -57,7 +57,7 @@ export function arith(op: number, a: number | bigint, b: number | bigint): numbe
 
 // ---- storage overlay ----------------------------------------------------------------------
 interface Slot { kb: Uint8Array; type: number; val: RtValue; dirty: boolean; orig: Uint8Array | undefined }
-interface CState { id: Uint8Array; hex: string; cache: Map<string, Slot> }
+interface CState { id: Uint8Array; cache: Map<string, Slot> }
 
 function hexOf(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
@@ -77,12 +77,13 @@ export function execute(req: ExecRequest, opts?: { trace?: TraceHook }): ExecRes
   }
 }
 
+const STACK: RtValue[] = new Array<RtValue>(LIMITS.stack).fill(0);
+
 class Machine {
   gas: number = LIMITS.instructions;
   readonly host: Host;
   readonly states = new Map<string, CState>();
   readonly events: { cs: CState; name: string; types: number[]; vals: RtValue[] }[] = [];
-  readonly outputs: { value: number | bigint; script: Uint8Array }[];
   readonly callId: number | bigint;
 
   constructor(readonly req: ExecRequest, readonly trace: TraceHook | undefined) {
@@ -91,10 +92,6 @@ class Machine {
     if (!Number.isSafeInteger(c.height) || c.height < 0) throw new TypeError('context.height must be a non-negative integer');
     if (typeof c.callId !== 'bigint' || c.callId < 0n || c.callId > U64_MAX) throw new TypeError('context.callId must be a u64 bigint');
     this.callId = norm(c.callId);
-    this.outputs = c.outputs.map((o) => {
-      if (typeof o.value !== 'bigint' || o.value < 0n || o.value > U64_MAX) throw new TypeError('output value must be a u64 bigint');
-      return { value: norm(o.value), script: o.script };
-    });
   }
 
   used(): number {
@@ -102,11 +99,11 @@ class Machine {
   }
 
   cstate(id: Uint8Array): CState {
-    const hex = hexOf(id);
-    let s = this.states.get(hex);
+    const k = binStr(id);
+    let s = this.states.get(k);
     if (!s) {
-      s = { id: id.slice(), hex, cache: new Map() };
-      this.states.set(hex, s);
+      s = { id: id.slice(), cache: new Map() };
+      this.states.set(k, s);
     }
     return s;
   }
@@ -120,7 +117,7 @@ class Machine {
       if (raw === undefined) val = defaultRt(t);
       else {
         val = decodeRt(raw, t);
-        if (val === undefined) throw new Error(`committed storage of ${cs.hex} holds a non-canonical ${t} value`);
+        if (val === undefined) throw new Error(`committed storage of ${hexOf(cs.id)} holds a non-canonical ${t} value`);
       }
       s = { kb, type: t, val, dirty: false, orig: raw };
       cs.cache.set(ks, s);
@@ -139,7 +136,9 @@ class Machine {
     const f0 = entryProg.functions[fi0]!;
     if (!Array.isArray(req.args) || req.args.length !== f0.params.length) halt('bad_arguments', `${f0.name} takes ${f0.params.length} arguments`);
 
-    const st: RtValue[] = new Array(LIMITS.stack).fill(0);
+    // One value stack reused by every call on this thread (execute is synchronous and never
+    // re-entered): the verifier proves no slot is read before this call writes it.
+    const st = STACK;
     let sp = 0;
     for (let i = 0; i < f0.params.length; i++) {
       const v = toRuntime(req.args[i]!, f0.params[i]!);
@@ -170,7 +169,7 @@ class Machine {
     const trace = this.trace;
     let result: RtValue | undefined;
     const inputs = ctx.inputs;
-    const outputs = this.outputs;
+    const outputs = ctx.outputs;
 
     try {
       for (;;) {
@@ -421,7 +420,10 @@ class Machine {
             const i = st[sp - 1];
             if (typeof i !== 'number' || i >= outputs.length) halt('revert', `output index ${i} out of range`);
             const o = outputs[i]!;
-            st[sp - 1] = op === OP.OUTVAL ? o.value : o.script;
+            if (op === OP.OUTVAL) {
+              if (typeof o.value !== 'bigint' || o.value < 0n || o.value > U64_MAX) throw new TypeError('context output value must be a u64 bigint');
+              st[sp - 1] = norm(o.value);
+            } else st[sp - 1] = o.script;
             break;
           }
           // ---- bytes and strings ----
@@ -477,9 +479,9 @@ class Machine {
 
   finish(result: RtValue | undefined, retType: number): ExecResult {
     const writes: StorageWrite[] = [];
-    const hexes = [...this.states.keys()].sort();
-    for (const hex of hexes) {
-      const cs = this.states.get(hex)!;
+    const ids = this.states.size === 1 ? [...this.states.keys()] : [...this.states.keys()].sort();
+    for (const idKey of ids) {
+      const cs = this.states.get(idKey)!;
       const ks = [...cs.cache.keys()].sort();
       let delta = 0;
       let any = false;
@@ -494,7 +496,7 @@ class Machine {
         any = true;
       }
       if (any && this.host.storageSize(cs.id) + delta > LIMITS.storageBytes) {
-        halt('storage_limit_exceeded', `contract ${hex} would use more than ${LIMITS.storageBytes} bytes of storage`);
+        halt('storage_limit_exceeded', `contract ${hexOf(cs.id)} would use more than ${LIMITS.storageBytes} bytes of storage`);
       }
     }
     const events: EmittedEvent[] = this.events.map((e) => ({

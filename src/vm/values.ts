@@ -125,6 +125,13 @@ export function encodeRt(x: RtValue, code: number): Uint8Array {
     }
     case TY.u128: {
       const out = new Uint8Array(16);
+      if (typeof x === 'number') {
+        const hi = Math.floor(x / 4294967296);
+        const lo = x - hi * 4294967296;
+        out[8] = hi >>> 24; out[9] = hi >>> 16; out[10] = hi >>> 8; out[11] = hi;
+        out[12] = lo >>> 24; out[13] = lo >>> 16; out[14] = lo >>> 8; out[15] = lo;
+        return out;
+      }
       let v = big(x as number | bigint);
       for (let i = 15; i >= 0; i--) { out[i] = Number(v & 0xffn); v >>= 8n; }
       return out;
@@ -148,6 +155,11 @@ export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
     }
     case TY.u128: {
       if (b.length !== 16) return undefined;
+      if ((b[0]! | b[1]! | b[2]! | b[3]! | b[4]! | b[5]! | b[6]! | b[7]! | b[8]!) === 0 && b[9]! < 0x20) {
+        const hi = ((b[9]! << 16) | (b[10]! << 8) | b[11]!) >>> 0;
+        const lo = ((b[12]! << 24) | (b[13]! << 16) | (b[14]! << 8) | b[15]!) >>> 0;
+        return hi * 4294967296 + lo;
+      }
       let v = 0n;
       for (let i = 0; i < 16; i++) v = (v << 8n) | BigInt(b[i]!);
       return norm(v);
@@ -165,8 +177,10 @@ export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
 
 /** Bytes as a binary (latin1) string: a cheap, order-preserving map key. */
 export function binStr(b: Uint8Array): string {
+  // fromCharCode.apply gives a flat (already hashed-friendly) string; chunked for long values.
+  if (b.length <= 4096) return String.fromCharCode.apply(null, b as unknown as number[]);
   let s = '';
-  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
+  for (let i = 0; i < b.length; i += 4096) s += String.fromCharCode.apply(null, b.subarray(i, i + 4096) as unknown as number[]);
   return s;
 }
 export function strBin(s: string): Uint8Array {
