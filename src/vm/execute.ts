@@ -63,9 +63,6 @@ function hexOf(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }
 
-function keyStr(k: RtValue, t: number): string {
-  return binStr(k instanceof Uint8Array ? k : encodeRt(k, t));
-}
 
 export function execute(req: ExecRequest, opts?: { trace?: TraceHook }): ExecResult {
   const vm = new Machine(req, opts?.trace);
@@ -108,10 +105,17 @@ class Machine {
     return s;
   }
 
-  slot(cs: CState, ks: string, t: number): Slot {
+  /** Storage slot by key string; `kb` builds the key bytes, only needed on a cache miss. */
+  slot(cs: CState, ks: string, t: number, prefix?: Uint8Array, suffix?: Uint8Array): Slot {
     let s = cs.cache.get(ks);
     if (s === undefined) {
-      const kb = strBin(ks);
+      let kb: Uint8Array;
+      if (prefix === undefined) kb = strBin(ks);
+      else {
+        kb = new Uint8Array(prefix.length + suffix!.length);
+        kb.set(prefix, 0);
+        kb.set(suffix!, prefix.length);
+      }
       const raw = this.host.storageGet(cs.id, kb);
       let val: RtValue | undefined;
       if (raw === undefined) val = defaultRt(t);
@@ -317,14 +321,16 @@ class Machine {
           case OP.MLOAD: {
             const fd = fields[A[cur]!]!;
             const k = st[sp - 1]!;
-            st[sp - 1] = this.slot(cs, fd.prefixStr + keyStr(k, fd.keyType), fd.valueType).val;
+            const kb = k instanceof Uint8Array ? k : encodeRt(k, fd.keyType);
+            st[sp - 1] = this.slot(cs, fd.prefixStr + binStr(kb), fd.valueType, fd.prefix, kb).val;
             break;
           }
           case OP.MSTORE: {
             const fd = fields[A[cur]!]!;
             const v = st[--sp]!;
             const k = st[--sp]!;
-            const s = this.slot(cs, fd.prefixStr + keyStr(k, fd.keyType), fd.valueType);
+            const kb = k instanceof Uint8Array ? k : encodeRt(k, fd.keyType);
+            const s = this.slot(cs, fd.prefixStr + binStr(kb), fd.valueType, fd.prefix, kb);
             s.val = v;
             s.dirty = true;
             break;
