@@ -89,6 +89,15 @@ class Machine {
     if (!Number.isSafeInteger(c.height) || c.height < 0) throw new TypeError('context.height must be a non-negative integer');
     if (typeof c.callId !== 'bigint' || c.callId < 0n || c.callId > U64_MAX) throw new TypeError('context.callId must be a u64 bigint');
     this.callId = norm(c.callId);
+    if (!(c.txid instanceof Uint8Array) || c.txid.length !== 32 || !(c.caller instanceof Uint8Array) || c.caller.length !== 32) {
+      throw new TypeError('context.txid and context.caller must be 32 bytes');
+    }
+    for (const i of c.inputs) {
+      if (!(i.txid instanceof Uint8Array) || i.txid.length !== 32 || !Number.isInteger(i.vout) || i.vout < 0 || i.vout > 0xffffffff) {
+        throw new TypeError('context.inputs must hold 32-byte txids and u32 vouts');
+      }
+    }
+    for (const o of c.outputs) if (!(o.script instanceof Uint8Array)) throw new TypeError('context.outputs scripts must be bytes');
   }
 
   used(): number {

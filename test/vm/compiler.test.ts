@@ -217,3 +217,13 @@ test('CLI: --json, -o, human summary, errors with exit code 1 and no stack trace
   assert.match(missing.stderr, /cannot read/);
   assert.equal(spawnSync(process.execPath, [cli], { encoding: 'utf8' }).status, 2);
 });
+
+test('names that collide with Object.prototype keys are ordinary names', () => {
+  const a = compile('contract P { field toString: u64; pub fn __proto__() -> u64 { return 1; } pub fn constructor() -> u64 { return __proto__() + toString; } }');
+  assert.deepEqual(Object.keys(a.function_offsets), ['__proto__', 'constructor']);
+  const host = new MemHost();
+  const P = host.deploy(id(1), a);
+  const r = call(host, P, 'constructor', []);
+  assert.equal(r.status === 'executed' && r.result?.value, 1n);
+  assert.equal(call(host, P, 'hasOwnProperty', []).status === 'failed', true);
+});
