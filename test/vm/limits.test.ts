@@ -152,3 +152,50 @@ test('unknown function, bad arguments, unknown contract', () => {
   failed(call(host, L, 'nested', [u64(1), key(id(99)), u64(1), u64(1)]), 'unknown_contract');
   failed(call(host, id(77), 'burn', [u64(1), u64(1)]), 'unknown_contract');
 });
+
+test('values: 65,536 bytes pass, 65,537 fail with value_too_large; loop bounds 100,000 compile, 100,001 do not', () => {
+  const host = new MemHost();
+  const C = host.deploy(id(5), compile(`contract V {
+    pub readonly fn grow(b: bytes, extra: bytes) -> u64 { return len(concat(b, extra)); }
+    pub readonly fn grows(s: string, t: string) -> u64 { return len(concat(s, t)); }
+    pub readonly fn spin() -> u64 { let n: u64 = 0; for i in 0..100000 { if i == 10 { break; } n = n + 1; } return n; }
+  }`));
+  const r = call(host, C, 'grow', [bytes(new Uint8Array(65_000)), bytes(new Uint8Array(536))]);
+  assert.equal(r.status === 'executed' && r.result?.value, 65_536n);
+  failed(call(host, C, 'grow', [bytes(new Uint8Array(65_000)), bytes(new Uint8Array(537))]), 'value_too_large');
+  const s = call(host, C, 'grows', [{ type: 'string', value: 'é'.repeat(32_000) }, { type: 'string', value: 'x'.repeat(1536) }]);
+  assert.equal(s.status === 'executed' && s.result?.value, 65_536n);
+  failed(call(host, C, 'grows', [{ type: 'string', value: 'é'.repeat(32_000) }, { type: 'string', value: 'x'.repeat(1537) }]), 'value_too_large');
+  assert.equal(call(host, C, 'spin', []).status, 'executed');
+  assert.throws(() => compile('contract W { pub fn f() { for i in 0..100001 { } } }'), /at most 100000/);
+});
+
+test('many storage slots in one call (overlay switches from linear search to an index)', () => {
+  const src = `contract Many {
+    field m: map<u64, u64>;
+    pub fn fill(n: u64) -> u64 {
+      for i in 0..200 { if i >= n { break; } m[i] = i * 3 + 1; }
+      let s: u64 = 0;
+      for i in 0..200 { if i >= n { break; } s = s + m[i]; m[i] = m[i] + 1; }
+      return s;
+    }
+    pub readonly fn get(k: u64) -> u64 { return m[k]; }
+  }`;
+  const art = compile(src);
+  let host = new MemHost();
+  let C = id(6);
+  for (const n of [5, 16, 17, 150]) {
+    host = new MemHost();
+    C = host.deploy(id(6), art);
+    const r = call(host, C, 'fill', [u64(n)]);
+    assert.equal(r.status, 'executed', serialize(r));
+    let want = 0n;
+    for (let i = 0n; i < BigInt(n); i++) want += i * 3n + 1n;
+    assert.equal(r.status === 'executed' && r.result?.value, want);
+    assert.equal(r.status === 'executed' && r.writes.length, n);
+    const keys = r.status === 'executed' ? r.writes.map((w) => Buffer.from(w.key)) : [];
+    assert.deepEqual(keys, [...keys].sort(Buffer.compare));
+  }
+  const g = call(host, C, 'get', [u64(149)]);
+  assert.equal(g.status === 'executed' && g.result?.value, 149n * 3n + 2n);
+});
