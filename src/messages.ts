@@ -6,6 +6,7 @@
  * with typed RPC (core main thread -> writer thread).
  */
 import type { NodeConfig } from './config/options.js';
+import type { BlockInput, CallRecord, CallStatus, ContractRecord, ContractStatus } from './writer/records.js';
 
 export type Role = 'core' | 'rest' | 'gossip';
 
@@ -43,30 +44,110 @@ export interface NodeStatus {
   gossip_public_key: string;
   caught_up: boolean;
   pool: { threads: number; queued: number; queue_limit: number; saturated: boolean };
-  chain: { endpoint_ok: boolean; last_error: string | null };
+  chain: { endpoint: string; endpoint_ok: boolean; last_error: string | null; tip_hash: string | null };
   last_block_processed_at: string | null;
   uptime_s: number;
 }
 
-export type CoreApi = {
+/** POST /contract_call body after the REST layer's shape checks. */
+export interface CallSubmission {
+  txid: string;
+  contract_id: string;
+  /** borsh(envelope), decoded from base64. */
+  payload: Uint8Array;
+}
+
+export interface CallAnswer {
+  created: boolean;
+  body: { txid: string; contract_id: string; envelope_hash: string; status: CallStatus };
+}
+
+export interface DeployAnswer {
+  created: boolean;
+  body: { contract_id: string; txid: string; code_hash: string; status: ContractStatus };
+}
+
+/** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations). */
+export interface CallStatusBody {
+  txid: string;
+  contract_id: string;
+  envelope_hash: string;
+  function: string;
+  caller: string;
+  call_id: string;
+  status: CallStatus;
+  block_height: number | null;
+  tx_index: number | null;
+  result: unknown;
+  error: { code: string; message: string } | null;
+  confirmations: number | null;
+}
+
+/**
+ * The core's RPC surface, in three parts so that each role's owner extends its own:
+ * intake and status (core), reads for the REST front (ReadApi), peers (PeerApi).
+ */
+export type CoreApi = IntakeApi & ReadApi & PeerApi;
+
+/** Reads served to the REST front (issue 7 extends it). */
+export type ReadApi = Record<never, never>;
+
+/** What the gossip process asks of the core (issue 8 extends it). */
+export type PeerApi = Record<never, never>;
+
+export type IntakeApi = {
   nodeStatus(params: Record<string, never>): NodeStatus;
   /** Liveness of the core and its writer thread. */
   ping(params: Record<string, never>): { ok: true };
+  submitCall(params: CallSubmission): CallAnswer;
+  /** The deploy registration record (SERVICE-SPEC section 2) as parsed JSON. */
+  submitDeploy(params: { body: Record<string, unknown> }): DeployAnswer;
+  callStatus(params: { txid: string }): CallStatusBody;
+  stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string };
+  clearHalt(params: Record<string, never>): { halted: false };
 };
 
 // ---- core main thread -> writer thread (RPC over the worker's port) ----
 export interface WriterStatus {
   processedHeight: number | null;
   processedHash: string | null;
+  anchorHeight: number | null;
   stateRoot: string | null;
   halted: boolean;
   haltReason: string | null;
   contracts: number;
   pendingCalls: number;
+  lastBlockAt: string | null;
 }
 
-export type WriterApi = {
+export interface ChainUpdate {
+  fork_height: number;
+  /** Blocks that left the best chain, tip first. */
+  disconnected: { height: number; hash: string }[];
+  /** New best-chain blocks, ascending. */
+  connected: BlockInput[];
+}
+
+/** The writer's RPC surface: core operations, reads (issue 7), peer data (issue 8). */
+export type WriterApi = WriterCoreApi & WriterReadApi & WriterPeerApi;
+
+export type WriterReadApi = Record<never, never>;
+
+export type WriterPeerApi = Record<never, never>;
+
+export type WriterCoreApi = {
   status(params: Record<string, never>): WriterStatus;
+  initAnchor(params: { height: number; hash: string }): WriterStatus;
+  knownHash(params: { height: number }): string | null;
+  payloadAt(params: { txid: string }): { kind: 'deploy' | 'call'; contract_id: string; body_hash: string } | null;
+  contract(params: { id: string }): ContractRecord | null;
+  isCallIdUsed(params: { caller: string; callId: string }): boolean;
+  acceptDeploy(params: { record: ContractRecord }): { created: boolean; record: ContractRecord };
+  acceptCall(params: { record: CallRecord }): { created: boolean; record: CallRecord };
+  call(params: { txid: string }): CallRecord | null;
+  applyChainUpdate(params: ChainUpdate): WriterStatus;
+  stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string } | null;
+  clearHalt(params: Record<string, never>): WriterStatus;
   /** Flush and close RocksDB; the writer thread exits afterwards. */
   close(params: Record<string, never>): { closed: true };
 };

@@ -1,13 +1,19 @@
 /**
  * The core process: hosts the writer thread (sole owner of RocksDB), the verification/VM
- * worker pool, and the RPC socket the REST front and gossip process call.
+ * worker pool, the chain follower, and the RPC socket the REST front and gossip call.
  */
 import { Worker } from 'node:worker_threads';
 import { RpcClient, RpcServer, portTransport, type Handlers } from '../ipc/rpc.js';
 import { WorkPool } from '../pool/pool.js';
+import { EsploraClient } from '../chain/esplora-client.js';
+import { ChainFollower } from './chain-follower.js';
+import { Intake } from './intake.js';
+import { readHandlers } from './read-handlers.js';
+import { peerHandlers } from './peer-handlers.js';
+import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
 import { secretsOf } from '../config/options.js';
-import type { CoreApi, NodeStatus, WriterApi, WriterInit } from '../messages.js';
+import type { CoreApi, NodeStatus, WriterApi, WriterInit, WriterStatus } from '../messages.js';
 import type { InitMessage } from '../supervisor/child.js';
 
 const log = logger('core');
@@ -15,20 +21,38 @@ const log = logger('core');
 export class Core {
   private server: RpcServer<CoreApi> | null = null;
   private readonly startedAt = Date.now();
+  private writerStatus: WriterStatus | null = null;
+  readonly chain: EsploraClient;
+  readonly follower: ChainFollower;
+  readonly intake: Intake;
 
   private constructor(
     private readonly init: InitMessage,
     private readonly writerThread: Worker,
     readonly writer: RpcClient<WriterApi>,
     readonly pool: WorkPool,
-  ) {}
+  ) {
+    const c = init.config;
+    this.chain = new EsploraClient({ baseUrl: c.esploraUrl, rateLimit: { minTimeMs: Math.floor(1000 / c.esploraRatePerS), maxConcurrent: 4 } });
+    this.follower = new ChainFollower(this.chain, writer, {
+      pollIntervalS: c.blockCheckIntervalS,
+      startHeight: c.startHeight,
+      onStatus: (s) => (this.writerStatus = s),
+    });
+    this.intake = new Intake({
+      writer,
+      pool,
+      chain: this.chain,
+      halted: () => (this.writerStatus?.halted ? (this.writerStatus.haltReason ?? 'unknown') : null),
+      tipHeight: () => this.writerStatus?.processedHeight ?? null,
+    });
+  }
 
   static async start(init: InitMessage): Promise<Core> {
     const { config } = init;
     const workerData: WriterInit = { dbPath: config.dbPath, nodeId: config.nodeId, logFilter: config.logFilter, secrets: secretsOf(config) };
     const thread = new Worker(new URL('../writer/thread.js', import.meta.url), { workerData });
-    const transport = portTransport(thread);
-    const writer = new RpcClient<WriterApi>(transport);
+    const writer = new RpcClient<WriterApi>(portTransport(thread));
     await new Promise<void>((resolve, reject) => {
       writer.on('ready', () => resolve());
       thread.once('error', reject);
@@ -40,28 +64,49 @@ export class Core {
     });
     const pool = new WorkPool({ threads: config.workers.poolSize, queueLimit: config.workers.queueLimit });
     const core = new Core(init, thread, writer, pool);
+    core.writerStatus = await writer.call('status', {});
     core.server = new RpcServer<CoreApi>(core.handlers(), (e, method) => log.error('core bug', { method, error: e }));
     await core.server.listen(init.ipcPath);
+    // Startup order (SERVICE-SPEC section 1): storage is open and the registry loaded by
+    // the writer; anchoring and block watching run in the background so the node serves
+    // reads even while the chain-data endpoint is unreachable.
+    void core.follower.start().catch((e: Error) => log.error('chain follower failed', { error: e }));
     return core;
   }
 
   private handlers(): Handlers<CoreApi> {
     return {
+      ...readHandlers(this),
+      ...peerHandlers(this),
       ping: async () => {
         await this.writer.call('status', {});
         return { ok: true as const };
       },
       nodeStatus: () => this.nodeStatus(),
+      submitCall: (p) => this.intake.submitCall(p),
+      submitDeploy: (p) => this.intake.submitDeploy(p.body),
+      callStatus: (p) => this.intake.callStatus(p.txid),
+      stateRoot: async (p) => {
+        const r = await this.writer.call('stateRoot', { height: p.height });
+        if (!r) throw new NodeError('not_found', p.height === null ? 'no state root yet: the block journal is not anchored' : `no state root at height ${p.height}`);
+        return r;
+      },
+      clearHalt: async () => {
+        this.writerStatus = await this.writer.call('clearHalt', {});
+        return { halted: false as const };
+      },
     };
   }
 
   async nodeStatus(): Promise<NodeStatus> {
     const w = await this.writer.call('status', {});
+    this.writerStatus = w;
     const pool = this.pool.stats();
+    const f = this.follower;
     return {
       node_id: this.init.config.nodeId,
       version: this.init.version,
-      tip_height: null,
+      tip_height: f.chainTipHeight,
       processed_height: w.processedHeight,
       state_root: w.stateRoot,
       halted: w.halted,
@@ -70,17 +115,19 @@ export class Core {
       pending_calls: w.pendingCalls,
       contracts: w.contracts,
       gossip_public_key: this.init.identity.publicKeyHex,
-      caught_up: false,
+      caught_up: w.processedHeight !== null && f.chainTipHeight !== null && w.processedHeight >= f.chainTipHeight,
       pool: { threads: pool.threads, queued: pool.queued, queue_limit: pool.queue_limit, saturated: pool.saturated },
-      chain: { endpoint_ok: false, last_error: null },
-      last_block_processed_at: null,
+      chain: { endpoint: this.init.config.esploraUrl, endpoint_ok: f.endpointOk, last_error: f.lastError, tip_hash: f.chainTipHash },
+      last_block_processed_at: w.lastBlockAt,
       uptime_s: Math.floor((Date.now() - this.startedAt) / 1000),
     };
   }
 
   async stop(): Promise<void> {
     await this.server?.close();
+    await this.follower.stop();
     await this.pool.close();
+    await this.chain.close();
     const exited = new Promise<void>((resolve) => this.writerThread.once('exit', () => resolve()));
     await this.writer.call('close', {}, 8000);
     await exited;

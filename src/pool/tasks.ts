@@ -1,19 +1,69 @@
 /**
  * Tasks the core hands to the worker pool, typed in one place. Work that is pure and
- * CPU-bound (decoding, signature checks, bytecode verification, VM execution) runs here
- * so the core's event loop and the writer thread stay free.
+ * CPU-bound (decoding, signature checks, bytecode verification, VM simulation) runs here
+ * so the core's event loop and the writer thread stay free. A task never throws across
+ * the thread for a client's bad input: it returns a tagged result.
  */
-import { toWire, type WireError } from '../errors.js';
+import { toWire, NodeError, type WireError } from '../errors.js';
+import { openEnvelope } from '../protocol/envelope.js';
+import { extractCore, codeHash } from '../protocol/contract.js';
+import { toHex } from '../protocol/hash.js';
+import { typedValueToJson, type Value } from '../protocol/value.js';
+import { verifyArtifact } from '../vm/verifier.js';
 
-export type PoolTask = { kind: 'ping'; n: number };
+export type PoolTask =
+  | { kind: 'ping'; n: number }
+  /** Strict decode + signature check of a call payload (borsh bytes). */
+  | { kind: 'openCall'; payload: Uint8Array }
+  /** Artifact shape, bytecode verification and code hash of a deploy registration. */
+  | { kind: 'checkDeploy'; body: Record<string, unknown> };
+
+export interface OpenedCall {
+  contractId: string;
+  function: string;
+  args: { type: string; value: string | boolean }[];
+  caller: string;
+  callId: string;
+  outpoint: string;
+  envelopeHash: string;
+}
+
+export interface CheckedDeploy {
+  codeHash: string;
+  core: { bytecode: string; abi: unknown[]; function_offsets: Record<string, unknown>; function_offset_to_locals: Record<string, unknown>; constants: unknown[] };
+}
 
 export type PoolResult = { ok: true; value: unknown } | { ok: false; error: WireError };
+
+function openCall(payload: Uint8Array): OpenedCall {
+  const { envelope: e, envelopeHash } = openEnvelope(payload);
+  return {
+    contractId: toHex(e.contractId),
+    function: e.function,
+    args: e.args.map((v: Value) => typedValueToJson(v)),
+    caller: toHex(e.caller),
+    callId: e.callId.toString(),
+    outpoint: `${toHex(e.outpointTxid)}:${e.outpointVout}`,
+    envelopeHash: toHex(envelopeHash),
+  };
+}
+
+function checkDeploy(body: Record<string, unknown>): CheckedDeploy {
+  const core = extractCore(body);
+  const v = verifyArtifact(core as never);
+  if (!v.ok) throw new NodeError('invalid_bytecode', `bytecode rejected at offset ${v.offset}: ${v.reason}`, { offset: v.offset, reason: v.reason });
+  return { codeHash: toHex(codeHash(core)), core: core as CheckedDeploy['core'] };
+}
 
 export function runTask(task: PoolTask): PoolResult {
   try {
     switch (task.kind) {
       case 'ping':
         return { ok: true, value: task.n };
+      case 'openCall':
+        return { ok: true, value: openCall(task.payload) };
+      case 'checkDeploy':
+        return { ok: true, value: checkDeploy(task.body) };
     }
   } catch (e) {
     return { ok: false, error: toWire(e) };

@@ -21,6 +21,8 @@ export const Bucket = {
   orphanStamp: 0x0a,
   payload: 0x0b,
   contractCalls: 0x0c,
+  pendingCall: 0x0d,
+  callCount: 0x0e,
 } as const;
 export type Bucket = (typeof Bucket)[keyof typeof Bucket];
 
@@ -54,6 +56,12 @@ export class Db {
         resolve(v);
       }),
     );
+  }
+
+  /** Several keys in one round trip to RocksDB's thread pool; missing keys are undefined. */
+  getMany(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => this.db.getMany(keys, {}, (e, v) => (e ? reject(e) : resolve(v ?? []))));
   }
 
   /** Applies ops atomically; `sync` fsyncs the WAL so the batch survives power loss. */

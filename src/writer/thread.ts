@@ -1,6 +1,8 @@
 /** Writer thread entry: opens RocksDB and serves WriterApi on the parent port. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Writer } from './writer.js';
+import { writerReadHandlers } from './read-handlers.js';
+import { writerPeerHandlers } from './peer-handlers.js';
 import { portTransport, serveTransport } from '../ipc/rpc.js';
 import { configureLogging, logger, registerSecret } from '../log.js';
 import type { WriterApi, WriterInit } from '../messages.js';
@@ -11,11 +13,25 @@ for (const s of init.secrets) registerSecret(s);
 const log = logger('writer');
 
 const writer = await Writer.open(init.dbPath, init.nodeId, log);
+const l = writer.ledger;
 const transport = portTransport(parentPort!);
 serveTransport<WriterApi>(
   transport,
   {
+    ...writerReadHandlers(writer),
+    ...writerPeerHandlers(writer),
     status: () => writer.status(),
+    initAnchor: (p) => writer.initAnchor(p),
+    knownHash: (p) => l.knownHash(p.height),
+    payloadAt: (p) => l.payloadAt(p.txid),
+    contract: (p) => l.contract(p.id),
+    isCallIdUsed: (p) => l.isCallIdUsed(Buffer.from(p.caller, 'hex'), BigInt(p.callId)),
+    acceptDeploy: (p) => writer.acceptDeploy(p.record),
+    acceptCall: (p) => writer.acceptCall(p.record),
+    call: (p) => l.call(p.txid),
+    applyChainUpdate: (p) => writer.applyChainUpdate(p),
+    stateRoot: (p) => (p.height === null ? (l.tip ? l.stateRootAt(l.tip.height) : null) : l.stateRootAt(p.height)),
+    clearHalt: () => writer.clearHalt(),
     close: async () => {
       await writer.close();
       setImmediate(() => process.exit(0));

@@ -1,0 +1,201 @@
+/**
+ * Bitcoin consensus-format helpers shared by the Esplora client, the block watcher and
+ * the devnet chain: strict parsing of raw blocks, headers and transactions, and the
+ * integrity checks every chain-data answer must pass (hash = requested hash, txids fold
+ * to the header's merkle root, witness commitment, no trailing bytes).
+ *
+ * Byte order: every hash handled as a string here is display hex (the reverse of the
+ * bytes inside raw headers and inputs), as Esplora spells it in URLs and JSON.
+ */
+import * as bitcoin from 'bitcoinjs-lib';
+import * as ecc from 'tiny-secp256k1';
+import { createHash } from 'node:crypto';
+
+let eccReady = false;
+/** bitcoinjs-lib needs an ecc backend for taproot helpers; idempotent. */
+export function initEcc(): void {
+  if (eccReady) return;
+  bitcoin.initEccLib(ecc);
+  eccReady = true;
+}
+
+export const HASH_HEX_RE = /^[0-9a-f]{64}$/;
+
+export function sha256d(data: Uint8Array): Uint8Array {
+  const a = createHash('sha256').update(data).digest();
+  return new Uint8Array(createHash('sha256').update(a).digest());
+}
+
+/** Display hex of 32 internal-order bytes (reversed). */
+export function displayHex(internal: Uint8Array): string {
+  return Buffer.from(internal).reverse().toString('hex');
+}
+
+/** Internal-order bytes of a display-hex hash. */
+export function internalBytes(display: string): Uint8Array {
+  return new Uint8Array(Buffer.from(display, 'hex').reverse());
+}
+
+/**
+ * Merkle root over internal-order hashes, Bitcoin style (odd levels duplicate the last
+ * item). `mutated` reports the CVE-2012-2459 pattern (two equal siblings), which lets a
+ * different list fold to the same root; callers reject it.
+ */
+export function merkleRoot(hashes: readonly Uint8Array[]): { root: Uint8Array; mutated: boolean } {
+  if (hashes.length === 0) throw new RangeError('merkle root of nothing');
+  let level = hashes.slice();
+  let mutated = false;
+  while (level.length > 1) {
+    const next: Uint8Array[] = [];
+    for (let i = 0; i < level.length; i += 2) {
+      const a = level[i]!;
+      const b = i + 1 < level.length ? level[i + 1]! : a;
+      if (i + 1 < level.length && Buffer.compare(a, b) === 0) mutated = true;
+      const buf = new Uint8Array(64);
+      buf.set(a, 0);
+      buf.set(b, 32);
+      next.push(sha256d(buf));
+    }
+    level = next;
+  }
+  return { root: level[0]!, mutated };
+}
+
+/** Merkle root (display hex) of a list of display-hex txids; null if mutated/empty. */
+export function merkleRootOfTxids(txids: readonly string[]): string | null {
+  if (txids.length === 0) return null;
+  const { root, mutated } = merkleRoot(txids.map(internalBytes));
+  return mutated ? null : displayHex(root);
+}
+
+export interface ParsedHeader {
+  hash: string;
+  version: number;
+  prevHash: string;
+  merkleRoot: string;
+  timestamp: number;
+  bits: number;
+  nonce: number;
+  /** The 80 header bytes as lowercase hex. */
+  hex: string;
+}
+
+export function parseHeaderBytes(bytes: Uint8Array): ParsedHeader {
+  if (bytes.length !== 80) throw new Error(`header must be 80 bytes, got ${bytes.length}`);
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return {
+    hash: displayHex(sha256d(bytes)),
+    version: b.readUInt32LE(0),
+    prevHash: displayHex(bytes.subarray(4, 36)),
+    merkleRoot: displayHex(bytes.subarray(36, 68)),
+    timestamp: b.readUInt32LE(68),
+    bits: b.readUInt32LE(72),
+    nonce: b.readUInt32LE(76),
+    hex: b.toString('hex'),
+  };
+}
+
+export interface ParsedBlock {
+  hash: string;
+  header: ParsedHeader;
+  /** Transactions in block order (coinbase first). Treat as read-only: may be cached. */
+  txs: bitcoin.Transaction[];
+  txids: string[];
+  size: number;
+  weight: number;
+}
+
+/**
+ * Parses a raw block and checks everything a server could get wrong or forge:
+ * complete parse with no trailing bytes, hash = `expectedHash` (when given), at least one
+ * transaction, coinbase first and only first, unique txids folding to the header's merkle
+ * root (no CVE-2012-2459 mutation), and the segwit witness commitment when any
+ * transaction carries a witness. Throws Error with a reason on any failure.
+ */
+export function parseRawBlock(bytes: Uint8Array, expectedHash?: string): ParsedBlock {
+  if (bytes.length < 81) throw new Error('raw block too short');
+  const header = parseHeaderBytes(bytes.subarray(0, 80));
+  if (expectedHash !== undefined && header.hash !== expectedHash) {
+    throw new Error(`block hashes to ${header.hash}, expected ${expectedHash}`);
+  }
+  let block: bitcoin.Block;
+  try {
+    block = bitcoin.Block.fromBuffer(bytes);
+  } catch (e) {
+    throw new Error(`raw block does not parse: ${(e as Error).message}`);
+  }
+  const txs = block.transactions ?? [];
+  if (txs.length === 0) throw new Error('block holds no transactions');
+  if (block.byteLength(false, true) !== bytes.length) throw new Error('raw block has trailing or missing bytes');
+  txs.forEach((tx, i) => {
+    if (tx.isCoinbase() !== (i === 0)) throw new Error(`transaction ${i} coinbase position is wrong`);
+  });
+  const txids = txs.map((t) => t.getId());
+  if (new Set(txids).size !== txids.length) throw new Error('duplicate txids in block');
+  const root = merkleRootOfTxids(txids);
+  if (root !== header.merkleRoot) throw new Error('txids do not match the merkle root');
+  if (txs.some((t) => t.hasWitnesses())) {
+    checkWitnessCommitment(txs);
+  }
+  return { hash: header.hash, header, txs, txids, size: bytes.length, weight: block.weight() };
+}
+
+/** BIP-141: the last coinbase output starting 6a24aa21a9ed commits to the wtxid root. */
+function checkWitnessCommitment(txs: bitcoin.Transaction[]): void {
+  const cb = txs[0]!;
+  let commit: Uint8Array | null = null;
+  for (const o of cb.outs) {
+    const s = o.script;
+    if (s.length >= 38 && s[0] === 0x6a && s[1] === 0x24 && s[2] === 0xaa && s[3] === 0x21 && s[4] === 0xa9 && s[5] === 0xed) {
+      commit = s.subarray(6, 38);
+    }
+  }
+  if (!commit) throw new Error('segwit block without witness commitment');
+  const reserved = cb.ins[0]?.witness;
+  if (!reserved || reserved.length !== 1 || reserved[0]!.length !== 32) throw new Error('coinbase witness reserved value missing');
+  const wtxids = txs.map((t, i) => (i === 0 ? new Uint8Array(32) : t.getHash(true)));
+  const wroot = merkleRoot(wtxids).root;
+  const buf = new Uint8Array(64);
+  buf.set(wroot, 0);
+  buf.set(reserved[0]!, 32);
+  if (Buffer.compare(sha256d(buf), commit) !== 0) throw new Error('witness commitment mismatch');
+}
+
+/** Parses a full transaction hex strictly; checks it hashes to `expectedTxid` when given. */
+export function parseTxHex(hex: string, expectedTxid?: string): bitcoin.Transaction {
+  if (!/^(?:[0-9a-f]{2})+$/.test(hex)) throw new Error('transaction hex is malformed');
+  let tx: bitcoin.Transaction;
+  try {
+    tx = bitcoin.Transaction.fromHex(hex);
+  } catch (e) {
+    throw new Error(`transaction does not parse: ${(e as Error).message}`);
+  }
+  if (tx.ins.length === 0 || tx.outs.length === 0) throw new Error('transaction has no inputs or no outputs');
+  if (expectedTxid !== undefined && tx.getId() !== expectedTxid) {
+    throw new Error(`transaction hashes to ${tx.getId()}, expected ${expectedTxid}`);
+  }
+  return tx;
+}
+
+/** Regtest/mainnet compact target → difficulty relative to the mainnet minimum (0x1d00ffff), as Bitcoin Core computes it. */
+export function difficultyOfBits(bits: number): number {
+  let shift = (bits >>> 24) & 0xff;
+  let diff = 0x0000ffff / (bits & 0x00ffffff);
+  while (shift < 29) {
+    diff *= 256;
+    shift++;
+  }
+  while (shift > 29) {
+    diff /= 256;
+    shift--;
+  }
+  return diff;
+}
+
+/** Whether a block hash (display hex) meets the compact target `bits`. */
+export function hashMeetsTarget(hashDisplay: string, bits: number): boolean {
+  const exp = bits >>> 24;
+  const mant = BigInt(bits & 0x007fffff);
+  const target = exp <= 3 ? mant >> BigInt(8 * (3 - exp)) : mant << BigInt(8 * (exp - 3));
+  return BigInt('0x' + hashDisplay) <= target;
+}

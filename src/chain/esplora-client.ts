@@ -1,0 +1,546 @@
+/**
+ * Esplora HTTP client (API-NOTES.md in test/fixtures/esplora): the endpoints the node
+ * needs, with timeouts, retries with exponential backoff (network errors, 429, 5xx;
+ * Retry-After honoured), an outbound rate limit (bottleneck), validation of every answer
+ * and a bounded cache of immutable data.
+ *
+ * Error contract:
+ * - `NodeError('not_found')`: a final 404 (unknown block/tx, height above the tip).
+ * - `NodeError('chain_unavailable')`: the endpoint could not be reached, kept failing
+ *   (429/5xx/timeouts) after the retries, or kept answering something malformed,
+ *   truncated or inconsistent. `detail.reason` says which.
+ * - `NodeError('bad_request')`: only from `broadcast`, when the server refuses the
+ *   transaction (400); `detail.server_message` carries its text.
+ * The 200 answers Esplora gives for unknown items (`{"confirmed":false}`,
+ * `{"spent":false}`, `in_best_chain:false`) are returned as such: they never prove that
+ * the item exists.
+ */
+import Bottleneck from 'bottleneck';
+import type { Transaction } from 'bitcoinjs-lib';
+import { NodeError } from '../errors.js';
+import { BoundedCache } from './cache.js';
+import { HASH_HEX_RE, merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from './bitcoin.js';
+
+export interface EsploraClientOptions {
+  /** Base URL including any `/api` prefix, e.g. `https://blockstream.info/api`. */
+  baseUrl: string;
+  /** Per-attempt timeout covering headers and body. Default 10 s. */
+  timeoutMs?: number;
+  /** Retries after the first attempt. Default 4 (5 attempts, ~0.5+1+2+4 s of backoff). */
+  retries?: number;
+  /** First backoff delay; doubles per retry, with jitter in [50 %, 100 %]. Default 500 ms. */
+  backoffBaseMs?: number;
+  /** Cap of one backoff delay. Default 30 s. */
+  backoffMaxMs?: number;
+  /** A Retry-After longer than this is not waited for: the call fails at once. Default 60 s. */
+  maxRetryAfterMs?: number;
+  /**
+   * Outbound rate limit. Default { minTimeMs: 250, maxConcurrent: 4 }: 4 req/s and 4
+   * connections, under Esplora's nginx limits (5 req/s per IP, burst 10, 10 connections),
+   * leaving room for a second process on the same IP. `false` disables it (tests).
+   */
+  rateLimit?: { minTimeMs: number; maxConcurrent: number } | false;
+  /** Cache bound: entries. Default 2,000. */
+  cacheEntries?: number;
+  /** Cache bound: bytes (raw block + tx hex sizes). Default 64 MiB: ~30 full mainnet blocks. */
+  cacheBytes?: number;
+  /** Largest answer read; a longer one is an invalid answer. Default 16 MiB (a raw block is at most 4 MB). */
+  maxResponseBytes?: number;
+  /** Injected fetch (tests); default the global one. */
+  fetch?: typeof fetch;
+}
+
+/** `/block/:hash` JSON, field names as Esplora spells them. */
+export interface EsploraBlock {
+  id: string;
+  height: number;
+  version: number;
+  timestamp: number;
+  tx_count: number;
+  size: number;
+  weight: number;
+  merkle_root: string;
+  previousblockhash: string | null;
+  mediantime: number;
+  nonce: number;
+  bits: number;
+  difficulty: number;
+}
+
+export interface BlockStatus {
+  in_best_chain: boolean;
+  height: number | null;
+  next_best: string | null;
+}
+
+export type TxStatus =
+  | { confirmed: true; block_height: number; block_hash: string; block_time: number }
+  | { confirmed: false };
+
+export type Outspend = { spent: false } | { spent: true; txid: string; vin: number; status: TxStatus };
+
+/** The subset of the client the block watcher uses (so tests can wrap or fake it). */
+export interface ChainSource {
+  tipHeight(): Promise<number>;
+  tipHash(): Promise<string>;
+  blockHashAt(height: number): Promise<string>;
+  rawBlock(hash: string): Promise<ParsedBlock>;
+}
+
+class InvalidAnswer extends Error {}
+
+type Kind = 'text' | 'json' | 'bytes';
+
+const isU32 = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= 0xffffffff;
+const isNat = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+const isHash = (x: unknown): x is string => typeof x === 'string' && HASH_HEX_RE.test(x);
+const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+function check(cond: unknown, what: string): asserts cond {
+  if (!cond) throw new InvalidAnswer(what);
+}
+
+function requireHash(h: string, what: string): void {
+  if (!isHash(h)) throw new NodeError('bad_request', `${what} must be 64 lowercase hex characters`);
+}
+
+function requireNat(n: number, what: string): void {
+  if (!isNat(n)) throw new NodeError('bad_request', `${what} must be a non-negative integer`);
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Parses Retry-After (delta seconds or HTTP date) into milliseconds; null when absent/garbled. */
+export function parseRetryAfter(v: string | null, now = Date.now()): number | null {
+  if (v === null) return null;
+  const s = v.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? null : Math.max(0, t - now);
+}
+
+export function validateTxStatus(x: unknown): TxStatus {
+  check(isObj(x) && typeof x.confirmed === 'boolean', 'tx status shape');
+  if (x.confirmed === false) return { confirmed: false };
+  check(isNat(x.block_height) && isHash(x.block_hash) && isNat(x.block_time), 'confirmed tx status fields');
+  return { confirmed: true, block_height: x.block_height, block_hash: x.block_hash, block_time: x.block_time };
+}
+
+export function validateOutspend(x: unknown): Outspend {
+  check(isObj(x) && typeof x.spent === 'boolean', 'outspend shape');
+  if (x.spent === false) return { spent: false };
+  check(isHash(x.txid) && isNat(x.vin), 'outspend spender fields');
+  return { spent: true, txid: x.txid, vin: x.vin, status: validateTxStatus(x.status) };
+}
+
+export function validateBlockStatus(x: unknown): BlockStatus {
+  check(isObj(x) && typeof x.in_best_chain === 'boolean', 'block status shape');
+  check(x.height === null || isNat(x.height), 'block status height');
+  check(x.next_best === null || isHash(x.next_best), 'block status next_best');
+  check(!x.in_best_chain || x.height !== null, 'best-chain block without height');
+  return { in_best_chain: x.in_best_chain, height: x.height as number | null, next_best: x.next_best as string | null };
+}
+
+export function validateBlockJson(x: unknown, hash?: string): EsploraBlock {
+  check(isObj(x), 'block object');
+  check(isHash(x.id) && (hash === undefined || x.id === hash), 'block id');
+  check(isNat(x.height) && isU32(x.version) && isU32(x.timestamp) && isNat(x.tx_count) && x.tx_count > 0, 'block numbers');
+  check(isNat(x.size) && isNat(x.weight) && isU32(x.mediantime) && isU32(x.nonce) && isU32(x.bits), 'block sizes');
+  check(isHash(x.merkle_root), 'block merkle_root');
+  check(x.previousblockhash === null ? x.height === 0 : isHash(x.previousblockhash), 'block previousblockhash');
+  check(typeof x.difficulty === 'number' && Number.isFinite(x.difficulty), 'block difficulty');
+  // The JSON's header fields must hash back to its id (README "Verification").
+  const h = Buffer.alloc(80);
+  h.writeUInt32LE(x.version, 0);
+  Buffer.from(x.previousblockhash === null ? '00'.repeat(32) : (x.previousblockhash as string), 'hex').reverse().copy(h, 4);
+  Buffer.from(x.merkle_root, 'hex').reverse().copy(h, 36);
+  h.writeUInt32LE(x.timestamp, 68);
+  h.writeUInt32LE(x.bits, 72);
+  h.writeUInt32LE(x.nonce, 76);
+  check(parseHeaderBytes(h).hash === x.id, 'block fields do not hash to id');
+  return {
+    id: x.id,
+    height: x.height,
+    version: x.version,
+    timestamp: x.timestamp,
+    tx_count: x.tx_count,
+    size: x.size,
+    weight: x.weight,
+    merkle_root: x.merkle_root,
+    previousblockhash: x.previousblockhash as string | null,
+    mediantime: x.mediantime,
+    nonce: x.nonce,
+    bits: x.bits,
+    difficulty: x.difficulty,
+  };
+}
+
+export class EsploraClient implements ChainSource {
+  readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly limiter: Bottleneck | null;
+  private readonly fetchImpl: typeof fetch;
+  private readonly maxResponseBytes: number;
+  private readonly blocks: BoundedCache<ParsedBlock>;
+  private readonly txHexes: BoundedCache<string>;
+  private readonly inflight = new Map<string, Promise<unknown>>();
+  /** Requests sent (attempts), for tests and metrics. */
+  requestCount = 0;
+
+  constructor(opts: EsploraClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.retries = opts.retries ?? 4;
+    this.backoffBaseMs = opts.backoffBaseMs ?? 500;
+    this.backoffMaxMs = opts.backoffMaxMs ?? 30_000;
+    this.maxRetryAfterMs = opts.maxRetryAfterMs ?? 60_000;
+    const rl = opts.rateLimit === undefined ? { minTimeMs: 250, maxConcurrent: 4 } : opts.rateLimit;
+    this.limiter = rl === false ? null : new Bottleneck({ minTime: rl.minTimeMs, maxConcurrent: rl.maxConcurrent });
+    this.fetchImpl = opts.fetch ?? fetch;
+    this.maxResponseBytes = opts.maxResponseBytes ?? 16 * 1024 * 1024;
+    const entries = opts.cacheEntries ?? 2000;
+    const bytes = opts.cacheBytes ?? 64 * 1024 * 1024;
+    this.blocks = new BoundedCache(entries, bytes);
+    this.txHexes = new BoundedCache(entries, bytes);
+  }
+
+  // ---- endpoints ---------------------------------------------------------------------
+
+  /** GET /blocks/tip/height */
+  async tipHeight(): Promise<number> {
+    return this.request('/blocks/tip/height', 'text', (t: string) => {
+      check(/^(0|[1-9]\d{0,9})$/.test(t), 'tip height is not a decimal');
+      return Number(t);
+    });
+  }
+
+  /** GET /blocks/tip/hash */
+  async tipHash(): Promise<string> {
+    return this.request('/blocks/tip/hash', 'text', (t: string) => {
+      check(isHash(t), 'tip hash is not 64 hex');
+      return t;
+    });
+  }
+
+  /** GET /block-height/:height → hash of the best-chain block there (not_found above the tip). */
+  async blockHashAt(height: number): Promise<string> {
+    requireNat(height, 'height');
+    return this.request(`/block-height/${height}`, 'text', (t: string) => {
+      check(isHash(t), 'block hash is not 64 hex');
+      return t;
+    });
+  }
+
+  /** GET /block/:hash → the block JSON, checked: its header fields hash to `hash`. */
+  async block(hash: string): Promise<EsploraBlock> {
+    requireHash(hash, 'block hash');
+    return this.request(`/block/${hash}`, 'json', (j: unknown) => validateBlockJson(j, hash));
+  }
+
+  /** GET /block/:hash/header → the 80-byte header, checked to hash to `hash`. */
+  async blockHeader(hash: string): Promise<ParsedHeader> {
+    requireHash(hash, 'block hash');
+    const cached = this.blocks.get(hash);
+    if (cached) return cached.header;
+    return this.request(`/block/${hash}/header`, 'text', (t: string) => {
+      check(/^[0-9a-f]{160}$/.test(t), 'header is not 160 hex');
+      const h = parseHeaderBytes(Buffer.from(t, 'hex'));
+      check(h.hash === hash, 'header does not hash to the requested hash');
+      return h;
+    });
+  }
+
+  /** GET /block/:hash/status. Unknown hashes answer in_best_chain:false (not an error). */
+  async blockStatus(hash: string): Promise<BlockStatus> {
+    requireHash(hash, 'block hash');
+    return this.request(`/block/${hash}/status`, 'json', validateBlockStatus);
+  }
+
+  /**
+   * GET /block/:hash/txids. Answers for stale blocks too. When the block's header is
+   * cached (or `verifyWith` is given) the list must fold to its merkle root.
+   */
+  async blockTxids(hash: string, verifyWith?: ParsedHeader): Promise<string[]> {
+    requireHash(hash, 'block hash');
+    const cached = this.blocks.get(hash);
+    if (cached) return cached.txids.slice();
+    return this.request(`/block/${hash}/txids`, 'json', (j: unknown) => {
+      check(Array.isArray(j) && j.length > 0 && j.every(isHash), 'txids list');
+      check(new Set(j).size === j.length, 'txids list has duplicates');
+      if (verifyWith) check(merkleRootOfTxids(j as string[]) === verifyWith.merkleRoot, 'txids do not match the merkle root');
+      return j as string[];
+    });
+  }
+
+  /** GET /block/:hash/txid/:index */
+  async blockTxid(hash: string, index: number): Promise<string> {
+    requireHash(hash, 'block hash');
+    requireNat(index, 'index');
+    const cached = this.blocks.get(hash);
+    if (cached) {
+      const t = cached.txids[index];
+      if (t === undefined) throw new NodeError('not_found', 'tx index out of range');
+      return t;
+    }
+    return this.request(`/block/${hash}/txid/${index}`, 'text', (t: string) => {
+      check(isHash(t), 'txid is not 64 hex');
+      return t;
+    });
+  }
+
+  /**
+   * GET /block/:hash/raw → the parsed block, fully checked (hash, merkle root, witness
+   * commitment). One request per block; cached (immutable: the hash commits to it).
+   */
+  async rawBlock(hash: string): Promise<ParsedBlock> {
+    requireHash(hash, 'block hash');
+    const cached = this.blocks.get(hash);
+    if (cached) return cached;
+    return this.dedupe(`raw:${hash}`, async () => {
+      const b = await this.request(`/block/${hash}/raw`, 'bytes', (bytes: Uint8Array) => {
+        try {
+          return parseRawBlock(bytes, hash);
+        } catch (e) {
+          throw new InvalidAnswer((e as Error).message);
+        }
+      });
+      this.blocks.set(hash, b, b.size);
+      return b;
+    });
+  }
+
+  /** GET /tx/:txid/hex → full serialization (with witness), checked to hash to `txid`; cached. */
+  async txHex(txid: string): Promise<string> {
+    requireHash(txid, 'txid');
+    const cached = this.txHexes.get(txid);
+    if (cached !== undefined) return cached;
+    return this.dedupe(`hex:${txid}`, async () => {
+      const hex = await this.request(`/tx/${txid}/hex`, 'text', (t: string) => {
+        try {
+          parseTxHex(t, txid);
+        } catch (e) {
+          throw new InvalidAnswer((e as Error).message);
+        }
+        return t;
+      });
+      this.txHexes.set(txid, hex, hex.length / 2);
+      return hex;
+    });
+  }
+
+  /** The transaction `txid` parsed (from `txHex`). */
+  async tx(txid: string): Promise<Transaction> {
+    return parseTxHex(await this.txHex(txid), txid);
+  }
+
+  /** GET /tx/:txid/status. Unknown txids answer {confirmed:false}: not proof of existence. */
+  async txStatus(txid: string): Promise<TxStatus> {
+    requireHash(txid, 'txid');
+    return this.request(`/tx/${txid}/status`, 'json', validateTxStatus);
+  }
+
+  /**
+   * The protocol position of a confirmed transaction: (block height, index in the block),
+   * from /tx/:txid/status, then /block/:hash/header and /block/:hash/txids (checked
+   * against the header's merkle root). null while unconfirmed or unknown.
+   */
+  async txPosition(txid: string): Promise<{ height: number; blockHash: string; index: number } | null> {
+    const st = await this.txStatus(txid);
+    if (!st.confirmed) return null;
+    const header = await this.blockHeader(st.block_hash);
+    const txids = await this.blockTxids(st.block_hash, header);
+    const index = txids.indexOf(txid);
+    if (index < 0) {
+      throw new NodeError('chain_unavailable', 'chain endpoint is inconsistent: tx not in its confirming block', {
+        reason: 'invalid_answer',
+        txid,
+        block_hash: st.block_hash,
+      });
+    }
+    return { height: st.block_height, blockHash: st.block_hash, index };
+  }
+
+  /** GET /tx/:txid/outspend/:vout. Unknown outputs answer {spent:false}. */
+  async outspend(txid: string, vout: number): Promise<Outspend> {
+    requireHash(txid, 'txid');
+    requireNat(vout, 'vout');
+    return this.request(`/tx/${txid}/outspend/${vout}`, 'json', validateOutspend);
+  }
+
+  /** GET /tx/:txid/outspends: one entry per output (not_found for unknown txids). */
+  async outspends(txid: string): Promise<Outspend[]> {
+    requireHash(txid, 'txid');
+    return this.request(`/tx/${txid}/outspends`, 'json', (j: unknown) => {
+      check(Array.isArray(j), 'outspends list');
+      return j.map(validateOutspend);
+    });
+  }
+
+  /**
+   * POST /tx with the hex as text/plain → the txid, checked against the hex. A refusal
+   * (400) is `bad_request` with the server's text in `detail.server_message`.
+   */
+  async broadcast(hex: string): Promise<string> {
+    const txid = parseTxHex(hex).getId();
+    return this.request(
+      '/tx',
+      'text',
+      (t: string) => {
+        check(t.trim() === txid, 'broadcast answered a different txid');
+        return txid;
+      },
+      hex,
+    );
+  }
+
+  /** Drops queued requests and the cache. In-flight ones finish or time out. */
+  async close(): Promise<void> {
+    this.blocks.clear();
+    this.txHexes.clear();
+    if (this.limiter) await this.limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
+  }
+
+  // ---- transport ---------------------------------------------------------------------
+
+  private dedupe<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const p = this.inflight.get(key) as Promise<T> | undefined;
+    if (p) return p;
+    const q = fn().finally(() => this.inflight.delete(key));
+    this.inflight.set(key, q);
+    return q;
+  }
+
+  private backoff(attempt: number): number {
+    const base = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** attempt);
+    return Math.round(base * (0.5 + Math.random() * 0.5));
+  }
+
+  private async request<T>(path: string, kind: 'text', parse: (t: string) => T, postBody?: string): Promise<T>;
+  private async request<T>(path: string, kind: 'json', parse: (j: unknown) => T): Promise<T>;
+  private async request<T>(path: string, kind: 'bytes', parse: (b: Uint8Array) => T): Promise<T>;
+  private async request<T>(path: string, kind: Kind, parse: (x: any) => T, postBody?: string): Promise<T> {
+    const url = this.baseUrl + path;
+    let lastReason = 'unreachable';
+    let lastMessage = '';
+    for (let attempt = 0; ; attempt++) {
+      let waitMs = this.backoff(attempt);
+      const outcome = await this.attempt(url, kind, postBody);
+      if (outcome.type === 'ok') {
+        try {
+          return parse(outcome.value);
+        } catch (e) {
+          if (e instanceof NodeError) throw e;
+          // Any failure to read the answer (a validator's verdict or a parser's exception)
+          // is the server's fault: retried, then chain_unavailable. Never a crash.
+          lastReason = 'invalid_answer';
+          lastMessage = e instanceof Error ? e.message : String(e);
+        }
+      } else if (outcome.type === 'final') {
+        if (outcome.status === 404) throw new NodeError('not_found', outcome.text || 'not found', { path, status: 404 });
+        if (postBody !== undefined && outcome.status === 400) {
+          throw new NodeError('bad_request', 'transaction refused by the chain endpoint', { server_message: outcome.text.slice(0, 500) });
+        }
+        throw new NodeError('chain_unavailable', `chain endpoint answered ${outcome.status}`, {
+          path,
+          status: outcome.status,
+          reason: 'http_error',
+          server_message: outcome.text.slice(0, 200),
+        });
+      } else {
+        lastReason = outcome.reason;
+        lastMessage = outcome.message;
+        if (outcome.retryAfterMs !== null) {
+          if (outcome.retryAfterMs > this.maxRetryAfterMs) break;
+          waitMs = Math.max(waitMs, outcome.retryAfterMs);
+        }
+      }
+      if (attempt >= this.retries) break;
+      await sleep(waitMs);
+    }
+    throw new NodeError('chain_unavailable', `chain endpoint unavailable: ${lastReason}`, { path, reason: lastReason, message: lastMessage });
+  }
+
+  /** Reads the body up to the cap; null (and the body cancelled) beyond it. */
+  private async readCapped(res: Response): Promise<Uint8Array | null> {
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (!res.body) return new Uint8Array(0);
+    if (declared > this.maxResponseBytes) {
+      await res.body.cancel().catch(() => undefined);
+      return null;
+    }
+    const reader = res.body.getReader();
+    const parts: Uint8Array[] = [];
+    let n = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      n += value.length;
+      if (n > this.maxResponseBytes) {
+        await reader.cancel().catch(() => undefined);
+        return null;
+      }
+      parts.push(value);
+    }
+    return new Uint8Array(Buffer.concat(parts));
+  }
+
+  private async attempt(
+    url: string,
+    kind: Kind,
+    postBody?: string,
+  ): Promise<
+    | { type: 'ok'; value: string | unknown | Uint8Array }
+    | { type: 'final'; status: number; text: string }
+    | { type: 'retry'; reason: string; message: string; retryAfterMs: number | null }
+  > {
+    const run = async () => {
+      this.requestCount++;
+      const ac = new AbortController();
+      const timer = setTimeout(() => ac.abort(), this.timeoutMs);
+      try {
+        const res = await this.fetchImpl(url, {
+          method: postBody === undefined ? 'GET' : 'POST',
+          body: postBody,
+          headers: postBody === undefined ? {} : { 'content-type': 'text/plain' },
+          signal: ac.signal,
+        });
+        const buf = await this.readCapped(res);
+        if (buf === null) {
+          return { type: 'retry' as const, reason: 'invalid_answer', message: `answer larger than ${this.maxResponseBytes} bytes`, retryAfterMs: null };
+        }
+        if (res.status === 429 || res.status >= 500) {
+          return {
+            type: 'retry' as const,
+            reason: `http_${res.status}`,
+            message: Buffer.from(buf.subarray(0, 200)).toString('utf8'),
+            retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
+          };
+        }
+        if (res.status !== 200) return { type: 'final' as const, status: res.status, text: Buffer.from(buf).toString('utf8') };
+        if (kind === 'bytes') return { type: 'ok' as const, value: buf };
+        const text = Buffer.from(buf).toString('utf8');
+        if (kind === 'text') return { type: 'ok' as const, value: text.trim() };
+        try {
+          return { type: 'ok' as const, value: JSON.parse(text) as unknown };
+        } catch {
+          return { type: 'retry' as const, reason: 'invalid_answer', message: 'body is not JSON', retryAfterMs: null };
+        }
+      } catch (e) {
+        const aborted = ac.signal.aborted;
+        return {
+          type: 'retry' as const,
+          reason: aborted ? 'timeout' : 'network_error',
+          message: aborted ? `no answer within ${this.timeoutMs} ms` : String((e as Error)?.message ?? e),
+          retryAfterMs: null,
+        };
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    return this.limiter ? this.limiter.schedule(run) : run();
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * Client-side failures of the SDK and the CLI. Node answers keep the node's stable code
+ * (PROTOCOL.md section 6, e.g. `anchor_mismatch`) and HTTP status; the SDK's own failures
+ * use the codes below. Messages are one line and never contain key material.
+ */
+export type ClientErrorCode =
+  | 'bad_argument' // a typed argument, flag or file the user gave is wrong
+  | 'bad_key' // a wallet or caller key cannot be read
+  | 'unknown_function' // the ABI has no such function
+  | 'insufficient_funds' // the wallet's UTXOs cannot pay outputs + fee
+  | 'unreachable' // an endpoint did not answer (connection refused, DNS, timeout)
+  | 'chain_error' // the chain-data endpoint answered with an error
+  | 'node_error' // the node answered with an error without a JSON error body
+  | 'timeout' // polling gave up
+  | 'internal';
+
+export class ClientError extends Error {
+  readonly code: string;
+  /** HTTP status when the error is an endpoint's answer. */
+  readonly status: number | undefined;
+  constructor(code: ClientErrorCode | string, message: string, status?: number) {
+    super(message);
+    this.name = 'ClientError';
+    this.code = code;
+    this.status = status;
+  }
+}

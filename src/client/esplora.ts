@@ -1,0 +1,58 @@
+/** Chain-data endpoint (Esplora REST; see test/fixtures/esplora/API-NOTES.md). */
+import { ClientError } from './errors.js';
+import { request, joinUrl, parseJson, oneLine, type HttpOptions, type HttpAnswer } from './http.js';
+import type { Utxo } from './anchor.js';
+
+const TXID_RE = /^[0-9a-f]{64}$/;
+
+export class EsploraClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly opts: HttpOptions = {},
+  ) {}
+
+  private async call(path: string, init: { method?: string; body?: string; contentType?: string } = {}): Promise<HttpAnswer> {
+    const a = await request(joinUrl(this.baseUrl, path), { ...init, what: 'chain-data endpoint' }, this.opts);
+    if (a.status < 200 || a.status > 299) {
+      throw new ClientError('chain_error', `chain-data endpoint ${init.method ?? 'GET'} ${path} answered ${a.status}: ${oneLine(a.text)}`, a.status);
+    }
+    return a;
+  }
+
+  /** GET /address/:addr/utxo -> wallet UTXOs (mempool ones included, status.confirmed false). */
+  async utxos(address: string): Promise<Utxo[]> {
+    const a = await this.call(`/address/${encodeURIComponent(address)}/utxo`);
+    const j = parseJson(a, 'chain-data endpoint');
+    if (!Array.isArray(j)) throw new ClientError('chain_error', 'chain-data endpoint: UTXO list is not an array');
+    return j.map((u) => {
+      const o = u as Utxo;
+      if (!o || !TXID_RE.test(o.txid) || !Number.isInteger(o.vout) || !Number.isSafeInteger(o.value)) {
+        throw new ClientError('chain_error', `chain-data endpoint: malformed UTXO ${oneLine(JSON.stringify(u))}`);
+      }
+      return { txid: o.txid, vout: o.vout, value: o.value, status: o.status };
+    });
+  }
+
+  /** GET /tx/:txid/hex. */
+  async txHex(txid: string): Promise<string> {
+    return (await this.call(`/tx/${txid}/hex`)).text.trim();
+  }
+
+  /** GET /tx/:txid/outspend/:vout -> spent or not (and by which tx). */
+  async outspend(txid: string, vout: number): Promise<{ spent: boolean; txid?: string; vin?: number }> {
+    return parseJson(await this.call(`/tx/${txid}/outspend/${vout}`), 'chain-data endpoint') as { spent: boolean; txid?: string; vin?: number };
+  }
+
+  /** POST /tx with the raw hex as text/plain; answers the txid. */
+  async broadcast(hex: string): Promise<string> {
+    const a = await this.call('/tx', { method: 'POST', body: hex, contentType: 'text/plain' });
+    const txid = a.text.trim();
+    if (!TXID_RE.test(txid)) throw new ClientError('chain_error', `chain-data endpoint: broadcast answered "${oneLine(txid, 80)}", not a txid`);
+    return txid;
+  }
+
+  /** GET /blocks/tip/height. */
+  async tipHeight(): Promise<number> {
+    return Number((await this.call('/blocks/tip/height')).text.trim());
+  }
+}

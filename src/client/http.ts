@@ -1,0 +1,54 @@
+/** One fetch wrapper: timeouts, unreachable endpoints and error bodies become ClientError. */
+import { ClientError } from './errors.js';
+
+export interface HttpOptions {
+  /** Per-request timeout in ms (default 15 s: Esplora and the node answer in well under a second). */
+  timeoutMs?: number;
+}
+
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  contentType: string;
+}
+
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + path;
+}
+
+export async function request(
+  url: string,
+  init: { method?: string; body?: string; contentType?: string; what: string },
+  opts: HttpOptions = {},
+): Promise<HttpAnswer> {
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: init.method ?? 'GET',
+      body: init.body,
+      headers: init.body !== undefined ? { 'content-type': init.contentType ?? 'application/json' } : undefined,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    const err = e as Error & { cause?: { code?: string } };
+    const why = err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : err.cause?.code ?? err.message;
+    throw new ClientError('unreachable', `${init.what} unreachable at ${url}: ${why}`);
+  }
+  const text = await res.text();
+  return { status: res.status, text, contentType: res.headers.get('content-type') ?? '' };
+}
+
+export function parseJson(a: HttpAnswer, what: string): unknown {
+  try {
+    return JSON.parse(a.text);
+  } catch {
+    throw new ClientError('node_error', `${what} answered ${a.status} with a body that is not JSON`, a.status);
+  }
+}
+
+/** Keeps error text to one short line. */
+export function oneLine(s: string, max = 300): string {
+  const t = s.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max)}...` : t;
+}

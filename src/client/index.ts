@@ -1,0 +1,9 @@
+/** Client SDK: one import for applications and the svc CLI. */
+export * from './errors.js';
+export * from './wallet.js';
+export * from './anchor.js';
+export * from './abi.js';
+export * from './http.js';
+export * from './esplora.js';
+export * from './node.js';
+export * from './sdk.js';

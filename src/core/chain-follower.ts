@@ -1,0 +1,127 @@
+/**
+ * Follows the chain-data endpoint for the writer: anchors the block journal of a node
+ * with no data (at the tip or at start_height), then runs the block watcher from the
+ * writer's last processed block and hands each update to the writer, in order.
+ */
+import { BlockWatcher, type ChainEvent, type ConnectedBlock } from '../chain/watcher.js';
+import type { EsploraClient } from '../chain/esplora-client.js';
+import type { RpcClient } from '../ipc/rpc.js';
+import type { BlockInput } from '../writer/records.js';
+import type { WriterApi, WriterStatus } from '../messages.js';
+import { NodeError } from '../errors.js';
+import { logger } from '../log.js';
+
+const log = logger('chain');
+
+/** Anchoring retries start here and double up to the cap while the endpoint is down. */
+const ANCHOR_RETRY_BASE_MS = 500;
+const ANCHOR_RETRY_CAP_MS = 30_000;
+/** Catch-up progress is logged at most this often. */
+const PROGRESS_EVERY_MS = 5_000;
+
+export function blockInputOf(b: ConnectedBlock): BlockInput {
+  const svc = new Set<number>([...b.stamps.map((s) => s.txIndex), ...b.rejectedStamps.map((s) => s.txIndex)]);
+  const txs = b.txs.filter((t) => svc.has(t.index)).map((t) => ({ txIndex: t.index, txid: t.txid, hex: t.tx.toHex() }));
+  const spends: [string, string][] = [];
+  for (const t of b.txs) {
+    if (t.index === 0) continue; // the coinbase spends nothing
+    for (const i of t.tx.ins) spends.push([`${Buffer.from(i.hash).reverse().toString('hex')}:${i.index}`, t.txid]);
+  }
+  return { height: b.height, hash: b.hash, prevHash: b.prevHash, txs, txids: b.txs.map((t) => t.txid), spends };
+}
+
+export class ChainFollower {
+  private watcher: BlockWatcher | null = null;
+  private stopped = false;
+  chainTipHeight: number | null = null;
+  chainTipHash: string | null = null;
+  lastError: string | null = null;
+  private progress = { since: 0, blocksAtStart: 0, lastLog: 0 };
+
+  constructor(
+    private readonly chain: EsploraClient,
+    private readonly writer: RpcClient<WriterApi>,
+    private readonly opts: { pollIntervalS: number; startHeight: number | null; onStatus: (s: WriterStatus) => void },
+  ) {}
+
+  get endpointOk(): boolean {
+    return this.lastError === null;
+  }
+
+  async start(): Promise<void> {
+    let status = await this.writer.call('status', {});
+    let delay = ANCHOR_RETRY_BASE_MS;
+    while (status.processedHeight === null && !this.stopped) {
+      try {
+        const height = this.opts.startHeight ?? (await this.chain.tipHeight());
+        const hash = await this.chain.blockHashAt(height);
+        status = await this.writer.call('initAnchor', { height, hash });
+        this.opts.onStatus(status);
+        this.lastError = null;
+      } catch (e) {
+        this.lastError = (e as Error).message;
+        log.warn('cannot anchor the block journal yet; retrying', { error: this.lastError, retry_ms: delay });
+        await new Promise((r) => setTimeout(r, delay).unref());
+        delay = Math.min(delay * 2, ANCHOR_RETRY_CAP_MS);
+      }
+    }
+    if (this.stopped) return;
+    const source = {
+      tipHeight: async () => {
+        const h = await this.chain.tipHeight();
+        this.chainTipHeight = h;
+        return h;
+      },
+      tipHash: () => this.chain.tipHash(),
+      blockHashAt: (h: number) => this.chain.blockHashAt(h),
+      rawBlock: (hash: string) => this.chain.rawBlock(hash),
+    };
+    this.progress = { since: Date.now(), blocksAtStart: status.processedHeight!, lastLog: 0 };
+    this.watcher = new BlockWatcher({
+      source,
+      anchor: { height: status.processedHeight!, hash: status.processedHash! },
+      knownHash: (height) => this.writer.call('knownHash', { height }),
+      pollIntervalSeconds: this.opts.pollIntervalS,
+      onEvent: (ev) => this.apply(ev),
+      onError: (e) => {
+        this.lastError = (e as Error).message;
+        if (e instanceof NodeError && e.code === 'halted') log.debug('block application paused: node halted');
+        else log.warn('block watching failed; will retry', { error: this.lastError });
+      },
+    });
+    this.watcher.start();
+  }
+
+  /** Polls the chain now (tests, and pushes from the devnet). */
+  pollNow(): Promise<void> {
+    return this.watcher ? this.watcher.pollNow() : Promise.resolve();
+  }
+
+  private async apply(ev: ChainEvent): Promise<void> {
+    const status = await this.writer.call('applyChainUpdate', {
+      fork_height: ev.fork_height,
+      disconnected: ev.disconnected,
+      connected: ev.connected.map(blockInputOf),
+    });
+    this.lastError = null;
+    const last = ev.connected[ev.connected.length - 1];
+    if (last) this.chainTipHash = this.chainTipHeight === last.height ? last.hash : this.chainTipHash;
+    this.opts.onStatus(status);
+    const now = Date.now();
+    const done = status.processedHeight!;
+    const left = Math.max(0, (this.chainTipHeight ?? done) - done);
+    if (left > 0 && now - this.progress.lastLog >= PROGRESS_EVERY_MS) {
+      const secs = (now - this.progress.since) / 1000;
+      const rate = secs > 0 ? (done - this.progress.blocksAtStart) / secs : 0;
+      log.info('catching up', { processed_height: done, blocks_left: left, blocks_per_s: Math.round(rate * 10) / 10, eta_s: rate > 0 ? Math.round(left / rate) : null });
+      this.progress.lastLog = now;
+    } else if (left === 0) {
+      log.info('block applied', { height: done, state_root: status.stateRoot, reorg_depth: ev.disconnected.length || undefined });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.watcher?.stop();
+  }
+}

@@ -1,0 +1,319 @@
+/**
+ * The devnet chain's HTTP server (node:http): Esplora's endpoints in Esplora's formats
+ * over a DevnetChain, plus JSON control endpoints under /devnet/. Paths may also carry an
+ * `/api` prefix, like the public instances.
+ *
+ * Esplora endpoints: GET /blocks/tip/height, /blocks/tip/hash, /block-height/:h,
+ * /block/:hash, /block/:hash/status, /block/:hash/header, /block/:hash/raw,
+ * /block/:hash/txids, /block/:hash/txid/:i, /block/:hash/txs[/:start], /tx/:txid,
+ * /tx/:txid/hex, /tx/:txid/raw, /tx/:txid/status, /tx/:txid/outspend/:vout,
+ * /tx/:txid/outspends, /address/:addr/utxo, /mempool/txids; POST /tx (hex as text).
+ * Errors are text/plain with electrs's messages.
+ *
+ * Control (JSON in and out; errors 400 `{"error":{"code":"bad_request","message"}}`):
+ * POST /devnet/mine {"blocks":n,"txids"?:[...]} → {"hashes":[...],"height":h}
+ * POST /devnet/reorg {"depth":k,"blocks"?:m,"drop"?:[...],"txids"?:[...],"txs"?:[hex]} → same
+ * POST /devnet/faucet {"address":a,"sats":n} → {"txid","vout"}
+ * GET  /devnet/info → {"network","faucet_address","tip_height","tip_hash","mempool_size"}
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as bitcoin from 'bitcoinjs-lib';
+import { DevnetChain, DevnetError, TxRejected } from './chain.js';
+import { blockJson, txJson } from './esplora-json.js';
+
+export { DevnetChain, DevnetError, TxRejected, REGTEST_GENESIS_HASH, type MineResult, type ReorgOptions, type BlockRecord } from './chain.js';
+
+export interface DevnetChainOptions {
+  /** 0 (default) picks an ephemeral port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Persist to / reload from this JSON file. */
+  dataFile?: string;
+  /** Mine until the chain is at least this high at start (e.g. 101 so the faucet has a mature coinbase). Default 0. */
+  initialBlocks?: number;
+}
+
+export interface DevnetChainHandle {
+  /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash; Esplora paths go right after it). */
+  url: string;
+  close(): Promise<void>;
+  chain: DevnetChain;
+}
+
+const MAX_BODY = 1_000_000;
+const HASH_RE = /^[0-9a-fA-F]{64}$/;
+const NUM_RE = /^\d+$/;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly text: string,
+  ) {
+    super(text);
+  }
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string | Uint8Array, cache?: string): void {
+  const headers: Record<string, string | number> = { 'content-type': type, 'content-length': Buffer.byteLength(body) };
+  if (cache) headers['cache-control'] = cache;
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+const text = (res: ServerResponse, body: string, status = 200) => send(res, status, 'text/plain', body);
+const json = (res: ServerResponse, body: unknown, status = 200) => send(res, status, 'application/json', JSON.stringify(body));
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > MAX_BODY) {
+        reject(new HttpError(413, 'Request body too large'));
+        req.destroy();
+        return;
+      }
+      parts.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function hashParam(s: string): string {
+  if (!HASH_RE.test(s)) throw new HttpError(400, 'Invalid hex string');
+  return s.toLowerCase();
+}
+
+function numParam(s: string): number {
+  if (!NUM_RE.test(s) || s.length > 10) throw new HttpError(400, 'Invalid number');
+  return Number(s);
+}
+
+/** Builds the request handler over a chain (exported for embedding in other servers). */
+export function devnetChainHandler(chain: DevnetChain): (req: IncomingMessage, res: ServerResponse) => void {
+  const net = chain.network;
+  const prevout = (txid: string, vout: number) => chain.prevout(txid, vout);
+  const blockNotFound = () => new HttpError(404, 'Block not found');
+  const txNotFound = () => new HttpError(404, 'Transaction not found');
+
+  const bestBlock = (hash: string) => {
+    const b = chain.blockByHash(hash);
+    if (!b || !chain.inBestChain(hash)) throw blockNotFound();
+    return b;
+  };
+  /** Known to Esplora: in the best chain, in the mempool, or in a stale block. */
+  const knownTx = (txid: string) => {
+    const t = chain.getTx(txid);
+    if (!t) throw txNotFound();
+    return t;
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://devnet');
+    let path = url.pathname;
+    if (path === '/api' || path.startsWith('/api/')) path = path.slice(4) || '/';
+    const p = path.split('/').slice(1);
+    const method = req.method ?? 'GET';
+    const notFound = () => new HttpError(404, `endpoint does not exist "${path}"`);
+
+    if (p[0] === 'devnet') return control(method, p[1] ?? '', req, res);
+
+    if (method === 'POST') {
+      if (path === '/tx') {
+        const body = await readBody(req);
+        try {
+          text(res, chain.submitTx(body));
+        } catch (e) {
+          if (e instanceof TxRejected) throw new HttpError(400, e.esploraText);
+          throw e;
+        }
+        return;
+      }
+      throw notFound();
+    }
+    if (method !== 'GET' && method !== 'HEAD') throw notFound();
+
+    if (p[0] === 'blocks' && p[1] === 'tip' && p.length === 3) {
+      if (p[2] === 'height') return text(res, String(chain.height));
+      if (p[2] === 'hash') return text(res, chain.tip.hash);
+    }
+    if (p[0] === 'block-height' && p.length === 2) {
+      const b = chain.blockAt(numParam(p[1]!));
+      if (!b) throw blockNotFound();
+      return text(res, b.hash);
+    }
+    if (p[0] === 'block' && p.length >= 2) {
+      const hash = hashParam(p[1]!);
+      const sub = p[2];
+      if (p.length === 2) {
+        const b = bestBlock(hash);
+        return json(res, blockJson(b.header, b.height, b.txs.length, b.size, b.weight, chain.mediantime(b.height)));
+      }
+      if (sub === 'status' && p.length === 3) {
+        if (!chain.inBestChain(hash)) return json(res, { in_best_chain: false, height: null, next_best: null });
+        const b = chain.blockByHash(hash)!;
+        return json(res, { in_best_chain: true, height: b.height, next_best: chain.blockAt(b.height + 1)?.hash ?? null });
+      }
+      if (sub === 'header' && p.length === 3) return text(res, bestBlock(hash).header.hex);
+      if (sub === 'raw' && p.length === 3) return send(res, 200, 'application/octet-stream', bestBlock(hash).raw);
+      // /txids, /txid/:i and /txs answer for stale blocks too (electrs keeps their txs).
+      if (sub === 'txids' && p.length === 3) {
+        const b = chain.blockByHash(hash);
+        if (!b) throw blockNotFound();
+        return json(res, b.txids);
+      }
+      if (sub === 'txid' && p.length === 4) {
+        const i = numParam(p[3]!);
+        const b = chain.blockByHash(hash);
+        if (!b) throw blockNotFound();
+        const t = b.txids[i];
+        if (t === undefined) throw new HttpError(404, 'tx index out of range');
+        return text(res, t);
+      }
+      if (sub === 'txs' && (p.length === 3 || p.length === 4)) {
+        const b = chain.blockByHash(hash);
+        if (!b) throw blockNotFound();
+        const start = p.length === 4 && NUM_RE.test(p[3]!) ? Number(p[3]) : 0;
+        if (start % 25 !== 0) throw new HttpError(400, 'start index must be a multipication of 25');
+        if (start >= b.txs.length) throw new HttpError(404, 'start index out of range');
+        return json(
+          res,
+          b.txs.slice(start, start + 25).map((t, k) => txJson(t, chain.txStatus(b.txids[start + k]!), prevout, net)),
+        );
+      }
+      throw notFound();
+    }
+    if (p[0] === 'tx' && p.length >= 2) {
+      const txid = hashParam(p[1]!);
+      const sub = p[2];
+      if (p.length === 2) return json(res, txJson(knownTx(txid), chain.txStatus(txid), prevout, net));
+      if (sub === 'hex' && p.length === 3) return text(res, knownTx(txid).toHex());
+      if (sub === 'raw' && p.length === 3) return send(res, 200, 'application/octet-stream', knownTx(txid).toBuffer());
+      if (sub === 'status' && p.length === 3) return json(res, chain.txStatus(txid));
+      if (sub === 'outspend' && p.length === 4) return json(res, chain.outspend(txid, numParam(p[3]!)));
+      if (sub === 'outspends' && p.length === 3) {
+        const t = knownTx(txid);
+        return json(
+          res,
+          t.outs.map((o, vout) => (o.script[0] === 0x6a ? { spent: false } : chain.outspend(txid, vout))),
+        );
+      }
+      throw notFound();
+    }
+    if (p[0] === 'address' && p.length === 3 && p[2] === 'utxo') {
+      let script: Uint8Array;
+      try {
+        script = bitcoin.address.toOutputScript(decodeURIComponent(p[1]!), net);
+      } catch {
+        throw new HttpError(400, 'Invalid Bitcoin address');
+      }
+      return json(
+        res,
+        chain.utxosOf(script).map((u) => ({ txid: u.txid, vout: u.vout, status: u.status, value: Number(u.value) })),
+      );
+    }
+    if (path === '/mempool/txids') return json(res, chain.mempoolTxids());
+    throw notFound();
+  }
+
+  async function control(method: string, what: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (method === 'GET' && what === 'info') {
+      return json(res, {
+        network: 'regtest',
+        faucet_address: chain.faucetAddress,
+        tip_height: chain.height,
+        tip_hash: chain.tip.hash,
+        mempool_size: chain.mempoolTxids().length,
+      });
+    }
+    if (method !== 'POST' || !['mine', 'reorg', 'faucet'].includes(what)) {
+      return json(res, { error: { code: 'not_found', message: `no control endpoint ${method} /devnet/${what}` } }, 404);
+    }
+    let body: Record<string, unknown>;
+    try {
+      const raw = await readBody(req);
+      const parsed = raw.trim() === '' ? {} : (JSON.parse(raw) as unknown);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('body must be a JSON object');
+      body = parsed as Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof HttpError) throw e;
+      return json(res, { error: { code: 'bad_request', message: 'body must be a JSON object' } }, 400);
+    }
+    const strList = (x: unknown, name: string): string[] | undefined => {
+      if (x === undefined) return undefined;
+      if (!Array.isArray(x) || !x.every((s) => typeof s === 'string')) throw new DevnetError(`${name} must be an array of strings`);
+      return x as string[];
+    };
+    const int = (x: unknown, name: string, dflt?: number): number | undefined => {
+      if (x === undefined) return dflt;
+      if (typeof x !== 'number' || !Number.isSafeInteger(x)) throw new DevnetError(`${name} must be an integer`);
+      return x;
+    };
+    try {
+      if (what === 'mine') return json(res, chain.mine(int(body.blocks, 'blocks', 1)!, strList(body.txids, 'txids')));
+      if (what === 'reorg') {
+        const depth = int(body.depth, 'depth');
+        if (depth === undefined) throw new DevnetError('depth is required');
+        return json(
+          res,
+          chain.reorg({
+            depth,
+            blocks: int(body.blocks, 'blocks'),
+            drop: strList(body.drop, 'drop'),
+            txids: strList(body.txids, 'txids'),
+            txs: strList(body.txs, 'txs'),
+          }),
+        );
+      }
+      if (typeof body.address !== 'string') throw new DevnetError('address must be a string');
+      const sats = int(body.sats, 'sats');
+      if (sats === undefined) throw new DevnetError('sats is required');
+      return json(res, chain.faucet(body.address, sats));
+    } catch (e) {
+      if (e instanceof DevnetError || e instanceof TxRejected) {
+        return json(res, { error: { code: 'bad_request', message: e.message } }, 400);
+      }
+      throw e;
+    }
+  }
+
+  return (req, res) => {
+    route(req, res).catch((e: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (e instanceof HttpError) text(res, e.text, e.status);
+      else text(res, 'Internal server error', 500);
+    });
+  };
+}
+
+/** Starts a devnet chain server. */
+export async function startDevnetChain(opts: DevnetChainOptions = {}): Promise<DevnetChainHandle> {
+  const chain = new DevnetChain(opts.dataFile);
+  const want = opts.initialBlocks ?? 0;
+  if (chain.height < want) chain.mine(want - chain.height);
+  const server = createServer(devnetChainHandler(chain));
+  server.keepAliveTimeout = 1000;
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const h = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${h}:${port}`,
+    chain,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

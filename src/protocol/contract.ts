@@ -1,0 +1,100 @@
+/**
+ * PROTOCOL.md section 2: artifact core, code_hash (RFC 8785 JCS), contract_id.
+ */
+import canonicalizeModule from 'canonicalize';
+import { NodeError } from '../errors.js';
+import { taggedHash, Tags, toHex } from './hash.js';
+
+/** The five keys hashed into code_hash, in no particular order (JCS sorts them). */
+export const CORE_KEYS = ['bytecode', 'abi', 'function_offsets', 'function_offset_to_locals', 'constants'] as const;
+
+export interface ArtifactCore {
+  bytecode: string;
+  abi: unknown[];
+  function_offsets: Record<string, unknown>;
+  function_offset_to_locals: Record<string, unknown>;
+  constants: unknown[];
+}
+
+export interface Artifact extends ArtifactCore {
+  metadata?: Record<string, unknown>;
+}
+
+// canonicalize is CommonJS (module.exports = fn) while its .d.ts declares an ES default
+// export; under NodeNext the default import is module.exports itself at runtime.
+const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
+
+const HEX = /^(?:[0-9a-f]{2})*$/;
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  return x !== null && typeof x === 'object' && !Array.isArray(x);
+}
+
+function bad(field: string, what: string): NodeError {
+  return new NodeError('bad_request', `artifact ${field}: ${what}`, { field });
+}
+
+/** Refuses numbers JSON.parse could not have read exactly (integers beyond +-2^53 must be strings). */
+function checkNumbers(x: unknown, path: string): void {
+  if (typeof x === 'number') {
+    if (!Number.isFinite(x)) throw bad(path, 'number is not finite');
+    if (Number.isInteger(x) && !Number.isSafeInteger(x)) {
+      throw bad(path, 'integer beyond +-2^53 must be a decimal string');
+    }
+  } else if (Array.isArray(x)) {
+    x.forEach((v, i) => checkNumbers(v, `${path}[${i}]`));
+  } else if (isPlainObject(x)) {
+    for (const [k, v] of Object.entries(x)) checkNumbers(v, `${path}.${k}`);
+  }
+}
+
+/**
+ * The core object of an artifact (or of a deploy request body, which holds the same keys
+ * plus `txid` and `metadata`): exactly the five keys, values as given. Checks their JSON
+ * types; throws NodeError bad_request naming the field.
+ */
+export function extractCore(artifact: unknown): ArtifactCore {
+  if (!isPlainObject(artifact)) throw new NodeError('bad_request', 'artifact must be a JSON object');
+  const a = artifact;
+  if (typeof a.bytecode !== 'string' || !HEX.test(a.bytecode)) throw bad('bytecode', 'must be lowercase hex');
+  if (!Array.isArray(a.abi)) throw bad('abi', 'must be an array');
+  if (!isPlainObject(a.function_offsets)) throw bad('function_offsets', 'must be an object');
+  if (!isPlainObject(a.function_offset_to_locals)) throw bad('function_offset_to_locals', 'must be an object');
+  if (!Array.isArray(a.constants)) throw bad('constants', 'must be an array');
+  const core: ArtifactCore = {
+    bytecode: a.bytecode,
+    abi: a.abi,
+    function_offsets: a.function_offsets,
+    function_offset_to_locals: a.function_offset_to_locals,
+    constants: a.constants,
+  };
+  for (const k of CORE_KEYS) checkNumbers(core[k], k);
+  return core;
+}
+
+/** UTF8(JCS(core)) as a string (RFC 8785). */
+export function canonicalCore(core: ArtifactCore): string {
+  const only: Record<string, unknown> = {};
+  for (const k of CORE_KEYS) only[k] = core[k];
+  const s = canonicalize(only);
+  if (s === undefined) throw new NodeError('bad_request', 'artifact core cannot be canonicalized');
+  return s;
+}
+
+/** code_hash = TH("SVC/code", UTF8(JCS(core))). Accepts a core or a whole artifact (extra keys ignored). */
+export function codeHash(core: ArtifactCore | Artifact): Uint8Array {
+  const c = extractCore(core);
+  return taggedHash(Tags.code, new Uint8Array(Buffer.from(canonicalCore(c), 'utf8')));
+}
+
+/** contract_id = TH("SVC/contract", deploy_txid(32) || code_hash(32)); deploy_txid in display byte order. */
+export function contractId(deployTxid: Uint8Array, codeHashBytes: Uint8Array): Uint8Array {
+  if (deployTxid.length !== 32) throw new TypeError('deploy_txid must be 32 bytes');
+  if (codeHashBytes.length !== 32) throw new TypeError('code_hash must be 32 bytes');
+  return taggedHash(Tags.contract, deployTxid, codeHashBytes);
+}
+
+/** contract_id as its 64-character lowercase hex (the form used in REST paths and bodies). */
+export function contractIdHex(deployTxid: Uint8Array, codeHashBytes: Uint8Array): string {
+  return toHex(contractId(deployTxid, codeHashBytes));
+}

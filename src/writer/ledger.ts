@@ -1,0 +1,740 @@
+/**
+ * The ledger: everything the writer thread knows and every rule of PROTOCOL.md sections
+ * 3 to 5 that changes state. Hot state (active contracts, their storage, pending calls,
+ * orphan stamps) lives in memory with RocksDB as the durable copy; history (decided
+ * calls, events, state roots, the block journal) is read from RocksDB.
+ *
+ * Every connected block is applied in one atomic, synced write batch that also carries
+ * its undo log (the previous value of every key it wrote, taken from memory, never read
+ * back from disk) for the last JOURNAL_WINDOW blocks. Deeper rewinds re-derive the state
+ * from the block journal, which keeps every stamped transaction the node has seen.
+ *
+ * Determinism: the order of application is the chain's (height, transaction index);
+ * within a call the VM orders writes; Maps are only iterated where order does not reach
+ * the state (or over sorted keys).
+ */
+import { createHash } from 'node:crypto';
+import { Transaction } from 'bitcoinjs-lib';
+import { Bucket, Db, key, prefixEnd, type BatchOp } from './db.js';
+import { StateTree, type FieldProof } from '../state/state-tree.js';
+import { NodeError } from '../errors.js';
+import { taggedHash, Tags, toHex } from '../protocol/hash.js';
+import { findStamp, type StampResult } from '../protocol/stamp.js';
+import { decodeEnvelope, type CallEnvelope } from '../protocol/envelope.js';
+import { checkCallBindingWithStamp } from '../protocol/binding.js';
+import { contractId as deriveContractId } from '../protocol/contract.js';
+import { valueToJson, type Value } from '../protocol/value.js';
+import { execute } from '../vm/execute.js';
+import { verifyArtifact } from '../vm/verifier.js';
+import type { Host, Program } from '../vm/types.js';
+import type { Logger } from '../log.js';
+import type { BlockInput, BlockRecord, CallRecord, ContractRecord, EventRecord, OrphanStamp } from './records.js';
+
+/** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */
+export const JOURNAL_WINDOW = 144;
+
+const hexOf = (b: Uint8Array): string => toHex(b);
+const bytesOf = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
+const u32be = (n: number): Uint8Array => {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setUint32(0, n, false);
+  return b;
+};
+const u64be = (n: bigint): Uint8Array => {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setBigUint64(0, n, false);
+  return b;
+};
+const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v), 'utf8');
+const parse = <T>(b: Buffer): T => JSON.parse(b.toString('utf8')) as T;
+
+interface LiveContract {
+  rec: ContractRecord;
+  id: Uint8Array;
+  codeHash: Uint8Array;
+  program: Program;
+}
+
+interface PendingCall {
+  rec: CallRecord;
+  envelope: CallEnvelope;
+  /** The stored JSON of `rec`, reused as the undo value when the call is decided. */
+  stored: Buffer;
+}
+
+export interface Tip {
+  height: number;
+  hash: string;
+}
+
+/** Collects one block's writes with the previous value of each key, for its undo log. */
+class UndoBatch {
+  readonly ops: BatchOp[] = [];
+  readonly undo: [string, string | null][] = [];
+  private readonly seen = new Set<string>();
+
+  put(k: Buffer, v: Buffer, prev: Buffer | null): void {
+    this.remember(k, prev);
+    this.ops.push({ type: 'put', key: k, value: v });
+  }
+
+  del(k: Buffer, prev: Buffer | null): void {
+    this.remember(k, prev);
+    this.ops.push({ type: 'del', key: k });
+  }
+
+  /** A write that is not undone (the undo log itself, the journal). */
+  raw(op: BatchOp): void {
+    this.ops.push(op);
+  }
+
+  private remember(k: Buffer, prev: Buffer | null): void {
+    const hk = k.toString('hex');
+    if (this.seen.has(hk)) return; // the first previous value is the one to restore
+    this.seen.add(hk);
+    this.undo.push([hk, prev ? prev.toString('base64') : null]);
+  }
+}
+
+export class Ledger {
+  private contracts = new Map<string, LiveContract>();
+  /** Contracts registered but whose deploy is not confirmed: id -> record. */
+  private pendingContracts = new Map<string, ContractRecord>();
+  private state = new StateTree();
+  private storageSize = new Map<string, number>();
+  private pending = new Map<string, PendingCall>();
+  private pendingByOutpoint = new Map<string, Set<string>>();
+  private orphans = new Map<string, OrphanStamp>();
+  private callCounts = new Map<string, number>();
+  private recentHashes = new Map<number, string>();
+  tip: Tip | null = null;
+  anchor: Tip | null = null;
+  stateRoot: string | null = null;
+  halted = false;
+  haltReason: string | null = null;
+  lastBlockAt: string | null = null;
+
+  constructor(
+    readonly db: Db,
+    private readonly log: Logger,
+  ) {}
+
+  // ---------------------------------------------------------------- loading
+
+  /**
+   * Rebuilds every in-memory structure from RocksDB. Everything is built aside and swapped
+   * in at once, so reads served while a rewind or replay runs never see a half-loaded state.
+   */
+  async load(): Promise<void> {
+    const next = new Ledger(this.db, this.log);
+    const meta = async <T>(name: string): Promise<T | null> => {
+      const v = await this.db.get(key(Bucket.meta, name));
+      return v ? parse<T>(v) : null;
+    };
+    const tip = await meta<Tip>('tip');
+    const anchor = await meta<Tip>('anchor');
+    const halt = await meta<{ reason: string }>('halt');
+
+    for (const { value } of await this.db.range(key(Bucket.contract), prefixEnd(key(Bucket.contract)))) {
+      const rec = parse<ContractRecord>(value);
+      if (rec.status === 'active') await next.activateInMemory(rec);
+      else next.pendingContracts.set(rec.contract_id, rec);
+    }
+    for (const { key: k } of await this.db.range(key(Bucket.pendingCall), prefixEnd(key(Bucket.pendingCall)))) {
+      const rec = await this.db.get(key(Bucket.call, k.subarray(1)));
+      if (rec) next.trackPending(parse<CallRecord>(rec));
+    }
+    for (const { value } of await this.db.range(key(Bucket.orphanStamp), prefixEnd(key(Bucket.orphanStamp)))) {
+      const o = parse<OrphanStamp>(value);
+      next.orphans.set(o.txid, o);
+    }
+    for (const { key: k, value } of await this.db.range(key(Bucket.callCount), prefixEnd(key(Bucket.callCount)))) {
+      next.callCounts.set(k.subarray(1).toString('hex'), Number(value.toString('utf8')));
+    }
+    if (tip) {
+      const from = Math.max(0, tip.height - 2 * JOURNAL_WINDOW);
+      for (const { value } of await this.db.range(key(Bucket.block, u32be(from)), key(Bucket.block, u32be(tip.height + 1)))) {
+        const b = parse<BlockRecord>(value);
+        next.recentHashes.set(b.height, b.hash);
+      }
+      if (anchor) next.recentHashes.set(anchor.height, anchor.hash);
+    }
+    // Swap in one synchronous step.
+    this.contracts = next.contracts;
+    this.pendingContracts = next.pendingContracts;
+    this.state = next.state;
+    this.storageSize = next.storageSize;
+    this.pending = next.pending;
+    this.pendingByOutpoint = next.pendingByOutpoint;
+    this.orphans = next.orphans;
+    this.callCounts = next.callCounts;
+    this.recentHashes = next.recentHashes;
+    this.tip = tip;
+    this.anchor = anchor;
+    this.halted = halt !== null;
+    this.haltReason = halt?.reason ?? null;
+    this.stateRoot = hexOf(this.state.root());
+  }
+
+  private async activateInMemory(rec: ContractRecord): Promise<void> {
+    const id = bytesOf(rec.contract_id);
+    const v = verifyArtifact(rec.artifact as never);
+    if (!v.ok) throw new Error(`stored contract ${rec.contract_id} no longer verifies: ${v.reason}`);
+    const entries: [Uint8Array, Uint8Array][] = [];
+    let size = 0;
+    const prefix = key(Bucket.storage, id);
+    for (const { key: k, value } of await this.db.range(prefix, prefixEnd(prefix))) {
+      const sk = new Uint8Array(k.subarray(prefix.length));
+      entries.push([sk, new Uint8Array(value)]);
+      size += sk.length + value.length;
+    }
+    this.contracts.set(rec.contract_id, { rec, id, codeHash: bytesOf(rec.code_hash), program: v.program });
+    this.state.addContract(id, bytesOf(rec.code_hash), entries);
+    this.storageSize.set(rec.contract_id, size);
+  }
+
+  private trackPending(rec: CallRecord): void {
+    const envelope = decodeEnvelope(Buffer.from(rec.payload, 'base64'));
+    this.pending.set(rec.txid, { rec, envelope, stored: json(rec) });
+    const set = this.pendingByOutpoint.get(rec.outpoint) ?? new Set<string>();
+    set.add(rec.txid);
+    this.pendingByOutpoint.set(rec.outpoint, set);
+  }
+
+  private untrackPending(txid: string): void {
+    const p = this.pending.get(txid);
+    if (!p) return;
+    this.pending.delete(txid);
+    const set = this.pendingByOutpoint.get(p.rec.outpoint);
+    set?.delete(txid);
+    if (set && set.size === 0) this.pendingByOutpoint.delete(p.rec.outpoint);
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  get contractCount(): number {
+    return this.contracts.size + this.pendingContracts.size;
+  }
+
+  knownHash(height: number): string | null {
+    return this.recentHashes.get(height) ?? null;
+  }
+
+  contractIds(): string[] {
+    return [...this.contracts.keys(), ...this.pendingContracts.keys()].sort();
+  }
+
+  contract(id: string): ContractRecord | null {
+    return this.contracts.get(id)?.rec ?? this.pendingContracts.get(id) ?? null;
+  }
+
+  program(id: string): Program | null {
+    return this.contracts.get(id)?.program ?? null;
+  }
+
+  async call(txid: string): Promise<CallRecord | null> {
+    const p = this.pending.get(txid);
+    if (p) return p.rec;
+    const v = await this.db.get(key(Bucket.call, bytesOf(txid)));
+    return v ? parse<CallRecord>(v) : null;
+  }
+
+  /** What the node holds for a txid: a deploy (contract id) or a call. */
+  async payloadAt(txid: string): Promise<{ kind: 'deploy'; contract_id: string; body_hash: string } | { kind: 'call'; contract_id: string; body_hash: string } | null> {
+    const v = await this.db.get(key(Bucket.payload, bytesOf(txid)));
+    return v ? parse(v) : null;
+  }
+
+  storageGet(contractId: string, storageKey: Uint8Array): Uint8Array | undefined {
+    const c = this.contracts.get(contractId);
+    return c ? this.state.getStorage(c.id, storageKey) : undefined;
+  }
+
+  prove(contractId: string, storageKey: Uint8Array): FieldProof {
+    return this.state.prove(bytesOf(contractId), storageKey);
+  }
+
+  async stateRootAt(height: number): Promise<{ height: number; block_hash: string; state_root: string } | null> {
+    const v = await this.db.get(key(Bucket.stateRoot, u32be(height)));
+    return v ? parse(v) : null;
+  }
+
+  async isCallIdUsed(caller: Uint8Array, callId: bigint): Promise<boolean> {
+    return (await this.db.get(key(Bucket.callIdIndex, caller, u64be(callId)))) !== undefined;
+  }
+
+  callCount(contractId: string): number {
+    return this.callCounts.get(contractId) ?? 0;
+  }
+
+  async callsOf(contractId: string, offset: number, limit: number): Promise<CallRecord[]> {
+    const prefix = key(Bucket.contractCalls, bytesOf(contractId));
+    const rows = await this.db.range(prefix, prefixEnd(prefix), { limit: offset + limit });
+    const out: CallRecord[] = [];
+    for (const r of rows.slice(offset)) {
+      const c = await this.call(r.value.toString('hex'));
+      if (c) out.push(c);
+    }
+    return out;
+  }
+
+  async events(contractId: string, fromHeight: number, toHeight: number, after: [number, number, number] | null, limit: number, name: string | null): Promise<EventRecord[]> {
+    const id = bytesOf(contractId);
+    const lo = after ? key(Bucket.event, id, u32be(after[0]), u32be(after[1]), u32be(after[2] + 1)) : key(Bucket.event, id, u32be(fromHeight));
+    const hi = toHeight >= 0xffffffff ? prefixEnd(key(Bucket.event, id)) : key(Bucket.event, id, u32be(toHeight + 1));
+    const out: EventRecord[] = [];
+    // Scan in bounded pages so a name filter over a long history stays bounded in memory.
+    let from = lo;
+    for (;;) {
+      const rows = await this.db.range(from, hi, { limit: 1000 });
+      for (const r of rows) {
+        const e = parse<EventRecord>(r.value);
+        if (name === null || e.name === name) out.push(e);
+        if (out.length >= limit) return out;
+      }
+      if (rows.length < 1000) return out;
+      from = Buffer.concat([rows[rows.length - 1]!.key, Buffer.of(0)]);
+    }
+  }
+
+  // ---------------------------------------------------------------- anchoring
+
+  async initAnchor(tip: Tip): Promise<void> {
+    if (this.tip) return;
+    const ops: BatchOp[] = [
+      { type: 'put', key: key(Bucket.meta, 'anchor'), value: json(tip) },
+      { type: 'put', key: key(Bucket.meta, 'tip'), value: json(tip) },
+      { type: 'put', key: key(Bucket.stateRoot, u32be(tip.height)), value: json({ height: tip.height, block_hash: tip.hash, state_root: hexOf(this.state.root()) }) },
+    ];
+    await this.writeOrHalt(ops);
+    this.anchor = tip;
+    this.tip = tip;
+    this.recentHashes.set(tip.height, tip.hash);
+    this.stateRoot = hexOf(this.state.root());
+    this.log.info('anchored block journal', { height: tip.height, hash: tip.hash });
+  }
+
+  // ---------------------------------------------------------------- intake
+
+  /** Stores a verified deploy registration durably. Returns false when it was already known. */
+  async acceptDeploy(rec: ContractRecord): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
+    this.refuseWhileHalted();
+    const known = await this.payloadAt(rec.txid);
+    if (known) {
+      if (known.kind === 'deploy' && known.body_hash === rec.body_hash) return { created: false, record: this.contract(known.contract_id)!, replayFrom: null };
+      throw new NodeError('conflict', `txid ${rec.txid} is already known with a different ${known.kind === 'deploy' ? 'artifact' : 'payload'}`);
+    }
+    const ops: BatchOp[] = [
+      { type: 'put', key: key(Bucket.contract, bytesOf(rec.contract_id)), value: json(rec) },
+      { type: 'put', key: key(Bucket.payload, bytesOf(rec.txid)), value: json({ kind: 'deploy', contract_id: rec.contract_id, body_hash: rec.body_hash }) },
+    ];
+    await this.writeOrHalt(ops);
+    this.pendingContracts.set(rec.contract_id, rec);
+    const orphan = this.orphans.get(rec.txid);
+    return { created: true, record: rec, replayFrom: orphan ? orphan.block_height : null };
+  }
+
+  /** Stores a verified call durably. */
+  async acceptCall(rec: CallRecord): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
+    this.refuseWhileHalted();
+    const bodyHash = createHash('sha256').update(rec.contract_id).update(rec.payload).digest('hex');
+    const known = await this.payloadAt(rec.txid);
+    if (known) {
+      if (known.kind === 'call' && known.body_hash === bodyHash) return { created: false, record: (await this.call(rec.txid))!, replayFrom: null };
+      throw new NodeError('conflict', `txid ${rec.txid} is already known with a different ${known.kind === 'call' ? 'payload' : 'artifact'}`);
+    }
+    const txid = bytesOf(rec.txid);
+    const ops: BatchOp[] = [
+      { type: 'put', key: key(Bucket.call, txid), value: json(rec) },
+      { type: 'put', key: key(Bucket.pendingCall, txid), value: Buffer.alloc(0) },
+      { type: 'put', key: key(Bucket.payload, txid), value: json({ kind: 'call', contract_id: rec.contract_id, body_hash: bodyHash }) },
+    ];
+    await this.writeOrHalt(ops);
+    this.trackPending(rec);
+    const orphan = this.orphans.get(rec.txid);
+    return { created: true, record: rec, replayFrom: orphan ? orphan.block_height : null };
+  }
+
+  private refuseWhileHalted(): void {
+    if (this.halted) throw new NodeError('halted', `node is halted: ${this.haltReason ?? 'unknown reason'}`);
+  }
+
+  // ---------------------------------------------------------------- blocks
+
+  /**
+   * Applies one block on top of the tip: drops, activations and call decisions in position
+   * order, then the state root; all in one atomic batch with the block's undo log.
+   */
+  async applyBlock(b: BlockInput & { dropped?: string[]; unstamped?: [number, string][] }, opts: { sync?: boolean } = {}): Promise<BlockRecord> {
+    this.refuseWhileHalted();
+    if (!this.tip) throw new NodeError('internal', 'block before the journal is anchored');
+    if (b.height !== this.tip.height + 1) throw new NodeError('internal', `block ${b.height} does not follow tip ${this.tip.height}`);
+    if (b.prevHash !== this.tip.hash) throw new NodeError('internal', `block ${b.height} does not link to tip ${this.tip.hash}`);
+    const batch = new UndoBatch();
+    const height = b.height;
+
+    // 1. Calls whose named outpoint another confirmed transaction spends are dropped.
+    const dropped: string[] = [];
+    if (b.spends) {
+      for (const [outpoint, spender] of b.spends) {
+        const set = this.pendingByOutpoint.get(outpoint);
+        if (!set) continue;
+        for (const txid of [...set].sort()) if (txid !== spender) dropped.push(txid);
+      }
+    } else if (b.dropped) dropped.push(...b.dropped);
+    for (const txid of dropped) {
+      const p = this.pending.get(txid);
+      if (!p) continue;
+      this.finishCall(batch, p, { status: 'dropped', block_height: null, tx_index: null, result: null, error: null, instructions: null });
+    }
+
+    // 2. Everything positioned in this block, in transaction order.
+    type Item = { txIndex: number; txid: string; hex: string | null };
+    const items: Item[] = b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex }));
+    const unstamped: [number, string][] = [];
+    if (b.txids) {
+      const withSvc = new Set(b.txs.map((t) => t.txid));
+      b.txids.forEach((txid, i) => {
+        if (!withSvc.has(txid) && this.pending.has(txid)) unstamped.push([i, txid]);
+      });
+    } else if (b.unstamped) unstamped.push(...b.unstamped);
+    for (const [txIndex, txid] of unstamped) items.push({ txIndex, txid, hex: null });
+    items.sort((x, y) => x.txIndex - y.txIndex);
+
+    // One batched read for every call id this block may use (not one awaited get per call).
+    const usedCallIds = new Set<string>();
+    const candidates = items.map((it) => this.pending.get(it.txid)).filter((p): p is PendingCall => p !== undefined);
+    const idKeys = candidates.map((p) => key(Bucket.callIdIndex, p.envelope.caller, u64be(p.envelope.callId)));
+    const found = await this.db.getMany(idKeys);
+    found.forEach((v, i) => {
+      if (v !== undefined) usedCallIds.add(idKeys[i]!.toString('hex'));
+    });
+    for (const it of items) {
+      const tx = it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
+      const stamp = tx ? findStamp(tx) : null;
+      if (stamp?.ok && stamp.stamp.kind === 'deploy') this.onDeployStamp(batch, it.txid, stamp.stamp.codeHash, height, it.txIndex);
+      const p = this.pending.get(it.txid);
+      if (p) {
+        await this.decideCall(batch, p, tx, stamp, height, it.txIndex, usedCallIds);
+      } else if (stamp?.ok && stamp.stamp.kind === 'call' && !(await this.payloadAt(it.txid))) {
+        this.putOrphan(batch, { txid: it.txid, kind: 'call', block_height: height, tx_index: it.txIndex });
+      }
+    }
+
+    // 3. The state root and the journal.
+    const root = hexOf(this.state.root());
+    const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs, dropped, unstamped, state_root: root };
+    const prevTip = this.tip;
+    batch.put(key(Bucket.stateRoot, u32be(height)), json({ height, block_hash: b.hash, state_root: root }), null);
+    batch.put(key(Bucket.meta, 'tip'), json({ height, hash: b.hash }), json(prevTip));
+    batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: json(record) });
+    batch.raw({ type: 'put', key: key(Bucket.undo, u32be(height)), value: json(batch.undo) });
+    if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: key(Bucket.undo, u32be(height - JOURNAL_WINDOW)) });
+    await this.writeOrHalt(batch.ops, opts.sync ?? true);
+    this.tip = { height, hash: b.hash };
+    this.recentHashes.set(height, b.hash);
+    this.recentHashes.delete(height - 2 * JOURNAL_WINDOW - 1);
+    this.stateRoot = root;
+    this.lastBlockAt = new Date().toISOString();
+    return record;
+  }
+
+  private onDeployStamp(batch: UndoBatch, txid: string, codeHash: Uint8Array, height: number, txIndex: number): void {
+    const id = hexOf(deriveContractId(bytesOf(txid), codeHash));
+    const rec = this.pendingContracts.get(id);
+    if (!rec) {
+      if (!this.contracts.has(id)) this.putOrphan(batch, { txid, kind: 'deploy', block_height: height, tx_index: txIndex });
+      return;
+    }
+    const prev = json(rec);
+    const active: ContractRecord = { ...rec, status: 'active', block_height: height, tx_index: txIndex };
+    batch.put(key(Bucket.contract, bytesOf(id)), json(active), prev);
+    const v = verifyArtifact(active.artifact as never);
+    if (!v.ok) throw new Error(`registered contract ${id} does not verify: ${v.reason}`);
+    this.pendingContracts.delete(id);
+    this.contracts.set(id, { rec: active, id: bytesOf(id), codeHash, program: v.program });
+    this.state.addContract(bytesOf(id), codeHash);
+    this.storageSize.set(id, 0);
+  }
+
+  private putOrphan(batch: UndoBatch, o: OrphanStamp): void {
+    const prev = this.orphans.get(o.txid);
+    batch.put(key(Bucket.orphanStamp, bytesOf(o.txid)), json(o), prev ? json(prev) : null);
+    this.orphans.set(o.txid, o);
+  }
+
+  private finishCall(batch: UndoBatch, p: PendingCall, upd: Pick<CallRecord, 'status' | 'block_height' | 'tx_index' | 'result' | 'error' | 'instructions'>): void {
+    const txid = bytesOf(p.rec.txid);
+    const next: CallRecord = { ...p.rec, ...upd };
+    batch.put(key(Bucket.call, txid), json(next), p.stored);
+    batch.del(key(Bucket.pendingCall, txid), Buffer.alloc(0));
+    this.untrackPending(p.rec.txid);
+    if (this.orphans.has(p.rec.txid)) {
+      batch.del(key(Bucket.orphanStamp, txid), json(this.orphans.get(p.rec.txid)));
+      this.orphans.delete(p.rec.txid);
+    }
+    if (upd.block_height !== null && upd.tx_index !== null) {
+      batch.put(key(Bucket.contractCalls, bytesOf(p.rec.contract_id), u32be(upd.block_height), u32be(upd.tx_index)), Buffer.from(txid), null);
+      const count = this.callCount(p.rec.contract_id);
+      batch.put(key(Bucket.callCount, bytesOf(p.rec.contract_id)), Buffer.from(String(count + 1)), count ? Buffer.from(String(count)) : null);
+      this.callCounts.set(p.rec.contract_id, count + 1);
+    }
+  }
+
+  private async decideCall(batch: UndoBatch, p: PendingCall, tx: Transaction | null, stamp: StampResult | null, height: number, txIndex: number, usedCallIds: Set<string>): Promise<void> {
+    const e = p.envelope;
+    const invalid = (code: string, message: string): void =>
+      this.finishCall(batch, p, { status: 'invalid', block_height: height, tx_index: txIndex, result: null, error: { code, message }, instructions: null });
+
+    // Binding again, against the transaction as confirmed (consensus-critical).
+    if (!tx || !stamp) return invalid('anchor_mismatch', 'the confirmed anchoring transaction carries no SVC stamp');
+    const binding = checkCallBindingWithStamp(tx, stamp, e, bytesOf(p.rec.envelope_hash));
+    if (!binding.ok) return invalid('anchor_mismatch', `binding failed at confirmation: ${binding.reason}`);
+    // The signature was verified at intake; every stored payload passed that check.
+    const live = this.contracts.get(p.rec.contract_id);
+    if (!live) return invalid('unknown_contract', 'the contract is unknown or not yet active at this position');
+    const pos = live.rec;
+    if (pos.block_height! > height || (pos.block_height === height && pos.tx_index! >= txIndex)) {
+      return invalid('unknown_contract', 'the call is confirmed at or before its contract deploy');
+    }
+    const callIdKey = key(Bucket.callIdIndex, e.caller, u64be(e.callId));
+    const callIdHex = callIdKey.toString('hex');
+    if (usedCallIds.has(callIdHex)) {
+      return invalid('duplicate_call_id', `(caller, call_id ${e.callId}) already belongs to an executed or failed call`);
+    }
+
+    const out = execute({
+      contractId: e.contractId,
+      function: e.function,
+      args: e.args,
+      context: {
+        height,
+        txid: bytesOf(p.rec.txid),
+        inputs: tx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
+        outputs: tx.outs.map((o) => ({ value: BigInt(o.value), script: new Uint8Array(o.script) })),
+        caller: e.caller,
+        callId: e.callId,
+      },
+      host: this.host(),
+    });
+    usedCallIds.add(callIdHex);
+    batch.put(callIdKey, Buffer.from(bytesOf(p.rec.txid)), null);
+    if (out.status === 'failed') {
+      this.finishCall(batch, p, { status: 'failed', block_height: height, tx_index: txIndex, result: null, error: { code: out.code, message: out.message }, instructions: out.instructions });
+      return;
+    }
+    for (const w of out.writes) {
+      const cid = hexOf(w.contractId);
+      const prev = this.state.getStorage(w.contractId, w.key);
+      this.state.setStorage(w.contractId, w.key, w.value);
+      const size = (this.storageSize.get(cid) ?? 0) - (prev ? w.key.length + prev.length : 0) + (w.value ? w.key.length + w.value.length : 0);
+      this.storageSize.set(cid, size);
+      const k = key(Bucket.storage, w.contractId, w.key);
+      const prevBuf = prev ? Buffer.from(prev) : null;
+      if (w.value) batch.put(k, Buffer.from(w.value), prevBuf);
+      else batch.del(k, prevBuf);
+    }
+    out.events.forEach((ev, logIndex) => {
+      const cid = hexOf(ev.contractId);
+      const rec: EventRecord = { name: ev.name, params: this.eventParams(cid, ev.name, ev.params), txid: p.rec.txid, block_height: height, tx_index: txIndex, log_index: logIndex, contract_id: cid };
+      batch.put(key(Bucket.event, ev.contractId, u32be(height), u32be(txIndex), u32be(logIndex)), json(rec), null);
+    });
+    this.finishCall(batch, p, {
+      status: 'executed',
+      block_height: height,
+      tx_index: txIndex,
+      result: out.result ? valueToJson(out.result) : null,
+      error: null,
+      instructions: out.instructions,
+    });
+  }
+
+  private eventParams(contractId: string, name: string, params: Value[]): Record<string, unknown> {
+    const abi = (this.contracts.get(contractId)?.rec.artifact.abi ?? []) as { type: string; name: string; inputs?: { name: string }[] }[];
+    const entry = abi.find((a) => a.type === 'event' && a.name === name);
+    const out: Record<string, unknown> = {};
+    params.forEach((v, i) => {
+      out[entry?.inputs?.[i]?.name ?? String(i)] = valueToJson(v);
+    });
+    return out;
+  }
+
+  host(): Host {
+    return {
+      program: (id) => this.contracts.get(hexOf(id))?.program,
+      storageGet: (id, k) => this.state.getStorage(id, k),
+      storageSize: (id) => this.storageSize.get(hexOf(id)) ?? 0,
+    };
+  }
+
+  // ---------------------------------------------------------------- rewinds
+
+  /** The oldest height the undo logs can rewind to. */
+  get undoFloor(): number {
+    if (!this.tip || !this.anchor) return 0;
+    return Math.max(this.anchor.height, this.tip.height - JOURNAL_WINDOW);
+  }
+
+  /**
+   * Makes the state that after block `height`. Within the journal window the undo logs run
+   * backwards, one atomic batch per block; deeper, the state is re-derived from the
+   * journal. `dropJournal`: the blocks above `height` left the best chain (a reorg).
+   */
+  async rewindTo(height: number, opts: { dropJournal: boolean }): Promise<void> {
+    if (!this.tip || height >= this.tip.height) return;
+    if (height < this.anchor!.height) throw new NodeError('internal', `cannot rewind below the journal anchor ${this.anchor!.height}`);
+    if (height >= this.undoFloor) {
+      for (let h = this.tip.height; h > height; h--) {
+        const raw = await this.db.get(key(Bucket.undo, u32be(h)));
+        if (!raw) throw new Error(`undo log of block ${h} is missing`);
+        const undo = parse<[string, string | null][]>(raw);
+        const ops: BatchOp[] = undo.map(([k, v]) => (v === null ? { type: 'del', key: Buffer.from(k, 'hex') } : { type: 'put', key: Buffer.from(k, 'hex'), value: Buffer.from(v, 'base64') }));
+        ops.push({ type: 'del', key: key(Bucket.undo, u32be(h)) });
+        if (opts.dropJournal) ops.push({ type: 'del', key: key(Bucket.block, u32be(h)) });
+        await this.writeOrHalt(ops);
+      }
+      await this.load();
+      return;
+    }
+    await this.rederive(height, { dropJournalAbove: opts.dropJournal, verifyBelow: height + 1 });
+  }
+
+  /**
+   * Resets derived state to the anchor and replays the journal up to `height`. Heights
+   * below `verifyBelow` must reproduce their stored state roots; a difference is a halt.
+   */
+  async rederive(height: number, opts: { dropJournalAbove: boolean; verifyBelow: number }): Promise<void> {
+    const anchor = this.anchor!;
+    this.log.warn('re-deriving state from the block journal', { from: anchor.height, to: height });
+    const oldRoots = new Map<number, { block_hash: string; state_root: string }>();
+    for (const { value } of await this.db.range(key(Bucket.stateRoot), prefixEnd(key(Bucket.stateRoot)))) {
+      const r = parse<{ height: number; block_hash: string; state_root: string }>(value);
+      oldRoots.set(r.height, r);
+    }
+    const ops: BatchOp[] = [];
+    const wipe = async (bucket: Bucket, keep?: (k: Buffer) => boolean): Promise<void> => {
+      for (const { key: k } of await this.db.range(key(bucket), prefixEnd(key(bucket)))) if (!keep || !keep(k)) ops.push({ type: 'del', key: k });
+    };
+    await wipe(Bucket.storage);
+    await wipe(Bucket.event);
+    await wipe(Bucket.undo);
+    await wipe(Bucket.callIdIndex);
+    await wipe(Bucket.contractCalls);
+    await wipe(Bucket.callCount);
+    await wipe(Bucket.orphanStamp);
+    await wipe(Bucket.stateRoot, (k) => k.readUInt32BE(1) === anchor.height);
+    if (opts.dropJournalAbove) await wipe(Bucket.block, (k) => k.readUInt32BE(1) <= height);
+    for (const { key: k, value } of await this.db.range(key(Bucket.call), prefixEnd(key(Bucket.call)))) {
+      const c = parse<CallRecord>(value);
+      const reset: CallRecord = { ...c, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null };
+      ops.push({ type: 'put', key: k, value: json(reset) });
+      ops.push({ type: 'put', key: key(Bucket.pendingCall, k.subarray(1)), value: Buffer.alloc(0) });
+    }
+    for (const { key: k, value } of await this.db.range(key(Bucket.contract), prefixEnd(key(Bucket.contract)))) {
+      const c = parse<ContractRecord>(value);
+      ops.push({ type: 'put', key: k, value: json({ ...c, status: 'pending', block_height: null, tx_index: null }) });
+    }
+    ops.push({ type: 'put', key: key(Bucket.meta, 'tip'), value: json(anchor) });
+    await this.writeOrHalt(ops);
+    await this.load();
+
+    for (let h = anchor.height + 1; h <= height; h++) {
+      const raw = await this.db.get(key(Bucket.block, u32be(h)));
+      if (!raw) throw new Error(`block journal entry ${h} is missing`);
+      const rec = parse<BlockRecord>(raw);
+      // The undo window is rebuilt for the last blocks only; older undo logs are not kept.
+      await this.applyBlock({ height: rec.height, hash: rec.hash, prevHash: rec.prevHash, txs: rec.txs, dropped: rec.dropped, unstamped: rec.unstamped }, { sync: false });
+      const old = oldRoots.get(h);
+      if (h < opts.verifyBelow && old && old.block_hash === rec.hash && old.state_root !== this.stateRoot) {
+        await this.halt(`re-derivation disagrees with stored state at height ${h}: stored ${old.state_root}, replay ${this.stateRoot}`);
+        return;
+      }
+    }
+    // Undo logs beyond the window were pruned during replay; make the result durable.
+    await this.writeOrHalt([{ type: 'put', key: key(Bucket.meta, 'tip'), value: json(this.tip) }], true);
+    this.log.info('re-derivation done', { height: this.tip!.height, state_root: this.stateRoot });
+  }
+
+  /** Replays blocks from `fromHeight` after a late payload, keeping the journal. */
+  async replayFrom(fromHeight: number): Promise<void> {
+    if (!this.tip || fromHeight > this.tip.height) return;
+    const target = this.tip.height;
+    if (fromHeight - 1 >= this.undoFloor) {
+      await this.rewindTo(fromHeight - 1, { dropJournal: false });
+      for (let h = fromHeight; h <= target; h++) {
+        const raw = await this.db.get(key(Bucket.block, u32be(h)));
+        if (!raw) throw new Error(`block journal entry ${h} is missing`);
+        const rec = parse<BlockRecord>(raw);
+        await this.applyBlock({ height: rec.height, hash: rec.hash, prevHash: rec.prevHash, txs: rec.txs, dropped: rec.dropped, unstamped: rec.unstamped });
+      }
+    } else {
+      await this.rederive(target, { dropJournalAbove: false, verifyBelow: fromHeight });
+    }
+    this.log.info('replayed after a late payload', { from: fromHeight, to: target, state_root: this.stateRoot });
+  }
+
+  // ---------------------------------------------------------------- halts
+
+  private async writeOrHalt(ops: BatchOp[], sync = true): Promise<void> {
+    try {
+      await this.db.batch(ops, sync);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      await this.halt(`storage write failed: ${code}`, false);
+      throw new NodeError('halted', 'node is halted: storage write failed');
+    }
+  }
+
+  async halt(reason: string, persist = true): Promise<void> {
+    if (this.halted) return;
+    this.halted = true;
+    this.haltReason = reason;
+    this.log.error('consensus halt', { reason });
+    if (persist) {
+      try {
+        await this.db.batch([{ type: 'put', key: key(Bucket.meta, 'halt'), value: json({ reason }) }], true);
+      } catch {
+        /* the halt stays in memory; the reason is logged */
+      }
+    }
+    // Memory may be ahead of what reached the disk: reload what is durable.
+    try {
+      await this.load();
+      this.halted = true;
+      this.haltReason = reason;
+    } catch {
+      /* reads may be stale until the operator clears the halt */
+    }
+  }
+
+  /** Operator action: re-derive from the journal and resume if it agrees with itself. */
+  async clearHalt(): Promise<void> {
+    const reason = this.haltReason;
+    this.halted = false;
+    this.haltReason = null;
+    try {
+      await this.db.batch([{ type: 'del', key: key(Bucket.meta, 'halt') }], true);
+    } catch (e) {
+      this.halted = true;
+      this.haltReason = reason;
+      throw new NodeError('halted', `cannot clear the halt: storage still failing (${(e as NodeJS.ErrnoException).code ?? 'write error'})`);
+    }
+    await this.load();
+    if (this.tip && this.anchor) await this.rederive(this.tip.height, { dropJournalAbove: false, verifyBelow: this.tip.height + 1 });
+    if (this.halted) throw new NodeError('halted', `halt not cleared: ${this.haltReason}`);
+    this.log.info('halt cleared', { previous_reason: reason });
+  }
+}
+
+/** Protocol helpers the intake path shares with the ledger. */
+export function callBodyHash(contractId: string, payloadB64: string): string {
+  return createHash('sha256').update(contractId).update(payloadB64).digest('hex');
+}
+
+export function envelopeHashHex(payload: Uint8Array): string {
+  return hexOf(taggedHash(Tags.envelope, payload));
+}

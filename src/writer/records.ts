@@ -1,0 +1,101 @@
+/**
+ * Records the writer stores (JSON in RocksDB) and the block input it applies. Hex is
+ * lowercase; txids and contract ids in display order (PROTOCOL section 1).
+ */
+import type { ErrorCode } from '../errors.js';
+
+export type CallStatus = 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';
+export type ContractStatus = 'pending' | 'active';
+
+export interface ContractRecord {
+  contract_id: string;
+  txid: string;
+  code_hash: string;
+  status: ContractStatus;
+  block_height: number | null;
+  tx_index: number | null;
+  /** The registration as received: artifact core and metadata. */
+  artifact: { bytecode: string; abi: unknown[]; function_offsets: Record<string, unknown>; function_offset_to_locals: Record<string, unknown>; constants: unknown[]; metadata: Record<string, unknown> };
+  /** SHA-256 of the canonical registration, to tell a repeat from a conflict. */
+  body_hash: string;
+}
+
+export interface CallError {
+  code: string;
+  message: string;
+}
+
+export interface CallRecord {
+  txid: string;
+  contract_id: string;
+  envelope_hash: string;
+  function: string;
+  caller: string;
+  call_id: string;
+  status: CallStatus;
+  block_height: number | null;
+  tx_index: number | null;
+  result: unknown;
+  error: CallError | null;
+  /** base64 of borsh(envelope), exactly as received. */
+  payload: string;
+  /** "txid:vout" the anchoring transaction must spend. */
+  outpoint: string;
+  /** Instructions the VM used (executed/failed). */
+  instructions: number | null;
+}
+
+/** A transaction of a block that the writer needs: carries SVC outputs or anchors a known call. */
+export interface BlockTx {
+  txIndex: number;
+  txid: string;
+  hex: string;
+}
+
+/** What the core hands the writer per connected block; also the stored journal entry. */
+export interface BlockInput {
+  height: number;
+  hash: string;
+  prevHash: string;
+  /** Transactions with SVC outputs (well formed or not), in block order. */
+  txs: BlockTx[];
+  /** Every txid of the block, in order (to find anchors of known calls that carry no stamp). */
+  txids?: string[];
+  /** Outpoints spent in the block: [outpoint "txid:vout", spender txid]. */
+  spends?: [string, string][];
+}
+
+/** The stored journal entry: the block input reduced to what replay needs. */
+export interface BlockRecord {
+  height: number;
+  hash: string;
+  prevHash: string;
+  txs: BlockTx[];
+  /** Calls of this block decided dropped (their outpoint spent by another transaction). */
+  dropped: string[];
+  /** Anchors of known calls that carry no stamp: [txIndex, txid]. */
+  unstamped: [number, string][];
+  state_root: string;
+}
+
+export interface EventRecord {
+  name: string;
+  params: Record<string, unknown>;
+  txid: string;
+  block_height: number;
+  tx_index: number;
+  log_index: number;
+  contract_id: string;
+}
+
+export interface OrphanStamp {
+  txid: string;
+  kind: 'deploy' | 'call';
+  block_height: number;
+  tx_index: number;
+}
+
+export interface DecideOutcome {
+  status: Exclude<CallStatus, 'pending'>;
+  code?: ErrorCode | string;
+}

@@ -1,0 +1,205 @@
+/** The client against a deliberately misbehaving local server. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NodeError } from '../../src/errors.js';
+import { EsploraClient, parseRetryAfter, type EsploraClientOptions } from '../../src/chain/esplora-client.js';
+import { entryBody, listen, manifest, type Listening } from './servers.js';
+
+type Behaviour = (req: IncomingMessage, res: ServerResponse) => void;
+/** Per path, a queue of behaviours; the last one repeats. */
+const script = new Map<string, Behaviour[]>();
+const hits = new Map<string, number>();
+let srv: Listening;
+
+const GENESIS = '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f';
+const GENESIS_TXID = '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b';
+const rawGenesis = entryBody(manifest.find((e) => e.path === `/block/${GENESIS}/raw`)!);
+const genesisTxHex = entryBody(manifest.find((e) => e.path === `/tx/${GENESIS_TXID}/hex`)!).toString('utf8');
+
+const text = (status: number, body: string, headers: Record<string, string> = {}): Behaviour => (_q, r) => {
+  r.writeHead(status, { 'content-type': 'text/plain', ...headers });
+  r.end(body);
+};
+const bytes = (b: Uint8Array): Behaviour => (_q, r) => {
+  r.writeHead(200, { 'content-type': 'application/octet-stream' });
+  r.end(b);
+};
+const hang: Behaviour = () => undefined; // never answers
+const slowBody: Behaviour = (_q, r) => {
+  r.writeHead(200, { 'content-type': 'text/plain' });
+  r.write('12'); // then stalls
+};
+
+function on(path: string, ...bs: Behaviour[]): void {
+  script.set(path, bs);
+  hits.set(path, 0);
+}
+
+before(async () => {
+  srv = await listen((req, res) => {
+    const path = req.url ?? '/';
+    const q = script.get(path);
+    const n = hits.get(path) ?? 0;
+    hits.set(path, n + 1);
+    if (!q) return void res.writeHead(404, { 'content-type': 'text/plain' }).end(`endpoint does not exist "${path}"`);
+    q[Math.min(n, q.length - 1)]!(req, res);
+  });
+});
+after(() => srv.close());
+
+function mk(o: Partial<EsploraClientOptions> = {}): EsploraClient {
+  return new EsploraClient({ baseUrl: srv.url, rateLimit: false, retries: 3, backoffBaseMs: 5, backoffMaxMs: 20, timeoutMs: 500, ...o });
+}
+
+async function unavailable(p: Promise<unknown>, reason?: string): Promise<NodeError> {
+  let got: unknown;
+  try {
+    await p;
+  } catch (e) {
+    got = e;
+  }
+  assert.ok(got instanceof NodeError, `expected a NodeError, got ${String(got)}`);
+  assert.equal(got.code, 'chain_unavailable');
+  if (reason) assert.equal(got.detail?.reason, reason);
+  return got;
+}
+
+test('500s are retried, then the answer is used', async () => {
+  on('/blocks/tip/height', text(500, 'oops'), text(503, 'busy'), text(200, '812345'));
+  const c = mk();
+  assert.equal(await c.tipHeight(), 812345);
+  assert.equal(hits.get('/blocks/tip/height'), 3);
+});
+
+test('a server that keeps failing gives chain_unavailable after the retries', async () => {
+  on('/blocks/tip/hash', text(502, 'bad gateway'));
+  const c = mk({ retries: 2 });
+  await unavailable(c.tipHash(), 'http_502');
+  assert.equal(hits.get('/blocks/tip/hash'), 3);
+});
+
+test('429 with Retry-After is honoured', async () => {
+  on('/block-height/5', text(429, 'Too Many Requests', { 'retry-after': '1' }), text(200, GENESIS));
+  const c = mk();
+  const t0 = Date.now();
+  assert.equal(await c.blockHashAt(5), GENESIS);
+  assert.ok(Date.now() - t0 >= 950, 'waited for Retry-After');
+  assert.equal(parseRetryAfter('2'), 2000);
+  assert.ok((parseRetryAfter(new Date(Date.now() + 3000).toUTCString()) ?? 0) > 1000);
+  assert.equal(parseRetryAfter('soon'), null);
+});
+
+test('a Retry-After beyond the cap fails at once', async () => {
+  on('/block-height/6', text(429, 'Too Many Requests', { 'retry-after': '3600' }));
+  await unavailable(mk().blockHashAt(6), 'http_429');
+  assert.equal(hits.get('/block-height/6'), 1);
+});
+
+test('answers slower than the timeout (no headers, or a stalled body) are timeouts', async () => {
+  on('/block-height/7', hang);
+  on('/block-height/8', slowBody);
+  const c = mk({ timeoutMs: 80, retries: 1 });
+  await unavailable(c.blockHashAt(7), 'timeout');
+  await unavailable(c.blockHashAt(8), 'timeout');
+  assert.equal(hits.get('/block-height/7'), 2);
+});
+
+test('garbage JSON and wrong shapes are errors, never results', async () => {
+  on(`/tx/${GENESIS_TXID}/status`, text(200, '{"confirmed":tru'));
+  on(`/tx/${GENESIS_TXID}/outspend/0`, text(200, '{"spent":"yes"}'));
+  on(`/block/${GENESIS}/status`, text(200, '{"in_best_chain":true,"height":null,"next_best":null}'));
+  on(`/block/${GENESIS}`, text(200, '{"id":"' + GENESIS + '","height":0}'));
+  on(`/tx/${GENESIS_TXID}/outspends`, text(200, '<html>502</html>'));
+  const c = mk({ retries: 1 });
+  await unavailable(c.txStatus(GENESIS_TXID), 'invalid_answer');
+  await unavailable(c.outspend(GENESIS_TXID, 0), 'invalid_answer');
+  await unavailable(c.blockStatus(GENESIS), 'invalid_answer');
+  await unavailable(c.block(GENESIS), 'invalid_answer');
+  await unavailable(c.outspends(GENESIS_TXID), 'invalid_answer');
+  on('/blocks/tip/height', text(200, '-1'));
+  await unavailable(c.tipHeight(), 'invalid_answer');
+});
+
+test('truncated or foreign transaction hex is refused', async () => {
+  on(`/tx/${GENESIS_TXID}/hex`, text(200, genesisTxHex.slice(0, genesisTxHex.length - 10)));
+  const c = mk({ retries: 0 });
+  await unavailable(c.txHex(GENESIS_TXID), 'invalid_answer');
+  const other = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
+  on(`/tx/${other}/hex`, text(200, genesisTxHex)); // parses, but hashes to another txid
+  await unavailable(c.txHex(other), 'invalid_answer');
+  on(`/tx/${GENESIS_TXID}/hex`, text(200, genesisTxHex));
+  assert.equal(await c.txHex(GENESIS_TXID), genesisTxHex);
+});
+
+test('a block whose txids do not match its merkle root, or another block, or a truncated one, is refused', async () => {
+  const tampered = Buffer.from(rawGenesis);
+  tampered[tampered.length - 10] ^= 0x01; // inside the coinbase output script: header intact, merkle root wrong
+  on(`/block/${GENESIS}/raw`, bytes(tampered));
+  const c = mk({ retries: 0 });
+  const e = await unavailable(c.rawBlock(GENESIS), 'invalid_answer');
+  assert.match(String(e.detail?.message), /merkle/);
+  on(`/block/${GENESIS}/raw`, bytes(rawGenesis.subarray(0, rawGenesis.length - 5)));
+  await unavailable(c.rawBlock(GENESIS), 'invalid_answer');
+  on(`/block/${GENESIS}/raw`, bytes(Buffer.concat([rawGenesis, Buffer.from([0])])));
+  await unavailable(c.rawBlock(GENESIS), 'invalid_answer');
+  const block1 = '00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048';
+  on(`/block/${block1}/raw`, bytes(rawGenesis));
+  await unavailable(c.rawBlock(block1), 'invalid_answer');
+  on(`/block/${GENESIS}/header`, text(200, rawGenesis.subarray(0, 79).toString('hex')));
+  await unavailable(c.blockHeader(GENESIS), 'invalid_answer');
+});
+
+test('a /txids list that does not fold to the header merkle root is refused', async () => {
+  on(`/block/${GENESIS}/txids`, text(200, JSON.stringify([GENESIS])));
+  const c = mk({ retries: 0 });
+  const { parseHeaderBytes } = await import('../../src/chain/bitcoin.js');
+  await unavailable(c.blockTxids(GENESIS, parseHeaderBytes(rawGenesis.subarray(0, 80))), 'invalid_answer');
+});
+
+test('immutable data is cached: one request per raw block', async () => {
+  on(`/block/${GENESIS}/raw`, bytes(rawGenesis));
+  const c = mk({ retries: 0 });
+  const [a, b] = await Promise.all([c.rawBlock(GENESIS), c.rawBlock(GENESIS)]);
+  assert.equal(a, b);
+  await c.rawBlock(GENESIS);
+  assert.equal(hits.get(`/block/${GENESIS}/raw`), 1);
+  const tiny = mk({ retries: 0, cacheBytes: 10 });
+  await tiny.rawBlock(GENESIS);
+  await tiny.rawBlock(GENESIS);
+  assert.equal(hits.get(`/block/${GENESIS}/raw`), 3, 'over-bound entries are not kept');
+});
+
+test('an unreachable endpoint is chain_unavailable; a refused broadcast is bad_request', async () => {
+  const c = new EsploraClient({ baseUrl: 'http://127.0.0.1:1', rateLimit: false, retries: 1, backoffBaseMs: 1 });
+  await unavailable(c.tipHeight(), 'network_error');
+  on('/tx', text(400, 'sendrawtransaction RPC error: {"code":-26,"message":"txn-mempool-conflict"}'));
+  await assert.rejects(mk().broadcast(genesisTxHex), (e: unknown) => {
+    assert.ok(e instanceof NodeError);
+    assert.equal(e.code, 'bad_request');
+    assert.match(String(e.detail?.server_message), /txn-mempool-conflict/);
+    return true;
+  });
+  await assert.rejects(mk().txStatus('ABC'), (e: unknown) => e instanceof NodeError && e.code === 'bad_request');
+});
+
+test('the outbound rate limit spaces requests', async () => {
+  on('/blocks/tip/height', text(200, '1'));
+  const c = mk({ rateLimit: { minTimeMs: 40, maxConcurrent: 1 } });
+  const t0 = Date.now();
+  await Promise.all([1, 2, 3, 4, 5].map(() => c.tipHeight()));
+  assert.ok(Date.now() - t0 >= 150, `5 requests at 40 ms spacing took ${Date.now() - t0} ms`);
+  await c.close();
+});
+
+test('an answer larger than the cap is refused without reading it all', async () => {
+  on(`/block/${GENESIS}/raw`, bytes(rawGenesis));
+  const c = mk({ retries: 0, maxResponseBytes: 100 });
+  await unavailable(c.rawBlock(GENESIS), 'invalid_answer');
+  on('/blocks/tip/hash', (_q, r) => {
+    r.writeHead(200, { 'content-type': 'text/plain' }); // no content-length: chunked
+    r.write('a'.repeat(80));
+    r.end('a'.repeat(80));
+  });
+  await unavailable(c.tipHash(), 'invalid_answer');
+});

@@ -1,0 +1,137 @@
+/** The client reads every recorded Esplora answer in test/fixtures/esplora correctly. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { NodeError } from '../../src/errors.js';
+import { EsploraClient } from '../../src/chain/esplora-client.js';
+import { merkleRootOfTxids, parseTxHex } from '../../src/chain/bitcoin.js';
+import { entryBody, fixtureText, manifest, startFixtureServer, type Listening } from './servers.js';
+
+let srv: Listening;
+let client: EsploraClient;
+const UNKNOWN = '0000000000000000000000000000000000000000000000000000000000000001';
+
+before(async () => {
+  srv = await startFixtureServer();
+  client = new EsploraClient({ baseUrl: `${srv.url}/api/`, rateLimit: false, retries: 0 });
+});
+after(async () => {
+  await client.close();
+  await srv.close();
+});
+
+const ok = manifest.filter((e) => e.status === 200 && e.method === 'GET');
+const body = (e: (typeof manifest)[number]) => entryBody(e).toString('utf8');
+const match = (re: RegExp) => ok.flatMap((e) => (re.test(e.path) && !e.path.includes(UNKNOWN) ? [{ e, m: re.exec(e.path)! }] : []));
+
+async function rejectsWith(p: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(p, (err: unknown) => err instanceof NodeError && err.code === code);
+}
+
+test('tip height and hash are text/plain values', async () => {
+  assert.equal(await client.tipHeight(), 730000);
+  assert.equal(await client.tipHash(), '0000000000000000000384f28cb3b9cf4377a39cfd6c29ae9466951de38c0529');
+});
+
+test('every /block-height answer is read', async () => {
+  const rows = match(/^\/block-height\/(\d+)$/);
+  assert.ok(rows.length >= 19);
+  for (const { e, m } of rows) assert.equal(await client.blockHashAt(Number(m[1])), body(e));
+});
+
+test('every /block/:hash JSON parses and its header fields hash back to the id', async () => {
+  const rows = match(/^\/block\/([0-9a-f]{64})$/);
+  assert.ok(rows.length >= 6);
+  for (const { e, m } of rows) {
+    const b = await client.block(m[1]!);
+    const j = JSON.parse(body(e));
+    assert.equal(b.id, m[1]);
+    assert.equal(b.height, j.height);
+    assert.equal(b.previousblockhash, j.previousblockhash);
+  }
+});
+
+test('every /header hashes to its block, and headers 0..10 link', async () => {
+  const rows = match(/^\/block\/([0-9a-f]{64})\/header$/);
+  assert.ok(rows.length >= 15);
+  for (const { m } of rows) assert.equal((await client.blockHeader(m[1]!)).hash, m[1]);
+  let prev = '00'.repeat(32);
+  for (let h = 0; h <= 10; h++) {
+    const hash = await client.blockHashAt(h);
+    const hdr = await client.blockHeader(hash);
+    assert.equal(hdr.prevHash, prev);
+    prev = hash;
+  }
+});
+
+test('every raw block parses, hashes to its hash, and its txids fold to the merkle root', async () => {
+  const rows = match(/^\/block\/([0-9a-f]{64})\/raw$/);
+  assert.ok(rows.length >= 5);
+  for (const { m } of rows) {
+    const b = await client.rawBlock(m[1]!);
+    assert.equal(b.hash, m[1]);
+    assert.equal(merkleRootOfTxids(b.txids), b.header.merkleRoot);
+    const listed = ok.find((x) => x.path === `/block/${m[1]}/txids`);
+    if (listed) assert.deepEqual(b.txids, JSON.parse(body(listed)));
+  }
+});
+
+test('every /txids list is read and checked against its header; /txid/:i agrees', async () => {
+  const fresh = new EsploraClient({ baseUrl: srv.url + '/api', rateLimit: false, retries: 0 });
+  for (const { e, m } of match(/^\/block\/([0-9a-f]{64})\/txids$/)) {
+    const hdr = await fresh.blockHeader(m[1]!);
+    assert.deepEqual(await fresh.blockTxids(m[1]!, hdr), JSON.parse(body(e)));
+  }
+  for (const { e, m } of match(/^\/block\/([0-9a-f]{64})\/txid\/(\d+)$/)) {
+    assert.equal(await fresh.blockTxid(m[1]!, Number(m[2])), body(e));
+  }
+  await fresh.close();
+});
+
+test('every /tx/:txid/hex hashes to its txid and parses', async () => {
+  const rows = match(/^\/tx\/([0-9a-f]{64})\/hex$/);
+  assert.ok(rows.length >= 10);
+  for (const { m } of rows) {
+    const tx = await client.tx(m[1]!);
+    assert.equal(tx.getId(), m[1]);
+  }
+});
+
+test('statuses, outspend and outspends are read as recorded', async () => {
+  for (const { e, m } of match(/^\/tx\/([0-9a-f]{64})\/status$/)) assert.deepEqual(await client.txStatus(m[1]!), JSON.parse(body(e)));
+  for (const { e, m } of match(/^\/tx\/([0-9a-f]{64})\/outspend\/(\d+)$/)) {
+    assert.deepEqual(await client.outspend(m[1]!, Number(m[2])), JSON.parse(body(e)));
+  }
+  for (const { e, m } of match(/^\/tx\/([0-9a-f]{64})\/outspends$/)) assert.deepEqual(await client.outspends(m[1]!), JSON.parse(body(e)));
+  for (const { e, m } of match(/^\/block\/([0-9a-f]{64})\/status$/)) assert.deepEqual(await client.blockStatus(m[1]!), JSON.parse(body(e)));
+  // The stale block of the recordings reads in_best_chain:false.
+  const stale = await client.blockStatus('00000000000000000005e086e9e74aae37139ba27c5ba8b50ba5c773e22c6b61');
+  assert.deepEqual(stale, { in_best_chain: false, height: null, next_best: null });
+});
+
+test('unknown items: the 200 answers are not existence, the 404s are not_found', async () => {
+  assert.deepEqual(await client.txStatus(UNKNOWN), { confirmed: false });
+  assert.deepEqual(await client.outspend(UNKNOWN, 0), { spent: false });
+  assert.deepEqual(await client.blockStatus(UNKNOWN), { in_best_chain: false, height: null, next_best: null });
+  await rejectsWith(client.tx(UNKNOWN), 'not_found');
+  await rejectsWith(client.txHex(UNKNOWN), 'not_found');
+  await rejectsWith(client.outspends(UNKNOWN), 'not_found');
+  await rejectsWith(client.block(UNKNOWN), 'not_found');
+  await rejectsWith(client.blockHeader(UNKNOWN), 'not_found');
+  await rejectsWith(client.rawBlock(UNKNOWN), 'not_found');
+  await rejectsWith(client.blockTxids(UNKNOWN), 'not_found');
+  await rejectsWith(client.blockHashAt(99999999), 'not_found');
+  await rejectsWith(client.blockTxid('000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f', 1), 'not_found');
+});
+
+test('POST /tx sends the hex as text and returns the checked txid', async () => {
+  const post = manifest.find((e) => e.method === 'POST')!;
+  const hex = fixtureText(post.request_body_file!).trim();
+  assert.equal(await client.broadcast(hex), parseTxHex(hex).getId());
+  assert.equal(await client.broadcast(hex), body(post));
+});
+
+test('the segwit block 542213 checks its witness commitment', async () => {
+  const b = await client.rawBlock('000000000000000000143a2c56c0214236dadfd30df41d4a0345492ad6d861ec');
+  assert.equal(b.txs.length, 4);
+  assert.ok(b.txs.some((t) => t.hasWitnesses()));
+});

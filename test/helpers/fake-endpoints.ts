@@ -1,0 +1,111 @@
+/**
+ * A small local HTTP server standing in for the chain-data endpoint (under /esplora) and a
+ * node (under /node). It records every request so tests can check what the SDK posted.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Transaction } from 'bitcoinjs-lib';
+
+export interface Recorded {
+  method: string;
+  path: string;
+  contentType: string;
+  body: string;
+}
+
+export interface FakeOptions {
+  utxos?: { txid: string; vout: number; value: number; status?: { confirmed: boolean } }[];
+  abi?: unknown[] | null;
+  /** Status answers in order; the last one repeats. */
+  statuses?: string[];
+  /** Override answers: path prefix -> [status, body]. */
+  override?: Record<string, [number, unknown]>;
+}
+
+export interface Fake {
+  url: string;
+  esploraUrl: string;
+  nodeUrl: string;
+  requests: Recorded[];
+  close(): Promise<void>;
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' });
+  res.end(text);
+}
+
+export async function startFake(o: FakeOptions = {}): Promise<Fake> {
+  const requests: Recorded[] = [];
+  const statuses = o.statuses ?? ['pending', 'executed'];
+  let statusCalls = 0;
+  const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    const url = new URL(req.url!, 'http://x');
+    const path = url.pathname;
+    requests.push({ method: req.method!, path: req.url!, contentType: req.headers['content-type'] ?? '', body });
+    for (const [prefix, [st, b]] of Object.entries(o.override ?? {})) {
+      if (path.startsWith(prefix)) return send(res, st, b);
+    }
+    let m: RegExpMatchArray | null;
+    if ((m = path.match(/^\/esplora\/address\/([^/]+)\/utxo$/))) return send(res, 200, o.utxos ?? []);
+    if (path === '/esplora/tx' && req.method === 'POST') {
+      try {
+        return send(res, 200, Transaction.fromHex(body).getId());
+      } catch {
+        return send(res, 400, 'sendrawtransaction RPC error: {"code":-22,"message":"TX decode failed"}');
+      }
+    }
+    if (path === '/node/deploy_contract' && req.method === 'POST') {
+      const j = JSON.parse(body);
+      return send(res, 202, { contract_id: 'c'.repeat(64), txid: j.txid, code_hash: 'd'.repeat(64), status: 'pending' });
+    }
+    if (path === '/node/contract_call' && req.method === 'POST') {
+      const j = JSON.parse(body);
+      return send(res, 202, { txid: j.txid, contract_id: j.contract_id, envelope_hash: 'e'.repeat(64), status: 'pending' });
+    }
+    if ((m = path.match(/^\/node\/contract_call\/([0-9a-f]{64})\/status$/))) {
+      const st = statuses[Math.min(statusCalls++, statuses.length - 1)]!;
+      return send(res, 200, {
+        txid: m[1], contract_id: 'c'.repeat(64), envelope_hash: 'e'.repeat(64), function: 'transfer', caller: 'f'.repeat(64),
+        call_id: '1', status: st, block_height: st === 'pending' ? null : 101, tx_index: st === 'pending' ? null : 1,
+        result: st === 'executed' ? [true] : null, error: st === 'failed' ? { code: 'revert', message: 'no' } : null,
+      });
+    }
+    if ((m = path.match(/^\/node\/contracts\/([0-9a-f]{64})\/abi$/))) {
+      if (o.abi) return send(res, 200, { abi: o.abi });
+      return send(res, 404, { error: { code: 'not_found', message: 'no such route' } });
+    }
+    if ((m = path.match(/^\/node\/v2\/([0-9a-f]{64})\/([^/]+)(?:\/(.+))?$/))) {
+      return send(res, 200, { contract_id: m[1], field: decodeURIComponent(m[2]!), key: m[3] ?? null, value: '5', exists: true, height: 100 });
+    }
+    if ((m = path.match(/^\/node\/events\/([0-9a-f]{64})$/))) {
+      return send(res, 200, { contract_id: m[1], events: [{ name: url.searchParams.get('event_name') ?? 'Transfer', params: { amount: '5' }, txid: 'a'.repeat(64), block_height: 101, tx_index: 1, log_index: 0 }], next_offset: null, query: url.search });
+    }
+    return send(res, 404, { error: { code: 'not_found', message: `no route ${path}` } });
+  };
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => handle(req, res, body));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    esploraUrl: `${url}/esplora`,
+    nodeUrl: `${url}/node`,
+    requests,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** A URL on which nothing listens (a port just released). */
+export async function deadUrl(): Promise<string> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return `http://127.0.0.1:${port}`;
+}
