@@ -36,15 +36,59 @@ function program(src: string): Program {
 
 const bin = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
 
+/**
+ * Byte-keyed map without building a string per lookup (string creation and hashing dominate
+ * short calls on this box): FNV-1a 32-bit buckets, exact byte comparison inside a bucket.
+ */
+class BytesMap<V> {
+  private buckets = new Map<number, { k: Uint8Array; v: V }[]>();
+  private static hash(k: Uint8Array): number {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < k.length; i++) h = Math.imul(h ^ k[i]!, 0x01000193);
+    return h >>> 0;
+  }
+  private static eq(a: Uint8Array, b: Uint8Array): boolean {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  get(k: Uint8Array): V | undefined {
+    const b = this.buckets.get(BytesMap.hash(k));
+    if (b) for (const e of b) if (BytesMap.eq(e.k, k)) return e.v;
+    return undefined;
+  }
+  set(k: Uint8Array, v: V): void {
+    const h = BytesMap.hash(k);
+    const b = this.buckets.get(h);
+    if (!b) { this.buckets.set(h, [{ k, v }]); return; }
+    for (const e of b) if (BytesMap.eq(e.k, k)) { e.v = v; return; }
+    b.push({ k, v });
+  }
+  delete(k: Uint8Array): void {
+    const h = BytesMap.hash(k);
+    const b = this.buckets.get(h);
+    if (!b) return;
+    const i = b.findIndex((e) => BytesMap.eq(e.k, k));
+    if (i >= 0) b.splice(i, 1);
+    if (b.length === 0) this.buckets.delete(h);
+  }
+}
+
 class BenchHost implements Host {
   programs = new Map<string, Program>();
-  store = new Map<string, Map<string, Uint8Array>>();
+  store = new Map<string, BytesMap<Uint8Array>>();
   sizes = new Map<string, number>();
+  private lastId: Uint8Array | null = null;
+  private lastStore: BytesMap<Uint8Array> | undefined;
   program(c: Uint8Array): Program | undefined {
     return this.programs.get(bin(c));
   }
   storageGet(c: Uint8Array, k: Uint8Array): Uint8Array | undefined {
-    return this.store.get(bin(c))?.get(bin(k));
+    if (this.lastId !== c) {
+      this.lastId = c;
+      this.lastStore = this.store.get(bin(c));
+    }
+    return this.lastStore?.get(k);
   }
   storageSize(c: Uint8Array): number {
     return this.sizes.get(bin(c)) ?? 0;
@@ -100,7 +144,7 @@ export default async function run(): Promise<Figure[]> {
   const tokenProg = program(src);
   const T = new Uint8Array(32).fill(2);
   host.programs.set(bin(T), tokenProg);
-  const tstore = new Map<string, Uint8Array>();
+  const tstore = new BytesMap<Uint8Array>();
   host.store.set(bin(T), tstore);
   host.sizes.set(bin(T), 20_000);
   const txid = (n: number): Uint8Array => {
@@ -113,8 +157,8 @@ export default async function run(): Promise<Figure[]> {
   if (init.status !== 'executed') throw new Error('token init failed');
   const apply = (writes: { key: Uint8Array; value: Uint8Array | null }[]): void => {
     for (const w of writes) {
-      if (w.value === null) tstore.delete(bin(w.key));
-      else tstore.set(bin(w.key), w.value);
+      if (w.value === null) tstore.delete(w.key);
+      else tstore.set(w.key, w.value);
     }
   };
   apply(init.writes);
@@ -134,12 +178,12 @@ export default async function run(): Promise<Figure[]> {
     const k1 = new Uint8Array(45); k1.set([98, 97, 108, 97, 110, 99, 101, 115, 0]); k1.set(txid(m), 9);
     const k2 = k1.slice(); k2[44] = 1;
     const k3 = k1.slice(); k3.set(txid(m + 1), 9);
-    const v = tstore.get(bin(k1));
-    tstore.get(bin(k2));
-    tstore.get(bin(k3));
-    tstore.set(bin(k2), v ?? new Uint8Array(16));
-    tstore.set(bin(k3), new Uint8Array(16));
-    tstore.delete(bin(k1));
+    const v = tstore.get(k1);
+    tstore.get(k2);
+    tstore.get(k3);
+    tstore.set(k2, v ?? new Uint8Array(16));
+    tstore.set(k3, new Uint8Array(16));
+    tstore.delete(k1);
     m++;
     return 1;
   };
