@@ -17,7 +17,7 @@ import { LIMITS, OP, OPINFO, TY } from './isa.js';
 import type { EmittedEvent, ExecRequest, ExecResult, FieldInfo, FunctionInfo, Host, Program, RtValue, StorageWrite, TraceHook } from './types.js';
 import {
   I64_MAX, I64_MIN, MAX_SAFE, U128_MAX, U64_MAX, big, binStr, bytesEqual, decodeRt, defaultRt, encodeRt, inRange, isDefaultRt,
-  norm, rtHasType, strBin, toRuntime, toValue, utf8Length,
+  norm, rtHasType, toRuntime, toValue, utf8Length,
 } from './values.js';
 
 class Halt {
@@ -56,8 +56,17 @@ export function arith(op: number, a: number | bigint, b: number | bigint): numbe
 }
 
 // ---- storage overlay ----------------------------------------------------------------------
-interface Slot { kb: Uint8Array; type: number; val: RtValue; dirty: boolean; orig: Uint8Array | undefined }
-interface CState { id: Uint8Array; cache: Map<string, Slot> }
+interface Slot { kb: Uint8Array; shared: boolean; type: number; val: RtValue; dirty: boolean; orig: Uint8Array | undefined }
+/** Per-contract overlay. Few slots are searched linearly by bytes (no string building or
+ *  hashing per access, which dominates short calls); past LINEAR_SLOTS a string index is built. */
+interface CState { id: Uint8Array; slots: Slot[]; index: Map<string, Slot> | null }
+const LINEAR_SLOTS = 16;
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
 
 function hexOf(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
@@ -108,22 +117,40 @@ class Machine {
     const k = binStr(id);
     let s = this.states.get(k);
     if (!s) {
-      s = { id: id.slice(), cache: new Map() };
+      s = { id: id.slice(), slots: [], index: null };
       this.states.set(k, s);
     }
     return s;
   }
 
-  /** Storage slot by key string; `kb` builds the key bytes, only needed on a cache miss. */
-  slot(cs: CState, ks: string, t: number, prefix?: Uint8Array, suffix?: Uint8Array): Slot {
-    let s = cs.cache.get(ks);
+  /** Storage slot of field `fd` (map entry `suffix` = encoded map key, or null for a scalar). */
+  slot(cs: CState, fd: FieldInfo, suffix: Uint8Array | null, t: number): Slot {
+    const prefix = fd.prefix;
+    const plen = prefix.length;
+    const klen = suffix === null ? plen : plen + suffix.length;
+    let s: Slot | undefined;
+    let ks: string | undefined;
+    if (cs.index === null) {
+      const slots = cs.slots;
+      search: for (let i = 0; i < slots.length; i++) {
+        const kb = slots[i]!.kb;
+        if (kb.length !== klen) continue;
+        for (let j = 0; j < plen; j++) if (kb[j] !== prefix[j]) continue search;
+        if (suffix !== null) for (let j = 0; j < suffix.length; j++) if (kb[plen + j] !== suffix[j]) continue search;
+        s = slots[i]!;
+        break;
+      }
+    } else {
+      ks = suffix === null ? fd.prefixStr : fd.prefixStr + binStr(suffix);
+      s = cs.index.get(ks);
+    }
     if (s === undefined) {
       let kb: Uint8Array;
-      if (prefix === undefined) kb = strBin(ks);
+      if (suffix === null) kb = prefix;
       else {
-        kb = new Uint8Array(prefix.length + suffix!.length);
+        kb = new Uint8Array(klen);
         kb.set(prefix, 0);
-        kb.set(suffix!, prefix.length);
+        kb.set(suffix, plen);
       }
       const raw = this.host.storageGet(cs.id, kb);
       let val: RtValue | undefined;
@@ -132,8 +159,13 @@ class Machine {
         val = decodeRt(raw, t);
         if (val === undefined) throw new Error(`committed storage of ${hexOf(cs.id)} holds a non-canonical ${t} value`);
       }
-      s = { kb, type: t, val, dirty: false, orig: raw };
-      cs.cache.set(ks, s);
+      s = { kb, shared: suffix === null, type: t, val, dirty: false, orig: raw };
+      cs.slots.push(s);
+      if (cs.index !== null) cs.index.set(ks!, s);
+      else if (cs.slots.length > LINEAR_SLOTS) {
+        cs.index = new Map();
+        for (const x of cs.slots) cs.index.set(binStr(x.kb), x);
+      }
     }
     return s;
   }
@@ -317,12 +349,12 @@ class Machine {
           // ---- storage and events ----
           case OP.SLOAD: {
             const fd = fields[A[cur]!]!;
-            st[sp++] = this.slot(cs, fd.prefixStr, fd.valueType).val;
+            st[sp++] = this.slot(cs, fd, null, fd.valueType).val;
             break;
           }
           case OP.SSTORE: {
             const fd = fields[A[cur]!]!;
-            const s = this.slot(cs, fd.prefixStr, fd.valueType);
+            const s = this.slot(cs, fd, null, fd.valueType);
             s.val = st[--sp]!;
             s.dirty = true;
             break;
@@ -331,7 +363,7 @@ class Machine {
             const fd = fields[A[cur]!]!;
             const k = st[sp - 1]!;
             const kb = k instanceof Uint8Array ? k : encodeRt(k, fd.keyType);
-            st[sp - 1] = this.slot(cs, fd.prefixStr + binStr(kb), fd.valueType, fd.prefix, kb).val;
+            st[sp - 1] = this.slot(cs, fd, kb, fd.valueType).val;
             break;
           }
           case OP.MSTORE: {
@@ -339,7 +371,7 @@ class Machine {
             const v = st[--sp]!;
             const k = st[--sp]!;
             const kb = k instanceof Uint8Array ? k : encodeRt(k, fd.keyType);
-            const s = this.slot(cs, fd.prefixStr + binStr(kb), fd.valueType, fd.prefix, kb);
+            const s = this.slot(cs, fd, kb, fd.valueType);
             s.val = v;
             s.dirty = true;
             break;
@@ -497,17 +529,18 @@ class Machine {
     const ids = this.states.size === 1 ? [...this.states.keys()] : [...this.states.keys()].sort();
     for (const idKey of ids) {
       const cs = this.states.get(idKey)!;
-      const ks = [...cs.cache.keys()].sort();
+      const dirty = cs.slots.filter((x) => x.dirty).sort((x, y) => compareBytes(x.kb, y.kb));
       let delta = 0;
       let any = false;
-      for (const k of ks) {
-        const s = cs.cache.get(k)!;
-        if (!s.dirty) continue;
+      for (const s of dirty) {
         const raw = isDefaultRt(s.val, s.type) ? null : encodeRt(s.val, s.type);
         const orig = s.orig;
         if (raw === null ? orig === undefined : orig !== undefined && bytesEqual(raw, orig)) continue;
         delta += (raw ? s.kb.length + raw.length : 0) - (orig ? s.kb.length + orig.length : 0);
-        writes.push({ contractId: cs.id.slice(), key: s.kb, value: raw ? raw.slice() : null });
+        // cs.id and slot keys are private copies (scalar keys are the program's prefix: copied);
+        // bytes/key values may be shared with constants or arguments: copied.
+        const value = raw === null ? null : s.type === TY.bytes || s.type === TY.key ? raw.slice() : raw;
+        writes.push({ contractId: cs.id, key: s.shared ? s.kb.slice() : s.kb, value });
         any = true;
       }
       if (any && this.host.storageSize(cs.id) + delta > LIMITS.storageBytes) {
@@ -515,7 +548,7 @@ class Machine {
       }
     }
     const events: EmittedEvent[] = this.events.map((e) => ({
-      contractId: e.cs.id.slice(),
+      contractId: e.cs.id,
       name: e.name,
       params: e.vals.map((v, i) => toValue(v, e.types[i]!)),
     }));

@@ -133,7 +133,8 @@ export function encodeRt(x: RtValue, code: number): Uint8Array {
         return out;
       }
       let v = big(x as number | bigint);
-      for (let i = 15; i >= 0; i--) { out[i] = Number(v & 0xffn); v >>= 8n; }
+      const dv = new DataView(out.buffer);
+      for (let i = 12; i >= 0; i -= 4) { dv.setUint32(i, Number(v & 0xffffffffn)); v >>= 32n; }
       return out;
     }
     case TY.bool: return Uint8Array.of(x ? 1 : 0);
@@ -160,8 +161,8 @@ export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
         const lo = ((b[12]! << 24) | (b[13]! << 16) | (b[14]! << 8) | b[15]!) >>> 0;
         return hi * 4294967296 + lo;
       }
-      let v = 0n;
-      for (let i = 0; i < 16; i++) v = (v << 8n) | BigInt(b[i]!);
+      const dv = new DataView(b.buffer, b.byteOffset, 16);
+      const v = (BigInt(dv.getUint32(0)) << 96n) | (BigInt(dv.getUint32(4)) << 64n) | (BigInt(dv.getUint32(8)) << 32n) | BigInt(dv.getUint32(12));
       return norm(v);
     }
     case TY.bool:
