@@ -187,3 +187,19 @@ test('compiled examples verify and disassemble', () => {
     assert.match(disassemble({ ...a, bytecode: 'ee' }), /invalid bytecode/);
   }
 });
+
+test('loops must nest: overlapping LOOP ranges are rejected', () => {
+  // two counters; loop A jumps back to 13, loop B (after A) jumps back to 11 -> overlap
+  const c = [{ type: 'u64' as const, value: 0 }];
+  const code = [...FUNC(2), OP.CONST, ...u16(0), OP.STORE, 0, OP.CONST, ...u16(0), OP.STORE, 1, OP.TRUE, OP.POP,
+    OP.LOOP, 0, ...u32(3), ...u32(18), OP.TRUE, OP.POP, OP.LOOP, 1, ...u32(3), ...u32(15), OP.RET];
+  // offsets: CONST 5, STORE 8, CONST 10, STORE 13, TRUE 15, POP 16, LOOP 17 (-> 15), TRUE 27, POP 28, LOOP 29 (-> 15 nested ok)
+  const nested = verifyArtifact(art(code, { locals: 2, constants: c }));
+  assert.ok(!nested.ok, 'first build has a bad target on purpose');
+  const good = [...FUNC(2), OP.CONST, ...u16(0), OP.STORE, 0, OP.CONST, ...u16(0), OP.STORE, 1, OP.TRUE, OP.POP,
+    OP.LOOP, 0, ...u32(3), ...u32(15), OP.TRUE, OP.POP, OP.LOOP, 1, ...u32(3), ...u32(15), OP.RET];
+  assert.ok(verifyArtifact(art(good, { locals: 2, constants: c })).ok, 'nested (same head) loops verify');
+  const overlap = [...FUNC(2), OP.CONST, ...u16(0), OP.STORE, 0, OP.CONST, ...u16(0), OP.STORE, 1, OP.TRUE, OP.POP,
+    OP.LOOP, 0, ...u32(3), ...u32(15), OP.TRUE, OP.POP, OP.LOOP, 1, ...u32(3), ...u32(16), OP.RET];
+  rejects(art(overlap, { locals: 2, constants: c }), /loops overlap without nesting/);
+});
