@@ -117,7 +117,7 @@ class Machine {
     const k = binStr(id);
     let s = this.states.get(k);
     if (!s) {
-      s = { id: id.slice(), slots: [], index: null };
+      s = { id: new Uint8Array(id), slots: [], index: null };
       this.states.set(k, s);
     }
     return s;
@@ -539,8 +539,8 @@ class Machine {
         delta += (raw ? s.kb.length + raw.length : 0) - (orig ? s.kb.length + orig.length : 0);
         // cs.id and slot keys are private copies (scalar keys are the program's prefix: copied);
         // bytes/key values may be shared with constants or arguments: copied.
-        const value = raw === null ? null : s.type === TY.bytes || s.type === TY.key ? raw.slice() : raw;
-        writes.push({ contractId: cs.id, key: s.shared ? s.kb.slice() : s.kb, value });
+        const value = raw === null ? null : s.type === TY.bytes || s.type === TY.key ? new Uint8Array(raw) : raw;
+        writes.push({ contractId: cs.id, key: s.shared ? new Uint8Array(s.kb) : s.kb, value });
         any = true;
       }
       if (any && this.host.storageSize(cs.id) + delta > LIMITS.storageBytes) {

@@ -56,9 +56,9 @@ export function toRuntime(v: Value, code: number): RtValue | undefined {
     case 'string':
       return typeof v.value === 'string' && wellFormed(v.value) && utf8Length(v.value) <= 65536 ? v.value : undefined;
     case 'bytes':
-      return v.value instanceof Uint8Array && v.value.length <= 65536 ? v.value.slice() : undefined;
+      return v.value instanceof Uint8Array && v.value.length <= 65536 ? new Uint8Array(v.value) : undefined;
     case 'key':
-      return v.value instanceof Uint8Array && v.value.length === 32 ? v.value.slice() : undefined;
+      return v.value instanceof Uint8Array && v.value.length === 32 ? new Uint8Array(v.value) : undefined;
   }
   return undefined;
 }
@@ -83,7 +83,7 @@ export function toValue(x: RtValue, code: number): Value {
       return { type, value: big(x as number | bigint) };
     case 'bool': return { type, value: x as boolean };
     case 'string': return { type, value: x as string };
-    case 'bytes': case 'key': return { type, value: (x as Uint8Array).slice() };
+    case 'bytes': case 'key': return { type, value: new Uint8Array(x as Uint8Array) };
   }
 }
 
@@ -170,8 +170,8 @@ export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
       return b[0] === 1;
     case TY.string:
       try { return dec.decode(b); } catch { return undefined; }
-    case TY.bytes: return b.slice();
-    case TY.key: return b.length === 32 ? b.slice() : undefined;
+    case TY.bytes: return new Uint8Array(b);
+    case TY.key: return b.length === 32 ? new Uint8Array(b) : undefined;
   }
   return undefined;
 }

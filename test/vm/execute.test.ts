@@ -118,3 +118,27 @@ test('determinism: repeated runs and runs in worker threads give byte-identical 
   assert.equal(results[0], here);
   assert.equal(results[1], here);
 });
+
+test('Buffers from the host or the codec come out as plain, unshared Uint8Arrays', () => {
+  const host = new MemHost();
+  const C = host.deploy(id(9), compile(`contract B {
+    field last: bytes;
+    event Got(b: bytes, k: key);
+    pub fn put(b: bytes) -> bytes { let old = last; last = b; emit Got(b, sha256(b)); return old; }
+  }`));
+  const arg = Buffer.from('abcdef', 'hex');
+  let r = call(host, C, 'put', [{ type: 'bytes', value: arg }]);
+  assert.equal(r.status, 'executed');
+  // the host now returns Buffers (as RocksDB does)
+  const orig = host.storageGet.bind(host);
+  host.storageGet = (c, k) => { const v = orig(c, k); return v ? Buffer.from(v) : undefined; };
+  r = execute({ contractId: C, function: 'put', args: [{ type: 'bytes', value: Buffer.from('01', 'hex') }], context: ctx(), host });
+  assert.equal(r.status, 'executed');
+  if (r.status !== 'executed') return;
+  for (const x of [r.result!.value, r.writes[0]!.value, r.writes[0]!.key, r.events[0]!.params[0]!.value, r.events[0]!.params[1]!.value]) {
+    assert.equal(Object.getPrototypeOf(x), Uint8Array.prototype);
+  }
+  assert.equal(hex(r.result!.value as Uint8Array), 'abcdef');
+  arg[0] = 0; // mutating the caller's buffer afterwards changes nothing stored
+  assert.equal(hex(host.storageGet(C, r.writes[0]!.key)!), 'abcdef');
+});
