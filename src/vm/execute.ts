@@ -87,6 +87,7 @@ const STACK: RtValue[] = new Array<RtValue>(LIMITS.stack).fill(0);
 
 class Machine {
   gas: number = LIMITS.instructions;
+  eventBytes = 0;
   readonly host: Host;
   readonly states = new Map<string, CState>();
   readonly events: { cs: CState; name: string; types: number[]; vals: RtValue[] }[] = [];
@@ -363,6 +364,7 @@ class Machine {
             const fd = fields[A[cur]!]!;
             const k = st[sp - 1]!;
             const kb = k instanceof Uint8Array ? k : encodeRt(k, fd.keyType);
+            if (kb.length > LIMITS.mapKeyBytes) halt('value_too_large', `map key longer than ${LIMITS.mapKeyBytes} bytes`);
             st[sp - 1] = this.slot(cs, fd, kb, fd.valueType).val;
             break;
           }
@@ -371,6 +373,7 @@ class Machine {
             const v = st[--sp]!;
             const k = st[--sp]!;
             const kb = k instanceof Uint8Array ? k : encodeRt(k, fd.keyType);
+            if (kb.length > LIMITS.mapKeyBytes) halt('value_too_large', `map key longer than ${LIMITS.mapKeyBytes} bytes`);
             const s = this.slot(cs, fd, kb, fd.valueType);
             s.val = v;
             s.dirty = true;
@@ -379,6 +382,13 @@ class Machine {
           case OP.EMIT: {
             const ev = prog.events[A[cur]!]!;
             const n = ev.types.length;
+            let size = ev.name.length;
+            for (let i = sp - n; i < sp; i++) {
+              const v = st[i]!;
+              size += typeof v === 'string' ? utf8Length(v) : v instanceof Uint8Array ? v.length : 16;
+            }
+            this.eventBytes += size;
+            if (this.eventBytes > LIMITS.eventBytes) halt('event_limit_exceeded', `events of this call exceed ${LIMITS.eventBytes} bytes`);
             this.events.push({ cs, name: ev.name, types: ev.types, vals: st.slice(sp - n, sp) });
             sp -= n;
             break;

@@ -115,6 +115,8 @@ export const FailureCode = {
   unknown_contract: 'unknown_contract',
   /** a readonly function tried to call a non-readonly function of another contract */
   readonly_violation: 'readonly_violation',
-  /** a bytes or string value would exceed 65,536 bytes */
+  /** a bytes or string value would exceed 65,536 bytes, or a map key 1,024 bytes */
   value_too_large: 'value_too_large',
+  /** the events of one call would exceed 65,536 bytes */
+  event_limit_exceeded: 'event_limit_exceeded',
 } as const;

@@ -199,3 +199,25 @@ test('many storage slots in one call (overlay switches from linear search to an 
   const g = call(host, C, 'get', [u64(149)]);
   assert.equal(g.status === 'executed' && g.result?.value, 149n * 3n + 2n);
 });
+
+test('map keys: 1,024 bytes pass, 1,025 fail; events: 65,536 bytes per call pass, 65,537 fail', () => {
+  const host = new MemHost();
+  const C = host.deploy(id(7), compile(`contract K {
+    field m: map<bytes, u64>;
+    field s: map<string, u64>;
+    event E(b: bytes);
+    pub fn put(k: bytes) { m[k] = 1; }
+    pub readonly fn get(k: string) -> u64 { return s[k]; }
+    pub fn emits(b: bytes, n: u64) { for i in 0..100 { if i >= n { break; } emit E(b); } }
+  }`));
+  assert.equal(call(host, C, 'put', [bytes(new Uint8Array(1024))]).status, 'executed');
+  failed(call(host, C, 'put', [bytes(new Uint8Array(1025))]), 'value_too_large');
+  assert.equal(call(host, C, 'get', [{ type: 'string', value: 'é'.repeat(512) }]).status, 'executed');
+  failed(call(host, C, 'get', [{ type: 'string', value: 'é'.repeat(512) + 'x' }]), 'value_too_large');
+  // event size = name (1) + bytes length
+  assert.equal(call(host, C, 'emits', [bytes(new Uint8Array(65_535)), u64(1)]).status, 'executed');
+  failed(call(host, C, 'emits', [bytes(new Uint8Array(65_536)), u64(1)]), 'event_limit_exceeded');
+  const two = call(host, C, 'emits', [bytes(new Uint8Array(32_767)), u64(2)]);
+  assert.equal(two.status === 'executed' && two.events.length, 2);
+  failed(call(host, C, 'emits', [bytes(new Uint8Array(32_768)), u64(2)]), 'event_limit_exceeded');
+});
