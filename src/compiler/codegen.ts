@@ -478,6 +478,7 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
           if (s.from === 0n) {
             user = { slot: counter, type: 'u64', mutable: false };
             if (fields.has(s.name)) err(s.pos, `'${s.name}' shadows a field`);
+            if (lookup(s.name)) err(s.pos, `variable '${s.name}' is already declared`);
             scopes[scopes.length - 1]!.set(s.name, user);
           } else user = newLocal(s.name, 'u64', false, s.pos);
           const head = here();

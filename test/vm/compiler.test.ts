@@ -111,6 +111,8 @@ test('every error message, with line and column', () => {
     [wrap('pub fn w() -> bool { return !1; }'), /operand of '!': expected bool, found u64/],
     [wrap('pub fn w() -> u64 { let a: u64 = 1; return -a; }'), /unary '-' needs an i64, found u64/],
     [wrap('pub fn w() { let x = 1; x(); }'), /unknown function 'x'/],
+    [wrap('pub fn w() { for i in 0..3 { for i in 0..3 { } } }'), /variable 'i' is already declared/],
+    [wrap('pub fn w(i: u64) { for i in 1..3 { } }'), /variable 'i' is already declared/],
   ];
   for (const [src, re] of cases) {
     const errs = errorsOf(src);
