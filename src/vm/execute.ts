@@ -16,7 +16,7 @@ import type { Value } from '../protocol/value.js';
 import { LIMITS, OP, OPINFO, TY } from './isa.js';
 import type { EmittedEvent, ExecRequest, ExecResult, FieldInfo, FunctionInfo, Host, Program, RtValue, StorageWrite, TraceHook } from './types.js';
 import {
-  I64_MAX, I64_MIN, MAX_SAFE, U128_MAX, U64_MAX, big, binStr, bytesEqual, decodeRt, defaultRt, encodeRt, inRange, isDefaultRt,
+  I64_MAX, I64_MIN, MAX_SAFE, U128_MAX, U64_MAX, big, bytesEqual, decodeRt, defaultRt, encodeRt, inRange, isDefaultRt,
   norm, rtHasType, toRuntime, toValue, utf8Length,
 } from './values.js';
 
@@ -56,11 +56,17 @@ export function arith(op: number, a: number | bigint, b: number | bigint): numbe
 }
 
 // ---- storage overlay ----------------------------------------------------------------------
-interface Slot { kb: Uint8Array; shared: boolean; type: number; val: RtValue; dirty: boolean; orig: Uint8Array | undefined }
+interface Slot { kb: Uint8Array; h: number; shared: boolean; type: number; val: RtValue; dirty: boolean; orig: Uint8Array | undefined }
 /** Per-contract overlay. Few slots are searched linearly by bytes (no string building or
- *  hashing per access, which dominates short calls); past LINEAR_SLOTS a string index is built. */
-interface CState { id: Uint8Array; slots: Slot[]; index: Map<string, Slot> | null }
+ *  hashing per access, which dominates short calls); past LINEAR_SLOTS an index by key hash is built. */
+interface CState { id: Uint8Array; slots: Slot[]; index: Map<number, Slot[]> | null }
 const LINEAR_SLOTS = 16;
+
+function addToIndex(index: Map<number, Slot[]>, s: Slot): void {
+  const b = index.get(s.h);
+  if (b === undefined) index.set(s.h, [s]);
+  else b.push(s);
+}
 
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
@@ -89,7 +95,9 @@ class Machine {
   gas: number = LIMITS.instructions;
   eventBytes = 0;
   readonly host: Host;
-  readonly states = new Map<string, CState>();
+  readonly stateList: CState[] = [];
+  /** Contract states by hex id, once a call touches more than 8 contracts. */
+  stateIndex: Map<string, CState> | null = null;
   readonly events: { cs: CState; name: string; types: number[]; vals: RtValue[] }[] = [];
   readonly callId: number | bigint;
 
@@ -115,12 +123,20 @@ class Machine {
   }
 
   cstate(id: Uint8Array): CState {
-    const k = binStr(id);
-    let s = this.states.get(k);
-    if (!s) {
-      s = { id: new Uint8Array(id), slots: [], index: null };
-      this.states.set(k, s);
+    // Calls touch few contracts: a linear search by bytes beats building a string key.
+    const list = this.stateList;
+    if (list.length <= 8) {
+      for (let i = 0; i < list.length; i++) if (bytesEqual(list[i]!.id, id)) return list[i]!;
+    } else {
+      const found = this.stateIndex!.get(hexOf(id));
+      if (found !== undefined) return found;
     }
+    const s: CState = { id: new Uint8Array(id), slots: [], index: null };
+    list.push(s);
+    if (list.length === 9) {
+      this.stateIndex = new Map();
+      for (const x of list) this.stateIndex.set(hexOf(x.id), x);
+    } else if (list.length > 9) this.stateIndex!.set(hexOf(s.id), s);
     return s;
   }
 
@@ -129,21 +145,23 @@ class Machine {
     const prefix = fd.prefix;
     const plen = prefix.length;
     const klen = suffix === null ? plen : plen + suffix.length;
+    // FNV-1a over the map key (scalars: the field index) filters the linear search.
+    let h = 0x811c9dc5;
+    if (suffix !== null) for (let j = 0; j < suffix.length; j++) h = Math.imul(h ^ suffix[j]!, 0x01000193);
+    else h = plen;
     let s: Slot | undefined;
-    let ks: string | undefined;
-    if (cs.index === null) {
-      const slots = cs.slots;
-      search: for (let i = 0; i < slots.length; i++) {
-        const kb = slots[i]!.kb;
+    const candidates = cs.index === null ? cs.slots : cs.index.get(h);
+    if (candidates !== undefined) {
+      search: for (let i = 0; i < candidates.length; i++) {
+        const x = candidates[i]!;
+        if (x.h !== h) continue;
+        const kb = x.kb;
         if (kb.length !== klen) continue;
         for (let j = 0; j < plen; j++) if (kb[j] !== prefix[j]) continue search;
         if (suffix !== null) for (let j = 0; j < suffix.length; j++) if (kb[plen + j] !== suffix[j]) continue search;
-        s = slots[i]!;
+        s = x;
         break;
       }
-    } else {
-      ks = suffix === null ? fd.prefixStr : fd.prefixStr + binStr(suffix);
-      s = cs.index.get(ks);
     }
     if (s === undefined) {
       let kb: Uint8Array;
@@ -160,12 +178,12 @@ class Machine {
         val = decodeRt(raw, t);
         if (val === undefined) throw new Error(`committed storage of ${hexOf(cs.id)} holds a non-canonical ${t} value`);
       }
-      s = { kb, shared: suffix === null, type: t, val, dirty: false, orig: raw };
+      s = { kb, h, shared: suffix === null, type: t, val, dirty: false, orig: raw };
       cs.slots.push(s);
-      if (cs.index !== null) cs.index.set(ks!, s);
+      if (cs.index !== null) addToIndex(cs.index, s);
       else if (cs.slots.length > LINEAR_SLOTS) {
         cs.index = new Map();
-        for (const x of cs.slots) cs.index.set(binStr(x.kb), x);
+        for (const x of cs.slots) addToIndex(cs.index, x);
       }
     }
     return s;
@@ -536,9 +554,8 @@ class Machine {
 
   finish(result: RtValue | undefined, retType: number): ExecResult {
     const writes: StorageWrite[] = [];
-    const ids = this.states.size === 1 ? [...this.states.keys()] : [...this.states.keys()].sort();
-    for (const idKey of ids) {
-      const cs = this.states.get(idKey)!;
+    const states = this.stateList.length === 1 ? this.stateList : this.stateList.slice().sort((x, y) => compareBytes(x.id, y.id));
+    for (const cs of states) {
       const dirty = cs.slots.filter((x) => x.dirty).sort((x, y) => compareBytes(x.kb, y.kb));
       let delta = 0;
       let any = false;

@@ -142,3 +142,28 @@ test('Buffers from the host or the codec come out as plain, unshared Uint8Arrays
   arg[0] = 0; // mutating the caller's buffer afterwards changes nothing stored
   assert.equal(hex(host.storageGet(C, r.writes[0]!.key)!), 'abcdef');
 });
+
+test('a call touching many contracts (state index past 8 contracts) writes each one once, sorted', () => {
+  const host = new MemHost();
+  const leaf = compile(`contract Leaf {
+    field next: key;
+    field hits: u64;
+    pub fn init(n: key) { next = n; }
+    pub fn run(n: u64) -> u64 {
+      hits = hits + 1;
+      if n == 0 { return 0; }
+      return call<u64>(next, "run", n - 1) + 1;
+    }
+  }`);
+  const ids = Array.from({ length: 12 }, (_, i) => host.deploy(id(100 - i), leaf)); // descending ids
+  ids.forEach((c, i) => assert.equal(call(host, c, 'init', [key(ids[(i + 1) % ids.length]!)]).status, 'executed'));
+  const r = call(host, ids[0]!, 'run', [u64(30)]);
+  assert.equal(r.status, 'executed', serialize(r));
+  if (r.status !== 'executed') return;
+  assert.equal(r.writes.length, 12);
+  const cids = r.writes.map((w) => hex(w.contractId));
+  assert.deepEqual(cids, [...cids].sort());
+  // 31 frames over 12 contracts: the first 7 contracts ran 3 times, the others twice
+  const hits = new Map(r.writes.map((w) => [hex(w.contractId), Number(Buffer.from(w.value!).readBigUInt64BE())]));
+  ids.forEach((c, i) => assert.equal(hits.get(hex(c)), i < 7 ? 3 : 2));
+});
