@@ -144,7 +144,7 @@ export default async function run(): Promise<Figure[]> {
   const tokenProg = program(src);
   const txid = (n: number, tag: number): Uint8Array => {
     const b = new Uint8Array(32);
-    new DataView(b.buffer).setUint32(0, n);
+    b[0] = n >>> 24; b[1] = n >>> 16; b[2] = n >>> 8; b[3] = n;
     b[31] = tag;
     return b;
   };
@@ -175,7 +175,19 @@ export default async function run(): Promise<Figure[]> {
       n++;
       return 1;
     };
-    return { rate: measureRate(transfer, opts), store: tstore };
+    const chained = measureRate(transfer, opts);
+    // Executor view: storage in, write set out (returned, not applied). Spends, round robin,
+    // the outpoints (txid k, vout 0) that the chain above funded with 1 token each.
+    const funded = n - 1;
+    let k = 0;
+    const pure = (): number => {
+      const src = 1 + (k++ % funded);
+      const ctxN: ExecContext = { height: 3, txid: txid(0xffffff, tag), inputs: [{ txid: txid(src, tag), vout: 0 }], outputs, caller: context.caller, callId: BigInt(k) };
+      const r = execute({ contractId: T, function: 'transfer', args, context: ctxN, host });
+      if (r.status !== 'executed' || r.writes.length !== 2) throw new Error('pure transfer failed');
+      return 1;
+    };
+    return { rate: chained, pure: measureRate(pure, opts), store: tstore };
   };
   const small = tokenRate(21_000_000n * 100_000_000n, 2); // 8 decimals: balances stay below 2^53
   const large = tokenRate(10n ** 30n, 3); // 18 decimals: every balance is a bigint
@@ -198,8 +210,9 @@ export default async function run(): Promise<Figure[]> {
   const bareRate = measureRate(bare, opts);
   const ceiling = { name: 'same storage reads/writes without the VM', ...bareRate };
   figures.push(
-    figure({ name: 'utxo token transfers, 8-decimal supply (storage in, write set out)', unit: 'transfers/s', value: small.rate, ceiling, target: '>= 100k transfers/s', minRatio: 0 }),
-    figure({ name: 'utxo token transfers, 10^30 supply (bigint balances)', unit: 'transfers/s', value: large.rate, ceiling, target: '>= 100k transfers/s', minRatio: 0 }),
+    figure({ name: 'utxo token transfers, 8-decimal supply (storage in, write set out)', unit: 'transfers/s', value: small.pure, ceiling, target: '>= 100k transfers/s', minRatio: 0 }),
+    figure({ name: 'utxo token transfers, 10^30 supply (bigint balances; storage in, write set out)', unit: 'transfers/s', value: large.pure, ceiling, target: '>= 100k transfers/s', minRatio: 0 }),
+    figure({ name: 'utxo token transfers, 8-decimal supply, write set applied to the store (chain)', unit: 'transfers/s', value: small.rate, ceiling, target: '>= 100k transfers/s', minRatio: 0 }),
   );
   for (const f of figures) {
     const need = f.unit === 'instr/s' ? 30e6 : 100e3;
