@@ -50,7 +50,6 @@ export interface EventInfo { name: string; types: number[] }
  * rebuilt from the artifact core with verifyArtifact (about as cheap as cloning for small code).
  */
 export interface Program {
-  codeHashHint?: string;
   code: Uint8Array;
   /** Opcode at each instruction start, 0 elsewhere. */
   ops: Uint8Array;

@@ -203,3 +203,24 @@ test('loops must nest: overlapping LOOP ranges are rejected', () => {
     OP.LOOP, 0, ...u32(3), ...u32(15), OP.TRUE, OP.POP, OP.LOOP, 1, ...u32(3), ...u32(16), OP.RET];
   rejects(art(overlap, { locals: 2, constants: c }), /loops overlap without nesting/);
 });
+
+test('fuzz: arbitrary JSON in every artifact field is rejected or verified, never thrown', () => {
+  const base = compileFile('examples/token.svc');
+  const keys = ['bytecode', 'abi', 'function_offsets', 'function_offset_to_locals', 'constants'] as const;
+  fc.assert(
+    fc.property(fc.constantFrom(...keys), fc.jsonValue({ maxDepth: 3 }), (k, v) => {
+      const r = verifyArtifact({ ...base, [k]: v } as unknown as ArtifactCore);
+      assert.ok(r.ok === true || typeof r.reason === 'string');
+    }),
+    { numRuns: 1500, seed: 5 },
+  );
+  // structured mutations of the ABI entries keep the verifier total
+  fc.assert(
+    fc.property(fc.nat(base.abi.length - 1), fc.constantFrom('name', 'type', 'inputs', 'outputs', 'readonly', 'key', 'value'), fc.jsonValue({ maxDepth: 2 }), (i, field, v) => {
+      const abi = base.abi.map((e, j) => (j === i ? { ...e, [field]: v } : e));
+      const r = verifyArtifact({ ...base, abi } as unknown as ArtifactCore);
+      assert.ok(r.ok === true || typeof r.reason === 'string');
+    }),
+    { numRuns: 1500, seed: 6 },
+  );
+});
