@@ -224,3 +224,17 @@ test('fuzz: arbitrary JSON in every artifact field is rejected or verified, neve
     { numRuns: 1500, seed: 6 },
   );
 });
+
+test('a hostile 64 KiB function (255 locals, 1,000-deep stack, 10k joins) verifies in bounded time', () => {
+  const code: number[] = [...FUNC(255)];
+  for (let i = 0; i < 255; i++) code.push(OP.CONST, ...u16(0), OP.STORE, i);
+  for (let i = 0; i < 1000; i++) code.push(OP.TRUE);
+  while (code.length < 65_536 - 1100) { const t = code.length + 6; code.push(OP.TRUE, OP.JMPF, ...u32(t)); }
+  for (let i = 0; i < 1000; i++) code.push(OP.POP);
+  code.push(OP.RET);
+  const t0 = performance.now();
+  const r = verifyArtifact(art(code, { locals: 255, constants: [{ type: 'u64', value: 1 }] }));
+  assert.ok(r.ok, r.ok ? '' : r.reason);
+  assert.ok(performance.now() - t0 < 5000);
+  if (r.ok) runAll(r.program); // and it runs into the budget or returns, never hangs
+});
