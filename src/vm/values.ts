@@ -133,8 +133,11 @@ export function encodeRt(x: RtValue, code: number): Uint8Array {
         return out;
       }
       let v = big(x as number | bigint);
-      const dv = new DataView(out.buffer);
-      for (let i = 12; i >= 0; i -= 4) { dv.setUint32(i, Number(v & 0xffffffffn)); v >>= 32n; }
+      for (let i = 12; i >= 0; i -= 4) {
+        const w = Number(v & 0xffffffffn);
+        out[i] = w >>> 24; out[i + 1] = w >>> 16; out[i + 2] = w >>> 8; out[i + 3] = w;
+        v >>= 32n;
+      }
       return out;
     }
     case TY.bool: return Uint8Array.of(x ? 1 : 0);
@@ -161,9 +164,8 @@ export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
         const lo = ((b[12]! << 24) | (b[13]! << 16) | (b[14]! << 8) | b[15]!) >>> 0;
         return hi * 4294967296 + lo;
       }
-      const dv = new DataView(b.buffer, b.byteOffset, 16);
-      const v = (BigInt(dv.getUint32(0)) << 96n) | (BigInt(dv.getUint32(4)) << 64n) | (BigInt(dv.getUint32(8)) << 32n) | BigInt(dv.getUint32(12));
-      return norm(v);
+      const w = (i: number): bigint => BigInt(((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0);
+      return norm((w(0) << 96n) | (w(4) << 64n) | (w(8) << 32n) | w(12));
     }
     case TY.bool:
       if (b.length !== 1 || b[0]! > 1) return undefined;
