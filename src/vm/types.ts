@@ -41,7 +41,8 @@ export interface FunctionInfo {
   public: boolean;
 }
 
-export interface FieldInfo { name: string; keyType: number /* 0 = scalar */; valueType: number; prefix: Uint8Array; prefixStr: string }
+/** `prefix`: the scalar key, or the map-entry key prefix (name || 0x00). */
+export interface FieldInfo { name: string; keyType: number /* 0 = scalar */; valueType: number; prefix: Uint8Array }
 export interface EventInfo { name: string; types: number[] }
 
 /**

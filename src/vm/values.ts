@@ -178,20 +178,6 @@ export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
   return undefined;
 }
 
-/** Bytes as a binary (latin1) string: a cheap, order-preserving map key. */
-export function binStr(b: Uint8Array): string {
-  // fromCharCode.apply gives a flat (already hashed-friendly) string; chunked for long values.
-  if (b.length <= 4096) return String.fromCharCode.apply(null, b as unknown as number[]);
-  let s = '';
-  for (let i = 0; i < b.length; i += 4096) s += String.fromCharCode.apply(null, b.subarray(i, i + 4096) as unknown as number[]);
-  return s;
-}
-export function strBin(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
-
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
