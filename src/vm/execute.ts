@@ -79,6 +79,12 @@ function hexOf(b: Uint8Array): string {
 }
 
 
+/**
+ * Runs `req.function` of `req.contractId` with `req.args`. Returns `executed` (result, write set
+ * sorted by contract id then key, events in emission order, instructions used) or `failed`
+ * (code, message). Nothing is applied anywhere: the caller owns the write set. Not re-entrant
+ * on one thread (the value stack is shared): Host callbacks must not call execute.
+ */
 export function execute(req: ExecRequest, opts?: { trace?: TraceHook }): ExecResult {
   const vm = new Machine(req, opts?.trace);
   try {
@@ -89,6 +95,7 @@ export function execute(req: ExecRequest, opts?: { trace?: TraceHook }): ExecRes
   }
 }
 
+/** The value stack, reused by every call on this thread (see execute). */
 const STACK: RtValue[] = new Array<RtValue>(LIMITS.stack).fill(0);
 
 class Machine {
