@@ -22,9 +22,14 @@ export interface ScenarioResult {
 
 type Say = (line: string) => void;
 
-async function stateRoot(nodeUrl: string): Promise<string> {
-  const r = (await (await fetch(`${nodeUrl}/v2/state_root`)).json()) as { height: number; state_root: string };
-  return `height ${r.height}, state root ${r.state_root}`;
+/** The node's state root once it has processed the devnet's tip. */
+async function stateRoot(nodeUrl: string, chain: DevnetChain): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const r = (await (await fetch(`${nodeUrl}/v2/state_root`)).json()) as { height: number; state_root: string };
+    if (r.height >= chain.height) return `height ${r.height}, state root ${r.state_root}`;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`the node did not reach height ${chain.height}`);
 }
 
 export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chain: DevnetChain; wallet: Wallet; examplesDir: string; say: Say }): Promise<ScenarioResult> {
@@ -69,11 +74,11 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
   for (const [name, d] of [['token', dT], ['nft', dN], ['market', dM]] as const) {
     say(`  ${name}: contract ${d.contractId} (deploy tx ${d.anchor.txid}, ${d.answer.status} until mined)`);
   }
-  say(`  mined: ${await stateRoot(o.nodeUrl)}`);
+  say(`  mined: ${await stateRoot(o.nodeUrl, chain)}`);
 
   say('3. Mint: token.init(1000000 units to output 1 of its anchoring transaction)');
   const init = await call('token.init', dT.contractId, 'init', ['u128:1000000', 'u64:1'], token.abi);
-  say(`  ${await stateRoot(o.nodeUrl)}`);
+  say(`  ${await stateRoot(o.nodeUrl, chain)}`);
 
   say('4. Transfer: spend the outpoint holding the tokens, 250000 to output 1, the rest as change');
   const utxos = await svc.esplora.utxos(wallet.address);
@@ -85,7 +90,7 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
   await svc.node.submitCall({ txid: anchor.txid, contract_id: dT.contractId, payload: built.payload });
   say(`  token.transfer: anchored in ${anchor.txid}, spending ${tokenOutpoint.txid}:${tokenOutpoint.vout}`);
   await settle('token.transfer', anchor.txid);
-  say(`  ${await stateRoot(o.nodeUrl)}`);
+  say(`  ${await stateRoot(o.nodeUrl, chain)}`);
 
   say('5. NFT collection: init, mint token 1 to the demo key, approve the market');
   await call('nft.init', dN.contractId, 'init', ['string:Devnet Originals'], nft.abi);
@@ -95,6 +100,6 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
   say('6. Marketplace: init with the token and collection, list NFT 1 for 100000 units');
   await call('market.init', dM.contractId, 'init', [`key:${dT.contractId}`, `key:${dN.contractId}`], market.abi);
   const list = await call('market.list', dM.contractId, 'list', ['u64:1', 'u128:100000', `bytes:${toHex(wallet.outputScript)}`], market.abi);
-  say(`  ${await stateRoot(o.nodeUrl)}`);
+  say(`  ${await stateRoot(o.nodeUrl, chain)}`);
   return { token: dT.contractId, nft: dN.contractId, market: dM.contractId, artifacts, lastTxid: list.txid };
 }
