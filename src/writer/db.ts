@@ -51,13 +51,29 @@ export interface BatchOp {
 
 /** Minimal promise wrapper over levelup so the rest of the writer is plain async code. */
 export class Db {
-  private constructor(private readonly db: ReturnType<typeof levelup>) {}
+  private constructor(
+    private db: ReturnType<typeof levelup>,
+    readonly path: string,
+  ) {}
 
-  static async open(path: string): Promise<Db> {
+  private static async openLevel(path: string): Promise<ReturnType<typeof levelup>> {
     mkdirSync(dirname(path), { recursive: true });
     const db = levelup(rocksdb(path));
     await new Promise<void>((resolve, reject) => db.open((e?: Error | null) => (e ? reject(e) : resolve())));
-    return new Db(db);
+    return db;
+  }
+
+  static async open(path: string): Promise<Db> {
+    return new Db(await Db.openLevel(path), path);
+  }
+
+  /**
+   * Closes and opens the database again. RocksDB stays read-only after a failed write
+   * (for example a full disk) until it is reopened; the operator's clear_halt does this.
+   */
+  async reopen(): Promise<void> {
+    await this.close().catch(() => undefined);
+    this.db = await Db.openLevel(this.path);
   }
 
   get(k: Buffer): Promise<Buffer | undefined> {

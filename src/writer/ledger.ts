@@ -765,6 +765,8 @@ export class Ledger {
     this.halted = false;
     this.haltReason = null;
     try {
+      // After a storage failure RocksDB refuses writes until reopened.
+      if (reason?.startsWith('storage write failed')) await this.db.reopen();
       await this.db.batch([{ type: 'del', key: key(Bucket.meta, 'halt') }], true);
     } catch (e) {
       this.halted = true;

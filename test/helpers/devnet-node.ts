@@ -120,3 +120,16 @@ export async function waitReplays(node: NodeProcess, count: number, timeoutMs = 
     await node.waitForNext((l) => l.msg === 'replayed after a late payload', left, 'replay').catch(() => undefined);
   }
 }
+
+/**
+ * Re-checks `cond` each time the node logs a line (and at least every 500 ms) until it
+ * holds; throws with `what` after `timeoutMs`.
+ */
+export async function waitUntil(node: NodeProcess, cond: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    const left = deadline - Date.now();
+    if (left <= 0) throw new Error(`timed out waiting for ${what}`);
+    await node.waitForNext(() => true, Math.min(left, 500), what).catch(() => undefined);
+  }
+}
