@@ -29,6 +29,17 @@ export class StateTree {
   private readonly top = new SortedMerkleTree();
   private readonly contracts = new Map<string, { id: Uint8Array; codeHash: Uint8Array; storage: SortedMerkleTree }>();
   private readonly dirty = new Set<string>();
+  /** The last contract looked up, by id object: a call reads its own storage many times. */
+  private lastId: Uint8Array | null = null;
+  private lastKey = '';
+
+  private idKey(id: Uint8Array): string {
+    if (id !== this.lastId) {
+      this.lastId = id;
+      this.lastKey = hexKey(id);
+    }
+    return this.lastKey;
+  }
 
   addContract(id: Uint8Array, codeHash: Uint8Array, entries: Iterable<[Uint8Array, Uint8Array]> = []): void {
     const k = hexKey(id);
@@ -50,7 +61,7 @@ export class StateTree {
 
   /** Sets (value) or deletes (null) one storage entry of an active contract. */
   setStorage(id: Uint8Array, key: Uint8Array, value: Uint8Array | null): void {
-    const k = hexKey(id);
+    const k = this.idKey(id);
     const c = this.contracts.get(k);
     if (!c) throw new Error(`state tree: storage write to unknown contract ${k}`);
     c.storage.set(key, value);
@@ -58,7 +69,7 @@ export class StateTree {
   }
 
   getStorage(id: Uint8Array, key: Uint8Array): Uint8Array | undefined {
-    return this.contracts.get(hexKey(id))?.storage.get(key);
+    return this.contracts.get(this.idKey(id))?.storage.get(key);
   }
 
   root(): Uint8Array {

@@ -60,6 +60,8 @@ interface PendingCall {
   envelope: CallEnvelope;
   /** The stored JSON of `rec`, reused as the undo value when the call is decided. */
   stored: Buffer;
+  txid: Uint8Array;
+  envelopeHash: Uint8Array;
 }
 
 export interface Tip {
@@ -239,7 +241,7 @@ export class Ledger {
 
   private trackPending(rec: CallRecord): void {
     const envelope = decodeEnvelope(Buffer.from(rec.payload, 'base64'));
-    this.pending.set(rec.txid, { rec, envelope, stored: json(rec) });
+    this.pending.set(rec.txid, { rec, envelope, stored: json(rec), txid: bytesOf(rec.txid), envelopeHash: bytesOf(rec.envelope_hash) });
     const set = this.pendingByOutpoint.get(rec.outpoint) ?? new Set<string>();
     set.add(rec.txid);
     this.pendingByOutpoint.set(rec.outpoint, set);
@@ -519,7 +521,7 @@ export class Ledger {
   }
 
   private finishCall(batch: UndoBatch, p: PendingCall, upd: Pick<CallRecord, 'status' | 'block_height' | 'tx_index' | 'result' | 'error' | 'instructions'>): void {
-    const txid = bytesOf(p.rec.txid);
+    const txid = p.txid;
     const next: CallRecord = { ...p.rec, ...upd };
     batch.put(key(Bucket.call, txid), json(next), p.stored);
     batch.del(key(Bucket.pendingCall, txid), Buffer.alloc(0));
@@ -541,7 +543,7 @@ export class Ledger {
 
     // Binding again, against the transaction as confirmed (consensus-critical).
     if (!tx || !stamp) return invalid('anchor_mismatch', 'the confirmed anchoring transaction carries no SVC stamp');
-    const binding = checkCallBindingWithStamp(tx, stamp, e, bytesOf(p.rec.envelope_hash));
+    const binding = checkCallBindingWithStamp(tx, stamp, e, p.envelopeHash);
     if (!binding.ok) return invalid('anchor_mismatch', `binding failed at confirmation: ${binding.reason}`);
     // The signature was verified at intake; every stored payload passed that check.
     const live = this.contracts.get(p.rec.contract_id);
@@ -562,7 +564,7 @@ export class Ledger {
       args: e.args,
       context: {
         height,
-        txid: bytesOf(p.rec.txid),
+        txid: p.txid,
         inputs: tx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
         outputs: tx.outs.map((o) => ({ value: BigInt(o.value), script: new Uint8Array(o.script) })),
         caller: e.caller,
@@ -571,7 +573,7 @@ export class Ledger {
       host: this.host(),
     });
     usedCallIds.add(callIdHex);
-    batch.put(callIdKey, Buffer.from(bytesOf(p.rec.txid)), null);
+    batch.put(callIdKey, Buffer.from(p.txid), null);
     if (out.status === 'failed') {
       this.finishCall(batch, p, { status: 'failed', block_height: height, tx_index: txIndex, result: null, error: { code: out.code, message: out.message }, instructions: out.instructions });
       return;
