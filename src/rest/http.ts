@@ -67,7 +67,10 @@ export class RestServer {
   private draining = false;
   private drainWaiters: (() => void)[] = [];
 
-  constructor(routes: Route[]) {
+  constructor(
+    routes: Route[],
+    private readonly opts: { observe?: (method: string, route: string, status: number, seconds: number) => void } = {},
+  ) {
     for (const r of routes) this.routes.push({ ...r, segments: r.pattern.split('/').filter(Boolean) });
     this.app = App();
     this.app.any('/*', (res, req) => this.dispatch(res, req));
@@ -131,7 +134,7 @@ export class RestServer {
     const headers = { authorization: req.getHeader('authorization'), contentType: req.getHeader('content-type') };
     const contentLength = req.getHeader('content-length');
     const requestId = `${this.idPrefix}-${(this.nextId++).toString(36)}`;
-    const state = { aborted: false, done: false };
+    const state = { aborted: false, done: false, route: '(unmatched)' };
     res.onAborted(() => {
       state.aborted = true;
       this.finish(state);
@@ -150,6 +153,7 @@ export class RestServer {
       });
       this.finish(state);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      this.opts.observe?.(method, state.route, reply.status, ms / 1000);
       this.access.info('request', { method, path: url, status: reply.status, ms: Math.round(ms * 1000) / 1000, request_id: requestId });
     };
     const fail = (e: unknown, close = false): void => {
@@ -172,6 +176,7 @@ export class RestServer {
     const m = this.match(method, parts);
     if (m === null) return fail(new NodeError('not_found', `no route ${method} ${url}`));
     if (m === 'method') return fail(new NodeError('method_not_allowed', `${method} is not allowed on ${url}`));
+    state.route = m.route.pattern;
 
     let query: URLSearchParams;
     try {

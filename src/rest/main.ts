@@ -5,6 +5,8 @@ import { RestServer } from './http.js';
 import { routes } from './routes.js';
 import { BearerAuth } from './auth.js';
 import { logger } from '../log.js';
+import { ReadCache } from './read-cache.js';
+import { RestMetrics } from './metrics.js';
 import type { CoreApi } from '../messages.js';
 
 const log = logger('rest');
@@ -29,12 +31,34 @@ function watchCore(c: RpcClient<CoreApi>): void {
 }
 watchCore(core);
 
-const server = new RestServer(routes({ core: () => core, auth: new BearerAuth(init.config.apiToken) }));
+/**
+ * The read replica follows the core's state version by a long poll; on any failure it
+ * forgets the version (every read then goes to the writer) until the core answers again.
+ */
+const cache = new ReadCache();
+let stopping = false;
+async function followState(): Promise<void> {
+  while (!stopping) {
+    try {
+      cache.setVersion(await core.call('waitState', { known: cache.version, waitMs: 25_000 }, 35_000));
+    } catch {
+      cache.setVersion(null);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+void followState();
+
+const metrics = new RestMetrics(cache);
+const server = new RestServer(routes({ core: () => core, auth: new BearerAuth(init.config.apiToken), cache, metrics }), {
+  observe: (method, route, status, seconds) => metrics.observeHttp(method, route, status, seconds),
+});
 const { host, port } = init.config.restAddress;
 const bound = await server.listen(host, port);
 log.info('listening', { role: 'rest', address: `${host}:${bound}` });
 toSupervisor({ type: 'listening', role: 'rest', address: host, port: bound });
 onShutdown(async () => {
+  stopping = true;
   await server.drain(5000);
   core.close();
 });
