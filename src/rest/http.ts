@@ -7,7 +7,7 @@
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { randomBytes } from 'node:crypto';
 import { NodeError, asNodeError } from '../errors.js';
-import { logger, type Logger } from '../log.js';
+import { logger, redact, type Logger } from '../log.js';
 
 /** PROTOCOL section 3 and SERVICE-SPEC section 8: bodies of at most 64 KiB. */
 export const MAX_BODY_BYTES = 65_536;
@@ -51,6 +51,9 @@ const STATUS_TEXT: Record<number, string> = {
   422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
 };
 
+/** Shared by requests without a query string (handlers only read it). */
+const EMPTY_QUERY = new URLSearchParams();
+
 function statusLine(code: number): string {
   return STATUS_TEXT[code] ?? `${code} Status`;
 }
@@ -69,7 +72,15 @@ export class RestServer {
 
   constructor(
     routes: Route[],
-    private readonly opts: { observe?: (method: string, route: string, status: number, seconds: number) => void } = {},
+    private readonly opts: {
+      observe?: (method: string, route: string, status: number, seconds: number) => void;
+      /**
+       * Where access-log lines go when the process installed its own log sink (src/rest/main.ts):
+       * the line is then formatted here, field for field as src/log.ts would, without the
+       * generic path's per-call costs (the access log runs once per request).
+       */
+      accessSink?: { sink: (line: string) => void; proc: string };
+    } = {},
   ) {
     for (const r of routes) this.routes.push({ ...r, segments: r.pattern.split('/').filter(Boolean) });
     this.app = App();
@@ -127,18 +138,24 @@ export class RestServer {
   }
 
   private dispatch(res: HttpResponse, req: HttpRequest): void {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     const method = req.getMethod().toUpperCase();
     const url = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
-    const headers = { authorization: req.getHeader('authorization'), contentType: req.getHeader('content-type') };
-    const contentLength = req.getHeader('content-length');
     const requestId = `${this.idPrefix}-${(this.nextId++).toString(36)}`;
-    const state = { aborted: false, done: false, route: '(unmatched)' };
-    res.onAborted(() => {
-      state.aborted = true;
-      this.finish(state);
-    });
+    const state = { aborted: false, done: false, route: '(unmatched)', watched: false };
+    /**
+     * uWS needs an abort handler before the handler returns without answering; answers
+     * given synchronously (the common read path) skip registering one.
+     */
+    const watchAbort = (): void => {
+      if (state.watched) return;
+      state.watched = true;
+      res.onAborted(() => {
+        state.aborted = true;
+        this.finish(state);
+      });
+    };
     this.inFlight++;
 
     const send = (reply: Reply, close = false): void => {
@@ -152,9 +169,9 @@ export class RestServer {
         res.end(text, close);
       });
       this.finish(state);
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const ms = performance.now() - started;
       this.opts.observe?.(method, state.route, reply.status, ms / 1000);
-      this.access.info('request', { method, path: url, status: reply.status, ms: Math.round(ms * 1000) / 1000, request_id: requestId });
+      this.accessLog(method, url, reply.status, Math.round(ms * 1000) / 1000, requestId);
     };
     const fail = (e: unknown, close = false): void => {
       const err = asNodeError(e);
@@ -169,7 +186,7 @@ export class RestServer {
 
     let parts: string[];
     try {
-      parts = url.split('/').filter((s) => s.length > 0).map((s) => decodeURIComponent(s));
+      parts = url.split('/').filter((s) => s.length > 0).map((s) => (s.includes('%') ? decodeURIComponent(s) : s));
     } catch {
       return fail(new NodeError('bad_request', 'path is not valid percent-encoded UTF-8'));
     }
@@ -180,10 +197,12 @@ export class RestServer {
 
     let query: URLSearchParams;
     try {
-      query = new URLSearchParams(rawQuery);
+      query = rawQuery === '' ? EMPTY_QUERY : new URLSearchParams(rawQuery);
     } catch {
       return fail(new NodeError('bad_request', 'query string is malformed'));
     }
+    // Headers are read here, still inside the uWS handler (req is valid only until it returns).
+    const headers = { authorization: req.getHeader('authorization'), contentType: m.route.body ? req.getHeader('content-type') : '' };
     const ctx: RequestContext = { method, path: url, params: m.params, query, headers, body: null, requestId };
     const run = (): void => {
       let out: Reply | Promise<Reply>;
@@ -192,19 +211,23 @@ export class RestServer {
       } catch (e) {
         return fail(e);
       }
-      if (out instanceof Promise) out.then((r) => send(r), (e) => fail(e));
-      else send(out);
+      if (out instanceof Promise) {
+        watchAbort();
+        out.then((r) => send(r), (e) => fail(e));
+      } else send(out);
     };
 
     if (!m.route.body) {
       // A body on a route that takes none is ignored, but never buffered.
       return run();
     }
+    const contentLength = req.getHeader('content-length');
     if (contentLength && (!/^\d+$/.test(contentLength) || Number(contentLength) > MAX_BODY_BYTES)) {
       return fail(new NodeError('payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`), true);
     }
     const chunks: Buffer[] = [];
     let total = 0;
+    watchAbort();
     res.onData((ab, isLast) => {
       if (state.done || state.aborted) return;
       total += ab.byteLength;
@@ -218,6 +241,28 @@ export class RestServer {
         run();
       }
     });
+  }
+
+  private isoMs = 0;
+  private iso = '';
+
+  private accessLog(method: string, path: string, status: number, ms: number, requestId: string): void {
+    const a = this.opts.accessSink;
+    if (!a) {
+      this.access.info('request', { method, path, status, ms, request_id: requestId });
+      return;
+    }
+    if (!this.access.enabled('info')) return;
+    const now = Date.now();
+    if (now !== this.isoMs) {
+      this.isoMs = now;
+      this.iso = new Date(now).toISOString();
+    }
+    a.sink(
+      redact(
+        `{"ts":"${this.iso}","level":"info","target":"rest::access","proc":${JSON.stringify(a.proc)},"pid":${process.pid},"msg":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"request_id":"${requestId}"}`,
+      ),
+    );
   }
 
   private finish(state: { done: boolean }): void {

@@ -4,13 +4,17 @@ import { connectRpc, type RpcClient } from '../ipc/rpc.js';
 import { RestServer } from './http.js';
 import { routes } from './routes.js';
 import { BearerAuth } from './auth.js';
-import { logger } from '../log.js';
+import { configureLogging, logger } from '../log.js';
+import { batchingSink } from './log-sink.js';
 import { ReadCache } from './read-cache.js';
 import { RestMetrics } from './metrics.js';
 import type { CoreApi } from '../messages.js';
 
 const log = logger('rest');
 const init = await awaitInit('rest');
+// One write per event-loop turn instead of one per line (the access log is per request).
+const logSink = batchingSink(1);
+configureLogging({ sink: logSink.sink });
 let core: RpcClient<CoreApi> = await connectRpc<CoreApi>(init.ipcPath);
 
 /** Reconnects after a core restart; requests in the gap answer 503. */
@@ -52,6 +56,7 @@ void followState();
 const metrics = new RestMetrics(cache);
 const server = new RestServer(routes({ core: () => core, auth: new BearerAuth(init.config.apiToken), cache, metrics }), {
   observe: (method, route, status, seconds) => metrics.observeHttp(method, route, status, seconds),
+  accessSink: { sink: logSink.sink, proc: 'rest' },
 });
 const { host, port } = init.config.restAddress;
 const bound = await server.listen(host, port);

@@ -112,23 +112,25 @@ export function routes(deps: RestDeps): Route[] {
     }
   };
 
-  const fieldRead = async (ctx: RequestContext, arg: string | null): Promise<Reply> => {
+  /** Field reads: answered from the read replica when it holds the answer (synchronously), else by the writer. */
+  const fieldRead = (ctx: RequestContext, arg: string | null): Reply | Promise<Reply> => {
     const contractId = hex32(ctx.params['contract_id'], 'contract_id');
     const field = ctx.params['field']!;
     if (!IDENT.test(field)) throw new NodeError('bad_request', 'field must be a field name (an identifier)', { field: 'field' });
     const proof = boolQuery(ctx.query, 'proof');
-    const ck = proof ? null : `${contractId}/${field}/${arg === null ? '' : `=${arg}`}`;
-    if (ck !== null && cache) {
-      const hit = cache.get(ck);
+    const ck = proof || !cache ? null : `${contractId}/${field}/${arg === null ? '' : `=${arg}`}`;
+    if (ck !== null) {
+      const hit = cache!.get(ck);
       if (hit !== undefined) return { status: 200, body: null, raw: { contentType: 'application/json', text: hit } };
     }
-    const body = await core().call('readField', { contract_id: contractId, field, arg, proof });
-    if (ck !== null && cache) {
-      const text = JSON.stringify(body);
-      cache.put(ck, text, body.height, body.state_root);
-      return { status: 200, body: null, raw: { contentType: 'application/json', text } };
-    }
-    return { status: 200, body };
+    return core()
+      .call('readField', { contract_id: contractId, field, arg, proof })
+      .then((body): Reply => {
+        if (ck === null) return { status: 200, body };
+        const text = JSON.stringify(body);
+        cache!.put(ck, text, body.height, body.state_root);
+        return { status: 200, body: null, raw: { contentType: 'application/json', text } };
+      });
   };
 
   return [
