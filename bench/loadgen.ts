@@ -3,7 +3,7 @@
  *   node dist/bench/loadgen.js HOST PORT PATH CONNECTIONS DEPTH WARMUP_MS WINDOW_MS WINDOWS
  * Raw keep-alive sockets; each connection keeps DEPTH requests in flight (DEPTH 1 = no
  * pipelining). Responses are framed by Content-Length. Prints one JSON line:
- * {"rates":[req/s per window], "non200": n, "errors": n}.
+ * {"rates":[req/s per window], "total": answers including warm-up, "non200": n, "errors": n}.
  */
 import { connect, type Socket } from 'node:net';
 
@@ -82,5 +82,5 @@ for (let w = 0; w < windows; w++) {
 }
 running = false;
 for (const s of sockets) s.destroy();
-process.stdout.write(JSON.stringify({ rates, non200, errors }) + '\n');
+process.stdout.write(JSON.stringify({ rates, total: done, non200, errors }) + '\n');
 process.exit(0);

@@ -26,15 +26,30 @@ const DEPTH = 8;
 const ROUNDS = 5;
 const WINDOW_MS = 1000;
 
-function loadgen(port: number, path: string): Promise<{ rate: number; non200: number; errors: number }> {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[11]) + Number(rest[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/** One load run; `cpuPid`: also the server's CPU microseconds per answer over the run. */
+async function loadgen(port: number, path: string, depth = DEPTH, cpuPid?: number): Promise<{ rate: number; non200: number; errors: number; cpuUsPerReq: number }> {
+  const c0 = cpuPid ? cpuSeconds(cpuPid) : 0;
+  const r = await loadgenRun(port, path, depth);
+  const cpuUsPerReq = cpuPid ? ((cpuSeconds(cpuPid) - c0) * 1e6) / Math.max(1, r.total) : 0;
+  return { ...r, cpuUsPerReq };
+}
+
+function loadgenRun(port: number, path: string, depth: number): Promise<{ rate: number; total: number; non200: number; errors: number }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [join(here, 'loadgen.js'), '127.0.0.1', String(port), path, String(CONNS), String(DEPTH), '300', String(WINDOW_MS), '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, [join(here, 'loadgen.js'), '127.0.0.1', String(port), path, String(CONNS), String(depth), '300', String(WINDOW_MS), '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     p.once('exit', () => {
       try {
-        const j = JSON.parse(out) as { rates: number[]; non200: number; errors: number };
-        resolve({ rate: j.rates[0]!, non200: j.non200, errors: j.errors });
+        const j = JSON.parse(out) as { rates: number[]; total: number; non200: number; errors: number };
+        resolve({ rate: j.rates[0]!, total: j.total, non200: j.non200, errors: j.errors });
       } catch (e) {
         reject(new Error(`loadgen output: ${out} (${(e as Error).message})`));
       }
@@ -73,7 +88,8 @@ export default async function run(): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-rest-'));
   const logFile = join(dir, 'node.log');
   const fd = openSync(logFile, 'w');
-  const node: ChildProcess = spawn(process.execPath, [join(repoRoot, 'dist/src/main.js')], {
+  const prof = process.env['REST_BENCH_PROFILE_DIR'];
+  const node: ChildProcess = spawn(process.execPath, [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), join(repoRoot, 'dist/src/main.js')], {
     env: {
       ...process.env,
       SVC_CONFIG: join(repoRoot, 'test/fixtures/empty-config.toml'),
@@ -88,10 +104,12 @@ export default async function run(): Promise<Figure[]> {
   closeSync(fd);
   const hello = spawn(process.execPath, [join(here, 'hello-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
+    const helloPid = hello.pid!;
     const helloPort = await new Promise<number>((resolve) => hello.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
     const rest = await waitForLine(logFile, (o) => o['msg'] === 'listening' && o['role'] === 'rest', 30_000);
     const restUrl = `http://${String(rest['address'])}`;
     const restPort = Number(String(rest['address']).split(':').pop());
+    const restPid = Number(rest['pid']);
     await waitForLine(logFile, (o) => o['msg'] === 'anchored block journal', 30_000);
 
     // State to read: the Fields fixture with a few entries.
@@ -121,12 +139,18 @@ export default async function run(): Promise<Figure[]> {
     const proofPath = `${fieldPath}?proof=true`;
 
     const samples = { hello: [] as number[], field: [] as number[], health: [] as number[], proof: [] as number[] };
+    const cpu = { hello: [] as number[], field: [] as number[], health: [] as number[] };
     let bad = 0;
     for (let r = 0; r < ROUNDS; r++) {
-      const h = await loadgen(helloPort, '/health');
-      const f = await loadgen(restPort, fieldPath);
-      const g = await loadgen(restPort, '/health');
-      const p = await loadgen(restPort, proofPath);
+      const h = await loadgen(helloPort, '/health', DEPTH, helloPid);
+      const f = await loadgen(restPort, fieldPath, DEPTH, restPid);
+      const g = await loadgen(restPort, '/health', DEPTH, restPid);
+      cpu.hello.push(h.cpuUsPerReq);
+      cpu.field.push(f.cpuUsPerReq);
+      cpu.health.push(g.cpuUsPerReq);
+      // Answered asynchronously: uWebSockets.js 20.0.8 stalls a connection that pipelines
+      // behind an asynchronous answer, so this one runs without pipelining.
+      const p = await loadgen(restPort, proofPath, 1);
       bad += f.non200 + g.non200 + p.non200 + f.errors + g.errors + p.errors;
       samples.hello.push(h.rate);
       samples.field.push(f.rate);
@@ -139,7 +163,11 @@ export default async function run(): Promise<Figure[]> {
     return [
       figure({ name: 'field read GET /v2/{id}/{field}/{arg} (read replica)', unit: 'req/s', value: stat(samples.field), ceiling, minRatio: 0.5, target: '>= 50% of hello-world', notes: load }),
       figure({ name: 'GET /health', unit: 'req/s', value: stat(samples.health), ceiling, notes: load }),
-      figure({ name: 'field read with ?proof=true (REST -> core -> writer, 2 IPC hops)', unit: 'req/s', value: stat(samples.proof), ceiling, notes: load }),
+      // Server CPU per answer: robust to the machine's noise (other processes share the cores).
+      // For "lower is better" the ratio is value / ceiling, target at most 2 (= 50% of the rate on a dedicated core).
+      figure({ name: 'REST process CPU per field read (read replica)', unit: 'us/req', value: stat(cpu.field), ceiling: { name: 'hello-world CPU per request', ...stat(cpu.hello) }, maxRatio: 2, target: '<= 2x hello-world CPU', notes: 'from /proc/<pid>/stat over each run' }),
+      figure({ name: 'REST process CPU per GET /health', unit: 'us/req', value: stat(cpu.health), ceiling: { name: 'hello-world CPU per request', ...stat(cpu.hello) }, notes: 'from /proc/<pid>/stat over each run' }),
+      figure({ name: 'field read with ?proof=true (REST -> core -> writer, 2 IPC hops)', unit: 'req/s', value: stat(samples.proof), ceiling, notes: `load: ${CONNS} keep-alive connections, no pipelining` }),
     ];
   } finally {
     hello.kill();

@@ -2,8 +2,8 @@
  * A batching log sink for the REST process: the access log writes one line per request,
  * and one write(2) per line costs more than the request itself. Lines are queued and
  * written together once per event-loop turn (or at once past 256 KiB); at exit whatever
- * is queued is written synchronously, so a line is late by at most one turn, never lost
- * on a normal exit or an uncaught exception.
+ * is queued is written synchronously, so a line is late by at most one turn and not lost
+ * on exit (process.exit, an uncaught exception).
  */
 import { writeSync } from 'node:fs';
 
@@ -13,19 +13,30 @@ export function batchingSink(fd = 1): { sink: (line: string) => void; flush: () 
   let queue: string[] = [];
   let bytes = 0;
   let scheduled = false;
-  const flush = (): void => {
+  const take = (): string | null => {
     scheduled = false;
-    if (queue.length === 0) return;
+    if (queue.length === 0) return null;
     const text = queue.join('\n') + '\n';
     queue = [];
     bytes = 0;
+    return text;
+  };
+  // Normal flushes go through the stream (it queues on a slow reader instead of failing);
+  // at exit the stream cannot write any more, so the rest is written synchronously.
+  const stream = fd === 2 ? process.stderr : process.stdout;
+  const flush = (): void => {
+    const text = take();
+    if (text !== null) stream.write(text);
+  };
+  process.on('exit', () => {
+    const text = take();
+    if (text === null) return;
     try {
       writeSync(fd, text);
     } catch {
-      /* stdout gone (EPIPE/EAGAIN): drop the batch rather than stop serving */
+      /* stdout gone: nothing left to do at exit */
     }
-  };
-  process.on('exit', flush);
+  });
   return {
     flush,
     sink: (line: string) => {

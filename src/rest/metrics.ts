@@ -9,6 +9,15 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BLOCK_APPLY_BUCKETS, type CoreMetrics } from '../messages.js';
 import type { ReadCache } from './read-cache.js';
 
+interface HttpSeries {
+  method: string;
+  route: string;
+  statuses: Map<number, number>;
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
 const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -20,8 +29,7 @@ export class RestMetrics {
    * copied into the registry at scrape time; prom-client's label hashing per request
    * costs as much as serving a cached read.
    */
-  private readonly httpCounts = new Map<string, { method: string; route: string; status: string; n: number }>();
-  private readonly httpHist = new Map<string, { method: string; route: string; buckets: number[]; sum: number; count: number }>();
+  private readonly http = new Map<string, Map<string, HttpSeries>>();
   private readonly intake = new Counter({ name: 'svc_intake_requests_total', help: 'Deploy and call submissions by kind and outcome (accepted, repeat or the error code)', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   private readonly intakeDuration = new Histogram({ name: 'svc_intake_duration_seconds', help: 'Deploy and call intake latency (REST to answer), by kind', labelNames: ['kind'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly coreUp = new Gauge({ name: 'svc_core_up', help: '1 when the core answered this scrape', registers: [this.registry] });
@@ -55,31 +63,35 @@ export class RestMetrics {
 
   observeHttp(rawMethod: string, route: string, status: number, seconds: number): void {
     // Label values stay bounded: routes are patterns, methods outside the usual set are OTHER.
+    // Nested maps keyed by the (interned) method and pattern strings: no string is built per request.
     const method = HTTP_METHODS.has(rawMethod) ? rawMethod : 'OTHER';
-    const rk = `${method} ${route}`;
-    const ck = `${rk} ${status}`;
-    const c = this.httpCounts.get(ck);
-    if (c) c.n++;
-    else this.httpCounts.set(ck, { method, route, status: String(status), n: 1 });
-    let h = this.httpHist.get(rk);
-    if (!h) {
-      h = { method, route, buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 };
-      this.httpHist.set(rk, h);
-    }
+    let byRoute = this.http.get(method);
+    if (!byRoute) this.http.set(method, (byRoute = new Map()));
+    let h = byRoute.get(route);
+    if (!h) byRoute.set(route, (h = { method, route, statuses: new Map(), buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
+    h.statuses.set(status, (h.statuses.get(status) ?? 0) + 1);
     h.sum += seconds;
     h.count++;
-    for (let i = 0; i < LATENCY_BUCKETS.length; i++) if (seconds <= LATENCY_BUCKETS[i]!) h.buckets[i]!++;
+    let i = 0;
+    while (i < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[i]!) i++;
+    if (i < LATENCY_BUCKETS.length) h.buckets[i]!++; // per-bucket counts; cumulated when rendered
   }
 
   private httpText(): string {
     this.httpRequests.reset();
-    for (const c of this.httpCounts.values()) this.httpRequests.inc({ method: c.method, route: c.route, status: c.status }, c.n);
     const esc = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
     const lines = ['# HELP svc_http_request_duration_seconds HTTP request duration in the REST front, by route', '# TYPE svc_http_request_duration_seconds histogram'];
-    for (const h of this.httpHist.values()) {
-      const l = `method="${esc(h.method)}",route="${esc(h.route)}"`;
-      LATENCY_BUCKETS.forEach((b, i) => lines.push(`svc_http_request_duration_seconds_bucket{${l},le="${b}"} ${h.buckets[i]}`));
-      lines.push(`svc_http_request_duration_seconds_bucket{${l},le="+Inf"} ${h.count}`, `svc_http_request_duration_seconds_sum{${l}} ${h.sum}`, `svc_http_request_duration_seconds_count{${l}} ${h.count}`);
+    for (const byRoute of this.http.values()) {
+      for (const h of byRoute.values()) {
+        for (const [status, n] of h.statuses) this.httpRequests.inc({ method: h.method, route: h.route, status: String(status) }, n);
+        const l = `method="${esc(h.method)}",route="${esc(h.route)}"`;
+        let cum = 0;
+        LATENCY_BUCKETS.forEach((b, i) => {
+          cum += h.buckets[i]!;
+          lines.push(`svc_http_request_duration_seconds_bucket{${l},le="${b}"} ${cum}`);
+        });
+        lines.push(`svc_http_request_duration_seconds_bucket{${l},le="+Inf"} ${h.count}`, `svc_http_request_duration_seconds_sum{${l}} ${h.sum}`, `svc_http_request_duration_seconds_count{${l}} ${h.count}`);
+      }
     }
     return lines.join('\n') + '\n';
   }

@@ -43,6 +43,14 @@ export class ReadCache {
     return t;
   }
 
+  /** Like get, counting hits only (the fast path; a miss is counted by the normal path after it). */
+  peek(k: string): string | undefined {
+    if (this.v === null) return undefined;
+    const t = this.map.get(k);
+    if (t !== undefined) this.hits++;
+    return t;
+  }
+
   /** Stores an answer computed at (height, stateRoot) when that is the current version. */
   put(k: string, text: string, height: number | null, stateRoot: string): void {
     if (this.v === null || this.v.height !== height || this.v.state_root !== stateRoot) return;

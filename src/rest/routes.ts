@@ -16,6 +16,7 @@ export interface RestDeps {
 }
 
 const HEX32 = /^[0-9a-f]{64}$/;
+const HEALTH = JSON.stringify({ status: 'ok' });
 const DECIMAL = /^(0|[1-9]\d{0,9})$/;
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -138,6 +139,7 @@ export function routes(deps: RestDeps): Route[] {
       method: 'GET',
       pattern: '/health',
       handler: () => ({ status: 200, body: { status: 'ok' } }),
+      fast: () => HEALTH,
     },
     {
       method: 'GET',
@@ -207,11 +209,14 @@ export function routes(deps: RestDeps): Route[] {
       method: 'GET',
       pattern: '/v2/:contract_id/:field',
       handler: (ctx) => fieldRead(ctx, null),
+      // A replica hit was validated when it was stored under exactly this key.
+      fast: cache ? (p) => cache.peek(`${p[0]}/${p[1]}/`) : undefined,
     },
     {
       method: 'GET',
       pattern: '/v2/:contract_id/:field/:arg',
       handler: (ctx) => fieldRead(ctx, ctx.params['arg']!),
+      fast: cache ? (p) => cache.peek(`${p[0]}/${p[1]}/=${p[2]}`) : undefined,
     },
     {
       method: 'POST',

@@ -30,22 +30,36 @@ function bodyOf(n: number): Buffer {
   return Buffer.from(head + 'x'.repeat(n - head.length - tail.length) + tail, 'utf8');
 }
 
-/** Sends one raw HTTP/1.1 request and resolves with the status code and body text. */
+/**
+ * Sends one raw HTTP/1.1 request (keep-alive, as clients do) and resolves with the status
+ * code and body text as soon as one whole response has arrived.
+ */
 function raw(path: string, body: Buffer, chunked: boolean): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const s = connect(port, host);
     let got = '';
-    s.on('data', (d) => (got += d.toString('latin1')));
-    s.on('error', () => undefined); // the server may close while we still write
-    const done = (): void => {
+    let settled = false;
+    const finish = (): boolean => {
+      const end = got.indexOf('\r\n\r\n');
       const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
-      if (!m) return reject(new Error(`no HTTP answer: ${JSON.stringify(got.slice(0, 200))}`));
-      resolve({ status: Number(m[1]), text: got.slice(got.indexOf('\r\n\r\n') + 4) });
+      const len = /content-length: (\d+)/i.exec(got.slice(0, end));
+      if (end < 0 || !m || !len || got.length < end + 4 + Number(len[1])) return false;
+      settled = true;
+      s.destroy();
+      resolve({ status: Number(m[1]), text: got.slice(end + 4, end + 4 + Number(len[1])) });
+      return true;
     };
-    s.on('close', done);
+    s.on('data', (d) => {
+      got += d.toString('latin1');
+      finish();
+    });
+    s.on('error', () => undefined); // the answer may come before the upload ends
+    s.on('close', () => {
+      if (!settled && !finish()) reject(new Error(`no HTTP answer to ${path} (${body.length} bytes, ${chunked ? 'chunked' : 'content-length'}): ${JSON.stringify(got.slice(0, 200))}`));
+    });
     const headers = chunked
-      ? `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`
-      : `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+      ? `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
+      : `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
     s.write(headers);
     if (chunked) {
       for (let i = 0; i < body.length; i += 8192) {
@@ -56,7 +70,7 @@ function raw(path: string, body: Buffer, chunked: boolean): Promise<{ status: nu
       }
       s.write('0\r\n\r\n');
     } else s.write(body);
-    setTimeout(() => s.end(), 2000).unref();
+    setTimeout(() => s.destroy(), 5000).unref();
   });
 }
 

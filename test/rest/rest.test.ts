@@ -224,9 +224,18 @@ test('events: filters at the range edges, pages by offset and by cursor across n
   // Cursor: two events, then a new block arrives; the cursor still continues exactly.
   const c1 = (await get(`/events/${cid}?limit=2`)).body;
   assert.ok(typeof c1.next_cursor === 'string');
+  // The read replica: a repeated read is answered from it (same bytes, own request id) ...
+  const r1 = await fetch(url(`/v2/${cid}/total`));
+  const r2 = await fetch(url(`/v2/${cid}/total`));
+  assert.equal(await r2.text(), await r1.text());
+  assert.notEqual(r1.headers.get('x-request-id'), r2.headers.get('x-request-id'));
+  assert.equal(r2.headers.get('content-type'), 'application/json');
   const t = await call('tick', [{ type: 'u64', value: 1n }]);
   devnet.chain.mine(1, [t]);
   const h3 = (await waitSynced(node, devnet)).height;
+  // ... and dropped when a block changes the state: the first read after it sees the block.
+  const fresh = (await get(`/v2/${cid}/total`)).body;
+  assert.deepEqual([fresh.value, fresh.height], ['9', h3]);
   const c2 = (await get(`/events/${cid}?limit=3&cursor=${c1.next_cursor}`)).body;
   const c3 = (await get(`/events/${cid}?limit=1000&cursor=${c2.next_cursor}`)).body;
   const after = (await get(`/events/${cid}`)).body.events;
