@@ -40,11 +40,11 @@ export interface Route {
   /** Read the body (POST routes). */
   body?: boolean;
   /**
-   * GET only: a synchronous answer from memory for the raw path parameters (no query, no
-   * percent-encoding), or undefined to take the normal path. Served on uWS's own router
-   * without the generic dispatch; every answer is the same 200 the handler would give.
+   * GET only: a synchronous answer from memory for the raw path (requests without a query
+   * string), or undefined to take the normal path. Served on uWS's own router without the
+   * generic dispatch; every answer is the same 200 the handler would give.
    */
-  fast?: (params: string[]) => string | undefined;
+  fast?: (rawPath: string) => string | undefined;
 }
 
 interface CompiledRoute extends Route {
@@ -95,10 +95,7 @@ export class RestServer {
     for (const r of routes) this.routes.push({ ...r, segments: r.pattern.split('/').filter(Boolean) });
     this.app = App();
     for (const r of this.routes) {
-      if (r.fast && r.method === 'GET') {
-        const n = r.segments.filter((x) => x.startsWith(':')).length;
-        this.app.get(r.pattern, (res, req) => this.fastGet(r, n, res, req));
-      }
+      if (r.fast && r.method === 'GET') this.app.get(r.pattern, (res, req) => this.fastGet(r, res, req));
     }
     this.app.any('/*', (res, req) => this.dispatch(res, req));
   }
@@ -154,18 +151,12 @@ export class RestServer {
   }
 
   /** The fast path of a `fast` route; anything unusual goes to the generic dispatch. */
-  private fastGet(r: CompiledRoute, n: number, res: HttpResponse, req: HttpRequest): void {
+  private fastGet(r: CompiledRoute, res: HttpResponse, req: HttpRequest): void {
     const started = performance.now();
     if (this.draining || req.getQuery()) return this.dispatch(res, req);
-    const params: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const p = req.getParameter(i) ?? '';
-      if (p.length === 0 || p.includes('%')) return this.dispatch(res, req);
-      params.push(p);
-    }
-    const text = r.fast!(params);
-    if (text === undefined) return this.dispatch(res, req);
     const url = req.getUrl();
+    const text = r.fast!(url);
+    if (text === undefined) return this.dispatch(res, req);
     const requestId = `${this.idPrefix}-${(this.nextId++).toString(36)}`;
     res.cork(() => {
       res.writeHeader('content-type', 'application/json');

@@ -119,7 +119,8 @@ export function routes(deps: RestDeps): Route[] {
     const field = ctx.params['field']!;
     if (!IDENT.test(field)) throw new NodeError('bad_request', 'field must be a field name (an identifier)', { field: 'field' });
     const proof = boolQuery(ctx.query, 'proof');
-    const ck = proof || !cache ? null : `${contractId}/${field}/${arg === null ? '' : `=${arg}`}`;
+    // Keyed by the raw path: one raw path always names the same (contract, field, key).
+    const ck = proof || !cache || ctx.query.size > 0 ? null : ctx.path;
     if (ck !== null) {
       const hit = cache!.get(ck);
       if (hit !== undefined) return { status: 200, body: null, raw: { contentType: 'application/json', text: hit } };
@@ -209,14 +210,14 @@ export function routes(deps: RestDeps): Route[] {
       method: 'GET',
       pattern: '/v2/:contract_id/:field',
       handler: (ctx) => fieldRead(ctx, null),
-      // A replica hit was validated when it was stored under exactly this key.
-      fast: cache ? (p) => cache.peek(`${p[0]}/${p[1]}/`) : undefined,
+      // A replica hit was validated when it was stored under exactly this raw path.
+      fast: cache ? (path) => cache.peek(path) : undefined,
     },
     {
       method: 'GET',
       pattern: '/v2/:contract_id/:field/:arg',
       handler: (ctx) => fieldRead(ctx, ctx.params['arg']!),
-      fast: cache ? (p) => cache.peek(`${p[0]}/${p[1]}/=${p[2]}`) : undefined,
+      fast: cache ? (path) => cache.peek(path) : undefined,
     },
     {
       method: 'POST',

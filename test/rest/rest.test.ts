@@ -19,6 +19,7 @@ let node: NodeProcess;
 let svc: SvcClient;
 let artifact: Artifact;
 let cid = '';
+let cid2 = '';
 let caller = '';
 let h1 = 0;
 let h2 = 0;
@@ -44,6 +45,7 @@ before(async () => {
   artifact = compileFixture('fields.svc');
   const dep = await svc.deploy(artifact);
   cid = dep.contractId;
+  cid2 = (await svc.deploy(artifact)).contractId;
   devnet.chain.mine(1);
   await waitSynced(node, devnet);
   const hex = (s: string): { type: 'bytes'; value: Uint8Array } => ({ type: 'bytes', value: new Uint8Array(Buffer.from(s, 'hex')) });
@@ -65,7 +67,7 @@ after(async () => {
 
 test('health, contracts, node_status, state roots, call status', async () => {
   assert.deepEqual(await get('/health'), { status: 200, body: { status: 'ok' } });
-  assert.deepEqual((await get('/contracts')).body, { contract_ids: [cid] });
+  assert.deepEqual((await get('/contracts')).body, { contract_ids: [cid, cid2].sort() });
   const s = (await get('/node_status')).body;
   for (const k of ['node_id', 'version', 'tip_height', 'processed_height', 'state_root', 'halted', 'halt_reason', 'peers', 'pending_calls', 'contracts', 'gossip_public_key', 'pool', 'chain', 'last_block_processed_at', 'lag_blocks']) assert.ok(k in s, k);
   assert.equal(s.processed_height, h2);
@@ -171,6 +173,11 @@ test('simulation: result, events, instructions; readonly functions; state root u
   assert.ok(sim.body.instructions > 0);
   const ro = await postJson(url(`/v2/${cid}/simulate`), { function: 'get_total' });
   assert.equal(ro.body.result, '8');
+  // Cross-contract: the callee is fetched in a second snapshot round; an unknown callee fails.
+  const x = await postJson(url(`/v2/${cid2}/simulate`), { function: 'peek', args: [{ type: 'key', value: cid }] });
+  assert.deepEqual([x.status, x.body.status, x.body.result], [200, 'executed', '8']);
+  const y = await postJson(url(`/v2/${cid}/simulate`), { function: 'peek', args: [{ type: 'key', value: '5'.repeat(64) }] });
+  assert.deepEqual([y.status, y.body.status, y.body.error?.code], [200, 'failed', 'unknown_contract']);
   const failed = await postJson(url(`/v2/${cid}/simulate`), { function: 'fail_now', args: [{ type: 'u64', value: '3' }] });
   assert.equal(failed.status, 200);
   assert.equal(failed.body.status, 'failed');
