@@ -158,11 +158,10 @@ export class RestServer {
     const text = r.fast!(url);
     if (text === undefined) return this.dispatch(res, req);
     const requestId = `${this.idPrefix}-${(this.nextId++).toString(36)}`;
-    res.cork(() => {
-      res.writeHeader('content-type', 'application/json');
-      res.writeHeader('x-request-id', requestId);
-      res.end(text);
-    });
+    // Still inside uWS's request handler: the socket is corked already.
+    res.writeHeader('content-type', 'application/json');
+    res.writeHeader('x-request-id', requestId);
+    res.end(text);
     const ms = performance.now() - started;
     this.opts.observe?.('GET', r.pattern, 200, ms / 1000);
     this.accessLog('GET', url, 200, Math.round(ms * 1000) / 1000, requestId);
