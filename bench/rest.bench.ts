@@ -148,8 +148,8 @@ export default async function run(): Promise<Figure[]> {
       cpu.hello.push(h.cpuUsPerReq);
       cpu.field.push(f.cpuUsPerReq);
       cpu.health.push(g.cpuUsPerReq);
-      // Answered asynchronously: uWebSockets.js 20.0.8 stalls a connection that pipelines
-      // behind an asynchronous answer, so this one runs without pipelining.
+      // Answered asynchronously: uWebSockets.js 20.0.8 closes a connection that pipelines
+      // a request behind a pending asynchronous answer, so this one runs without pipelining.
       const p = await loadgen(restPort, proofPath, 1);
       bad += f.non200 + g.non200 + p.non200 + f.errors + g.errors + p.errors;
       samples.hello.push(h.rate);
