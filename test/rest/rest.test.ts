@@ -11,7 +11,7 @@ import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { NodeClient, verifyFieldAnswer, type ProvenFieldAnswer } from '../../src/client/node.js';
 import type { Artifact } from '../../src/protocol/contract.js';
-import type { SvcClient } from '../../src/client/sdk.js';
+import { buildCall, type SvcClient } from '../../src/client/sdk.js';
 
 const TOKEN = 'rest-test-token-0123456789';
 let devnet: DevnetChainHandle;
@@ -24,6 +24,7 @@ let caller = '';
 let h1 = 0;
 let h2 = 0;
 const txids: string[] = [];
+const payloads = new Map<string, string>();
 const wallet = testWallet(7);
 const BIG = (1n << 100n).toString();
 
@@ -33,6 +34,7 @@ const get = (p: string): Promise<{ status: number; body: any }> => getJson(url(p
 async function call(fn: string, args: { type: string; value: unknown }[]): Promise<string> {
   const c = await svc.call({ contractId: cid, function: fn, args: args as never, abi: artifact.abi });
   assert.equal(c.answer.status, 'pending');
+  payloads.set(c.anchor.txid, c.call.payload);
   return c.anchor.txid;
 }
 
@@ -303,6 +305,20 @@ test('private call log: authentication matrix and pagination against total', asy
   const cleared = await fetch(url('/admin/clear_halt'), { method: 'POST', headers: auth });
   assert.equal(cleared.status, 200);
   assert.deepEqual(await cleared.json(), { halted: false });
+});
+
+test('intake error codes: 409 conflict, 422 anchor_not_found / unknown_contract / invalid_bytecode', async () => {
+  const conflict = await postJson(url('/contract_call'), { txid: txids[0], contract_id: cid, payload: payloads.get(txids[1]!) });
+  assert.deepEqual([conflict.status, conflict.body.error.code], [409, 'conflict']);
+  const noAnchor = await postJson(url('/contract_call'), { txid: 'ee'.repeat(32), contract_id: cid, payload: payloads.get(txids[0]!) });
+  assert.equal(noAnchor.status, 422, JSON.stringify(noAnchor.body));
+  assert.match(noAnchor.body.error.code, /^(anchor_not_found|duplicate_call_id|anchor_mismatch)$/);
+  const secret = new Uint8Array(32).fill(3);
+  const built = buildCall({ contractId: '9'.repeat(64), function: 'tick', args: [{ type: 'u64', value: 1n }], callerSecret: secret, outpoint: { txid: 'ee'.repeat(32), vout: 0 } });
+  const unknown = await postJson(url('/contract_call'), { txid: 'ee'.repeat(32), contract_id: '9'.repeat(64), payload: built.payload });
+  assert.deepEqual([unknown.status, unknown.body.error.code], [422, 'unknown_contract']);
+  const badCode = await postJson(url('/deploy_contract'), { ...artifact, txid: 'dd'.repeat(32), bytecode: 'ff' });
+  assert.deepEqual([badCode.status, badCode.body.error.code], [422, 'invalid_bytecode']);
 });
 
 test('metrics: Prometheus text with the node counters', async () => {
