@@ -202,10 +202,38 @@ export class WriterQueries {
       this.known(p.contract_id);
       const l = this.writer.ledger;
       const total = l.callCount(p.contract_id);
-      const recs = p.offset >= total ? [] : await l.callsOf(p.contract_id, p.offset, p.limit);
+      const recs = p.offset >= total ? [] : await this.callsPage(p.contract_id, p.offset, p.limit);
       const tip = l.tip?.height ?? null;
       return { contract_id: p.contract_id, total, limit: p.limit, offset: p.offset, calls: recs.map((r) => statusBody(r, tip)) };
     });
+  }
+
+  /**
+   * The confirmed-call log from `offset`, read in pages of 1,000 index rows so a deep offset
+   * costs time, not memory (ledger.callsOf would hold offset + limit rows at once).
+   */
+  private async callsPage(contractId: string, offset: number, limit: number): Promise<CallRecord[]> {
+    const l = this.writer.ledger;
+    const prefix = key(Bucket.contractCalls, Buffer.from(contractId, 'hex'));
+    const end = prefixEnd(prefix);
+    let from = prefix;
+    let skipped = 0;
+    const txids: string[] = [];
+    for (;;) {
+      const rows = await l.db.range(from, end, { limit: 1000 });
+      for (const r of rows) {
+        if (skipped < offset) skipped++;
+        else if (txids.length < limit) txids.push(r.value.toString('hex'));
+      }
+      if (rows.length < 1000 || txids.length >= limit) break;
+      from = Buffer.concat([rows[rows.length - 1]!.key, Buffer.of(0)]);
+    }
+    const out: CallRecord[] = [];
+    for (const t of txids) {
+      const c = await l.call(t);
+      if (c) out.push(c);
+    }
+    return out;
   }
 
   simSnapshot(p: { ids: string[] }): Promise<SimSnapshot> {
