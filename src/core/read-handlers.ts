@@ -29,10 +29,14 @@ export function readHandlers(core: Core): Handlers<ReadApi> {
     latest = d as StateVersion;
     wake();
   });
-  const initial = core.writer.call('stateVersion', {}).then((v) => {
-    if (latest === null) latest = v;
-    return v;
-  });
+  /** The latest version: from the writer's events, or asked once (no promise left unawaited). */
+  const current = async (): Promise<StateVersion> => {
+    if (latest === null) {
+      const v = await core.writer.call('stateVersion', {});
+      if (latest === null) latest = v;
+    }
+    return latest;
+  };
   const simulations: Record<string, number> = {};
 
   return {
@@ -41,8 +45,7 @@ export function readHandlers(core: Core): Handlers<ReadApi> {
     events: (p) => core.writer.call('events', p),
     calls: (p) => core.writer.call('calls', p),
     waitState: async (p) => {
-      await initial;
-      if (!sameVersion(p.known, latest!)) return latest!;
+      if (!sameVersion(p.known, await current())) return latest!;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(Math.max(p.waitMs, 0), MAX_WAIT_MS));
         waiters.push(() => {
