@@ -126,8 +126,8 @@ export class RestServer {
     this.app.close();
   }
 
-  private match(method: string, parts: string[]): { route: CompiledRoute; params: Record<string, string> } | 'method' | null {
-    let methodMismatch = false;
+  private match(method: string, parts: string[]): { route: CompiledRoute; params: Record<string, string> } | { allow: string } | null {
+    const allowed = new Set<string>();
     for (const r of this.routes) {
       if (r.segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -142,12 +142,12 @@ export class RestServer {
       }
       if (!okMatch) continue;
       if (r.method !== method) {
-        methodMismatch = true;
+        allowed.add(r.method);
         continue;
       }
       return { route: r, params };
     }
-    return methodMismatch ? 'method' : null;
+    return allowed.size > 0 ? { allow: [...allowed].sort().join(', ') } : null;
   }
 
   /** The fast path of a `fast` route; anything unusual goes to the generic dispatch. */
@@ -203,12 +203,13 @@ export class RestServer {
       this.opts.observe?.(method, state.route, reply.status, ms / 1000);
       this.accessLog(method, url, reply.status, Math.round(ms * 1000) / 1000, requestId);
     };
+    let allow = 'GET, POST';
     const fail = (e: unknown, close = false): void => {
       const err = asNodeError(e);
       if (err.code === 'internal' && !(e instanceof NodeError)) this.log.error('handler bug', { path: url, error: e });
       const headers: Record<string, string> = {};
       if (err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
-      if (err.code === 'method_not_allowed') headers['allow'] = 'GET, POST';
+      if (err.code === 'method_not_allowed') headers['allow'] = allow;
       send({ status: err.httpStatus, body: err.toJSON(), headers }, close);
     };
 
@@ -222,7 +223,10 @@ export class RestServer {
     }
     const m = this.match(method, parts);
     if (m === null) return fail(new NodeError('not_found', `no route ${method} ${url}`));
-    if (m === 'method') return fail(new NodeError('method_not_allowed', `${method} is not allowed on ${url}`));
+    if ('allow' in m) {
+      allow = m.allow;
+      return fail(new NodeError('method_not_allowed', `${method} is not allowed on ${url} (allowed: ${m.allow})`));
+    }
     state.route = m.route.pattern;
 
     let query: URLSearchParams;

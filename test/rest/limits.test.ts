@@ -129,6 +129,11 @@ test('malformed requests answer JSON errors with request ids and never stop the 
     assert.match(j.error.message, new RegExp(mention));
     assert.ok(r.headers.get('x-request-id'));
   }
+  const put = await fetch(`${node.restUrl}/health`, { method: 'PUT' });
+  assert.equal(put.headers.get('allow'), 'GET');
+  const getPost = await fetch(`${node.restUrl}/contract_call`);
+  assert.equal(getPost.status, 405);
+  assert.equal(getPost.headers.get('allow'), 'POST');
   // An aborted upload mid-body leaves nothing behind.
   await new Promise<void>((resolve) => {
     const s = connect(port, host, () => {
