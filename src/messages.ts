@@ -76,8 +76,133 @@ export type CallStatusBody = Omit<CallRecord, 'payload' | 'outpoint' | 'instruct
  */
 export type CoreApi = IntakeApi & ReadApi & PeerApi;
 
-/** Reads served to the REST front (issue 7 extends it). */
-export type ReadApi = Record<never, never>;
+/** Reads served to the REST front (issue 7). */
+export type ReadApi = {
+  contractIds(params: Record<string, never>): { contract_ids: string[] };
+  /** Field read; `arg` is the raw (percent-decoded) path segment, decoded by the ABI key type. */
+  readField(params: FieldReadParams): FieldReadBody;
+  events(params: EventsParams): EventsPage;
+  calls(params: { contract_id: string; limit: number; offset: number }): CallsPage;
+  simulate(params: SimulateParams): SimulateBody;
+  /** Resolves when the processed (height, state_root) differs from `known` (long poll, at most `waitMs`). */
+  waitState(params: { known: StateVersion | null; waitMs: number }): StateVersion;
+  /** Everything the core and writer count, for GET /metrics (the REST process renders it). */
+  metrics(params: Record<string, never>): CoreMetrics;
+};
+
+/** The version of the hot state the REST read cache is valid for. */
+export interface StateVersion {
+  height: number | null;
+  state_root: string | null;
+  block_hash: string | null;
+}
+
+export interface FieldReadParams {
+  contract_id: string;
+  field: string;
+  arg: string | null;
+  proof: boolean;
+}
+
+/** JSON of a sorted-Merkle membership proof (docs/STATE.md, "Proofs"). */
+export interface ProofJson {
+  size: number;
+  leaves: { index: number; key: string; value: string; path: { sibling: string; left: boolean }[] }[];
+}
+
+export interface FieldReadBody {
+  contract_id: string;
+  field: string;
+  key: string | boolean | null;
+  value: string | boolean;
+  exists: boolean;
+  height: number | null;
+  /** The state root at `height` (the cache key of the REST read replica; what a proof proves against). */
+  state_root: string;
+  block_hash?: string | null;
+  proof?: { storage_key: string; contract: ProofJson; storage: ProofJson };
+}
+
+export interface EventJson {
+  name: string;
+  params: Record<string, unknown>;
+  txid: string;
+  block_height: number;
+  tx_index: number;
+  log_index: number;
+}
+
+export interface EventsParams {
+  contract_id: string;
+  event_name: string | null;
+  from_block: number;
+  to_block: number;
+  limit: number;
+  offset: number;
+  /** Position after which to start (block height, tx index, log index), from a cursor. */
+  after: [number, number, number] | null;
+}
+
+export interface EventsPage {
+  contract_id: string;
+  events: EventJson[];
+  /** True when more events match after this page. */
+  more: boolean;
+}
+
+export interface CallsPage {
+  contract_id: string;
+  total: number;
+  limit: number;
+  offset: number;
+  calls: CallStatusBody[];
+}
+
+export interface SimulateParams {
+  contract_id: string;
+  function: string;
+  /** PROTOCOL typed values `{type, value}` as sent by the client (checked in the pool). */
+  args: unknown[];
+  caller: string | null;
+  inputs: { txid: string; vout: number }[];
+  outputs: { value: string; script: string }[];
+}
+
+export interface SimulateBody {
+  contract_id: string;
+  function: string;
+  height: number;
+  state_root: string | null;
+  status: 'executed' | 'failed';
+  result: string | boolean | null;
+  error: { code: string; message: string } | null;
+  events: { contract_id: string; name: string; params: Record<string, unknown> }[];
+  instructions: number;
+}
+
+export interface WriterMetrics {
+  processed_height: number | null;
+  undo_depth: number;
+  blocks_applied: number;
+  block_apply_seconds: { sum: number; count: number; buckets: number[] };
+  reorgs_by_depth: Record<string, number>;
+  calls_by_status: Record<string, number>;
+  contracts: number;
+  pending_calls: number;
+  halted: boolean;
+}
+
+export interface CoreMetrics {
+  writer: WriterMetrics;
+  tip_height: number | null;
+  chain_endpoint_ok: boolean;
+  pool: { threads: number; queued: number; queue_limit: number; saturated: boolean; completed: number };
+  peers: number;
+  simulations: Record<string, number>;
+}
+
+/** Bucket upper bounds (seconds) of the block-application histogram, shared by writer and REST. */
+export const BLOCK_APPLY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** What the gossip process asks of the core (issue 8 extends it). */
 export type PeerApi = Record<never, never>;
@@ -118,7 +243,32 @@ export interface ChainUpdate {
 /** The writer's RPC surface: core operations, reads (issue 7), peer data (issue 8). */
 export type WriterApi = WriterCoreApi & WriterReadApi & WriterPeerApi;
 
-export type WriterReadApi = Record<never, never>;
+export type WriterReadApi = {
+  contractIds(params: Record<string, never>): string[];
+  readField(params: FieldReadParams): FieldReadBody;
+  events(params: EventsParams): EventsPage;
+  calls(params: { contract_id: string; limit: number; offset: number }): CallsPage;
+  /** One atomic snapshot of the named active contracts (program + storage) for a simulation. */
+  simSnapshot(params: { ids: string[] }): SimSnapshot;
+  stateVersion(params: Record<string, never>): StateVersion;
+  readMetrics(params: Record<string, never>): WriterMetrics;
+};
+
+export interface SimContract {
+  id: string;
+  program: import('./vm/types.js').Program;
+  /** [storage key, value] as stored. */
+  storage: [Uint8Array, Uint8Array][];
+  size: number;
+}
+
+export interface SimSnapshot {
+  height: number | null;
+  state_root: string | null;
+  contracts: SimContract[];
+  /** Requested ids that are not active contracts. */
+  missing: string[];
+}
 
 export type WriterPeerApi = Record<never, never>;
 

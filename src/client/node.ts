@@ -1,6 +1,11 @@
 /** REST client of a validator node (PROTOCOL.md section 6 shapes). */
 import { ClientError } from './errors.js';
 import { request, joinUrl, parseJson, oneLine, type HttpOptions } from './http.js';
+import { verifyFieldProof, type FieldProof } from '../state/state-tree.js';
+import type { MembershipProof } from '../state/merkle.js';
+import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/storage-layout.js';
+import { valueToJson } from '../protocol/value.js';
+import type { AbiEntry } from '../vm/types.js';
 
 export interface DeployBody {
   txid: string;
@@ -49,17 +54,114 @@ export interface FieldAnswer {
   exists: boolean;
   height: number;
 }
+/** JSON of one sorted-Merkle proof (docs/STATE.md, "Proofs"). */
+export interface ProofJson {
+  size: number;
+  leaves: { index: number; key: string; value: string; path: { sibling: string; left: boolean }[] }[];
+}
+export interface ProvenFieldAnswer extends FieldAnswer {
+  state_root: string;
+  block_hash: string | null;
+  proof: { storage_key: string; contract: ProofJson; storage: ProofJson };
+}
+
+const HEX = /^(?:[0-9a-f]{2})*$/;
+
+function proofFromJson(p: unknown, what: string): MembershipProof {
+  const bad = (why: string): never => {
+    throw new ClientError('bad_proof', `${what}: ${why}`);
+  };
+  const hex = (s: unknown, n?: number): Uint8Array => {
+    if (typeof s !== 'string' || !HEX.test(s) || (n !== undefined && s.length !== 2 * n)) bad('malformed hex');
+    return new Uint8Array(Buffer.from(s as string, 'hex'));
+  };
+  if (p === null || typeof p !== 'object') bad('not an object');
+  const o = p as ProofJson;
+  if (!Number.isInteger(o.size) || o.size < 0 || !Array.isArray(o.leaves) || o.leaves.length > 2) bad('malformed size or leaves');
+  return {
+    size: o.size,
+    leaves: o.leaves.map((l) => {
+      if (!Number.isInteger(l?.index) || !Array.isArray(l.path) || l.path.length > 64) bad('malformed leaf');
+      return { index: l.index, key: hex(l.key), value: hex(l.value), path: l.path.map((s) => ({ sibling: hex(s?.sibling, 32), left: s?.left === true })) };
+    }),
+  };
+}
+
+/**
+ * Verifies a `?proof=true` field answer offline: the proof must lead to `state_root`
+ * (and `state_root` must equal `trustedRoot` when given, e.g. the root several nodes agree
+ * on for that height); with the contract's ABI the storage key is recomputed from the
+ * field and key, and the value (or its absence and the default) checked against the
+ * proven bytes. Throws ClientError('bad_proof') when anything does not hold.
+ */
+export function verifyFieldAnswer(a: ProvenFieldAnswer, opts: { abi?: readonly unknown[]; trustedRoot?: string } = {}): { exists: boolean; value: unknown } {
+  if (typeof a.state_root !== 'string' || !/^[0-9a-f]{64}$/.test(a.state_root) || !a.proof) throw new ClientError('bad_proof', 'answer carries no state_root or proof');
+  if (opts.trustedRoot !== undefined && opts.trustedRoot !== a.state_root) throw new ClientError('bad_proof', `state_root ${a.state_root} is not the trusted root ${opts.trustedRoot}`);
+  if (typeof a.proof.storage_key !== 'string' || !HEX.test(a.proof.storage_key)) throw new ClientError('bad_proof', 'malformed storage_key');
+  const proof: FieldProof = { contract: proofFromJson(a.proof.contract, 'contract proof'), storage: proofFromJson(a.proof.storage, 'storage proof') };
+  const storageKey = new Uint8Array(Buffer.from(a.proof.storage_key, 'hex'));
+  let proven: Uint8Array | null;
+  try {
+    proven = verifyFieldProof(new Uint8Array(Buffer.from(a.state_root, 'hex')), new Uint8Array(Buffer.from(a.contract_id, 'hex')), storageKey, proof);
+  } catch (e) {
+    throw new ClientError('bad_proof', (e as Error).message);
+  }
+  if ((proven !== null) !== a.exists) throw new ClientError('bad_proof', `answer says exists=${a.exists} but the proof shows the entry ${proven ? 'present' : 'absent'}`);
+  if (opts.abi) {
+    const abi = opts.abi as AbiEntry[];
+    const f = fieldEntry(abi, a.field);
+    if (!f) throw new ClientError('bad_proof', `the ABI has no field ${a.field}`);
+    let expectKey: Uint8Array;
+    try {
+      expectKey = f.key === null ? fieldKey(abi, a.field, null) : fieldKey(abi, a.field, decodeStorageValue(f.key, keyBytes(f.key, a.key)));
+    } catch (e) {
+      throw new ClientError('bad_proof', `answer key does not fit the ABI: ${(e as Error).message}`);
+    }
+    if (Buffer.compare(Buffer.from(expectKey), Buffer.from(storageKey)) !== 0) throw new ClientError('bad_proof', 'the proof is for another storage key than the field and key asked');
+    const value = proven === null ? defaultValue(f.value) : decodeStorageValue(f.value, proven);
+    if (valueToJson(value) !== a.value) throw new ClientError('bad_proof', 'the answer value differs from the proven value');
+  }
+  return { exists: proven !== null, value: a.value };
+}
+
+/** Storage bytes of a field key from its JSON form (the answer's `key`). */
+function keyBytes(type: string, k: unknown): Uint8Array {
+  switch (type) {
+    case 'u64':
+    case 'i64':
+    case 'u128': {
+      const n = BigInt(String(k));
+      const len = type === 'u128' ? 16 : 8;
+      const out = new Uint8Array(len);
+      let x = BigInt.asUintN(len * 8, n);
+      for (let i = len - 1; i >= 0; i--) {
+        out[i] = Number(x & 0xffn);
+        x >>= 8n;
+      }
+      return out;
+    }
+    case 'bool':
+      return Uint8Array.of(k === true ? 1 : 0);
+    case 'string':
+      return new TextEncoder().encode(String(k));
+    default:
+      return new Uint8Array(Buffer.from(String(k), 'hex'));
+  }
+}
+
 export interface EventsQuery {
   name?: string;
   from?: number;
   to?: number;
   limit?: number;
   offset?: number;
+  cursor?: string;
 }
 export interface EventsAnswer {
   contract_id: string;
   events: { name: string; params: Record<string, unknown>; txid: string; block_height: number; tx_index: number; log_index: number }[];
   next_offset: number | null;
+  next_cursor: string | null;
 }
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['executed', 'failed', 'invalid', 'dropped']);
@@ -154,6 +256,14 @@ export class NodeClient {
     return this.json(`/v2/${encodeURIComponent(contractId)}/${encodeURIComponent(field)}${tail}`) as Promise<FieldAnswer>;
   }
 
+  /** GET /v2/... with ?proof=true, verified offline (verifyFieldAnswer) before it is returned. */
+  async readFieldProven(contractId: string, field: string, arg: string | undefined, opts: { abi?: readonly unknown[]; trustedRoot?: string } = {}): Promise<ProvenFieldAnswer> {
+    const tail = arg === undefined ? '' : `/${arg}`;
+    const a = (await this.json(`/v2/${encodeURIComponent(contractId)}/${encodeURIComponent(field)}${tail}?proof=true`)) as ProvenFieldAnswer;
+    verifyFieldAnswer(a, opts);
+    return a;
+  }
+
   events(contractId: string, q: EventsQuery = {}): Promise<EventsAnswer> {
     const p = new URLSearchParams();
     if (q.name !== undefined) p.set('event_name', q.name);
@@ -161,6 +271,7 @@ export class NodeClient {
     if (q.to !== undefined) p.set('to_block', String(q.to));
     if (q.limit !== undefined) p.set('limit', String(q.limit));
     if (q.offset !== undefined) p.set('offset', String(q.offset));
+    if (q.cursor !== undefined) p.set('cursor', q.cursor);
     const qs = p.toString();
     return this.json(`/events/${encodeURIComponent(contractId)}${qs ? `?${qs}` : ''}`) as Promise<EventsAnswer>;
   }

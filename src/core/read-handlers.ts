@@ -1,8 +1,100 @@
-/** Core handlers of ReadApi (the REST front's reads). */
+/**
+ * Core handlers of ReadApi (the REST front's reads). Most forward to the writer; the
+ * simulation runs in the worker pool on writer snapshots (src/core/simulate.ts); the
+ * state version is relayed from the writer's `state` events to the REST read cache by a
+ * long poll (waitState), answered in the order the writer's messages arrive.
+ */
+import { NodeError } from '../errors.js';
 import type { Handlers } from '../ipc/rpc.js';
-import type { ReadApi } from '../messages.js';
+import type { ReadApi, SimulateBody, StateVersion } from '../messages.js';
 import type { Core } from './core.js';
+import { SIM_ROUNDS, type SimulateOutcome } from './simulate.js';
 
-export function readHandlers(_core: Core): Handlers<ReadApi> {
-  return {};
+function sameVersion(a: StateVersion | null, b: StateVersion): boolean {
+  return a !== null && a.height === b.height && a.state_root === b.state_root && a.block_hash === b.block_hash;
+}
+
+/** Longest a waitState long poll is held (the REST process asks again at once). */
+const MAX_WAIT_MS = 30_000;
+
+export function readHandlers(core: Core): Handlers<ReadApi> {
+  let latest: StateVersion | null = null;
+  let waiters: (() => void)[] = [];
+  const wake = (): void => {
+    const w = waiters;
+    waiters = [];
+    for (const f of w) f();
+  };
+  core.writer.on('state', (d) => {
+    latest = d as StateVersion;
+    wake();
+  });
+  /** The latest version: from the writer's events, or asked once (no promise left unawaited). */
+  const current = async (): Promise<StateVersion> => {
+    if (latest === null) {
+      const v = await core.writer.call('stateVersion', {});
+      if (latest === null) latest = v;
+    }
+    return latest;
+  };
+  const simulations: Record<string, number> = {};
+
+  return {
+    contractIds: async () => ({ contract_ids: await core.writer.call('contractIds', {}) }),
+    readField: (p) => core.writer.call('readField', p),
+    events: (p) => core.writer.call('events', p),
+    calls: (p) => core.writer.call('calls', p),
+    waitState: async (p) => {
+      if (!sameVersion(p.known, await current())) return latest!;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(Math.max(p.waitMs, 0), MAX_WAIT_MS));
+        waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      return latest!;
+    },
+    simulate: async (p): Promise<SimulateBody> => {
+      let ids = [p.contract_id];
+      for (let round = 0; round < SIM_ROUNDS; round++) {
+        const snap = await core.writer.call('simSnapshot', { ids });
+        if (snap.missing.includes(p.contract_id)) {
+          const rec = await core.writer.call('contract', { id: p.contract_id });
+          throw new NodeError('not_found', rec ? `contract ${p.contract_id} is registered but its deploy is not confirmed yet` : `no contract ${p.contract_id}`);
+        }
+        const out = await core.pool.run<SimulateOutcome>({
+          kind: 'simulate',
+          contractId: p.contract_id,
+          function: p.function,
+          args: p.args,
+          caller: p.caller,
+          inputs: p.inputs,
+          outputs: p.outputs,
+          height: (snap.height ?? 0) + 1,
+          stateRoot: snap.state_root,
+          contracts: snap.contracts,
+          absent: snap.missing,
+        });
+        if ('body' in out) {
+          simulations[out.body.status] = (simulations[out.body.status] ?? 0) + 1;
+          return out.body;
+        }
+        ids = [...new Set([...ids, ...out.missing])];
+      }
+      throw new NodeError('overloaded', `simulation reached more than ${SIM_ROUNDS} rounds of new contracts; retry`);
+    },
+    metrics: async () => {
+      const writer = await core.writer.call('readMetrics', {});
+      const pool = core.pool.stats();
+      return {
+        writer,
+        tip_height: core.follower.chainTipHeight,
+        chain_endpoint_ok: core.follower.endpointOk,
+        pool,
+        peers: 0,
+        simulations: { ...simulations },
+      };
+    },
+  };
 }

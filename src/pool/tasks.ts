@@ -10,13 +10,16 @@ import { extractCore, codeHash } from '../protocol/contract.js';
 import { toHex } from '../protocol/hash.js';
 import { typedValueToJson, type Value } from '../protocol/value.js';
 import { verifyArtifact } from '../vm/verifier.js';
+import { runSimulation, type SimulateTask } from '../core/simulate.js';
 
 export type PoolTask =
   | { kind: 'ping'; n: number }
   /** Strict decode + signature check of a call payload (borsh bytes). */
   | { kind: 'openCall'; payload: Uint8Array }
   /** Artifact shape, bytecode verification and code hash of a deploy registration. */
-  | { kind: 'checkDeploy'; body: Record<string, unknown> };
+  | { kind: 'checkDeploy'; body: Record<string, unknown> }
+  /** A read-only run against a state snapshot (src/core/simulate.ts). */
+  | ({ kind: 'simulate' } & SimulateTask);
 
 export interface OpenedCall {
   contractId: string;
@@ -64,6 +67,8 @@ export function runTask(task: PoolTask): PoolResult {
         return { ok: true, value: openCall(task.payload) };
       case 'checkDeploy':
         return { ok: true, value: checkDeploy(task.body) };
+      case 'simulate':
+        return { ok: true, value: runSimulation(task) };
     }
   } catch (e) {
     return { ok: false, error: toWire(e) };

@@ -7,7 +7,7 @@
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { randomBytes } from 'node:crypto';
 import { NodeError, asNodeError } from '../errors.js';
-import { logger, type Logger } from '../log.js';
+import { logger, redact, type Logger } from '../log.js';
 
 /** PROTOCOL section 3 and SERVICE-SPEC section 8: bodies of at most 64 KiB. */
 export const MAX_BODY_BYTES = 65_536;
@@ -39,6 +39,12 @@ export interface Route {
   handler: Handler;
   /** Read the body (POST routes). */
   body?: boolean;
+  /**
+   * GET only: a synchronous answer from memory for the raw path (requests without a query
+   * string), or undefined to take the normal path. Served on uWS's own router without the
+   * generic dispatch; every answer is the same 200 the handler would give.
+   */
+  fast?: (rawPath: string) => string | undefined;
 }
 
 interface CompiledRoute extends Route {
@@ -50,6 +56,12 @@ const STATUS_TEXT: Record<number, string> = {
   404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
   422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
 };
+
+/** Paths that need no JSON escaping in a log line. */
+const PLAIN_PATH = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** Shared by requests without a query string (handlers only read it). */
+const EMPTY_QUERY = new URLSearchParams();
 
 function statusLine(code: number): string {
   return STATUS_TEXT[code] ?? `${code} Status`;
@@ -67,9 +79,24 @@ export class RestServer {
   private draining = false;
   private drainWaiters: (() => void)[] = [];
 
-  constructor(routes: Route[]) {
+  constructor(
+    routes: Route[],
+    private readonly opts: {
+      observe?: (method: string, route: string, status: number, seconds: number) => void;
+      /**
+       * Where access-log lines go when the process installed its own log sink (src/rest/main.ts):
+       * the line is then formatted here, field for field as src/log.ts would, without the
+       * generic path's per-call costs (the access log runs once per request).
+       */
+      accessSink?: { sink: (line: string) => void; proc: string };
+    } = {},
+  ) {
+    this.accessProc = JSON.stringify(opts.accessSink?.proc ?? 'rest').slice(1, -1);
     for (const r of routes) this.routes.push({ ...r, segments: r.pattern.split('/').filter(Boolean) });
     this.app = App();
+    for (const r of this.routes) {
+      if (r.fast && r.method === 'GET') this.app.get(r.pattern, (res, req) => this.fastGet(r, res, req));
+    }
     this.app.any('/*', (res, req) => this.dispatch(res, req));
   }
 
@@ -99,8 +126,8 @@ export class RestServer {
     this.app.close();
   }
 
-  private match(method: string, parts: string[]): { route: CompiledRoute; params: Record<string, string> } | 'method' | null {
-    let methodMismatch = false;
+  private match(method: string, parts: string[]): { route: CompiledRoute; params: Record<string, string> } | { allow: string } | null {
+    const allowed = new Set<string>();
     for (const r of this.routes) {
       if (r.segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -115,27 +142,50 @@ export class RestServer {
       }
       if (!okMatch) continue;
       if (r.method !== method) {
-        methodMismatch = true;
+        allowed.add(r.method);
         continue;
       }
       return { route: r, params };
     }
-    return methodMismatch ? 'method' : null;
+    return allowed.size > 0 ? { allow: [...allowed].sort().join(', ') } : null;
+  }
+
+  /** The fast path of a `fast` route; anything unusual goes to the generic dispatch. */
+  private fastGet(r: CompiledRoute, res: HttpResponse, req: HttpRequest): void {
+    const started = performance.now();
+    if (this.draining || req.getQuery()) return this.dispatch(res, req);
+    const url = req.getUrl();
+    const text = r.fast!(url);
+    if (text === undefined) return this.dispatch(res, req);
+    const requestId = `${this.idPrefix}-${(this.nextId++).toString(36)}`;
+    // Still inside uWS's request handler: the socket is corked already.
+    res.writeHeader('content-type', 'application/json');
+    res.writeHeader('x-request-id', requestId);
+    res.end(text);
+    const ms = performance.now() - started;
+    this.opts.observe?.('GET', r.pattern, 200, ms / 1000);
+    this.accessLog('GET', url, 200, Math.round(ms * 1000) / 1000, requestId);
   }
 
   private dispatch(res: HttpResponse, req: HttpRequest): void {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     const method = req.getMethod().toUpperCase();
     const url = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
-    const headers = { authorization: req.getHeader('authorization'), contentType: req.getHeader('content-type') };
-    const contentLength = req.getHeader('content-length');
     const requestId = `${this.idPrefix}-${(this.nextId++).toString(36)}`;
-    const state = { aborted: false, done: false };
-    res.onAborted(() => {
-      state.aborted = true;
-      this.finish(state);
-    });
+    const state = { aborted: false, done: false, route: '(unmatched)', watched: false };
+    /**
+     * uWS needs an abort handler before the handler returns without answering; answers
+     * given synchronously (the common read path) skip registering one.
+     */
+    const watchAbort = (): void => {
+      if (state.watched) return;
+      state.watched = true;
+      res.onAborted(() => {
+        state.aborted = true;
+        this.finish(state);
+      });
+    };
     this.inFlight++;
 
     const send = (reply: Reply, close = false): void => {
@@ -149,15 +199,17 @@ export class RestServer {
         res.end(text, close);
       });
       this.finish(state);
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      this.access.info('request', { method, path: url, status: reply.status, ms: Math.round(ms * 1000) / 1000, request_id: requestId });
+      const ms = performance.now() - started;
+      this.opts.observe?.(method, state.route, reply.status, ms / 1000);
+      this.accessLog(method, url, reply.status, Math.round(ms * 1000) / 1000, requestId);
     };
+    let allow = 'GET, POST';
     const fail = (e: unknown, close = false): void => {
       const err = asNodeError(e);
       if (err.code === 'internal' && !(e instanceof NodeError)) this.log.error('handler bug', { path: url, error: e });
       const headers: Record<string, string> = {};
       if (err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
-      if (err.code === 'method_not_allowed') headers['allow'] = 'GET, POST';
+      if (err.code === 'method_not_allowed') headers['allow'] = allow;
       send({ status: err.httpStatus, body: err.toJSON(), headers }, close);
     };
 
@@ -165,20 +217,26 @@ export class RestServer {
 
     let parts: string[];
     try {
-      parts = url.split('/').filter((s) => s.length > 0).map((s) => decodeURIComponent(s));
+      parts = url.split('/').filter((s) => s.length > 0).map((s) => (s.includes('%') ? decodeURIComponent(s) : s));
     } catch {
       return fail(new NodeError('bad_request', 'path is not valid percent-encoded UTF-8'));
     }
     const m = this.match(method, parts);
     if (m === null) return fail(new NodeError('not_found', `no route ${method} ${url}`));
-    if (m === 'method') return fail(new NodeError('method_not_allowed', `${method} is not allowed on ${url}`));
+    if ('allow' in m) {
+      allow = m.allow;
+      return fail(new NodeError('method_not_allowed', `${method} is not allowed on ${url} (allowed: ${m.allow})`));
+    }
+    state.route = m.route.pattern;
 
     let query: URLSearchParams;
     try {
-      query = new URLSearchParams(rawQuery);
+      query = rawQuery === '' ? EMPTY_QUERY : new URLSearchParams(rawQuery);
     } catch {
       return fail(new NodeError('bad_request', 'query string is malformed'));
     }
+    // Headers are read here, still inside the uWS handler (req is valid only until it returns).
+    const headers = { authorization: req.getHeader('authorization'), contentType: m.route.body ? req.getHeader('content-type') : '' };
     const ctx: RequestContext = { method, path: url, params: m.params, query, headers, body: null, requestId };
     const run = (): void => {
       let out: Reply | Promise<Reply>;
@@ -187,25 +245,34 @@ export class RestServer {
       } catch (e) {
         return fail(e);
       }
-      if (out instanceof Promise) out.then((r) => send(r), (e) => fail(e));
-      else send(out);
+      if (out instanceof Promise) {
+        watchAbort();
+        out.then((r) => send(r), (e) => fail(e));
+      } else send(out);
     };
 
     if (!m.route.body) {
       // A body on a route that takes none is ignored, but never buffered.
       return run();
     }
+    const contentLength = req.getHeader('content-length');
     if (contentLength && (!/^\d+$/.test(contentLength) || Number(contentLength) > MAX_BODY_BYTES)) {
-      return fail(new NodeError('payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`), true);
+      // Answered at once; uWS then skips the declared body without handing it to anyone
+      // (nothing is buffered). The connection is not closed under the client: a close with
+      // unread data sends a TCP reset, and the client would lose the 413.
+      return fail(new NodeError('payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`));
     }
     const chunks: Buffer[] = [];
     let total = 0;
+    watchAbort();
     res.onData((ab, isLast) => {
       if (state.done || state.aborted) return;
       total += ab.byteLength;
       if (total > MAX_BODY_BYTES) {
+        // Answered as soon as the limit is crossed; the chunks still arriving are dropped
+        // here (state.done) rather than buffered, for the reason above.
         chunks.length = 0;
-        return fail(new NodeError('payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`), true);
+        return fail(new NodeError('payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`));
       }
       chunks.push(Buffer.from(ab.slice(0)));
       if (isLast) {
@@ -213,6 +280,28 @@ export class RestServer {
         run();
       }
     });
+  }
+
+  private isoMs = 0;
+  private iso = '';
+  private readonly accessProc: string;
+
+  private accessLog(method: string, path: string, status: number, ms: number, requestId: string): void {
+    const a = this.opts.accessSink;
+    if (!a) {
+      this.access.info('request', { method, path, status, ms, request_id: requestId });
+      return;
+    }
+    if (!this.access.enabled('info')) return;
+    const now = Date.now();
+    if (now !== this.isoMs) {
+      this.isoMs = now;
+      this.iso = new Date(now).toISOString();
+    }
+    const m = method === 'GET' || method === 'POST' ? method : JSON.stringify(method).slice(1, -1);
+    // Only the path can carry a secret (a client may put anything in it): it is the part scrubbed.
+    const p = redact(PLAIN_PATH.test(path) ? path : JSON.stringify(path).slice(1, -1));
+    a.sink(`{"ts":"${this.iso}","level":"info","target":"rest::access","proc":"${this.accessProc}","pid":${process.pid},"msg":"request","method":"${m}","path":"${p}","status":${status},"ms":${ms},"request_id":"${requestId}"}`);
   }
 
   private finish(state: { done: boolean }): void {

@@ -4,11 +4,17 @@ import { connectRpc, type RpcClient } from '../ipc/rpc.js';
 import { RestServer } from './http.js';
 import { routes } from './routes.js';
 import { BearerAuth } from './auth.js';
-import { logger } from '../log.js';
+import { configureLogging, logger } from '../log.js';
+import { batchingSink } from './log-sink.js';
+import { ReadCache } from './read-cache.js';
+import { RestMetrics } from './metrics.js';
 import type { CoreApi } from '../messages.js';
 
 const log = logger('rest');
 const init = await awaitInit('rest');
+// One write per event-loop turn instead of one per line (the access log is per request).
+const logSink = batchingSink(1);
+configureLogging({ sink: logSink.sink });
 let core: RpcClient<CoreApi> = await connectRpc<CoreApi>(init.ipcPath);
 
 /** Reconnects after a core restart; requests in the gap answer 503. */
@@ -29,12 +35,35 @@ function watchCore(c: RpcClient<CoreApi>): void {
 }
 watchCore(core);
 
-const server = new RestServer(routes({ core: () => core, auth: new BearerAuth(init.config.apiToken) }));
+/**
+ * The read replica follows the core's state version by a long poll; on any failure it
+ * forgets the version (every read then goes to the writer) until the core answers again.
+ */
+const cache = new ReadCache();
+let stopping = false;
+async function followState(): Promise<void> {
+  while (!stopping) {
+    try {
+      cache.setVersion(await core.call('waitState', { known: cache.version, waitMs: 25_000 }, 35_000));
+    } catch {
+      cache.setVersion(null);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+void followState();
+
+const metrics = new RestMetrics(cache);
+const server = new RestServer(routes({ core: () => core, auth: new BearerAuth(init.config.apiToken), cache, metrics }), {
+  observe: (method, route, status, seconds) => metrics.observeHttp(method, route, status, seconds),
+  accessSink: { sink: logSink.sink, proc: 'rest' },
+});
 const { host, port } = init.config.restAddress;
 const bound = await server.listen(host, port);
 log.info('listening', { role: 'rest', address: `${host}:${bound}` });
 toSupervisor({ type: 'listening', role: 'rest', address: host, port: bound });
 onShutdown(async () => {
+  stopping = true;
   await server.drain(5000);
   core.close();
 });

@@ -1,17 +1,24 @@
-/** The REST routes (SERVICE-SPEC section 4, PROTOCOL section 6). */
-import { jsonBody, type Route, type RequestContext } from './http.js';
+/** The REST routes (SERVICE-SPEC section 4, PROTOCOL section 6, docs/openapi.yaml). */
+import { jsonBody, type Route, type RequestContext, type Reply } from './http.js';
 import { NodeError } from '../errors.js';
 import { decodePayload } from '../protocol/envelope.js';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { CoreApi } from '../messages.js';
+import type { CoreApi, SimulateParams } from '../messages.js';
 import type { BearerAuth } from './auth.js';
+import type { ReadCache } from './read-cache.js';
+import type { RestMetrics } from './metrics.js';
 
 export interface RestDeps {
   core: () => RpcClient<CoreApi>;
   auth: BearerAuth;
+  cache?: ReadCache;
+  metrics?: RestMetrics;
 }
 
 const HEX32 = /^[0-9a-f]{64}$/;
+const HEALTH = JSON.stringify({ status: 'ok' });
+const DECIMAL = /^(0|[1-9]\d{0,9})$/;
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function hex32(v: unknown, field: string): string {
   if (typeof v !== 'string' || !HEX32.test(v)) throw new NodeError('bad_request', `${field} must be 64 lowercase hex characters`, { field });
@@ -19,51 +26,175 @@ function hex32(v: unknown, field: string): string {
 }
 
 function heightParam(s: string, field: string): number {
-  if (!/^(0|[1-9]\d{0,9})$/.test(s) || Number(s) > 0xffffffff) throw new NodeError('bad_request', `${field} must be a block height (a non-negative integer)`, { field });
+  if (!DECIMAL.test(s) || Number(s) > 0xffffffff) throw new NodeError('bad_request', `${field} must be a block height (a non-negative integer)`, { field });
   return Number(s);
+}
+
+/** A non-negative integer query parameter within [min, max]; `def` when absent. */
+function intQuery(q: URLSearchParams, name: string, def: number, min: number, max: number): number {
+  const s = q.get(name);
+  if (s === null) return def;
+  if (!DECIMAL.test(s) || Number(s) < min || Number(s) > max) throw new NodeError('bad_request', `${name} must be an integer from ${min} to ${max}`, { field: name });
+  return Number(s);
+}
+
+function boolQuery(q: URLSearchParams, name: string): boolean {
+  const s = q.get(name);
+  if (s === null || s === 'false') return false;
+  if (s === 'true') return true;
+  throw new NodeError('bad_request', `${name} must be true or false`, { field: name });
+}
+
+// ---- event cursors: opaque base64url of [version 1][u32be height][u32be tx index][u32be log index]
+export function encodeCursor(pos: [number, number, number]): string {
+  const b = Buffer.alloc(13);
+  b[0] = 1;
+  b.writeUInt32BE(pos[0], 1);
+  b.writeUInt32BE(pos[1], 5);
+  b.writeUInt32BE(pos[2], 9);
+  return b.toString('base64url');
+}
+
+export function decodeCursor(s: string): [number, number, number] {
+  const b = /^[A-Za-z0-9_-]{18}$/.test(s) ? Buffer.from(s, 'base64url') : Buffer.alloc(0);
+  if (b.length !== 13 || b[0] !== 1 || b.toString('base64url') !== s) throw new NodeError('bad_request', 'cursor is not a cursor this node issued', { field: 'cursor' });
+  return [b.readUInt32BE(1), b.readUInt32BE(5), b.readUInt32BE(9)];
+}
+
+/** Events: default and maximum page (PROTOCOL section 6); offsets beyond this use the cursor. */
+const EVENTS_DEFAULT_LIMIT = 100;
+const EVENTS_MAX_LIMIT = 1000;
+const EVENTS_MAX_OFFSET = 10_000;
+const CALLS_DEFAULT_LIMIT = 50;
+const CALLS_MAX_LIMIT = 500;
+const MAX_U32 = 0xffffffff;
+
+function simulateParams(contractId: string, body: Record<string, unknown>): SimulateParams {
+  const fn = body['function'];
+  if (typeof fn !== 'string' || !IDENT.test(fn)) throw new NodeError('bad_request', 'function must be a function name (an identifier)', { field: 'function' });
+  const args = body['args'] ?? [];
+  if (!Array.isArray(args) || args.length > 64) throw new NodeError('bad_request', 'args must be an array of at most 64 typed values {type, value}', { field: 'args' });
+  const caller = body['caller'] === undefined || body['caller'] === null ? null : hex32(body['caller'], 'caller');
+  const inputsRaw = body['inputs'] ?? [];
+  if (!Array.isArray(inputsRaw) || inputsRaw.length > 1000) throw new NodeError('bad_request', 'inputs must be an array of {txid, vout}', { field: 'inputs' });
+  const inputs = inputsRaw.map((x: unknown, i) => {
+    const o = (x ?? {}) as Record<string, unknown>;
+    const vout = o['vout'];
+    if (typeof vout !== 'number' || !Number.isInteger(vout) || vout < 0 || vout > MAX_U32) throw new NodeError('bad_request', `inputs[${i}].vout must be an integer from 0 to 4294967295`, { field: `inputs[${i}].vout` });
+    return { txid: hex32(o['txid'], `inputs[${i}].txid`), vout };
+  });
+  const outputsRaw = body['outputs'] ?? [];
+  if (!Array.isArray(outputsRaw) || outputsRaw.length > 1000) throw new NodeError('bad_request', 'outputs must be an array of {value, script}', { field: 'outputs' });
+  const outputs = outputsRaw.map((x: unknown, i) => {
+    const o = (x ?? {}) as Record<string, unknown>;
+    const value = o['value'];
+    if (typeof value !== 'string' || !/^(0|[1-9]\d{0,15})$/.test(value) || BigInt(value) > 2_100_000_000_000_000n) throw new NodeError('bad_request', `outputs[${i}].value must be a decimal string of satoshis`, { field: `outputs[${i}].value` });
+    const script = o['script'];
+    if (typeof script !== 'string' || !/^(?:[0-9a-f]{2})*$/.test(script)) throw new NodeError('bad_request', `outputs[${i}].script must be lowercase hex`, { field: `outputs[${i}].script` });
+    return { value, script };
+  });
+  return { contract_id: contractId, function: fn, args, caller, inputs, outputs };
 }
 
 export function routes(deps: RestDeps): Route[] {
   const core = (): RpcClient<CoreApi> => deps.core();
+  const cache = deps.cache;
+
+  /** Intake with its latency and outcome counted (svc_intake_*). */
+  const intake = async (kind: 'call' | 'deploy', run: () => Promise<Reply>): Promise<Reply> => {
+    const t0 = performance.now();
+    try {
+      const r = await run();
+      deps.metrics?.observeIntake(kind, r.status === 202 ? 'accepted' : 'repeat', (performance.now() - t0) / 1000);
+      return r;
+    } catch (e) {
+      deps.metrics?.observeIntake(kind, e instanceof NodeError ? e.code : 'internal', (performance.now() - t0) / 1000);
+      throw e;
+    }
+  };
+
+  /** Field reads: answered from the read replica when it holds the answer (synchronously), else by the writer. */
+  const fieldRead = (ctx: RequestContext, arg: string | null): Reply | Promise<Reply> => {
+    const contractId = hex32(ctx.params['contract_id'], 'contract_id');
+    const field = ctx.params['field']!;
+    if (!IDENT.test(field)) throw new NodeError('bad_request', 'field must be a field name (an identifier)', { field: 'field' });
+    const proof = boolQuery(ctx.query, 'proof');
+    // Keyed by the raw path: one raw path always names the same (contract, field, key).
+    const ck = proof || !cache || ctx.query.size > 0 ? null : ctx.path;
+    if (ck !== null) {
+      const hit = cache!.get(ck);
+      if (hit !== undefined) return { status: 200, body: null, raw: { contentType: 'application/json', text: hit } };
+    }
+    return core()
+      .call('readField', { contract_id: contractId, field, arg, proof })
+      .then((body): Reply => {
+        if (ck === null) return { status: 200, body };
+        const text = JSON.stringify(body);
+        cache!.put(ck, text, body.height, body.state_root);
+        return { status: 200, body: null, raw: { contentType: 'application/json', text } };
+      });
+  };
+
   return [
     {
       method: 'GET',
       pattern: '/health',
       handler: () => ({ status: 200, body: { status: 'ok' } }),
+      fast: () => HEALTH,
     },
     {
       method: 'GET',
       pattern: '/node_status',
-      handler: async () => ({ status: 200, body: await core().call('nodeStatus', {}) }),
+      handler: async () => {
+        const s = await core().call('nodeStatus', {});
+        const lag = s.tip_height !== null && s.processed_height !== null ? Math.max(0, s.tip_height - s.processed_height) : null;
+        return { status: 200, body: { ...s, lag_blocks: lag, read_cache: cache ? { entries: cache.size, height: cache.version?.height ?? null } : null } };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/metrics',
+      handler: async () => {
+        if (!deps.metrics) throw new NodeError('not_found', 'metrics are not enabled');
+        const text = await deps.metrics.render(() => core().call('metrics', {}, 5000));
+        return { status: 200, body: null, raw: { contentType: deps.metrics.contentType, text } };
+      },
     },
     {
       method: 'POST',
       pattern: '/deploy_contract',
       body: true,
-      handler: async (ctx: RequestContext) => {
-        const body = jsonBody(ctx);
-        hex32(body['txid'], 'txid');
-        const r = await core().call('submitDeploy', { body });
-        return { status: r.created ? 202 : 200, body: r.body };
-      },
+      handler: (ctx: RequestContext) =>
+        intake('deploy', async () => {
+          const body = jsonBody(ctx);
+          hex32(body['txid'], 'txid');
+          const r = await core().call('submitDeploy', { body });
+          return { status: r.created ? 202 : 200, body: r.body };
+        }),
     },
     {
       method: 'POST',
       pattern: '/contract_call',
       body: true,
-      handler: async (ctx: RequestContext) => {
-        const body = jsonBody(ctx);
-        const txid = hex32(body['txid'], 'txid');
-        const contractId = hex32(body['contract_id'], 'contract_id');
-        const payload = decodePayload(body['payload']);
-        const r = await core().call('submitCall', { txid, contract_id: contractId, payload });
-        return { status: r.created ? 202 : 200, body: r.body };
-      },
+      handler: (ctx: RequestContext) =>
+        intake('call', async () => {
+          const body = jsonBody(ctx);
+          const txid = hex32(body['txid'], 'txid');
+          const contractId = hex32(body['contract_id'], 'contract_id');
+          const payload = decodePayload(body['payload']);
+          const r = await core().call('submitCall', { txid, contract_id: contractId, payload });
+          return { status: r.created ? 202 : 200, body: r.body };
+        }),
     },
     {
       method: 'GET',
       pattern: '/contract_call/:txid/status',
       handler: async (ctx) => ({ status: 200, body: await core().call('callStatus', { txid: hex32(ctx.params['txid'], 'txid') }) }),
+    },
+    {
+      method: 'GET',
+      pattern: '/contracts',
+      handler: async () => ({ status: 200, body: await core().call('contractIds', {}) }),
     },
     {
       method: 'GET',
@@ -74,6 +205,71 @@ export function routes(deps: RestDeps): Route[] {
       method: 'GET',
       pattern: '/v2/state_root/:height',
       handler: async (ctx) => ({ status: 200, body: await core().call('stateRoot', { height: heightParam(ctx.params['height']!, 'height') }) }),
+    },
+    {
+      method: 'GET',
+      pattern: '/v2/:contract_id/:field',
+      handler: (ctx) => fieldRead(ctx, null),
+      // A replica hit was validated when it was stored under exactly this raw path.
+      fast: cache ? (path) => cache.peek(path) : undefined,
+    },
+    {
+      method: 'GET',
+      pattern: '/v2/:contract_id/:field/:arg',
+      handler: (ctx) => fieldRead(ctx, ctx.params['arg']!),
+      fast: cache ? (path) => cache.peek(path) : undefined,
+    },
+    {
+      method: 'POST',
+      pattern: '/v2/:contract_id/simulate',
+      body: true,
+      handler: async (ctx) => {
+        const contractId = hex32(ctx.params['contract_id'], 'contract_id');
+        const p = simulateParams(contractId, jsonBody(ctx));
+        return { status: 200, body: await core().call('simulate', p) };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/events/:contract_id',
+      handler: async (ctx) => {
+        const q = ctx.query;
+        const contractId = hex32(ctx.params['contract_id'], 'contract_id');
+        const name = q.get('event_name');
+        if (name !== null && !IDENT.test(name)) throw new NodeError('bad_request', 'event_name must be an event name (an identifier)', { field: 'event_name' });
+        const from = intQuery(q, 'from_block', 0, 0, MAX_U32);
+        const to = intQuery(q, 'to_block', MAX_U32, 0, MAX_U32);
+        if (from > to) throw new NodeError('bad_request', 'from_block must not exceed to_block', { field: 'from_block' });
+        const limit = intQuery(q, 'limit', EVENTS_DEFAULT_LIMIT, 1, EVENTS_MAX_LIMIT);
+        const offset = intQuery(q, 'offset', 0, 0, EVENTS_MAX_OFFSET);
+        const cursorText = q.get('cursor');
+        const after = cursorText === null ? null : decodeCursor(cursorText);
+        if (after && offset > 0) throw new NodeError('bad_request', 'offset and cursor cannot be combined: page with one of them', { field: 'offset' });
+        const page = await core().call('events', { contract_id: contractId, event_name: name, from_block: from, to_block: to, limit, offset, after });
+        const last = page.events[page.events.length - 1];
+        return {
+          status: 200,
+          body: {
+            contract_id: page.contract_id,
+            events: page.events,
+            next_offset: page.more && after === null ? offset + page.events.length : null,
+            // Position of the last event returned (or the cursor given): valid across new blocks,
+            // so a client can also keep polling the tail with it.
+            next_cursor: last ? encodeCursor([last.block_height, last.tx_index, last.log_index]) : cursorText,
+          },
+        };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/calls/:contract_id',
+      handler: async (ctx) => {
+        deps.auth.check(ctx.headers.authorization);
+        const contractId = hex32(ctx.params['contract_id'], 'contract_id');
+        const limit = intQuery(ctx.query, 'limit', CALLS_DEFAULT_LIMIT, 1, CALLS_MAX_LIMIT);
+        const offset = intQuery(ctx.query, 'offset', 0, 0, MAX_U32);
+        return { status: 200, body: await core().call('calls', { contract_id: contractId, limit, offset }) };
+      },
     },
     {
       method: 'POST',

@@ -1,0 +1,300 @@
+/**
+ * Reads the writer serves to the REST front (issue 7): field reads with proofs, event
+ * pages, the confirmed-call log, simulation snapshots, the state version the REST read
+ * cache is keyed on, and the writer's metrics.
+ *
+ * Atomicity: reads that combine hot state with the processed height or state root run
+ * through `writer.serial`, i.e. between two writer jobs, never in the middle of a block
+ * (applyBlock mutates memory across awaits). So value, proof, height and state_root of
+ * one answer always belong to the same processed block.
+ */
+import { Bucket, key, prefixEnd } from './db.js';
+import { NodeError } from '../errors.js';
+import { toHex } from '../protocol/hash.js';
+import { valueFromJson, valueToJson, type Value, type ValueType } from '../protocol/value.js';
+import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/storage-layout.js';
+import type { MembershipProof } from '../state/merkle.js';
+import type { AbiEntry } from '../vm/types.js';
+import type { Writer } from './writer.js';
+import type { CallRecord } from './records.js';
+import {
+  BLOCK_APPLY_BUCKETS,
+  type CallStatusBody,
+  type CallsPage,
+  type EventsPage,
+  type EventsParams,
+  type FieldReadBody,
+  type FieldReadParams,
+  type ProofJson,
+  type SimContract,
+  type SimSnapshot,
+  type StateVersion,
+  type WriterMetrics,
+} from '../messages.js';
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function proofToJson(p: MembershipProof): ProofJson {
+  return {
+    size: p.size,
+    leaves: p.leaves.map((l) => ({ index: l.index, key: toHex(l.key), value: toHex(l.value), path: l.path.map((s) => ({ sibling: toHex(s.sibling), left: s.left })) })),
+  };
+}
+
+/**
+ * A field-read path argument decoded by the field's key type (PROTOCOL section 6):
+ * integers in decimal, bytes/key in lowercase hex, string as is (already percent-decoded),
+ * bool as true/false. Throws bad_request naming `arg`.
+ */
+export function decodeFieldArg(type: ValueType, arg: string): Value {
+  if (type === 'bool') {
+    if (arg === 'true') return { type, value: true };
+    if (arg === 'false') return { type, value: false };
+    throw new NodeError('bad_request', 'arg: a bool key is true or false', { field: 'arg' });
+  }
+  return valueFromJson(type, arg, 'arg');
+}
+
+export function statusBody(rec: CallRecord, tip: number | null): CallStatusBody {
+  return {
+    txid: rec.txid,
+    contract_id: rec.contract_id,
+    envelope_hash: rec.envelope_hash,
+    function: rec.function,
+    caller: rec.caller,
+    call_id: rec.call_id,
+    status: rec.status,
+    block_height: rec.block_height,
+    tx_index: rec.tx_index,
+    result: rec.result,
+    error: rec.error,
+    confirmations: rec.block_height !== null && tip !== null ? tip - rec.block_height + 1 : null,
+  };
+}
+
+export class WriterQueries {
+  private blocksApplied = 0;
+  private applySum = 0;
+  private readonly applyBuckets = BLOCK_APPLY_BUCKETS.map(() => 0);
+  private readonly reorgs: Record<string, number> = {};
+  private statusCache: { at: string; counts: Record<string, number> } | null = null;
+
+  constructor(
+    private readonly writer: Writer,
+    /** Called synchronously each time the processed state (height, root) is set. */
+    private readonly onState: (v: StateVersion) => void = () => undefined,
+  ) {
+    this.instrument();
+  }
+
+  /**
+   * Instrumentation only (no logic changes): the ledger's `stateRoot` becomes an accessor
+   * so every assignment (applyBlock, load, initAnchor; always after `tip`) announces the new
+   * state version; applyBlock and rewindTo are timed and counted for the metrics.
+   */
+  private instrument(): void {
+    const l = this.writer.ledger;
+    let root = l.stateRoot;
+    Object.defineProperty(l, 'stateRoot', {
+      configurable: true,
+      enumerable: true,
+      get: () => root,
+      set: (v: string | null) => {
+        root = v;
+        this.onState(this.stateVersion());
+      },
+    });
+    const applyBlock = l.applyBlock.bind(l);
+    l.applyBlock = async (...args: Parameters<typeof applyBlock>) => {
+      const t0 = performance.now();
+      const r = await applyBlock(...args);
+      const s = (performance.now() - t0) / 1000;
+      this.blocksApplied++;
+      this.applySum += s;
+      BLOCK_APPLY_BUCKETS.forEach((b, i) => {
+        if (s <= b) this.applyBuckets[i]!++;
+      });
+      return r;
+    };
+    const rewindTo = l.rewindTo.bind(l);
+    l.rewindTo = async (height, opts) => {
+      const depth = l.tip ? l.tip.height - height : 0;
+      await rewindTo(height, opts);
+      if (opts.dropJournal && depth > 0) this.reorgs[String(depth)] = (this.reorgs[String(depth)] ?? 0) + 1;
+    };
+  }
+
+  stateVersion(): StateVersion {
+    const l = this.writer.ledger;
+    return { height: l.tip?.height ?? null, state_root: l.stateRoot, block_hash: l.tip?.hash ?? null };
+  }
+
+  contractIds(): string[] {
+    return this.writer.ledger.contractIds();
+  }
+
+  private known(id: string): void {
+    if (!this.writer.ledger.contract(id)) throw new NodeError('not_found', `no contract ${id}`);
+  }
+
+  readField(p: FieldReadParams): Promise<FieldReadBody> {
+    return this.writer.serial(() => {
+      const l = this.writer.ledger;
+      const rec = l.contract(p.contract_id);
+      if (!rec) throw new NodeError('not_found', `no contract ${p.contract_id}`);
+      if (rec.status !== 'active') throw new NodeError('not_found', `contract ${p.contract_id} is registered but its deploy is not confirmed yet`);
+      if (!IDENT.test(p.field)) throw new NodeError('bad_request', 'field: a field name is an identifier', { field: 'field' });
+      const abi = rec.artifact.abi as AbiEntry[];
+      const f = fieldEntry(abi, p.field);
+      if (!f) throw new NodeError('not_found', `contract ${p.contract_id} has no field ${p.field}`);
+      let keyValue: Value | null = null;
+      if (f.key === null) {
+        if (p.arg !== null) throw new NodeError('bad_request', `arg: field ${p.field} is a scalar; read it at /v2/{contract_id}/${p.field}`, { field: 'arg' });
+      } else {
+        if (p.arg === null) throw new NodeError('bad_request', `arg: field ${p.field} is a map keyed by ${f.key}; the path needs /{arg}`, { field: 'arg' });
+        keyValue = decodeFieldArg(f.key, p.arg);
+      }
+      let storageKey: Uint8Array;
+      try {
+        storageKey = fieldKey(abi, p.field, keyValue);
+      } catch (e) {
+        throw new NodeError('bad_request', `arg: ${(e as Error).message}`, { field: 'arg' });
+      }
+      const raw = l.storageGet(p.contract_id, storageKey);
+      const value = raw === undefined ? defaultValue(f.value) : decodeStorageValue(f.value, raw);
+      const body: FieldReadBody = {
+        contract_id: p.contract_id,
+        field: p.field,
+        key: keyValue === null ? null : valueToJson(keyValue),
+        value: valueToJson(value),
+        exists: raw !== undefined,
+        height: l.tip?.height ?? null,
+        state_root: l.stateRoot ?? '',
+      };
+      if (p.proof) {
+        const proof = l.prove(p.contract_id, storageKey);
+        body.block_hash = l.tip?.hash ?? null;
+        body.proof = { storage_key: toHex(storageKey), contract: proofToJson(proof.contract), storage: proofToJson(proof.storage) };
+      }
+      return body;
+    });
+  }
+
+  events(p: EventsParams): Promise<EventsPage> {
+    return this.writer.serial(async () => {
+      this.known(p.contract_id);
+      let after = p.after;
+      if (after && after[0] < p.from_block) after = null; // the cursor is before the range
+      if ((after && after[0] > p.to_block) || p.from_block > p.to_block) return { contract_id: p.contract_id, events: [], more: false };
+      const want = p.offset + p.limit + 1;
+      const rows = await this.writer.ledger.events(p.contract_id, p.from_block, p.to_block, after, want, p.event_name);
+      const page = rows.slice(p.offset, p.offset + p.limit);
+      return {
+        contract_id: p.contract_id,
+        events: page.map((e) => ({ name: e.name, params: e.params, txid: e.txid, block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index })),
+        more: rows.length > p.offset + p.limit,
+      };
+    });
+  }
+
+  calls(p: { contract_id: string; limit: number; offset: number }): Promise<CallsPage> {
+    return this.writer.serial(async () => {
+      this.known(p.contract_id);
+      const l = this.writer.ledger;
+      const total = l.callCount(p.contract_id);
+      const recs = p.offset >= total ? [] : await this.callsPage(p.contract_id, p.offset, p.limit);
+      const tip = l.tip?.height ?? null;
+      return { contract_id: p.contract_id, total, limit: p.limit, offset: p.offset, calls: recs.map((r) => statusBody(r, tip)) };
+    });
+  }
+
+  /**
+   * The confirmed-call log from `offset`, read in pages of 1,000 index rows so a deep offset
+   * costs time, not memory (ledger.callsOf would hold offset + limit rows at once).
+   */
+  private async callsPage(contractId: string, offset: number, limit: number): Promise<CallRecord[]> {
+    const l = this.writer.ledger;
+    const prefix = key(Bucket.contractCalls, Buffer.from(contractId, 'hex'));
+    const end = prefixEnd(prefix);
+    let from = prefix;
+    let skipped = 0;
+    const txids: string[] = [];
+    for (;;) {
+      const rows = await l.db.range(from, end, { limit: 1000 });
+      for (const r of rows) {
+        if (skipped < offset) skipped++;
+        else if (txids.length < limit) txids.push(r.value.toString('hex'));
+      }
+      if (rows.length < 1000 || txids.length >= limit) break;
+      from = Buffer.concat([rows[rows.length - 1]!.key, Buffer.of(0)]);
+    }
+    const out: CallRecord[] = [];
+    for (const t of txids) {
+      const c = await l.call(t);
+      if (c) out.push(c);
+    }
+    return out;
+  }
+
+  simSnapshot(p: { ids: string[] }): Promise<SimSnapshot> {
+    return this.writer.serial(async () => {
+      const l = this.writer.ledger;
+      const contracts: SimContract[] = [];
+      const missing: string[] = [];
+      for (const id of new Set(p.ids)) {
+        const program = /^[0-9a-f]{64}$/.test(id) ? l.program(id) : null;
+        if (!program) {
+          missing.push(id);
+          continue;
+        }
+        const prefix = key(Bucket.storage, Buffer.from(id, 'hex'));
+        const storage: [Uint8Array, Uint8Array][] = [];
+        let size = 0;
+        for (const r of await l.db.range(prefix, prefixEnd(prefix))) {
+          const k = new Uint8Array(r.key.subarray(prefix.length));
+          storage.push([k, new Uint8Array(r.value)]);
+          size += k.length + r.value.length;
+        }
+        contracts.push({ id, program, storage, size });
+      }
+      const v = this.stateVersion();
+      return { height: v.height, state_root: v.state_root, contracts, missing };
+    });
+  }
+
+  /** Calls by status: one scan of the call records, cached until the state or the pending set changes. */
+  private async callsByStatus(): Promise<Record<string, number>> {
+    const l = this.writer.ledger;
+    const at = `${l.tip?.height}:${l.stateRoot}:${l.pendingCount}`;
+    if (this.statusCache?.at === at) return this.statusCache.counts;
+    const counts: Record<string, number> = { pending: 0, executed: 0, failed: 0, invalid: 0, dropped: 0 };
+    const start = key(Bucket.call);
+    let from = start;
+    for (;;) {
+      const rows = await l.db.range(from, prefixEnd(start), { limit: 1000 });
+      for (const r of rows) {
+        const m = /"status":"([a-z]+)"/.exec(r.value.toString('utf8'));
+        if (m) counts[m[1]!] = (counts[m[1]!] ?? 0) + 1;
+      }
+      if (rows.length < 1000) break;
+      from = Buffer.concat([rows[rows.length - 1]!.key, Buffer.of(0)]);
+    }
+    this.statusCache = { at, counts };
+    return counts;
+  }
+
+  async readMetrics(): Promise<WriterMetrics> {
+    const l = this.writer.ledger;
+    return {
+      processed_height: l.tip?.height ?? null,
+      undo_depth: l.tip ? l.tip.height - l.undoFloor : 0,
+      blocks_applied: this.blocksApplied,
+      block_apply_seconds: { sum: this.applySum, count: this.blocksApplied, buckets: [...this.applyBuckets] },
+      reorgs_by_depth: { ...this.reorgs },
+      calls_by_status: await this.callsByStatus(),
+      contracts: l.contractCount,
+      pending_calls: l.pendingCount,
+      halted: l.halted,
+    };
+  }
+}
