@@ -79,6 +79,8 @@ export type CoreApi = IntakeApi & ReadApi & PeerApi;
 /** Reads served to the REST front (issue 7). */
 export type ReadApi = {
   contractIds(params: Record<string, never>): { contract_ids: string[] };
+  /** A contract's registration: ids, status, position, ABI and metadata (GET /contracts/{id}). */
+  contractInfo(params: { contract_id: string }): ContractInfo;
   /** Field read; `arg` is the raw (percent-decoded) path segment, decoded by the ABI key type. */
   readField(params: FieldReadParams): FieldReadBody;
   events(params: EventsParams): EventsPage;
@@ -89,6 +91,17 @@ export type ReadApi = {
   /** Everything the core and writer count, for GET /metrics (the REST process renders it). */
   metrics(params: Record<string, never>): CoreMetrics;
 };
+
+export interface ContractInfo {
+  contract_id: string;
+  txid: string;
+  code_hash: string;
+  status: ContractStatus;
+  block_height: number | null;
+  tx_index: number | null;
+  abi: unknown[];
+  metadata: Record<string, unknown>;
+}
 
 /** The version of the hot state the REST read cache is valid for. */
 export interface StateVersion {

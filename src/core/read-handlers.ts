@@ -40,6 +40,11 @@ export function readHandlers(core: Core): Handlers<ReadApi> {
   const simulations: Record<string, number> = {};
 
   return {
+    contractInfo: async (p) => {
+      const c = await core.writer.call('contract', { id: p.contract_id });
+      if (!c) throw new NodeError('not_found', `no contract ${p.contract_id}`);
+      return { contract_id: c.contract_id, txid: c.txid, code_hash: c.code_hash, status: c.status, block_height: c.block_height, tx_index: c.tx_index, abi: c.artifact.abi, metadata: c.artifact.metadata };
+    },
     contractIds: async () => ({ contract_ids: await core.writer.call('contractIds', {}) }),
     readField: (p) => core.writer.call('readField', p),
     events: (p) => core.writer.call('events', p),

@@ -198,6 +198,19 @@ export function routes(deps: RestDeps): Route[] {
     },
     {
       method: 'GET',
+      pattern: '/contracts/:contract_id',
+      handler: async (ctx) => ({ status: 200, body: await core().call('contractInfo', { contract_id: hex32(ctx.params['contract_id'], 'contract_id') }) }),
+    },
+    {
+      method: 'GET',
+      pattern: '/contracts/:contract_id/abi',
+      handler: async (ctx) => {
+        const c = await core().call('contractInfo', { contract_id: hex32(ctx.params['contract_id'], 'contract_id') });
+        return { status: 200, body: { contract_id: c.contract_id, abi: c.abi } };
+      },
+    },
+    {
+      method: 'GET',
       pattern: '/v2/state_root',
       handler: async () => ({ status: 200, body: await core().call('stateRoot', { height: null }) }),
     },

@@ -63,6 +63,21 @@ test('compile -o, svc deploy, svc call, svc status --wait: a call executed throu
   assert.equal(s.status, 'executed');
   assert.equal(s.result, '4');
 
+  // Without --abi the CLI takes the ABI from the node (GET /contracts/{id}/abi).
+  const noAbi = await svc(['call', d.contract_id, 'bump', 'u64:3', '--json']);
+  assert.equal(noAbi.code, 0, noAbi.stderr);
+  devnet.chain.mine(1);
+  const st2 = await svc(['status', (JSON.parse(noAbi.stdout) as { txid: string }).txid, '--wait', '--json']);
+  assert.equal((JSON.parse(st2.stdout) as { result: string }).result, '7');
+
+  const read = await svc(['read', d.contract_id, 'count', '--json']);
+  assert.equal(read.code, 0, read.stderr);
+  assert.equal((JSON.parse(read.stdout) as { value: string }).value, '7');
+  const events = await svc(['events', d.contract_id, '--name', 'Bumped', '--json']);
+  assert.equal(events.code, 0, events.stderr);
+  const ev = JSON.parse(events.stdout) as { events: { name: string; params: { n: string; total: string } }[] };
+  assert.deepEqual(ev.events.map((e) => [e.params.n, e.params.total]), [['4', '4'], ['3', '7']]);
+
   const bad = await svc(['call', d.contract_id, 'nosuch', '--abi', artifact]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr.trim(), /^svc: .*nosuch/);

@@ -40,6 +40,14 @@ test('deploy, call, confirm: pending then executed with result, state root moves
   assert.equal(again.status, 200);
   assert.deepEqual(again.body, { contract_id: dep.contractId, txid: dep.anchor.txid, code_hash: dep.answer.code_hash, status: 'active' });
 
+  const info = await getJson(`${node.restUrl}/contracts/${dep.contractId}`);
+  assert.equal(info.status, 200);
+  assert.equal(info.body.status, 'active');
+  assert.equal(info.body.block_height, afterDeploy.height);
+  assert.deepEqual(info.body.abi, artifact.abi);
+  assert.deepEqual((await getJson(`${node.restUrl}/contracts/${dep.contractId}/abi`)).body, { contract_id: dep.contractId, abi: artifact.abi });
+  assert.equal((await getJson(`${node.restUrl}/contracts/${'00'.repeat(32)}`)).status, 404);
+
   const c1 = await svc.call({ contractId: dep.contractId, function: 'bump', args: ['u64:5'], abi: artifact.abi });
   assert.equal(c1.answer.status, 'pending');
   const st1 = await getJson(`${node.restUrl}/contract_call/${c1.anchor.txid}/status`);
