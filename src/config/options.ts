@@ -28,6 +28,8 @@ export interface NodeConfig {
   esploraUrl: string;
   /** Outbound requests per second to the chain-data endpoint. */
   esploraRatePerS: number;
+  /** Outbound requests in flight at once to the chain-data endpoint. */
+  esploraMaxConcurrent: number;
   dbPath: string;
   dataDir: string;
   /** 32-byte Ed25519 seed, or null for an ephemeral identity. Secret. */
@@ -172,6 +174,9 @@ export const KEYS: readonly KeyDef[] = [
   { key: 'esplora', env: 'SVC_ESPLORA_URL', default: DEFAULT_ESPLORA_URL, parse: url(['http', 'https']) },
   // Esplora's shipped nginx allows 5 req/s per client IP with a burst of 10; stay under it.
   { key: 'esplora_rate_per_s', env: 'SVC_ESPLORA_RATE_PER_S', default: 4, parse: number(0.1, 100_000, false) },
+  // Esplora's nginx allows 10 connections per IP; 4 leaves room for a second client. A
+  // local endpoint can take many more: intake fetches one transaction per call.
+  { key: 'esplora_max_concurrent', env: 'SVC_ESPLORA_MAX_CONCURRENT', default: 4, parse: number(1, 1024, true) },
   { key: 'db_path', env: 'SVC_DB_PATH', default: 'data/svc-node', parse: str() },
   { key: 'data_dir', env: null, default: 'data', parse: str() },
   { key: 'gossip_private_key', env: 'SVC_GOSSIP_PRIVATE_KEY', default: '', parse: gossipKey, secret: true },
@@ -283,6 +288,7 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
     peerLimit: values['peer_limit'] as number,
     esploraUrl: values['esplora'] as string,
     esploraRatePerS: values['esplora_rate_per_s'] as number,
+    esploraMaxConcurrent: values['esplora_max_concurrent'] as number,
     dbPath: values['db_path'] as string,
     dataDir: values['data_dir'] as string,
     gossipPrivateKey: values['gossip_private_key'] as Uint8Array | null,

@@ -33,7 +33,7 @@ export class Core {
     readonly pool: WorkPool,
   ) {
     const c = init.config;
-    this.chain = new EsploraClient({ baseUrl: c.esploraUrl, rateLimit: { minTimeMs: Math.floor(1000 / c.esploraRatePerS), maxConcurrent: 4 } });
+    this.chain = new EsploraClient({ baseUrl: c.esploraUrl, rateLimit: { minTimeMs: Math.floor(1000 / c.esploraRatePerS), maxConcurrent: c.esploraMaxConcurrent } });
     this.follower = new ChainFollower(this.chain, writer, {
       pollIntervalS: c.blockCheckIntervalS,
       startHeight: c.startHeight,

@@ -299,7 +299,10 @@ export async function startDevnetChain(opts: DevnetChainOptions = {}): Promise<D
   const want = opts.initialBlocks ?? 0;
   if (chain.height < want) chain.mine(want - chain.height);
   const server = createServer(devnetChainHandler(chain));
-  server.keepAliveTimeout = 1000;
+  // Clients (undici's fetch) subtract a 1 s safety margin from the server's keep-alive
+  // hint; at 1 s they reconnect for every request. 30 s keeps connections reused; close()
+  // drops them all anyway.
+  server.keepAliveTimeout = 30_000;
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

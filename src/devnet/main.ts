@@ -44,6 +44,7 @@ const node = spawn(process.execPath, [join(repoRoot, 'dist/src/main.js')], {
     SVC_BIND_ADDRESS: bindAddress,
     SVC_BLOCK_CHECK_INTERVAL_S: '0.2',
     SVC_ESPLORA_RATE_PER_S: '1000',
+    SVC_ESPLORA_MAX_CONCURRENT: '32',
     RUST_LOG: process.env['RUST_LOG'] ?? 'warn',
   },
   stdio: ['ignore', 'inherit', 'inherit'],

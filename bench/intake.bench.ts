@@ -1,0 +1,155 @@
+/**
+ * Intake: accepted calls per second through POST /contract_call on a real node (REST
+ * process, core, worker pool, writer with synced writes), anchors in the devnet's mempool
+ * (fetched by the node over HTTP), load from a separate process. Ceiling, same run: raw
+ * BIP-340 verifications per second on one thread (tiny-secp256k1, the hot-path verifier)
+ * times the pool's threads. Issue 9 target: >= 70% of that.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import * as ecc from 'tiny-secp256k1';
+import { startDevnetChain } from '../src/devnet/chain-server.js';
+import { buildCallAnchor, buildDeploy } from '../src/client/sdk.js';
+import { walletFromSecret, networkOf } from '../src/client/wallet.js';
+import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
+import { sha256, toHex } from '../src/protocol/hash.js';
+import { figure, measureRate, stat, type Figure } from './harness.js';
+import { compileContract, repoRoot } from './lib/ledger-fixture.js';
+import { spawn } from 'node:child_process';
+
+const exec = promisify(execFile);
+/** Calls per measured run; three runs. Big enough that start-up effects fade. */
+const CALLS_PER_RUN = 1200;
+const RUNS = 3;
+/** Concurrent client connections: enough to keep every pool thread busy. */
+const CONNECTIONS = 32;
+
+async function waitHttp(url: string, pred: (j: any) => boolean): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      const j = await (await fetch(url)).json();
+      if (pred(j)) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${url}`);
+}
+
+export default async function run(): Promise<Figure[]> {
+  const threads = availableParallelism();
+  // Ceiling: raw verifies on one thread.
+  const secret = sha256(Buffer.from('bench caller'));
+  const pub = ecc.xOnlyPointFromScalar(secret);
+  const msgs = Array.from({ length: 256 }, (_, i) => sha256(Buffer.from(`m${i}`)));
+  const sigs = msgs.map((m) => ecc.signSchnorr(m, secret, new Uint8Array(32)));
+  let vi = 0;
+  const raw = measureRate(() => {
+    for (let j = 0; j < 32; j++, vi++) if (!ecc.verifySchnorr(msgs[vi & 255]!, pub, sigs[vi & 255]!)) throw new Error('verify');
+    return 32;
+  });
+
+  const devnet = await startDevnetChain({ initialBlocks: 101 });
+  const dir = mkdtempSync(join(tmpdir(), 'svc-intake-bench-'));
+  const node = spawn(process.execPath, [join(repoRoot, 'dist/src/main.js')], {
+    env: {
+      ...process.env,
+      SVC_CONFIG: join(repoRoot, 'test/fixtures/empty-config.toml'),
+      SVC_REST_ADDRESS: '127.0.0.1:0',
+      SVC_BIND_ADDRESS: '127.0.0.1:0',
+      SVC_DB_PATH: join(dir, 'db'),
+      SVC_ESPLORA_URL: devnet.url,
+      SVC_ESPLORA_RATE_PER_S: '100000',
+      SVC_ESPLORA_MAX_CONCURRENT: '64',
+      SVC_BLOCK_CHECK_INTERVAL_S: '0.2',
+      SVC_WORKERS_POOL_SIZE: String(threads),
+      RUST_LOG: 'warn,rest=info',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let restUrl = '';
+  await new Promise<void>((resolve, reject) => {
+    let buf = '';
+    node.stdout!.on('data', (c: Buffer) => {
+      buf += c.toString();
+      const m = /"msg":"listening","role":"rest","address":"([^"]+)"/.exec(buf);
+      if (m && !restUrl) {
+        restUrl = `http://${m[1]}`;
+        resolve();
+      }
+    });
+    node.once('exit', () => reject(new Error('node exited')));
+  });
+  try {
+    await waitHttp(`${restUrl}/node_status`, (j) => j.processed_height !== null);
+    const net = networkOf('regtest');
+    const wallet = walletFromSecret(secret, 'p2wpkh', net);
+    const total = CALLS_PER_RUN * RUNS;
+    const utxos = [];
+    for (let i = 0; i < total + 2; i++) {
+      const f = devnet.chain.faucet(wallet.address, 20_000);
+      utxos.push({ txid: f.txid, vout: f.vout, value: 20_000 });
+    }
+    devnet.chain.mine(1);
+    const bank = compileContract('test/fixtures/contracts/bank.svc').artifact;
+    const dep = buildDeploy(wallet, [utxos.pop()!, utxos.pop()!], bank, 1);
+    devnet.chain.submitTx(dep.anchor.hex);
+    const reg = await fetch(`${restUrl}/deploy_contract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(dep.body) });
+    if (reg.status !== 202) throw new Error(`deploy refused: ${await reg.text()}`);
+    devnet.chain.mine(1);
+    await waitHttp(`${restUrl}/contracts/${dep.contractId}`, (j) => j.status === 'active');
+
+    // Build every call: envelope signed with libsecp256k1 (fast), anchor spending its own UTXO.
+    const contractId = Buffer.from(dep.contractId, 'hex');
+    const to = { type: 'key' as const, value: sha256(Buffer.from('recipient')) };
+    const bodies: { txid: string; contract_id: string; payload: string }[] = [];
+    for (let i = 0; i < total; i++) {
+      const u = utxos[i]!;
+      const unsigned = {
+        version: 1,
+        contractId,
+        function: 'transfer',
+        args: [to, { type: 'u64' as const, value: 0n }],
+        caller: pub,
+        callId: BigInt(i + 1),
+        outpointTxid: Buffer.from(u.txid, 'hex'),
+        outpointVout: u.vout,
+      };
+      const envelope: CallEnvelope = { ...unsigned, signature: ecc.signSchnorr(signingMessage(unsigned), secret, new Uint8Array(32)) };
+      const bytes = encodeEnvelope(envelope);
+      const anchor = buildCallAnchor(wallet, [u], { envelope, bytes, payload: Buffer.from(bytes).toString('base64'), envelopeHash: envelopeHash(bytes) } as never, 1);
+      devnet.chain.submitTx(anchor.hex);
+      bodies.push({ txid: anchor.txid, contract_id: dep.contractId, payload: Buffer.from(bytes).toString('base64') });
+    }
+
+    const rates: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      const file = join(dir, `bodies-${r}.json`);
+      writeFileSync(file, JSON.stringify(bodies.slice(r * CALLS_PER_RUN, (r + 1) * CALLS_PER_RUN)));
+      const out = await exec(process.execPath, [join(repoRoot, 'dist/bench/intake-load.js'), restUrl, file, String(CONNECTIONS)], { maxBuffer: 1 << 20 });
+      const res = JSON.parse(out.stdout) as { statuses: Record<string, number>; accepted_per_s: number };
+      if ((res.statuses['202'] ?? 0) !== CALLS_PER_RUN) throw new Error(`intake refused calls: ${JSON.stringify(res.statuses)}`);
+      rates.push(res.accepted_per_s);
+    }
+    const ceiling = { median: raw.median * threads, min: raw.min * threads, max: raw.max * threads };
+    return [
+      figure({
+        name: `intake: POST /contract_call accepted (devnet anchors, ${CONNECTIONS} connections, separate process)`,
+        unit: 'calls/s',
+        value: stat(rates),
+        ceiling: { name: `raw BIP-340 verifies/s (tiny-secp256k1) x ${threads} pool threads`, ...ceiling },
+        minRatio: 0.7,
+        target: '>= 70% of raw verifies x threads',
+      }),
+    ];
+  } finally {
+    node.kill('SIGTERM');
+    await new Promise((r) => node.once('exit', r));
+    await devnet.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
