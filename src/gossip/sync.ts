@@ -92,13 +92,15 @@ export class SyncEngine {
 
   async syncWith(peer: Peer): Promise<PeerSyncResult> {
     const divergence = await this.checkRoots(peer);
+    const t0 = performance.now();
     const r = await this.syncPayloads(peer);
+    const payloadMs = Math.round(performance.now() - t0);
     if (divergence) await this.afterDivergence(peer, divergence);
     this.d.counters.sync_rounds++;
     this.d.peers.ok(peer);
     this.d.changed();
     if (r.fetched > 0 || r.differing > 0 || divergence) {
-      this.d.log.info('peer sync done', { peer: peer.url, contracts_differing: r.differing, payloads_fetched: r.fetched, payloads_applied: r.applied, divergence_height: divergence?.height ?? null });
+      this.d.log.info('peer sync done', { peer: peer.url, contracts_differing: r.differing, payloads_fetched: r.fetched, payloads_applied: r.applied, payload_ms: payloadMs, divergence_height: divergence?.height ?? null });
     }
     return { ...r, divergence };
   }
