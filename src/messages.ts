@@ -73,20 +73,7 @@ export interface DeployAnswer {
 }
 
 /** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations). */
-export interface CallStatusBody {
-  txid: string;
-  contract_id: string;
-  envelope_hash: string;
-  function: string;
-  caller: string;
-  call_id: string;
-  status: CallStatus;
-  block_height: number | null;
-  tx_index: number | null;
-  result: unknown;
-  error: { code: string; message: string } | null;
-  confirmations: number | null;
-}
+export type CallStatusBody = Omit<CallRecord, 'payload' | 'outpoint' | 'instructions'> & { confirmations: number | null };
 
 /**
  * The core's RPC surface, in three parts so that each role's owner extends its own:

@@ -14,6 +14,7 @@ import {
   verifyEnvelopeSignature,
   verifyEnvelopeSignatureNoble,
   openEnvelope,
+  tryOpenEnvelope,
   envelopesEqual,
   ENVELOPE_SCHEMA,
   valueToBorshObject,
@@ -154,7 +155,7 @@ test('property: signed envelopes verify (fast and noble); another key fails; any
         assert.ok(e instanceof NodeError && (e.code === 'bad_request' || e.code === 'bad_signature'), String(e));
       }
     }),
-    { numRuns: 150 },
+    { numRuns: 100 },
   );
 });
 
@@ -307,4 +308,33 @@ test('Value JSON: decimal strings and lowercase hex, strictly', () => {
 
 test('borsh object shape helper matches the schema variants', () => {
   assert.deepEqual(valueToBorshObject({ type: 'string', value: 'x' }), { Str: 'x' });
+});
+
+test('tryOpenEnvelope: tagged results with plain wire errors, never a throw', () => {
+  const secret = secrets[0]!;
+  const signed = signEnvelope({ ...base, caller: pubs[0]! }, secret, new Uint8Array(32));
+  const b = encodeEnvelope(signed);
+  const ok = tryOpenEnvelope(b);
+  assert.ok(ok.ok && ok.envelope.callId === 7n && bytesEqual(ok.envelopeHash, envelopeHash(b)));
+  const badSig = b.slice();
+  badSig[b.length - 1]! ^= 1;
+  assert.deepEqual(tryOpenEnvelope(badSig), { ok: false, error: { code: 'bad_signature', message: 'envelope signature does not verify under its caller key' } });
+  const r = tryOpenEnvelope(b.subarray(0, 10));
+  assert.ok(!r.ok && r.error.code === 'bad_request' && r.error.detail?.field === 'contract_id');
+  assert.deepEqual(structuredClone(r), r);
+});
+
+test('field-read path args: round trip for every type, strict refusals', async () => {
+  const { valueFromPathArg, valueToPathArg, valuesEqual } = await import('../src/protocol/value.js');
+  fc.assert(
+    fc.property(valueArb, (v) => {
+      const seg = valueToPathArg(v);
+      assert.ok(!seg.includes('/'));
+      assert.ok(valuesEqual(valueFromPathArg(v.type, seg), v));
+    }),
+    { numRuns: 300 },
+  );
+  for (const [t, raw] of [['string', '%E0%A4%A'], ['string', '%ED%A0%80'], ['bool', '1'], ['u64', '007'], ['key', 'AB'.repeat(32)]] as const) {
+    assert.throws(() => valueFromPathArg(t, raw), isBadRequest, `${t} ${raw}`);
+  }
 });

@@ -61,12 +61,14 @@ const P = hexU('fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f
 const N = hexU('fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
 
 test('random valid and corrupted signatures: both verifiers agree (thousands, time-bounded)', (t) => {
-  const deadline = Date.now() + 8_000; // keeps the suite fast on a loaded 2-core box
-  const target = 2000;
+  // At least MIN cases whatever the load; more, up to TARGET, while within the time bound.
+  const deadline = Date.now() + 6_000;
+  const MIN = 1000;
+  const target = 3000;
   let done = 0;
   let valid = 0;
   const corruptions = ['sig bit', 'msg bit', 'pub bit', 'random pub', 'r = p', 's = n', 's high', 'random sig', 'zero sig', 'other key'];
-  for (let i = 0; done < target && Date.now() < deadline; i++) {
+  for (let i = 0; done < target && (done < MIN || Date.now() < deadline); i++) {
     const sk = randomBytes(32);
     if (!tiny.isPrivate(sk)) continue;
     const pub = tiny.xOnlyPointFromScalar(sk);
@@ -121,6 +123,5 @@ test('random valid and corrupted signatures: both verifiers agree (thousands, ti
     done++;
   }
   t.diagnostic(`${done} cases (${valid} valid, ${done - valid} corrupted)`);
-  assert.ok(done >= 1000, `only ${done} cases in the time bound`);
-  assert.ok(valid >= 500);
+  assert.ok(done >= MIN && valid >= MIN / 2);
 });

@@ -4,7 +4,7 @@
  * string:hello, bytes:deadbeef, key:<64 hex>), or a bare VALUE read with the ABI's type.
  */
 import { ClientError } from './errors.js';
-import { type Value, type ValueType, isValueType, valueFromJson, VALUE_TYPES } from '../protocol/value.js';
+import { type Value, type ValueType, isValueType, valueFromJson, valueToPathArg, VALUE_TYPES } from '../protocol/value.js';
 import { NodeError } from '../errors.js';
 
 export interface AbiParam {
@@ -124,18 +124,7 @@ export function encodeFieldArg(type: ValueType, text: string): string {
   if (typed && typed.type !== type) {
     throw new ClientError('bad_argument', `field key given as ${typed.type}, the ABI says ${type}`);
   }
-  const v = parseValueText(type, typed ? typed.value : text, 'field key');
-  switch (v.type) {
-    case 'string':
-      return encodeURIComponent(v.value);
-    case 'bool':
-      return v.value ? 'true' : 'false';
-    case 'bytes':
-    case 'key':
-      return Buffer.from(v.value).toString('hex');
-    default:
-      return v.value.toString(10);
-  }
+  return valueToPathArg(parseValueText(type, typed ? typed.value : text, 'field key'));
 }
 
 export { VALUE_TYPES };

@@ -37,6 +37,11 @@ const BUILTINS: Record<string, Builtin> = {
   sha256: { params: ['bytes'], ret: 'key', op: OP.SHA256 },
 };
 
+/** Own-property lookup: a user name such as `constructor` must never hit Object.prototype. */
+function builtin(name: string): Builtin | undefined {
+  return Object.hasOwn(BUILTINS, name) ? BUILTINS[name] : undefined;
+}
+
 interface Local { slot: number; type: ValueType; mutable: boolean }
 interface LoopCtx { breaks: number[]; continues: number[] }
 
@@ -57,7 +62,7 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
   const fns = new Map<string, FnDecl>();
   const globalNames = new Map<string, string>();
   const declare = (name: string, kind: string, p: Pos): boolean => {
-    if (BUILTINS[name]) { err(p, `'${name}' is a built-in function and cannot be redeclared`); return false; }
+    if (builtin(name)) { err(p, `'${name}' is a built-in function and cannot be redeclared`); return false; }
     const prev = globalNames.get(name);
     if (prev) { err(p, `'${name}' is already declared as a ${prev}`); return false; }
     globalNames.set(name, kind);
@@ -193,13 +198,9 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
     if (!f.pub) continue;
     abi.push({ type: 'function', name: f.name, inputs: f.params.map((p) => ({ name: p.name, type: p.type })), outputs: f.ret ? [{ type: f.ret }] : [], readonly: f.readonly });
   }
-  const function_offsets: Record<string, number> = {};
-  const function_offset_to_locals: Record<string, number> = {};
-  for (const f of c.fns) {
-    const off = fnOffsets.get(f.name)!;
-    function_offsets[f.name] = off;
-    function_offset_to_locals[String(off)] = localsCount.get(off)!;
-  }
+  // Object.fromEntries defines own properties, so even a function named __proto__ is safe.
+  const function_offsets: Record<string, number> = Object.fromEntries(c.fns.map((f) => [f.name, fnOffsets.get(f.name)!]));
+  const function_offset_to_locals: Record<string, number> = Object.fromEntries(c.fns.map((f) => [String(fnOffsets.get(f.name)!), localsCount.get(fnOffsets.get(f.name)!)!]));
   const core: ArtifactCore = { bytecode: Buffer.from(code).toString('hex'), abi, function_offsets, function_offset_to_locals, constants };
   return { ok: true, result: { core, interfaces } };
 
@@ -241,7 +242,7 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
         case 'name': { const l = lookup(e.name); if (l) return l.type; const fd = fields.get(e.name); return fd && !fd.key ? fd.value : 'error'; }
         case 'index': { const fd = fields.get(e.name); return fd && fd.key ? fd.value : 'error'; }
         case 'call': {
-          const b = BUILTINS[e.name];
+          const b = builtin(e.name);
           if (b) return e.name === 'concat' ? (e.args[0] ? infer(e.args[0]) ?? 'bytes' : 'error') : b.ret;
           const g = fns.get(e.name);
           return g ? g.ret ?? 'void' : 'error';
@@ -376,7 +377,7 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
     };
 
     const genCall = (e: Extract<Expr, { k: 'call' }>): Ty => {
-      const b = BUILTINS[e.name];
+      const b = builtin(e.name);
       if (b) {
         if (e.args.length !== b.params.length) { err(e.pos, `${e.name} takes ${b.params.length} argument(s), got ${e.args.length}`); return 'error'; }
         if (e.name === 'concat') {
@@ -477,6 +478,7 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
           if (s.from === 0n) {
             user = { slot: counter, type: 'u64', mutable: false };
             if (fields.has(s.name)) err(s.pos, `'${s.name}' shadows a field`);
+            if (lookup(s.name)) err(s.pos, `variable '${s.name}' is already declared`);
             scopes[scopes.length - 1]!.set(s.name, user);
           } else user = newLocal(s.name, 'u64', false, s.pos);
           const head = here();

@@ -21,7 +21,14 @@ const PROGRESS_EVERY_MS = 5_000;
 
 export function blockInputOf(b: ConnectedBlock): BlockInput {
   const svc = new Set<number>([...b.stamps.map((s) => s.txIndex), ...b.rejectedStamps.map((s) => s.txIndex)]);
-  const txs = b.txs.filter((t) => svc.has(t.index)).map((t) => ({ txIndex: t.index, txid: t.txid, hex: t.tx.toHex() }));
+  const txs = b.txs
+    .filter((t) => svc.has(t.index))
+    .map((t) => ({
+      txIndex: t.index,
+      txid: t.txid,
+      hex: t.tx.toHex(),
+      parts: { ins: t.tx.ins.map((i) => ({ hash: i.hash, index: i.index })), outs: t.tx.outs.map((o) => ({ script: o.script, value: o.value })) },
+    }));
   const spends: [string, string][] = [];
   for (const t of b.txs) {
     if (t.index === 0) continue; // the coinbase spends nothing

@@ -101,7 +101,11 @@ export function checkCallBinding(
   knownEnvelopeHash?: Uint8Array,
 ): BindingResult {
   const tx = parseTx(txHexOrTx);
-  const s = stampOf(tx);
+  return checkCallBindingWithStamp(tx, stampOf(tx), envelope, knownEnvelopeHash);
+}
+
+/** checkCallBinding for a transaction whose stamp the caller already parsed (block application). */
+export function checkCallBindingWithStamp(tx: Transaction, s: StampResult, envelope: CallEnvelope, knownEnvelopeHash?: Uint8Array): BindingResult {
   if (!s.ok) return s;
   if (s.stamp.kind !== 'call') return { ok: false, reason: 'not_a_call_stamp' };
   if (!bytesEqual(s.stamp.contractId, envelope.contractId)) return { ok: false, reason: 'wrong_contract' };

@@ -17,7 +17,7 @@
  * envelopes, and that each laxness above is refused.
  */
 import { serialize as borshSerialize, type Schema } from 'borsh';
-import { NodeError } from '../errors.js';
+import { NodeError, toWire, type WireError } from '../errors.js';
 import { taggedHash, Tags, toHex, parseHex } from './hash.js';
 import {
   type Value,
@@ -379,6 +379,20 @@ export function openEnvelope(bytes: Uint8Array): OpenedEnvelope {
     throw new NodeError('bad_signature', 'envelope signature does not verify under its caller key');
   }
   return { envelope, envelopeHash: taggedHash(Tags.envelope, bytes), message };
+}
+
+export type OpenResult = ({ ok: true } & OpenedEnvelope) | { ok: false; error: WireError };
+
+/**
+ * openEnvelope as a tagged result that never throws, for worker threads: the error crosses
+ * the thread as a plain WireError (structured clone drops class identity).
+ */
+export function tryOpenEnvelope(bytes: Uint8Array): OpenResult {
+  try {
+    return { ok: true, ...openEnvelope(bytes) };
+  } catch (e) {
+    return { ok: false, error: toWire(e) };
+  }
 }
 
 // --- Payload (REST base64) and JSON form -------------------------------------------------

@@ -165,3 +165,32 @@ export function valuesEqual(a: Value, b: Value): boolean {
   }
   return a.value === b.value;
 }
+
+/**
+ * A field-read key from its URL path segment (PROTOCOL section 6, GET /v2/{id}/{field}/{arg}):
+ * integers in decimal, bytes/key in lowercase hex, string percent-encoded UTF-8, bool
+ * true/false. `raw` is the segment as received (still percent-encoded). Throws bad_request.
+ */
+export function valueFromPathArg(type: ValueType, raw: string, field = 'arg'): Value {
+  if (type === 'bool') {
+    if (raw !== 'true' && raw !== 'false') throw badValue('bool must be true or false', field);
+    return { type, value: raw === 'true' };
+  }
+  if (type === 'string') {
+    let s: string;
+    try {
+      s = decodeURIComponent(raw);
+    } catch {
+      throw badValue('string is not valid percent-encoded UTF-8', field);
+    }
+    return valueFromJson('string', s, field);
+  }
+  return valueFromJson(type, raw, field);
+}
+
+/** Inverse of valueFromPathArg. */
+export function valueToPathArg(v: Value): string {
+  if (v.type === 'string') return encodeURIComponent(v.value);
+  if (v.type === 'bool') return v.value ? 'true' : 'false';
+  return valueToJson(v) as string;
+}

@@ -6,6 +6,7 @@ declare module 'levelup' {
     open(cb: Cb): void;
     close(cb: Cb): void;
     get(key: Buffer, cb: Cb<Buffer>): void;
+    getMany(keys: Buffer[], opts: unknown, cb: Cb<(Buffer | undefined)[]>): void;
     batch(ops: unknown[], opts: unknown, cb: Cb): void;
     createReadStream(opts: ReadStreamOptions): NodeJS.EventEmitter;
   }

@@ -16,8 +16,8 @@ import type { Value } from '../protocol/value.js';
 import { LIMITS, OP, OPINFO, TY } from './isa.js';
 import type { EmittedEvent, ExecRequest, ExecResult, FieldInfo, FunctionInfo, Host, Program, RtValue, StorageWrite, TraceHook } from './types.js';
 import {
-  I64_MAX, I64_MIN, MAX_SAFE, U128_MAX, U64_MAX, big, binStr, bytesEqual, decodeRt, defaultRt, encodeRt, inRange, isDefaultRt,
-  norm, rtHasType, strBin, toRuntime, toValue, utf8Length,
+  I64_MAX, I64_MIN, MAX_SAFE, U128_MAX, U64_MAX, big, bytesEqual, decodeRt, defaultRt, encodeRt, inRange, isDefaultRt,
+  norm, rtHasType, toRuntime, toValue, utf8Length,
 } from './values.js';
 
 class Halt {
@@ -56,17 +56,35 @@ export function arith(op: number, a: number | bigint, b: number | bigint): numbe
 }
 
 // ---- storage overlay ----------------------------------------------------------------------
-interface Slot { kb: Uint8Array; type: number; val: RtValue; dirty: boolean; orig: Uint8Array | undefined }
-interface CState { id: Uint8Array; hex: string; cache: Map<string, Slot> }
+interface Slot { kb: Uint8Array; h: number; shared: boolean; type: number; val: RtValue; dirty: boolean; orig: Uint8Array | undefined }
+/** Per-contract overlay. Few slots are searched linearly by bytes (no string building or
+ *  hashing per access, which dominates short calls); past LINEAR_SLOTS an index by key hash is built. */
+interface CState { id: Uint8Array; slots: Slot[]; index: Map<number, Slot[]> | null }
+const LINEAR_SLOTS = 16;
+
+function addToIndex(index: Map<number, Slot[]>, s: Slot): void {
+  const b = index.get(s.h);
+  if (b === undefined) index.set(s.h, [s]);
+  else b.push(s);
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
 
 function hexOf(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }
 
-function keyStr(k: RtValue, t: number): string {
-  return binStr(k instanceof Uint8Array ? k : encodeRt(k, t));
-}
 
+/**
+ * Runs `req.function` of `req.contractId` with `req.args`. Returns `executed` (result, write set
+ * sorted by contract id then key, events in emission order, instructions used) or `failed`
+ * (code, message). Nothing is applied anywhere: the caller owns the write set. Not re-entrant
+ * on one thread (the value stack is shared): Host callbacks must not call execute.
+ */
 export function execute(req: ExecRequest, opts?: { trace?: TraceHook }): ExecResult {
   const vm = new Machine(req, opts?.trace);
   try {
@@ -77,12 +95,17 @@ export function execute(req: ExecRequest, opts?: { trace?: TraceHook }): ExecRes
   }
 }
 
+/** The value stack, reused by every call on this thread (see execute). */
+const STACK: RtValue[] = new Array<RtValue>(LIMITS.stack).fill(0);
+
 class Machine {
   gas: number = LIMITS.instructions;
+  eventBytes = 0;
   readonly host: Host;
-  readonly states = new Map<string, CState>();
+  readonly stateList: CState[] = [];
+  /** Contract states by hex id, once a call touches more than 8 contracts. */
+  stateIndex: Map<string, CState> | null = null;
   readonly events: { cs: CState; name: string; types: number[]; vals: RtValue[] }[] = [];
-  readonly outputs: { value: number | bigint; script: Uint8Array }[];
   readonly callId: number | bigint;
 
   constructor(readonly req: ExecRequest, readonly trace: TraceHook | undefined) {
@@ -91,10 +114,15 @@ class Machine {
     if (!Number.isSafeInteger(c.height) || c.height < 0) throw new TypeError('context.height must be a non-negative integer');
     if (typeof c.callId !== 'bigint' || c.callId < 0n || c.callId > U64_MAX) throw new TypeError('context.callId must be a u64 bigint');
     this.callId = norm(c.callId);
-    this.outputs = c.outputs.map((o) => {
-      if (typeof o.value !== 'bigint' || o.value < 0n || o.value > U64_MAX) throw new TypeError('output value must be a u64 bigint');
-      return { value: norm(o.value), script: o.script };
-    });
+    if (!(c.txid instanceof Uint8Array) || c.txid.length !== 32 || !(c.caller instanceof Uint8Array) || c.caller.length !== 32) {
+      throw new TypeError('context.txid and context.caller must be 32 bytes');
+    }
+    for (const i of c.inputs) {
+      if (!(i.txid instanceof Uint8Array) || i.txid.length !== 32 || !Number.isInteger(i.vout) || i.vout < 0 || i.vout > 0xffffffff) {
+        throw new TypeError('context.inputs must hold 32-byte txids and u32 vouts');
+      }
+    }
+    for (const o of c.outputs) if (!(o.script instanceof Uint8Array)) throw new TypeError('context.outputs scripts must be bytes');
   }
 
   used(): number {
@@ -102,28 +130,68 @@ class Machine {
   }
 
   cstate(id: Uint8Array): CState {
-    const hex = hexOf(id);
-    let s = this.states.get(hex);
-    if (!s) {
-      s = { id: id.slice(), hex, cache: new Map() };
-      this.states.set(hex, s);
+    // Calls touch few contracts: a linear search by bytes beats building a string key.
+    const list = this.stateList;
+    if (list.length <= 8) {
+      for (let i = 0; i < list.length; i++) if (bytesEqual(list[i]!.id, id)) return list[i]!;
+    } else {
+      const found = this.stateIndex!.get(hexOf(id));
+      if (found !== undefined) return found;
     }
+    const s: CState = { id: new Uint8Array(id), slots: [], index: null };
+    list.push(s);
+    if (list.length === 9) {
+      this.stateIndex = new Map();
+      for (const x of list) this.stateIndex.set(hexOf(x.id), x);
+    } else if (list.length > 9) this.stateIndex!.set(hexOf(s.id), s);
     return s;
   }
 
-  slot(cs: CState, ks: string, t: number): Slot {
-    let s = cs.cache.get(ks);
+  /** Storage slot of field `fd` (map entry `suffix` = encoded map key, or null for a scalar). */
+  slot(cs: CState, fd: FieldInfo, suffix: Uint8Array | null, t: number): Slot {
+    const prefix = fd.prefix;
+    const plen = prefix.length;
+    const klen = suffix === null ? plen : plen + suffix.length;
+    // FNV-1a over the map key (scalars: the field index) filters the linear search.
+    let h = 0x811c9dc5;
+    if (suffix !== null) for (let j = 0; j < suffix.length; j++) h = Math.imul(h ^ suffix[j]!, 0x01000193);
+    else h = plen;
+    let s: Slot | undefined;
+    const candidates = cs.index === null ? cs.slots : cs.index.get(h);
+    if (candidates !== undefined) {
+      search: for (let i = 0; i < candidates.length; i++) {
+        const x = candidates[i]!;
+        if (x.h !== h) continue;
+        const kb = x.kb;
+        if (kb.length !== klen) continue;
+        for (let j = 0; j < plen; j++) if (kb[j] !== prefix[j]) continue search;
+        if (suffix !== null) for (let j = 0; j < suffix.length; j++) if (kb[plen + j] !== suffix[j]) continue search;
+        s = x;
+        break;
+      }
+    }
     if (s === undefined) {
-      const kb = strBin(ks);
+      let kb: Uint8Array;
+      if (suffix === null) kb = prefix;
+      else {
+        kb = new Uint8Array(klen);
+        kb.set(prefix, 0);
+        kb.set(suffix, plen);
+      }
       const raw = this.host.storageGet(cs.id, kb);
       let val: RtValue | undefined;
       if (raw === undefined) val = defaultRt(t);
       else {
         val = decodeRt(raw, t);
-        if (val === undefined) throw new Error(`committed storage of ${cs.hex} holds a non-canonical ${t} value`);
+        if (val === undefined) throw new Error(`committed storage of ${hexOf(cs.id)} holds a non-canonical ${t} value`);
       }
-      s = { kb, type: t, val, dirty: false, orig: raw };
-      cs.cache.set(ks, s);
+      s = { kb, h, shared: suffix === null, type: t, val, dirty: false, orig: raw };
+      cs.slots.push(s);
+      if (cs.index !== null) addToIndex(cs.index, s);
+      else if (cs.slots.length > LINEAR_SLOTS) {
+        cs.index = new Map();
+        for (const x of cs.slots) addToIndex(cs.index, x);
+      }
     }
     return s;
   }
@@ -139,7 +207,9 @@ class Machine {
     const f0 = entryProg.functions[fi0]!;
     if (!Array.isArray(req.args) || req.args.length !== f0.params.length) halt('bad_arguments', `${f0.name} takes ${f0.params.length} arguments`);
 
-    const st: RtValue[] = new Array(LIMITS.stack).fill(0);
+    // One value stack reused by every call on this thread (execute is synchronous and never
+    // re-entered): the verifier proves no slot is read before this call writes it.
+    const st = STACK;
     let sp = 0;
     for (let i = 0; i < f0.params.length; i++) {
       const v = toRuntime(req.args[i]!, f0.params[i]!);
@@ -170,7 +240,7 @@ class Machine {
     const trace = this.trace;
     let result: RtValue | undefined;
     const inputs = ctx.inputs;
-    const outputs = this.outputs;
+    const outputs = ctx.outputs;
 
     try {
       for (;;) {
@@ -305,12 +375,12 @@ class Machine {
           // ---- storage and events ----
           case OP.SLOAD: {
             const fd = fields[A[cur]!]!;
-            st[sp++] = this.slot(cs, fd.prefixStr, fd.valueType).val;
+            st[sp++] = this.slot(cs, fd, null, fd.valueType).val;
             break;
           }
           case OP.SSTORE: {
             const fd = fields[A[cur]!]!;
-            const s = this.slot(cs, fd.prefixStr, fd.valueType);
+            const s = this.slot(cs, fd, null, fd.valueType);
             s.val = st[--sp]!;
             s.dirty = true;
             break;
@@ -318,14 +388,18 @@ class Machine {
           case OP.MLOAD: {
             const fd = fields[A[cur]!]!;
             const k = st[sp - 1]!;
-            st[sp - 1] = this.slot(cs, fd.prefixStr + keyStr(k, fd.keyType), fd.valueType).val;
+            const kb = k instanceof Uint8Array ? k : encodeRt(k, fd.keyType);
+            if (kb.length > LIMITS.mapKeyBytes) halt('value_too_large', `map key longer than ${LIMITS.mapKeyBytes} bytes`);
+            st[sp - 1] = this.slot(cs, fd, kb, fd.valueType).val;
             break;
           }
           case OP.MSTORE: {
             const fd = fields[A[cur]!]!;
             const v = st[--sp]!;
             const k = st[--sp]!;
-            const s = this.slot(cs, fd.prefixStr + keyStr(k, fd.keyType), fd.valueType);
+            const kb = k instanceof Uint8Array ? k : encodeRt(k, fd.keyType);
+            if (kb.length > LIMITS.mapKeyBytes) halt('value_too_large', `map key longer than ${LIMITS.mapKeyBytes} bytes`);
+            const s = this.slot(cs, fd, kb, fd.valueType);
             s.val = v;
             s.dirty = true;
             break;
@@ -333,6 +407,13 @@ class Machine {
           case OP.EMIT: {
             const ev = prog.events[A[cur]!]!;
             const n = ev.types.length;
+            let size = ev.name.length;
+            for (let i = sp - n; i < sp; i++) {
+              const v = st[i]!;
+              size += typeof v === 'string' ? utf8Length(v) : v instanceof Uint8Array ? v.length : 16;
+            }
+            this.eventBytes += size;
+            if (this.eventBytes > LIMITS.eventBytes) halt('event_limit_exceeded', `events of this call exceed ${LIMITS.eventBytes} bytes`);
             this.events.push({ cs, name: ev.name, types: ev.types, vals: st.slice(sp - n, sp) });
             sp -= n;
             break;
@@ -421,7 +502,10 @@ class Machine {
             const i = st[sp - 1];
             if (typeof i !== 'number' || i >= outputs.length) halt('revert', `output index ${i} out of range`);
             const o = outputs[i]!;
-            st[sp - 1] = op === OP.OUTVAL ? o.value : o.script;
+            if (op === OP.OUTVAL) {
+              if (typeof o.value !== 'bigint' || o.value < 0n || o.value > U64_MAX) throw new TypeError('context output value must be a u64 bigint');
+              st[sp - 1] = norm(o.value);
+            } else st[sp - 1] = o.script;
             break;
           }
           // ---- bytes and strings ----
@@ -477,28 +561,28 @@ class Machine {
 
   finish(result: RtValue | undefined, retType: number): ExecResult {
     const writes: StorageWrite[] = [];
-    const hexes = [...this.states.keys()].sort();
-    for (const hex of hexes) {
-      const cs = this.states.get(hex)!;
-      const ks = [...cs.cache.keys()].sort();
+    const states = this.stateList.length === 1 ? this.stateList : this.stateList.slice().sort((x, y) => compareBytes(x.id, y.id));
+    for (const cs of states) {
+      const dirty = cs.slots.filter((x) => x.dirty).sort((x, y) => compareBytes(x.kb, y.kb));
       let delta = 0;
       let any = false;
-      for (const k of ks) {
-        const s = cs.cache.get(k)!;
-        if (!s.dirty) continue;
+      for (const s of dirty) {
         const raw = isDefaultRt(s.val, s.type) ? null : encodeRt(s.val, s.type);
         const orig = s.orig;
         if (raw === null ? orig === undefined : orig !== undefined && bytesEqual(raw, orig)) continue;
         delta += (raw ? s.kb.length + raw.length : 0) - (orig ? s.kb.length + orig.length : 0);
-        writes.push({ contractId: cs.id.slice(), key: s.kb, value: raw ? raw.slice() : null });
+        // cs.id and slot keys are private copies (scalar keys are the program's prefix: copied);
+        // bytes/key values may be shared with constants or arguments: copied.
+        const value = raw === null ? null : s.type === TY.bytes || s.type === TY.key ? new Uint8Array(raw) : raw;
+        writes.push({ contractId: cs.id, key: s.shared ? new Uint8Array(s.kb) : s.kb, value });
         any = true;
       }
       if (any && this.host.storageSize(cs.id) + delta > LIMITS.storageBytes) {
-        halt('storage_limit_exceeded', `contract ${hex} would use more than ${LIMITS.storageBytes} bytes of storage`);
+        halt('storage_limit_exceeded', `contract ${hexOf(cs.id)} would use more than ${LIMITS.storageBytes} bytes of storage`);
       }
     }
     const events: EmittedEvent[] = this.events.map((e) => ({
-      contractId: e.cs.id.slice(),
+      contractId: e.cs.id,
       name: e.name,
       params: e.vals.map((v, i) => toValue(v, e.types[i]!)),
     }));

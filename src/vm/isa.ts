@@ -72,6 +72,12 @@ export const LIMITS = {
   /** Largest bytes or string value (UTF-8 bytes) a contract can build: the storage limit, so any
    *  value that could ever be stored fits, and hostile concat loops cannot exhaust memory. */
   valueBytes: 65_536,
+  /** Largest encoded map key (bytes or string keys): a call touching many distinct huge keys
+   *  would otherwise hold gigabytes in its overlay before the storage limit is checked. */
+  mapKeyBytes: 1024,
+  /** Event data per call, all frames: names plus parameters (integers count 16, bool 16,
+   *  strings their UTF-8 bytes, bytes their length). Bounds what one call can make the node store. */
+  eventBytes: 65_536,
   /** Largest bytecode accepted by the verifier (a deploy body is limited in size anyway). */
   bytecodeBytes: 65_536,
   /** Largest loop bound the verifier accepts; larger loops cannot finish within the budget. */

@@ -84,10 +84,10 @@ export function encodeStorageValue(v: Value): Uint8Array {
     case 'string':
       return enc.encode(v.value);
     case 'bytes':
-      return v.value.slice();
+      return new Uint8Array(v.value);
     case 'key':
       if (v.value.length !== 32) throw new TypeError('key must be 32 bytes');
-      return v.value.slice();
+      return new Uint8Array(v.value);
   }
 }
 
@@ -109,10 +109,10 @@ export function decodeStorageValue(type: ValueType, bytes: Uint8Array): Value {
     case 'string':
       return { type, value: dec.decode(bytes) };
     case 'bytes':
-      return { type, value: bytes.slice() };
+      return { type, value: new Uint8Array(bytes) };
     case 'key':
       if (bytes.length !== 32) throw new TypeError('key needs 32 bytes');
-      return { type, value: bytes.slice() };
+      return { type, value: new Uint8Array(bytes) };
   }
 }
 

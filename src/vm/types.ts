@@ -41,7 +41,8 @@ export interface FunctionInfo {
   public: boolean;
 }
 
-export interface FieldInfo { name: string; keyType: number /* 0 = scalar */; valueType: number; prefix: Uint8Array; prefixStr: string }
+/** `prefix`: the scalar key, or the map-entry key prefix (name || 0x00). */
+export interface FieldInfo { name: string; keyType: number /* 0 = scalar */; valueType: number; prefix: Uint8Array }
 export interface EventInfo { name: string; types: number[] }
 
 /**
@@ -50,7 +51,6 @@ export interface EventInfo { name: string; types: number[] }
  * rebuilt from the artifact core with verifyArtifact (about as cheap as cloning for small code).
  */
 export interface Program {
-  codeHashHint?: string;
   code: Uint8Array;
   /** Opcode at each instruction start, 0 elsewhere. */
   ops: Uint8Array;
@@ -115,6 +115,8 @@ export const FailureCode = {
   unknown_contract: 'unknown_contract',
   /** a readonly function tried to call a non-readonly function of another contract */
   readonly_violation: 'readonly_violation',
-  /** a bytes or string value would exceed 65,536 bytes */
+  /** a bytes or string value would exceed 65,536 bytes, or a map key 1,024 bytes */
   value_too_large: 'value_too_large',
+  /** the events of one call would exceed 65,536 bytes */
+  event_limit_exceeded: 'event_limit_exceeded',
 } as const;

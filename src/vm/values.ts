@@ -56,9 +56,9 @@ export function toRuntime(v: Value, code: number): RtValue | undefined {
     case 'string':
       return typeof v.value === 'string' && wellFormed(v.value) && utf8Length(v.value) <= 65536 ? v.value : undefined;
     case 'bytes':
-      return v.value instanceof Uint8Array && v.value.length <= 65536 ? v.value.slice() : undefined;
+      return v.value instanceof Uint8Array && v.value.length <= 65536 ? new Uint8Array(v.value) : undefined;
     case 'key':
-      return v.value instanceof Uint8Array && v.value.length === 32 ? v.value.slice() : undefined;
+      return v.value instanceof Uint8Array && v.value.length === 32 ? new Uint8Array(v.value) : undefined;
   }
   return undefined;
 }
@@ -83,7 +83,7 @@ export function toValue(x: RtValue, code: number): Value {
       return { type, value: big(x as number | bigint) };
     case 'bool': return { type, value: x as boolean };
     case 'string': return { type, value: x as string };
-    case 'bytes': case 'key': return { type, value: (x as Uint8Array).slice() };
+    case 'bytes': case 'key': return { type, value: new Uint8Array(x as Uint8Array) };
   }
 }
 
@@ -125,8 +125,19 @@ export function encodeRt(x: RtValue, code: number): Uint8Array {
     }
     case TY.u128: {
       const out = new Uint8Array(16);
+      if (typeof x === 'number') {
+        const hi = Math.floor(x / 4294967296);
+        const lo = x - hi * 4294967296;
+        out[8] = hi >>> 24; out[9] = hi >>> 16; out[10] = hi >>> 8; out[11] = hi;
+        out[12] = lo >>> 24; out[13] = lo >>> 16; out[14] = lo >>> 8; out[15] = lo;
+        return out;
+      }
       let v = big(x as number | bigint);
-      for (let i = 15; i >= 0; i--) { out[i] = Number(v & 0xffn); v >>= 8n; }
+      for (let i = 12; i >= 0; i -= 4) {
+        const w = Number(v & 0xffffffffn);
+        out[i] = w >>> 24; out[i + 1] = w >>> 16; out[i + 2] = w >>> 8; out[i + 3] = w;
+        v >>= 32n;
+      }
       return out;
     }
     case TY.bool: return Uint8Array.of(x ? 1 : 0);
@@ -148,31 +159,23 @@ export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
     }
     case TY.u128: {
       if (b.length !== 16) return undefined;
-      let v = 0n;
-      for (let i = 0; i < 16; i++) v = (v << 8n) | BigInt(b[i]!);
-      return norm(v);
+      if ((b[0]! | b[1]! | b[2]! | b[3]! | b[4]! | b[5]! | b[6]! | b[7]! | b[8]!) === 0 && b[9]! < 0x20) {
+        const hi = ((b[9]! << 16) | (b[10]! << 8) | b[11]!) >>> 0;
+        const lo = ((b[12]! << 24) | (b[13]! << 16) | (b[14]! << 8) | b[15]!) >>> 0;
+        return hi * 4294967296 + lo;
+      }
+      const w = (i: number): bigint => BigInt(((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0);
+      return norm((w(0) << 96n) | (w(4) << 64n) | (w(8) << 32n) | w(12));
     }
     case TY.bool:
       if (b.length !== 1 || b[0]! > 1) return undefined;
       return b[0] === 1;
     case TY.string:
       try { return dec.decode(b); } catch { return undefined; }
-    case TY.bytes: return b.slice();
-    case TY.key: return b.length === 32 ? b.slice() : undefined;
+    case TY.bytes: return new Uint8Array(b);
+    case TY.key: return b.length === 32 ? new Uint8Array(b) : undefined;
   }
   return undefined;
-}
-
-/** Bytes as a binary (latin1) string: a cheap, order-preserving map key. */
-export function binStr(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
-  return s;
-}
-export function strBin(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
 }
 
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {

@@ -16,7 +16,7 @@
 import { FUNC_READONLY, LIMITS, OP, OPINFO, TY, TYPE_NAMES, fixedLength, isIntCode } from './isa.js';
 import { fieldPrefix } from './storage-layout.js';
 import type { AbiEntry, ArtifactCore, EventInfo, FieldInfo, FunctionInfo, Program, RtValue } from './types.js';
-import { binStr, norm, inRange, wellFormed, utf8Length } from './values.js';
+import { norm, inRange, wellFormed, utf8Length } from './values.js';
 
 export type VerifyResult = { ok: true; program: Program } | { ok: false; offset: number; reason: string };
 
@@ -107,7 +107,7 @@ function parseAbi(abi: unknown): { fns: Map<string, AbiFn>; fields: FieldInfo[];
       const keyType = e.key === null ? 0 : checkType(e.key, `${what} key`);
       const valueType = checkType(e.value, `${what} value`);
       const prefix = fieldPrefix(name, keyType !== 0);
-      fields.push({ name, keyType, valueType, prefix, prefixStr: binStr(prefix) });
+      fields.push({ name, keyType, valueType, prefix });
     } else {
       fail(-1, `${what}: type must be function, event or field`);
     }

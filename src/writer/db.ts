@@ -27,9 +27,20 @@ export const Bucket = {
 export type Bucket = (typeof Bucket)[keyof typeof Bucket];
 
 export function key(bucket: Bucket, ...parts: (Uint8Array | string)[]): Buffer {
-  const bufs: Buffer[] = [Buffer.of(bucket)];
-  for (const p of parts) bufs.push(typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p.buffer, p.byteOffset, p.byteLength));
-  return Buffer.concat(bufs);
+  // One allocation and plain copies: keys are built several times per applied call.
+  let len = 1;
+  for (const p of parts) len += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.length;
+  const out = Buffer.allocUnsafe(len);
+  out[0] = bucket;
+  let off = 1;
+  for (const p of parts) {
+    if (typeof p === 'string') off += out.write(p, off, 'utf8');
+    else {
+      out.set(p, off);
+      off += p.length;
+    }
+  }
+  return out;
 }
 
 export interface BatchOp {
@@ -56,6 +67,12 @@ export class Db {
         resolve(v);
       }),
     );
+  }
+
+  /** Several keys in one round trip to RocksDB's thread pool; missing keys are undefined. */
+  getMany(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => this.db.getMany(keys, {}, (e, v) => (e ? reject(e) : resolve(v ?? []))));
   }
 
   /** Applies ops atomically; `sync` fsyncs the WAL so the batch survives power loss. */

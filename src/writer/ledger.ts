@@ -19,16 +19,16 @@ import { Bucket, Db, key, prefixEnd, type BatchOp } from './db.js';
 import { StateTree, type FieldProof } from '../state/state-tree.js';
 import { NodeError } from '../errors.js';
 import { taggedHash, Tags, toHex } from '../protocol/hash.js';
-import { findStamp } from '../protocol/stamp.js';
+import { findStamp, type StampResult } from '../protocol/stamp.js';
 import { decodeEnvelope, type CallEnvelope } from '../protocol/envelope.js';
-import { checkCallBinding } from '../protocol/binding.js';
+import { checkCallBindingWithStamp } from '../protocol/binding.js';
 import { contractId as deriveContractId } from '../protocol/contract.js';
 import { valueToJson, type Value } from '../protocol/value.js';
 import { execute } from '../vm/execute.js';
 import { verifyArtifact } from '../vm/verifier.js';
 import type { Host, Program } from '../vm/types.js';
 import type { Logger } from '../log.js';
-import type { BlockInput, BlockRecord, CallRecord, ContractRecord, EventRecord, OrphanStamp } from './records.js';
+import type { BlockInput, BlockRecord, CallRecord, ContractRecord, EventRecord, OrphanStamp, TxParts } from './records.js';
 
 /** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */
 export const JOURNAL_WINDOW = 144;
@@ -58,6 +58,8 @@ interface LiveContract {
 interface PendingCall {
   rec: CallRecord;
   envelope: CallEnvelope;
+  /** The stored JSON of `rec`, reused as the undo value when the call is decided. */
+  stored: Buffer;
 }
 
 export interface Tip {
@@ -68,7 +70,9 @@ export interface Tip {
 /** Collects one block's writes with the previous value of each key, for its undo log. */
 class UndoBatch {
   readonly ops: BatchOp[] = [];
-  readonly undo: [string, string | null][] = [];
+  readonly undo: [Buffer, Buffer | null][] = [];
+  /** Calls decided per contract in this block (written once, not once per call). */
+  readonly callCounts = new Map<string, number>();
   private readonly seen = new Set<string>();
 
   put(k: Buffer, v: Buffer, prev: Buffer | null): void {
@@ -87,11 +91,53 @@ class UndoBatch {
   }
 
   private remember(k: Buffer, prev: Buffer | null): void {
-    const hk = k.toString('hex');
-    if (this.seen.has(hk)) return; // the first previous value is the one to restore
-    this.seen.add(hk);
-    this.undo.push([hk, prev ? prev.toString('base64') : null]);
+    const id = k.toString('latin1');
+    if (this.seen.has(id)) return; // the first previous value is the one to restore
+    this.seen.add(id);
+    this.undo.push([k, prev]);
   }
+}
+
+/**
+ * Undo log encoding: per entry u32le key length, key, u8 present, then (if present)
+ * u32le value length and value. Binary, so no per-key hex or base64 work.
+ */
+export function encodeUndo(entries: readonly [Buffer, Buffer | null][]): Buffer {
+  let len = 0;
+  for (const [k, v] of entries) len += 5 + k.length + (v ? 4 + v.length : 0);
+  const out = Buffer.allocUnsafe(len);
+  let o = 0;
+  for (const [k, v] of entries) {
+    o = out.writeUInt32LE(k.length, o);
+    o += k.copy(out, o);
+    out[o++] = v ? 1 : 0;
+    if (v) {
+      o = out.writeUInt32LE(v.length, o);
+      o += v.copy(out, o);
+    }
+  }
+  return out;
+}
+
+export function decodeUndo(b: Buffer): [Buffer, Buffer | null][] {
+  const out: [Buffer, Buffer | null][] = [];
+  let o = 0;
+  while (o < b.length) {
+    const kl = b.readUInt32LE(o);
+    o += 4;
+    const k = b.subarray(o, o + kl);
+    o += kl;
+    const present = b[o++] === 1;
+    if (!present) {
+      out.push([k, null]);
+      continue;
+    }
+    const vl = b.readUInt32LE(o);
+    o += 4;
+    out.push([k, b.subarray(o, o + vl)]);
+    o += vl;
+  }
+  return out;
 }
 
 export class Ledger {
@@ -193,7 +239,7 @@ export class Ledger {
 
   private trackPending(rec: CallRecord): void {
     const envelope = decodeEnvelope(Buffer.from(rec.payload, 'base64'));
-    this.pending.set(rec.txid, { rec, envelope });
+    this.pending.set(rec.txid, { rec, envelope, stored: json(rec) });
     const set = this.pendingByOutpoint.get(rec.outpoint) ?? new Set<string>();
     set.add(rec.txid);
     this.pendingByOutpoint.set(rec.outpoint, set);
@@ -391,8 +437,8 @@ export class Ledger {
     }
 
     // 2. Everything positioned in this block, in transaction order.
-    type Item = { txIndex: number; txid: string; hex: string | null };
-    const items: Item[] = b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex }));
+    type Item = { txIndex: number; txid: string; hex: string | null; parts?: TxParts };
+    const items: Item[] = b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex, parts: t.parts }));
     const unstamped: [number, string][] = [];
     if (b.txids) {
       const withSvc = new Set(b.txs.map((t) => t.txid));
@@ -403,14 +449,22 @@ export class Ledger {
     for (const [txIndex, txid] of unstamped) items.push({ txIndex, txid, hex: null });
     items.sort((x, y) => x.txIndex - y.txIndex);
 
+    // One batched read for every call id this block may use (not one awaited get per call).
     const usedCallIds = new Set<string>();
+    const candidates = items.map((it) => this.pending.get(it.txid)).filter((p): p is PendingCall => p !== undefined);
+    const idKeys = candidates.map((p) => key(Bucket.callIdIndex, p.envelope.caller, u64be(p.envelope.callId)));
+    const found = await this.db.getMany(idKeys);
+    found.forEach((v, i) => {
+      if (v !== undefined) usedCallIds.add(idKeys[i]!.toString('hex'));
+    });
     for (const it of items) {
-      const tx = it.hex ? Transaction.fromHex(it.hex) : null;
+      // Parts are the bitcoinjs shape the binding check and the context read.
+      const tx = it.parts ? (it.parts as unknown as Transaction) : it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
       const stamp = tx ? findStamp(tx) : null;
       if (stamp?.ok && stamp.stamp.kind === 'deploy') this.onDeployStamp(batch, it.txid, stamp.stamp.codeHash, height, it.txIndex);
       const p = this.pending.get(it.txid);
       if (p) {
-        await this.decideCall(batch, p, tx, height, it.txIndex, usedCallIds);
+        await this.decideCall(batch, p, tx, stamp, height, it.txIndex, usedCallIds);
       } else if (stamp?.ok && stamp.stamp.kind === 'call' && !(await this.payloadAt(it.txid))) {
         this.putOrphan(batch, { txid: it.txid, kind: 'call', block_height: height, tx_index: it.txIndex });
       }
@@ -418,12 +472,18 @@ export class Ledger {
 
     // 3. The state root and the journal.
     const root = hexOf(this.state.root());
-    const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs, dropped, unstamped, state_root: root };
+    const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex })), dropped, unstamped, state_root: root };
     const prevTip = this.tip;
     batch.put(key(Bucket.stateRoot, u32be(height)), json({ height, block_hash: b.hash, state_root: root }), null);
     batch.put(key(Bucket.meta, 'tip'), json({ height, hash: b.hash }), json(prevTip));
     batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: json(record) });
-    batch.raw({ type: 'put', key: key(Bucket.undo, u32be(height)), value: json(batch.undo) });
+    for (const cid of [...batch.callCounts.keys()].sort()) {
+      const before = this.callCount(cid);
+      const after = before + batch.callCounts.get(cid)!;
+      batch.put(key(Bucket.callCount, bytesOf(cid)), Buffer.from(String(after)), before ? Buffer.from(String(before)) : null);
+      this.callCounts.set(cid, after);
+    }
+    batch.raw({ type: 'put', key: key(Bucket.undo, u32be(height)), value: encodeUndo(batch.undo) });
     if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: key(Bucket.undo, u32be(height - JOURNAL_WINDOW)) });
     await this.writeOrHalt(batch.ops, opts.sync ?? true);
     this.tip = { height, hash: b.hash };
@@ -461,7 +521,7 @@ export class Ledger {
   private finishCall(batch: UndoBatch, p: PendingCall, upd: Pick<CallRecord, 'status' | 'block_height' | 'tx_index' | 'result' | 'error' | 'instructions'>): void {
     const txid = bytesOf(p.rec.txid);
     const next: CallRecord = { ...p.rec, ...upd };
-    batch.put(key(Bucket.call, txid), json(next), json(p.rec));
+    batch.put(key(Bucket.call, txid), json(next), p.stored);
     batch.del(key(Bucket.pendingCall, txid), Buffer.alloc(0));
     this.untrackPending(p.rec.txid);
     if (this.orphans.has(p.rec.txid)) {
@@ -470,20 +530,18 @@ export class Ledger {
     }
     if (upd.block_height !== null && upd.tx_index !== null) {
       batch.put(key(Bucket.contractCalls, bytesOf(p.rec.contract_id), u32be(upd.block_height), u32be(upd.tx_index)), Buffer.from(txid), null);
-      const count = this.callCount(p.rec.contract_id);
-      batch.put(key(Bucket.callCount, bytesOf(p.rec.contract_id)), Buffer.from(String(count + 1)), count ? Buffer.from(String(count)) : null);
-      this.callCounts.set(p.rec.contract_id, count + 1);
+      batch.callCounts.set(p.rec.contract_id, (batch.callCounts.get(p.rec.contract_id) ?? 0) + 1);
     }
   }
 
-  private async decideCall(batch: UndoBatch, p: PendingCall, tx: Transaction | null, height: number, txIndex: number, usedCallIds: Set<string>): Promise<void> {
+  private async decideCall(batch: UndoBatch, p: PendingCall, tx: Transaction | null, stamp: StampResult | null, height: number, txIndex: number, usedCallIds: Set<string>): Promise<void> {
     const e = p.envelope;
     const invalid = (code: string, message: string): void =>
       this.finishCall(batch, p, { status: 'invalid', block_height: height, tx_index: txIndex, result: null, error: { code, message }, instructions: null });
 
     // Binding again, against the transaction as confirmed (consensus-critical).
-    if (!tx) return invalid('anchor_mismatch', 'the confirmed anchoring transaction carries no SVC stamp');
-    const binding = checkCallBinding(tx, e, bytesOf(p.rec.envelope_hash));
+    if (!tx || !stamp) return invalid('anchor_mismatch', 'the confirmed anchoring transaction carries no SVC stamp');
+    const binding = checkCallBindingWithStamp(tx, stamp, e, bytesOf(p.rec.envelope_hash));
     if (!binding.ok) return invalid('anchor_mismatch', `binding failed at confirmation: ${binding.reason}`);
     // The signature was verified at intake; every stored payload passed that check.
     const live = this.contracts.get(p.rec.contract_id);
@@ -494,7 +552,7 @@ export class Ledger {
     }
     const callIdKey = key(Bucket.callIdIndex, e.caller, u64be(e.callId));
     const callIdHex = callIdKey.toString('hex');
-    if (usedCallIds.has(callIdHex) || (await this.db.get(callIdKey)) !== undefined) {
+    if (usedCallIds.has(callIdHex)) {
       return invalid('duplicate_call_id', `(caller, call_id ${e.callId}) already belongs to an executed or failed call`);
     }
 
@@ -582,8 +640,7 @@ export class Ledger {
       for (let h = this.tip.height; h > height; h--) {
         const raw = await this.db.get(key(Bucket.undo, u32be(h)));
         if (!raw) throw new Error(`undo log of block ${h} is missing`);
-        const undo = parse<[string, string | null][]>(raw);
-        const ops: BatchOp[] = undo.map(([k, v]) => (v === null ? { type: 'del', key: Buffer.from(k, 'hex') } : { type: 'put', key: Buffer.from(k, 'hex'), value: Buffer.from(v, 'base64') }));
+        const ops: BatchOp[] = decodeUndo(raw).map(([k, v]) => (v === null ? { type: 'del', key: k } : { type: 'put', key: k, value: v }));
         ops.push({ type: 'del', key: key(Bucket.undo, u32be(h)) });
         if (opts.dropJournal) ops.push({ type: 'del', key: key(Bucket.block, u32be(h)) });
         await this.writeOrHalt(ops);

@@ -50,6 +50,17 @@ export interface BlockTx {
   txIndex: number;
   txid: string;
   hex: string;
+  /**
+   * The parsed inputs and outputs, when the sender already parsed the transaction (the
+   * core does, from the raw block): saves the writer a second parse. Not stored.
+   */
+  parts?: TxParts;
+}
+
+/** What binding checks and the execution context read of a transaction (bitcoinjs shape). */
+export interface TxParts {
+  ins: { hash: Uint8Array; index: number }[];
+  outs: { script: Uint8Array; value: bigint }[];
 }
 
 /** What the core hands the writer per connected block; also the stored journal entry. */

@@ -65,6 +65,18 @@ export class NodeProcess {
     return this.waitFor((l) => this.lines.indexOf(l) >= seen && pred(l), timeoutMs, what);
   }
 
+  /** SIGKILL the whole process group (supervisor and children) at once, like a power cut. */
+  async killHard(): Promise<void> {
+    if (this.proc.exitCode === null && this.proc.pid) {
+      try {
+        process.kill(-this.proc.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    await this.exited;
+  }
+
   async stop(): Promise<number | null> {
     if (this.proc.exitCode === null) this.proc.kill('SIGTERM');
     return this.exited;
@@ -91,6 +103,8 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so a test can kill the supervisor and children together.
+    detached: true,
   });
   const node = new NodeProcess(proc);
   const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', 20_000, 'REST listening');

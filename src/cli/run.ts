@@ -1,0 +1,350 @@
+/**
+ * The svc commands (entry: src/cli/svc.ts). Kept apart from the entry so tests can run
+ * commands in-process; the entry only prints and sets the exit code.
+ */
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+// Light modules only at start-up: usage errors and node reads answer without loading
+// bitcoinjs-lib, the WASM verifier and noble (~0.25 s); deploy, call and keygen load them.
+import { ClientError } from '../client/errors.js';
+import { NodeClient, type CallStatus } from '../client/node.js';
+import { findField, encodeFieldArg, splitTyped } from '../client/abi.js';
+import { toHex } from '../protocol/hash.js';
+import { NodeError } from '../errors.js';
+
+const DEFAULT_FEE_RATE = 2; // keep equal to sdk.ts DEFAULT_FEE_RATE (not imported: see above)
+
+const sdk = () => import('../client/index.js');
+const schnorrLib = () => import('../protocol/schnorr.js');
+
+const USAGE = `usage: svc <command> [options]
+
+commands:
+  keygen                                  new secret key, caller (x-only) key and addresses
+  deploy ARTIFACT.json                    anchor the deploy stamp, register with the node
+  call CONTRACT FUNCTION [ARG...]         sign, anchor and submit a call (ARG as TYPE:VALUE,
+                                          e.g. u64:5 i64:-3 bool:true string:hello bytes:beef key:<64 hex>)
+  status TXID                             status of a call
+  read CONTRACT FIELD [ARG]               read a contract field (ARG: the map key)
+  events CONTRACT                         list events
+
+options:
+  --node URL          node REST URL (env SVC_NODE_URL, default http://127.0.0.1:8080)
+  --esplora URL       chain-data (Esplora) URL (env SVC_ESPLORA_URL)
+  --wallet-key KEY    [p2wpkh:|p2tr:]<64 hex or WIF> paying for anchors (env SVC_WALLET_KEY)
+  --caller-key KEY    <64 hex or WIF> signing call envelopes (env SVC_CALLER_KEY; default: wallet key)
+  --network NAME      regtest | testnet | signet | bitcoin (env SVC_NETWORK, default regtest)
+  --fee-rate N        sat/vB for anchoring transactions (env SVC_FEE_RATE, default ${DEFAULT_FEE_RATE})
+  --abi FILE          artifact JSON whose ABI is used when the node does not serve it
+  --call-id N         u64 call id (default random)
+  --wait              call/status: poll until executed, failed, invalid or dropped
+  --timeout S         --wait gives up after S seconds (default 1800)
+  --interval S        --wait polls every S seconds (default 2)
+  --name N --from H --to H --limit L --offset O   events filters
+  --json              machine-readable output (errors too, on stderr)
+  -h, --help`;
+
+const OPTIONS = {
+  node: { type: 'string' },
+  esplora: { type: 'string' },
+  'wallet-key': { type: 'string' },
+  'caller-key': { type: 'string' },
+  network: { type: 'string' },
+  'fee-rate': { type: 'string' },
+  abi: { type: 'string' },
+  'call-id': { type: 'string' },
+  wait: { type: 'boolean' },
+  timeout: { type: 'string' },
+  interval: { type: 'string' },
+  name: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Flags = { -readonly [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+const USAGE_CODES = new Set(['bad_argument', 'bad_key', 'unknown_function']);
+
+function usage(message: string): ClientError {
+  return new ClientError('bad_argument', message);
+}
+
+function nodeUrl(f: Flags): string {
+  return f.node ?? 'http://127.0.0.1:8080';
+}
+
+function esploraUrl(f: Flags): string {
+  const u = f.esplora;
+  if (!u) throw usage('no chain-data URL: pass --esplora URL or set SVC_ESPLORA_URL');
+  return u;
+}
+
+function checkUrl(u: string, what: string): string {
+  try {
+    const p = new URL(u);
+    if (p.protocol !== 'http:' && p.protocol !== 'https:') throw new Error();
+  } catch {
+    throw usage(`${what} URL is not an http(s) URL: "${u}"`);
+  }
+  return u;
+}
+
+function num(text: string | undefined, flag: string, o: { int?: boolean; min?: number; positive?: boolean } = {}): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (
+    text.trim() === '' ||
+    !Number.isFinite(n) ||
+    (o.int && !Number.isSafeInteger(n)) ||
+    (o.min !== undefined && n < o.min) ||
+    (o.positive && !(n > 0))
+  ) {
+    const bound = o.positive ? ' > 0' : o.min !== undefined ? ` >= ${o.min}` : '';
+    throw usage(`--${flag} must be a ${o.int ? 'whole ' : ''}number${bound}, got "${text}"`);
+  }
+  return n;
+}
+
+function readJsonFile(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw usage(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw usage(`${what} ${path} is not valid JSON`);
+  }
+}
+
+function abiFromFile(path: string): unknown[] {
+  const j = readJsonFile(path, 'ABI file') as { abi?: unknown };
+  const abi = Array.isArray(j) ? j : j?.abi;
+  if (!Array.isArray(abi)) throw usage(`ABI file ${path} has no "abi" array`);
+  return abi;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+function hex64(text: string | undefined, what: string): string {
+  if (text === undefined) throw usage(`missing ${what}`);
+  const t = text.toLowerCase();
+  if (!HEX64.test(t)) throw usage(`${what} must be 64 hex characters, got "${text}"`);
+  return t;
+}
+
+async function wallet(f: Flags) {
+  const { networkOf, parseWalletKey } = await sdk();
+  const net = networkOf(f.network ?? 'regtest');
+  const key = f['wallet-key'];
+  if (!key) throw new ClientError('bad_key', 'no wallet key: pass --wallet-key KEY or set SVC_WALLET_KEY');
+  return parseWalletKey(key, net);
+}
+
+async function client(f: Flags) {
+  const { SvcClient, parseSecret } = await sdk();
+  const w = await wallet(f);
+  const callerText = f['caller-key'];
+  return new SvcClient({
+    nodeUrl: checkUrl(nodeUrl(f), 'node'),
+    esploraUrl: checkUrl(esploraUrl(f), 'chain-data'),
+    wallet: w,
+    callerSecret: callerText ? parseSecret(callerText, 'caller key') : undefined,
+    feeRate: num(f['fee-rate'], 'fee-rate', { positive: true }),
+  });
+}
+
+export type Out = { json: unknown; text: string[]; exit?: number };
+
+function statusLines(s: CallStatus): string[] {
+  const lines = [`status: ${s.status}`, `txid: ${s.txid}`, `contract: ${s.contract_id}`, `function: ${s.function}`];
+  if (s.block_height !== null && s.block_height !== undefined) lines.push(`block: ${s.block_height} (tx index ${s.tx_index})`);
+  if (s.result !== null && s.result !== undefined) lines.push(`result: ${JSON.stringify(s.result)}`);
+  if (s.error) lines.push(`error: ${s.error.code}: ${s.error.message}`);
+  return lines;
+}
+
+function waitOptions(f: Flags, json: boolean) {
+  const timeout = num(f.timeout, 'timeout', { min: 1 });
+  const interval = num(f.interval, 'interval', { min: 0.01 });
+  return {
+    timeoutMs: timeout === undefined ? undefined : timeout * 1000,
+    intervalMs: interval === undefined ? undefined : interval * 1000,
+    onStatus: json ? undefined : (s: CallStatus) => process.stderr.write(`... ${s.status}\n`),
+  };
+}
+
+/**
+ * Runs one svc command. `environ` supplies SVC_* defaults for flags not given (flags win;
+ * empty variables count as unset). Throws ClientError / NodeError; never exits.
+ */
+export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.env): Promise<Out> {
+  const env = (k: string): string | undefined => {
+    const v = environ[k];
+    return v === undefined || v === '' ? undefined : v;
+  };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw usage((e as Error).message.split('\n')[0]!);
+  }
+  const f = { ...parsed.values } as Flags;
+  f.node ??= env('SVC_NODE_URL');
+  f.esplora ??= env('SVC_ESPLORA_URL');
+  f['wallet-key'] ??= env('SVC_WALLET_KEY');
+  f['caller-key'] ??= env('SVC_CALLER_KEY');
+  f.network ??= env('SVC_NETWORK');
+  f['fee-rate'] ??= env('SVC_FEE_RATE');
+  const [cmd, ...pos] = parsed.positionals;
+  if (f.help || cmd === 'help') return { json: { usage: USAGE }, text: [USAGE] };
+  if (cmd === undefined) throw usage('no command (keygen, deploy, call, status, read, events; svc --help)');
+  const json = !!f.json;
+  const arity = (min: number, max: number, shape: string) => {
+    if (pos.length < min || pos.length > max) throw usage(`${cmd} takes ${shape}`);
+  };
+
+  switch (cmd) {
+    case 'keygen': {
+      arity(0, 0, 'no arguments');
+      const { networkOf, walletFromSecret } = await sdk();
+      const { randomSecretKey, xOnlyPublicKey } = await schnorrLib();
+      const net = networkOf(f.network ?? 'regtest');
+      const secret = randomSecretKey();
+      const w = walletFromSecret(secret, 'p2wpkh', net);
+      const t = walletFromSecret(secret, 'p2tr', net);
+      const out = {
+        secret_key: toHex(secret),
+        wif: w.signer.toWIF(),
+        caller_key: toHex(xOnlyPublicKey(secret)),
+        p2wpkh_address: w.address,
+        p2tr_address: t.address,
+        network: f.network ?? 'regtest',
+      };
+      return {
+        json: out,
+        text: [
+          `secret key:     ${out.secret_key}   (keep private; use as SVC_WALLET_KEY / SVC_CALLER_KEY)`,
+          `WIF:            ${out.wif}`,
+          `caller key:     ${out.caller_key}   (BIP-340 x-only public key)`,
+          `p2wpkh address: ${out.p2wpkh_address}`,
+          `p2tr address:   ${out.p2tr_address}   (use the key as p2tr:<secret>)`,
+        ],
+      };
+    }
+    case 'deploy': {
+      arity(1, 1, 'ARTIFACT.json');
+      const artifact = readJsonFile(pos[0]!, 'artifact');
+      const c = await client(f);
+      const r = await c.deploy(artifact);
+      const out = {
+        contract_id: r.answer.contract_id ?? r.contractId,
+        txid: r.anchor.txid,
+        code_hash: toHex(r.codeHash),
+        status: r.answer.status,
+        fee: r.anchor.fee,
+        vsize: r.anchor.vsize,
+      };
+      if (r.answer.contract_id && r.answer.contract_id !== r.contractId) {
+        process.stderr.write(`warning: node answered contract id ${r.answer.contract_id}, computed ${r.contractId}\n`);
+      }
+      return {
+        json: out,
+        text: [`contract: ${out.contract_id}`, `txid: ${out.txid}`, `code hash: ${out.code_hash}`, `status: ${out.status}`, `fee: ${out.fee} sats (${out.vsize} vB)`],
+      };
+    }
+    case 'call': {
+      if (pos.length < 2) throw usage('call takes CONTRACT FUNCTION [ARG...]');
+      const contract = hex64(pos[0], 'contract id');
+      const fn = pos[1]!;
+      const args = pos.slice(2);
+      const callId = f['call-id'];
+      if (callId !== undefined && !/^(?:0|[1-9][0-9]{0,19})$/.test(callId)) throw usage(`--call-id must be a u64, got "${callId}"`);
+      if (callId !== undefined && BigInt(callId) > 0xffffffffffffffffn) throw usage(`--call-id must be a u64, got "${callId}"`);
+      const fallback = f.abi ? abiFromFile(f.abi) : undefined;
+      const c = await client(f);
+      const abi = await c.abiFor(contract, fallback);
+      const r = await c.call({
+        contractId: contract,
+        function: fn,
+        args,
+        abi,
+        callId: callId === undefined ? undefined : BigInt(callId),
+        wait: f.wait ? waitOptions(f, json) : undefined,
+      });
+      const out = {
+        txid: r.anchor.txid,
+        contract_id: contract,
+        envelope_hash: toHex(r.call.envelopeHash),
+        call_id: r.call.envelope.callId.toString(),
+        outpoint: `${toHex(r.call.envelope.outpointTxid)}:${r.call.envelope.outpointVout}`,
+        fee: r.anchor.fee,
+        status: r.status?.status ?? r.answer.status,
+        ...(r.status ? { final: r.status } : {}),
+      };
+      const text = [`txid: ${out.txid}`, `envelope hash: ${out.envelope_hash}`, `call id: ${out.call_id}`, `outpoint: ${out.outpoint}`, `fee: ${out.fee} sats`];
+      text.push(...(r.status ? statusLines(r.status) : [`status: ${out.status}`]));
+      const bad = r.status && r.status.status !== 'executed';
+      return { json: out, text, exit: bad ? 3 : 0 };
+    }
+    case 'status': {
+      arity(1, 1, 'TXID');
+      const txid = hex64(pos[0], 'txid');
+      const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
+      const s = f.wait ? await node.waitForCall(txid, waitOptions(f, json)) : await node.callStatus(txid);
+      return { json: s, text: statusLines(s) };
+    }
+    case 'read': {
+      arity(2, 3, 'CONTRACT FIELD [ARG]');
+      const contract = hex64(pos[0], 'contract id');
+      const field = pos[1]!;
+      const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
+      let arg: string | undefined;
+      if (pos[2] !== undefined) {
+        const abi = f.abi ? abiFromFile(f.abi) : await node.abi(contract).catch(() => null);
+        const def = abi ? findField(abi, field) : null;
+        if (def && def.key === null) throw usage(`field "${field}" is a scalar: it takes no ARG`);
+        if (def) arg = encodeFieldArg(def.key!, pos[2]);
+        else {
+          const typed = splitTyped(pos[2]);
+          arg = typed ? encodeFieldArg(typed.type, pos[2]) : encodeURIComponent(pos[2]);
+        }
+      }
+      const a = await node.readField(contract, field, arg);
+      return {
+        json: a,
+        text: [`${a.field}${a.key !== null && a.key !== undefined ? `[${JSON.stringify(a.key)}]` : ''} = ${JSON.stringify(a.value)}${a.exists === false ? ' (not set: default)' : ''}  at height ${a.height}`],
+      };
+    }
+    case 'events': {
+      arity(1, 1, 'CONTRACT');
+      const contract = hex64(pos[0], 'contract id');
+      const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
+      const a = await node.events(contract, {
+        name: f.name,
+        from: num(f.from, 'from', { int: true, min: 0 }),
+        to: num(f.to, 'to', { int: true, min: 0 }),
+        limit: num(f.limit, 'limit', { int: true, min: 1 }),
+        offset: num(f.offset, 'offset', { int: true, min: 0 }),
+      });
+      const text = a.events.map((e) => `${e.block_height}:${e.tx_index}:${e.log_index} ${e.name} ${JSON.stringify(e.params)} tx ${e.txid}`);
+      if (text.length === 0) text.push('no events');
+      if (a.next_offset !== null && a.next_offset !== undefined) text.push(`more: --offset ${a.next_offset}`);
+      return { json: a, text };
+    }
+    default:
+      throw usage(`unknown command "${cmd}" (keygen, deploy, call, status, read, events; svc --help)`);
+  }
+}
+
+export function errorOf(e: unknown): { code: string; message: string; exit: number } {
+  if (e instanceof ClientError) return { code: e.code, message: e.message, exit: USAGE_CODES.has(e.code) ? 2 : 1 };
+  if (e instanceof NodeError) return { code: e.code, message: e.message, exit: e.code === 'bad_request' ? 2 : 1 };
+  return { code: 'internal', message: (e as Error)?.message ?? String(e), exit: 1 };
+}
+

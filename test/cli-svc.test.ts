@@ -1,0 +1,233 @@
+/**
+ * The `svc` CLI. Spawned (the compiled dist/src/cli/svc.js): exit codes, one-line stderr,
+ * --json, and each workflow once. In-process (run() from src/cli/run.ts, same code minus
+ * printing): the full table of argument errors, which would cost ~0.3-0.6 s per spawn.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot, fixturesDir } from './helpers/paths.js';
+import { startFake, deadUrl, type Fake } from './helpers/fake-endpoints.js';
+import { walletFromSecret, networkOf, DEFAULT_FEE_RATE } from '../src/client/index.js';
+import { decodePayload, decodeEnvelope, checkCallBinding, toHex } from '../src/protocol/index.js';
+import { run, errorOf } from '../src/cli/run.js';
+
+const svcJs = join(repoRoot, 'dist', 'src', 'cli', 'svc.js');
+const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
+const walletHex = '55'.repeat(32);
+const wallet = walletFromSecret(new Uint8Array(32).fill(0x55), 'p2wpkh', networkOf('regtest'));
+const CID = contract.contract_id as string;
+
+let dir: string;
+let artifactPath: string;
+let fake: Fake;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+  artifactPath = join(dir, 'artifact.json');
+  writeFileSync(artifactPath, JSON.stringify(contract.artifact));
+  writeFileSync(join(dir, 'broken.json'), '{');
+  fake = await startFake({ utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], abi: null });
+});
+
+after(async () => {
+  await fake.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function svc(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [svcJs, ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const endpoints = () => ({ SVC_NODE_URL: fake.nodeUrl, SVC_ESPLORA_URL: fake.esploraUrl, SVC_WALLET_KEY: walletHex });
+
+function oneLineError(r: Run, code: string, exit: number, pattern?: RegExp): void {
+  assert.equal(r.code, exit, `exit code; stderr: ${r.stderr}`);
+  assert.equal(r.stdout, '');
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, `one line: ${r.stderr}`);
+  assert.ok(lines[0]!.startsWith(`svc: ${code}: `), lines[0]);
+  if (pattern) assert.match(lines[0]!, pattern);
+}
+
+test('keygen prints a usable key; --json', async () => {
+  const [r, h] = await Promise.all([svc(['keygen', '--json']), svc(['--help'])]);
+  assert.equal(r.code, 0);
+  const j = JSON.parse(r.stdout);
+  assert.match(j.secret_key, /^[0-9a-f]{64}$/);
+  assert.match(j.caller_key, /^[0-9a-f]{64}$/);
+  assert.match(j.p2wpkh_address, /^bcrt1q/);
+  assert.match(j.p2tr_address, /^bcrt1p/);
+  assert.equal(h.code, 0);
+  assert.match(h.stdout, /usage: svc/);
+  assert.match(h.stdout, new RegExp(`SVC_FEE_RATE, default ${DEFAULT_FEE_RATE}\\)`));
+});
+
+/** In-process: the error run() throws, as the entry would print it. */
+async function runError(args: string[], env: Record<string, string> = {}): Promise<{ code: string; message: string; exit: number }> {
+  try {
+    await run(args, env);
+  } catch (e) {
+    return errorOf(e);
+  }
+  assert.fail(`svc ${args.join(' ')} succeeded`);
+}
+
+test('usage errors, spawned: one line on stderr, exit 2', async () => {
+  const cases: [string[], Record<string, string>, RegExp][] = [
+    [[], {}, /no command/],
+    [['keygen', '--bogus'], {}, /Unknown option '--bogus'/],
+    [['deploy', join(dir, 'missing.json')], endpoints(), /cannot read artifact .*ENOENT/],
+  ];
+  const runs = await Promise.all(cases.map(([args, env]) => svc(args, env)));
+  runs.forEach((r, i) => oneLineError(r, 'bad_argument', 2, cases[i]![2]));
+});
+
+test('usage errors, in-process: every message names what is wrong', async () => {
+  const cases: [string[], Record<string, string>, RegExp][] = [
+    [['frobnicate'], {}, /unknown command "frobnicate"/],
+    [['status'], {}, /status takes TXID/],
+    [['status', 'xyz'], {}, /txid must be 64 hex/],
+    [['call', 'abc', 'f'], {}, /contract id must be 64 hex/],
+    [['call', CID], {}, /call takes CONTRACT FUNCTION/],
+    [['deploy', join(dir, 'broken.json')], endpoints(), /not valid JSON/],
+    [['events', CID, '--from', 'x'], endpoints(), /--from must be a whole number/],
+    [['events', CID, '--limit', '0'], endpoints(), /--limit must be a whole number >= 1/],
+    [['deploy', artifactPath], { SVC_WALLET_KEY: walletHex }, /no chain-data URL/],
+    [['deploy', artifactPath], { ...endpoints(), SVC_NODE_URL: 'ftp://x' }, /node URL is not an http\(s\) URL/],
+    [['keygen', '--network', 'moon'], {}, /unknown network/],
+    [['deploy', artifactPath, '--fee-rate', '0'], endpoints(), /--fee-rate must be a number > 0, got "0"/],
+    [['call', CID, 'transfer', '--call-id', '-1', '--abi', artifactPath], endpoints(), /'--call-id' argument is ambiguous/],
+    [['call', CID, 'transfer', '--call-id=-1', '--abi', artifactPath], endpoints(), /--call-id must be a u64, got "-1"/],
+    [['call', CID, 'transfer', '--call-id', '18446744073709551616', '--abi', artifactPath], endpoints(), /--call-id must be a u64/],
+    [['call', CID, 'transfer', '--abi', join(dir, 'broken.json')], endpoints(), /ABI file .* not valid JSON/],
+  ];
+  for (const [args, env, re] of cases) {
+    const e = await runError(args, env);
+    assert.equal(e.code, 'bad_argument', `${args.join(' ')}: ${e.message}`);
+    assert.equal(e.exit, 2);
+    assert.match(e.message, re);
+  }
+});
+
+test('bad keys: exit 2 with bad_key (one spawned, the rest in-process)', async () => {
+  oneLineError(await svc(['deploy', artifactPath], { ...endpoints(), SVC_WALLET_KEY: 'zz' }), 'bad_key', 2, /wallet key must be 64 hex characters or a WIF/);
+  for (const [env, re] of [
+    [{ ...endpoints(), SVC_WALLET_KEY: '' }, /no wallet key/],
+    [{ ...endpoints(), SVC_WALLET_KEY: 'p2sh:' + walletHex }, /prefix must be p2wpkh: or p2tr:/],
+    [{ ...endpoints(), SVC_WALLET_KEY: 'ff'.repeat(32) }, /not a valid secp256k1 secret key/],
+    [{ ...endpoints(), SVC_CALLER_KEY: '00'.repeat(32) }, /caller key is not a valid/],
+  ] as const) {
+    const e = await runError(['call', CID, 'transfer', '--abi', artifactPath], env);
+    assert.equal(e.code, 'bad_key', e.message);
+    assert.equal(e.exit, 2);
+    assert.match(e.message, re);
+    assert.ok(!e.message.includes(walletHex) && !e.message.includes('ff'.repeat(32)), 'no key material in messages');
+  }
+});
+
+test('call argument errors are checked against the ABI before anything is broadcast', async () => {
+  const before = fake.requests.filter((q) => q.path === '/esplora/tx').length;
+  const key = 'key:' + 'ab'.repeat(32);
+  oneLineError(await svc(['call', CID, 'mint', '--abi', artifactPath], endpoints()), 'unknown_function', 2, /unknown function "mint" \(the contract has: transfer\)/);
+  for (const [args, re] of [
+    [['transfer', key], /takes 2 argument\(s\), got 1/],
+    [['transfer', key, 'u64:-1'], /argument 2 \(amount: u64\)/],
+    [['transfer', key, 'u64:1.5'], /argument 2 \(amount: u64\)/],
+    [['transfer', 'string:x', 'u64:1'], /given as string, the ABI says key/],
+    [['transfer', 'key:abcd', 'u64:1'], /key must be 32 bytes/],
+  ] as const) {
+    const e = await runError(['call', CID, ...args, '--abi', artifactPath], endpoints());
+    assert.equal(e.code, 'bad_argument', e.message);
+    assert.match(e.message, re);
+  }
+  const noAbi = await runError(['call', CID, 'transfer', key, 'u64:1'], endpoints());
+  assert.match(noAbi.message, /does not serve the ABI .* --abi/);
+  assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, before);
+});
+
+test('runtime errors: insufficient funds and unreachable endpoints exit 1', async () => {
+  const empty = await startFake({ utxos: [] });
+  try {
+    oneLineError(
+      await svc(['deploy', artifactPath], { SVC_NODE_URL: empty.nodeUrl, SVC_ESPLORA_URL: empty.esploraUrl, SVC_WALLET_KEY: walletHex }),
+      'insufficient_funds',
+      1,
+      /insufficient funds: wallet bcrt1q\w+ has 0 sats/,
+    );
+  } finally {
+    await empty.close();
+  }
+  const dead = await deadUrl();
+  oneLineError(await svc(['status', 'a'.repeat(64), '--node', dead]), 'unreachable', 1, /node unreachable at http:\/\/127\.0\.0\.1:\d+/);
+  oneLineError(await svc(['deploy', artifactPath], { ...endpoints(), SVC_ESPLORA_URL: dead }), 'unreachable', 1, /chain-data endpoint unreachable/);
+  const j = await svc(['status', 'a'.repeat(64), '--node', dead, '--json']);
+  assert.equal(j.code, 1);
+  assert.equal(JSON.parse(j.stderr).error.code, 'unreachable');
+});
+
+test('deploy --json: anchors, registers, prints the contract id', async () => {
+  const r = await svc(['deploy', artifactPath, '--json', '--fee-rate', '3'], endpoints());
+  assert.equal(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.code_hash, contract.code_hash);
+  assert.match(j.txid, /^[0-9a-f]{64}$/);
+  const reg = fake.requests.filter((q) => q.path === '/node/deploy_contract').at(-1)!;
+  assert.equal(JSON.parse(reg.body).txid, j.txid);
+});
+
+test('call --wait: signs with the caller key, spends a wallet UTXO, submits, polls to a final status', async () => {
+  const callerHex = '66'.repeat(32);
+  const r = await svc(
+    ['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:5', '--abi', artifactPath, '--call-id', '9', '--wait', '--interval', '0.05', '--json'],
+    { ...endpoints(), SVC_CALLER_KEY: callerHex },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.status, 'executed');
+  assert.equal(j.call_id, '9');
+  assert.equal(j.outpoint, `${'77'.repeat(32)}:2`);
+  const submit = JSON.parse(fake.requests.filter((q) => q.path === '/node/contract_call').at(-1)!.body);
+  const posted = fake.requests.filter((q) => q.path === '/esplora/tx').at(-1)!.body;
+  const e = decodeEnvelope(decodePayload(submit.payload));
+  assert.equal(toHex(e.contractId), CID);
+  assert.equal(e.callId, 9n);
+  assert.deepEqual(checkCallBinding(posted, e), { ok: true, stampVout: 0 });
+  assert.equal(submit.txid, j.txid);
+  assert.notEqual(toHex(e.caller), toHex(wallet.xOnly));
+});
+
+test('status (spawned), read and events (in-process) use the node answers and paths', async () => {
+  const s = await svc(['status', 'b'.repeat(64), '--json'], endpoints());
+  assert.equal(s.code, 0, s.stderr);
+  assert.equal(JSON.parse(s.stdout).txid, 'b'.repeat(64));
+  const rd = await run(['read', CID, 'balances', 'AB'.repeat(32), '--abi', artifactPath], endpoints());
+  assert.equal(fake.requests.at(-1)!.path, `/node/v2/${CID}/balances/${'ab'.repeat(32)}`);
+  assert.match(rd.text[0]!, /^balances\[/);
+  await run(['read', CID, 'name', 'string:a b'], endpoints());
+  assert.equal(fake.requests.at(-1)!.path, `/node/v2/${CID}/name/a%20b`);
+  const scalar = await runError(['read', CID, 'symbol', 'x', '--abi', artifactPath], endpoints());
+  assert.match(scalar.message, /scalar/);
+  const ev = await run(['events', CID, '--name', 'Transfer', '--from', '5', '--to', '7'], endpoints());
+  assert.equal(fake.requests.at(-1)!.path, `/node/events/${CID}?event_name=Transfer&from_block=5&to_block=7`);
+  assert.match(ev.text.join('\n'), /Transfer/);
+});
