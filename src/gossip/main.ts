@@ -111,7 +111,19 @@ async function heartbeat(p: Peer): Promise<void> {
 }
 
 let lastActive = -1;
+let ticking = false;
 async function tick(): Promise<void> {
+  // A slow round (peers timing out) is not stacked under the next one.
+  if (ticking) return;
+  ticking = true;
+  try {
+    await tickOnce();
+  } finally {
+    ticking = false;
+  }
+}
+
+async function tickOnce(): Promise<void> {
   try {
     const s = await core.call('nodeStatus', {});
     localHeight = s.processed_height ?? 0;
