@@ -83,7 +83,8 @@ test('a deploy and a call submitted to A reach B by gossip, and both reach the s
 });
 
 test('C started late catches up by sync, fetching only the payloads it lacks', async () => {
-  C = await startPeerNode(devnet, { name: 'node-c', port: pC, peers: [pA], startHeight: anchor });
+  // C knows A and B: with B it forms a triangle, so every payload reaches it twice.
+  C = await startPeerNode(devnet, { name: 'node-c', port: pC, peers: [pA, pB], startHeight: anchor });
   started.push(['C', C]);
   const s = await waitStatus(C, (x) => x.gossip.sync_payloads_applied >= 2, 'C syncs the deploy and the call', 30_000);
   const { height, stateRoot } = await sameRoots([A, B, C]);
@@ -95,14 +96,30 @@ test('C started late catches up by sync, fetching only the payloads it lacks', a
   assert.equal(after.state_root, stateRoot);
 });
 
-test('a call submitted to A reaches B and C by gossip; all three reach equal state roots at the same height', async () => {
+test('a call submitted to A reaches B and C by gossip, once each; all three reach equal state roots at the same height', async () => {
   await waitStatus(A, (s) => s.peers >= 2, 'A sees B and C');
-  const before = (await waitStatus(C, (x) => x.gossip.sync_rounds >= 1, 'C reported its sync')).gossip.sync_payloads_fetched;
+  await waitStatus(B, (s) => s.peers >= 2, 'B sees A and C');
+  await waitStatus(C, (x) => x.gossip.sync_rounds >= 2 && x.peers >= 2, 'C synced with A and B');
+  const nodes = [A, B, C];
+  const g0 = await Promise.all(nodes.map(async (n) => (await status(n)).gossip));
   const c2 = await bump(2);
   const [atB, atC] = await Promise.all([waitCallKnown(B, c2), waitCallKnown(C, c2)]);
   assert.equal(atB.status, 'pending');
   assert.equal(atC.status, 'pending');
-  assert.equal((await status(C)).gossip.sync_payloads_fetched, before, 'C got it by gossip, not by sync');
+  // A sends to B and C; each of them forwards once, to the one of the other two that did
+  // not send it: 4 copies in all, and the 2 that arrive where the call already is are
+  // recognised as seen, neither verified nor forwarded again.
+  const received = async (): Promise<number> => (await Promise.all(nodes.map((n) => status(n)))).reduce((a, s, i) => a + s.gossip.payloads_received - g0[i]!.payloads_received, 0);
+  const deadline = Date.now() + 15_000;
+  while ((await received()) < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 500)); // nothing further may arrive
+  const g1 = await Promise.all(nodes.map(async (n) => (await status(n)).gossip));
+  const d = (k: keyof (typeof g0)[number]): number[] => g1.map((g, i) => g[k] - g0[i]![k]);
+  assert.deepEqual(d('payloads_received').reduce((a, b) => a + b), 4, 'four copies in all');
+  assert.deepEqual(d('payloads_accepted'), [0, 1, 1], 'stored once by B and C');
+  assert.deepEqual(d('payloads_duplicate').reduce((a, b) => a + b), 2, 'two copies recognised as seen');
+  assert.deepEqual(d('payloads_forwarded').slice(1), [1, 1], 'B and C forward once each, never back to the sender');
+  assert.deepEqual(d('sync_payloads_fetched'), [0, 0, 0], 'by gossip, not by sync');
   devnet.chain.mine(1);
   await sameRoots([A, B, C]);
   const r = await fetch(`${C.restUrl}/contract_call/${c2}/status`).then((x) => x.json() as Promise<{ status: string; result: string }>);
@@ -114,6 +131,7 @@ test('B misses two calls while down; back, it finds the divergence by bisection 
   // Once A has expired B (3 s of silence), gossip to B fails fast instead of waiting for
   // it to come back, so B really misses the two calls.
   await waitStatus(A, (s) => s.peers === 1, 'A notices B is gone');
+  await waitStatus(C, (s) => s.peers === 1, 'C notices B is gone');
   const c3 = await bump(3);
   const c4 = await bump(4);
   devnet.chain.mine(1, [c3, c4]);
@@ -121,13 +139,13 @@ test('B misses two calls while down; back, it finds the divergence by bisection 
   devnet.chain.mine(3);
   await sameRoots([A, C]);
   // Back without configured peers: it processes the new blocks without the two calls,
-  // then learns A from A's heartbeat and syncs with it on its next round.
+  // then learns A and C from their heartbeats and syncs with them on its next round.
   B = await startPeerNode(devnet, { name: 'node-b', port: pB, peers: [], dataDir: dirB, env: { SVC_PEER_SYNC_INTERVAL_S: '3' } });
   started.push(['B2', B]);
   const s = await waitStatus(B, (x) => x.divergence?.resolved === true, 'B resolves the divergence', 30_000);
   assert.equal(s.divergence!.height, divergedAt, 'bisection finds the block with the missed calls');
   assert.equal(s.divergence!.outcome, 'resynced');
-  assert.equal(s.divergence!.peer, `http://127.0.0.1:${pA}`);
+  assert.ok([`http://127.0.0.1:${pA}`, `http://127.0.0.1:${pC}`].includes(s.divergence!.peer));
   assert.ok(B.lines.some((l) => l.msg === 'state divergence' && l['height'] === divergedAt));
   await sameRoots([A, B, C]);
   const after = await status(B);
