@@ -206,8 +206,9 @@ export const KEYS: readonly KeyDef[] = [
   // grow memory or our outbound traffic; 64 is 6x the default peer_limit fan-out.
   { key: 'gossip.max_peers', env: 'SVC_GOSSIP_MAX_PEERS', default: 64, parse: number(1, 10_000, true) },
   // Inbound requests per second per peer (by verified key). A sync pulls one payload per
-  // request; 500/s is above what intake can verify here (bench: sync ~0.4k payloads/s), so
-  // honest sync is never throttled, while one peer's flood stays a bounded share of the CPU.
+  // request; 500/s is ~3x what intake verifies on this 2-core box (docs/PERFORMANCE.md
+  // "Gossip": REST intake 161/s, sync 72/s), so honest sync and gossip are never
+  // throttled, while one peer's flood stays a bounded share of the CPU.
   { key: 'gossip.inbound_rate_per_s', env: 'SVC_GOSSIP_INBOUND_RATE_PER_S', default: 500, parse: number(1, 1_000_000, false) },
   // Requests of one peer that may wait for its rate budget before further ones are refused
   // (rate_limited): one second of budget, so a burst is smoothed but a flood never queues.
