@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import type { SvcClient } from '../../src/client/sdk.js';
-import { buildCall, buildCallAnchor, chooseOutpoint } from '../../src/client/sdk.js';
+import { buildCall, buildCallAnchor, buildDeploy, chooseOutpoint } from '../../src/client/sdk.js';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient, RpcFailure } from '../../src/gossip/client.js';
@@ -48,7 +48,7 @@ before(async () => {
   pc = new PeerClient(urlOf(port), peer, 10_000);
   const Ctor = loadPeerClientCtor();
   raw = new Ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  await fund(devnet, wallet, 6);
+  await fund(devnet, wallet, 8);
   svc = client(node, devnet, wallet);
   const dep = await svc.deploy(compileFixture('counter.svc'));
   contractId = dep.contractId;
@@ -69,7 +69,7 @@ async function healthy(): Promise<void> {
   assert.equal(s.halted, false);
   // A well-formed signed request is still served.
   const ids = await pc.call<{ contract_ids: Uint8Array[] }>('GetContractIds', {});
-  assert.deepEqual(ids.contract_ids.map((b) => Buffer.from(b).toString('hex')), [contractId]);
+  assert.ok(ids.contract_ids.map((b) => Buffer.from(b).toString('hex')).includes(contractId));
 }
 
 test('garbage bytes, unsigned and badly signed requests are refused', async () => {
@@ -139,6 +139,38 @@ test('a payload whose stamp does not match is refused; PreparePayload stores not
   assert.equal(st.status, 'pending');
   const s = await waitStatus(node, (x) => x.gossip.payloads_accepted === 1 && x.gossip.payloads_refused >= 3, 'the verdicts counted');
   assert.equal(s.gossip.payloads_accepted, 1);
+  await healthy();
+});
+
+test('one signed batch with a call before its contract deploy: the deploy is taken first, both are accepted', async () => {
+  const artifact = compileFixture('counter.svc');
+  const utxos = (await svc.esplora.utxos(wallet.address)).filter((u) => u.status?.confirmed !== false).sort((a, b) => b.value - a.value);
+  assert.ok(utxos.length >= 2, 'two confirmed UTXOs left');
+  const dep = buildDeploy(wallet, [utxos[0]!], artifact, 1);
+  await svc.esplora.broadcast(dep.anchor.hex);
+  const call = buildCall({ contractId: dep.contractId, function: 'bump', args: ['u64:5'], abi: artifact.abi, callerSecret: wallet.secret, outpoint: utxos[1]! });
+  const anchor = buildCallAnchor(wallet, [utxos[1]!], call, 1);
+  await svc.esplora.broadcast(anchor.hex);
+  const r = await pc.call<{ results: { txid: Uint8Array; accepted: boolean; error_code: string }[] }>('SubmitPayload', {
+    payloads: [
+      { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(anchor.txid, 'hex'), contract_id: Buffer.from(dep.contractId, 'hex'), body: Buffer.from(call.bytes) },
+      { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.from(dep.anchor.txid, 'hex'), contract_id: Buffer.alloc(0), body: Buffer.from(JSON.stringify(dep.body)) },
+    ],
+  });
+  assert.deepEqual(
+    r.results.map((x) => [Buffer.from(x.txid).toString('hex'), x.accepted, x.error_code]),
+    [[anchor.txid, true, ''], [dep.anchor.txid, true, '']],
+    'answers in request order',
+  );
+  const ids = await pc.call<{ contract_ids: Uint8Array[] }>('GetContractIds', {});
+  assert.ok(ids.contract_ids.some((b) => Buffer.from(b).toString('hex') === dep.contractId));
+  const root = await pc.call<{ merkle_root: Uint8Array; count: number }>('GetContractMerkleRoot', { contract_id: Buffer.from(dep.contractId, 'hex') });
+  assert.equal(root.count, 2, 'the summary holds the deploy and the call');
+  const summary = await pc.call<{ merkle_root: Uint8Array; payloads: { txid: Uint8Array }[] }>('GetContractSummary', { contract_id: Buffer.from(dep.contractId, 'hex') });
+  assert.deepEqual(Buffer.from(summary.merkle_root), Buffer.from(root.merkle_root));
+  assert.deepEqual(summary.payloads.map((p) => Buffer.from(p.txid).toString('hex')), [anchor.txid, dep.anchor.txid].sort());
+  const txids = await pc.call<{ txids: Uint8Array[] }>('GetContractTxids', { contract_id: Buffer.from(dep.contractId, 'hex') });
+  assert.deepEqual(txids.txids.map((b) => Buffer.from(b).toString('hex')), [dep.anchor.txid, anchor.txid], 'the deploy first');
   await healthy();
 });
 
