@@ -230,6 +230,8 @@ export type WriterReadApi = Record<never, never>;
 
 /** Peer data the writer answers (issue 8; src/writer/peer-queries.ts). */
 export type WriterPeerApi = {
+  /** Known contract ids (active and pending), ascending. */
+  peerContractIds(params: Record<string, never>): string[];
   peerSummary(params: { contract_id: string }): ContractSummary | null;
   peerRoots(params: Record<string, never>): Record<string, { root: string; count: number }>;
   peerTxids(params: { contract_id: string }): PayloadRef[] | null;

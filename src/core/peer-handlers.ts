@@ -58,7 +58,7 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
       return { created: r.created };
     },
     peerPrepare: (p) => core.intake.preparePayload(intakeInput(p.payload)),
-    peerContractIds: async () => Object.keys(await w.call('peerRoots', {})),
+    peerContractIds: () => w.call('peerContractIds', {}),
     peerSummary: async (p) => {
       const s = await w.call('peerSummary', { contract_id: p.contract_id });
       if (!s) throw new NodeError('not_found', `contract ${p.contract_id} is not known to this node`);

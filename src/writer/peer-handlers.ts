@@ -9,6 +9,7 @@ export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
   const q = new PeerQueries(writer);
   const l = writer.ledger;
   return {
+    peerContractIds: () => l.contractIds(),
     peerSummary: (p) => q.summary(p.contract_id),
     peerRoots: () => q.roots(),
     peerTxids: (p) => q.txids(p.contract_id),
