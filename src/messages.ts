@@ -38,6 +38,7 @@ export interface NodeStatus {
   state_root: string | null;
   halted: boolean;
   halt_reason: string | null;
+  /** Active gossip peers (heard from within gossip.peer_expiry_s). */
   peers: number;
   pending_calls: number;
   contracts: number;
@@ -47,6 +48,10 @@ export interface NodeStatus {
   chain: { endpoint: string; endpoint_ok: boolean; last_error: string | null; tip_hash: string | null };
   last_block_processed_at: string | null;
   uptime_s: number;
+  /** Gossip and sync counters (issue 8); zeros until the gossip process reports. */
+  gossip: GossipCounters;
+  /** The last state divergence found against a peer, or null. */
+  divergence: DivergenceReport | null;
 }
 
 /** POST /contract_call body after the REST layer's shape checks. */
@@ -217,8 +222,111 @@ export interface CoreMetrics {
 /** Bucket upper bounds (seconds) of the block-application histogram, shared by writer and REST. */
 export const BLOCK_APPLY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** What the gossip process asks of the core (issue 8 extends it). */
-export type PeerApi = Record<never, never>;
+/** A payload as peers exchange it (proto Payload): a REST body in binary form. */
+export interface WirePayload {
+  kind: 'call' | 'deploy';
+  /** Anchoring txid, display hex. */
+  txid: string;
+  /** Target contract (calls); '' for deploys. */
+  contract_id: string;
+  /** Calls: borsh(envelope). Deploys: UTF-8 JSON registration record. At most 64 KiB. */
+  body: Uint8Array;
+}
+
+/** Payload announced by the core to the gossip process after REST intake stored it. */
+export const PAYLOAD_ACCEPTED_EVENT = 'payload_accepted';
+
+/** Counters the gossip process keeps and reports (node_status.gossip). */
+export interface GossipCounters {
+  /** Payloads received in SubmitPayload requests. */
+  payloads_received: number;
+  /** Of those, newly stored by intake. */
+  payloads_accepted: number;
+  /** Of those, refused by intake (bad signature, stamp mismatch, ...). */
+  payloads_refused: number;
+  /** Of those, skipped as already seen. */
+  payloads_duplicate: number;
+  /** Payload copies sent to peers by gossip. */
+  payloads_forwarded: number;
+  /** Requests refused before any handler ran: unsigned, bad signature, stale clock. */
+  requests_unauthenticated: number;
+  /** Requests refused by the inbound rate limits. */
+  requests_rate_limited: number;
+  /** Sync rounds completed (one per peer per round). */
+  sync_rounds: number;
+  /** Contracts whose Merkle root differed from a peer's during sync. */
+  sync_contracts_differing: number;
+  /** Payloads this node fetched from peers by sync (GetPayloadByTxid calls it made). */
+  sync_payloads_fetched: number;
+  /** Of those, newly stored by intake. */
+  sync_payloads_applied: number;
+  /** Payloads this node served to peers (GetPayloadByTxid answers it gave). */
+  payloads_served: number;
+}
+
+/** The last state divergence found against a peer (node_status.divergence). */
+export interface DivergenceReport {
+  peer: string;
+  /** First height (same block hash on both nodes) where the state roots differ. */
+  height: number;
+  block_hash: string;
+  local_root: string;
+  peer_root: string;
+  detected_at: string;
+  /** Re-sync brought the roots together. */
+  resolved: boolean;
+  /** What happened after detection: "resynced", "local replay agrees with stored state", "halted", "pending". */
+  outcome: string;
+}
+
+/** What the gossip process asks of the core (issue 8). Payloads go through intake. */
+export type PeerApi = {
+  /** Runs intake on a peer's payload (the same checks as REST) and stores it. */
+  peerSubmit(params: { payload: WirePayload }): { created: boolean };
+  /** Runs the intake checks without storing (PreparePayload). */
+  peerPrepare(params: { payload: WirePayload }): { valid: true };
+  /** Contract ids known (active and pending), ascending. */
+  peerContractIds(params: Record<string, never>): string[];
+  /** Contract summary (docs/STATE.md): root and (txid, payload_hash) pairs ascending by txid. */
+  peerSummary(params: { contract_id: string }): ContractSummary;
+  /** Roots of every contract's summary, in one pass. */
+  peerRoots(params: Record<string, never>): Record<string, { root: string; count: number }>;
+  /** A contract's payload txids: the deploy first, then calls in position order. */
+  peerTxids(params: { contract_id: string }): PayloadRef[];
+  /** One payload by txid, or null. */
+  peerPayload(params: { txid: string }): WirePayload | null;
+  /** Stored state roots in [from, to] (at most 1,000 heights). */
+  peerStateRoots(params: { from: number; to: number }): StateRootRange;
+  /** Waits for the writer to finish every job queued so far (late-payload replays). */
+  peerSettle(params: Record<string, never>): { processed_height: number | null; state_root: string | null };
+  /**
+   * Re-derives the state from the journal and compares every stored state root; a
+   * difference halts the node (the ledger's rule). Answers whether it halted.
+   */
+  peerVerifyReplay(params: Record<string, never>): { halted: boolean; halt_reason: string | null };
+  /** The gossip process's view, shown in node_status. */
+  peerReport(params: { peers: number; counters: GossipCounters; divergence: DivergenceReport | null }): { ok: true };
+};
+
+export interface ContractSummary {
+  contract_id: string;
+  root: string;
+  payloads: { txid: string; payload_hash: string }[];
+}
+
+export interface PayloadRef {
+  txid: string;
+  kind: 'deploy' | 'call';
+  /** Confirmation position, null while pending. */
+  height: number | null;
+  tx_index: number | null;
+}
+
+export interface StateRootRange {
+  roots: { height: number; block_hash: string; state_root: string }[];
+  anchor_height: number | null;
+  tip_height: number | null;
+}
 
 export type IntakeApi = {
   nodeStatus(params: Record<string, never>): NodeStatus;
@@ -283,7 +391,20 @@ export interface SimSnapshot {
   missing: string[];
 }
 
-export type WriterPeerApi = Record<never, never>;
+/** Peer data the writer answers (issue 8; src/writer/peer-queries.ts). */
+export type WriterPeerApi = {
+  /** Known contract ids (active and pending), ascending. */
+  peerContractIds(params: Record<string, never>): string[];
+  peerSummary(params: { contract_id: string }): ContractSummary | null;
+  peerRoots(params: Record<string, never>): Record<string, { root: string; count: number }>;
+  peerTxids(params: { contract_id: string }): PayloadRef[] | null;
+  peerPayload(params: { txid: string }): WirePayload | null;
+  peerStateRoots(params: { from: number; to: number }): StateRootRange;
+  /** Resolves after every writer job queued before it (late-payload replays included). */
+  peerSettle(params: Record<string, never>): WriterStatus;
+  /** Re-derivation check of the whole journal; halts on a disagreement. */
+  peerVerifyReplay(params: Record<string, never>): WriterStatus;
+};
 
 export type WriterCoreApi = {
   status(params: Record<string, never>): WriterStatus;

@@ -18,6 +18,21 @@ export interface WorkersOptions {
   queueLimit: number;
 }
 
+export interface GossipOptions {
+  heartbeatIntervalS: number;
+  peerExpiryS: number;
+  maxPeers: number;
+  inboundRatePerS: number;
+  inboundQueue: number;
+  globalRatePerS: number;
+  sendConcurrency: number;
+  batchMax: number;
+  batchDelayMs: number;
+  seenCapacity: number;
+  syncConcurrency: number;
+  requestTimeoutS: number;
+}
+
 export interface NodeConfig {
   nodeId: string;
   restAddress: HostPort;
@@ -41,6 +56,8 @@ export interface NodeConfig {
   /** Height to anchor a node with no data at; null = the chain tip. */
   startHeight: number | null;
   workers: WorkersOptions;
+  /** Gossip and sync tuning (issue 8). */
+  gossip: GossipOptions;
   /** RUST_LOG filter string. */
   logFilter: string;
   /** Where each key's value came from, for operators (`node_status`). */
@@ -184,6 +201,43 @@ export const KEYS: readonly KeyDef[] = [
   { key: 'block_check_interval_s', env: 'SVC_BLOCK_CHECK_INTERVAL_S', default: 60, parse: number(0.01, 86_400, false) },
   { key: 'peer_sync_interval_s', env: 'SVC_PEER_SYNC_INTERVAL_S', default: 300, parse: number(0.01, 86_400, false) },
   { key: 'start_height', env: 'SVC_START_HEIGHT', default: '', parse: optionalHeight },
+  // ---- gossip and sync tuning (issue 8; src/gossip/options.ts reads them) ----
+  // A heartbeat is one signed ~200-byte message per peer; every 15 s keeps a 64-peer set
+  // under 5 messages/s while a dead peer is noticed within a minute.
+  { key: 'gossip.heartbeat_interval_s', env: 'SVC_GOSSIP_HEARTBEAT_INTERVAL_S', default: 15, parse: number(0.05, 3_600, false) },
+  // Four missed heartbeats: one lost packet or a GC pause never expires a live peer.
+  { key: 'gossip.peer_expiry_s', env: 'SVC_GOSSIP_PEER_EXPIRY_S', default: 60, parse: number(0.2, 86_400, false) },
+  // Configured plus learned peers. Bounded so heartbeats from throwaway identities cannot
+  // grow memory or our outbound traffic; 64 is 6x the default peer_limit fan-out.
+  { key: 'gossip.max_peers', env: 'SVC_GOSSIP_MAX_PEERS', default: 64, parse: number(1, 10_000, true) },
+  // Inbound requests per second per peer (by verified key). A sync pulls one payload per
+  // request; 500/s is ~3x what intake verifies on this 2-core box (docs/PERFORMANCE.md
+  // "Gossip": REST intake 161/s, sync 72/s), so honest sync and gossip are never
+  // throttled, while one peer's flood stays a bounded share of the CPU.
+  { key: 'gossip.inbound_rate_per_s', env: 'SVC_GOSSIP_INBOUND_RATE_PER_S', default: 500, parse: number(1, 1_000_000, false) },
+  // Requests of one peer that may wait for its rate budget before further ones are refused
+  // (rate_limited): one second of budget, so a burst is smoothed but a flood never queues.
+  { key: 'gossip.inbound_queue', env: 'SVC_GOSSIP_INBOUND_QUEUE', default: 500, parse: number(0, 1_000_000, true) },
+  // All peers together, before any signature is checked: caps the Ed25519 verify cost of
+  // unsigned or forged floods at ~20% of one core (node:crypto verifies ~10k/s, CEILINGS 02).
+  { key: 'gossip.global_rate_per_s', env: 'SVC_GOSSIP_GLOBAL_RATE_PER_S', default: 2_000, parse: number(1, 1_000_000, false) },
+  // Outbound RPCs in flight at once (p-queue). Sends are I/O; 8 keeps a 10-peer fan-out
+  // moving without letting gossip crowd out the 2 cores' verification work.
+  { key: 'gossip.send_concurrency', env: 'SVC_GOSSIP_SEND_CONCURRENCY', default: 8, parse: number(1, 1_000, true) },
+  // Payloads per signed SubmitPayload: CEILINGS 02 says sign and verify per batch, not per
+  // call; 64 amortises one ~100 us Ed25519 verify to under 2 us per payload.
+  { key: 'gossip.batch_max', env: 'SVC_GOSSIP_BATCH_MAX', default: 64, parse: number(1, 1_000, true) },
+  // How long a payload waits for others to share its batch: small next to a network hop
+  // and the ~1 ms of intake it triggers on the peer.
+  { key: 'gossip.batch_delay_ms', env: 'SVC_GOSSIP_BATCH_DELAY_MS', default: 5, parse: number(0, 10_000, false) },
+  // Already-seen payloads remembered (txid + body hash, ~120 B each: ~12 MB). Covers
+  // about 10 minutes at the ~150 payloads/s that intake sustains, longer than any gossip wave.
+  { key: 'gossip.seen_capacity', env: 'SVC_GOSSIP_SEEN_CAPACITY', default: 100_000, parse: number(16, 10_000_000, true) },
+  // Payload fetches in flight during a sync: enough to hide the RPC round trip behind the
+  // peer's and our intake work, few enough to stay under the peer's inbound queue.
+  { key: 'gossip.sync_concurrency', env: 'SVC_GOSSIP_SYNC_CONCURRENCY', default: 16, parse: number(1, 1_000, true) },
+  // Deadline of one outbound RPC: a peer slower than this is treated as down for now.
+  { key: 'gossip.request_timeout_s', env: 'SVC_GOSSIP_REQUEST_TIMEOUT_S', default: 10, parse: number(0.1, 600, false) },
   // 0 = one thread per core: verification is CPU-bound, more threads than cores only add switching.
   { key: 'workers.pool_size', env: 'SVC_WORKERS_POOL_SIZE', default: 0, parse: number(0, 256, true) },
   // 4096 queued tasks is about half a second of verification at the measured ~9k/s on
@@ -297,6 +351,20 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
     peerSyncIntervalS: values['peer_sync_interval_s'] as number,
     startHeight: values['start_height'] as number | null,
     workers: { poolSize: (values['workers.pool_size'] as number) || availableParallelism(), queueLimit: values['workers.queue_limit'] as number },
+    gossip: {
+      heartbeatIntervalS: values['gossip.heartbeat_interval_s'] as number,
+      peerExpiryS: values['gossip.peer_expiry_s'] as number,
+      maxPeers: values['gossip.max_peers'] as number,
+      inboundRatePerS: values['gossip.inbound_rate_per_s'] as number,
+      inboundQueue: values['gossip.inbound_queue'] as number,
+      globalRatePerS: values['gossip.global_rate_per_s'] as number,
+      sendConcurrency: values['gossip.send_concurrency'] as number,
+      batchMax: values['gossip.batch_max'] as number,
+      batchDelayMs: values['gossip.batch_delay_ms'] as number,
+      seenCapacity: values['gossip.seen_capacity'] as number,
+      syncConcurrency: values['gossip.sync_concurrency'] as number,
+      requestTimeoutS: values['gossip.request_timeout_s'] as number,
+    },
     logFilter: env['RUST_LOG'] && env['RUST_LOG'].length > 0 ? env['RUST_LOG'] : 'info',
     sources,
   };

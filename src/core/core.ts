@@ -9,11 +9,11 @@ import { EsploraClient } from '../chain/esplora-client.js';
 import { ChainFollower } from './chain-follower.js';
 import { Intake } from './intake.js';
 import { readHandlers } from './read-handlers.js';
-import { peerHandlers } from './peer-handlers.js';
+import { peerHandlers, PeerState, callPayload, deployPayload } from './peer-handlers.js';
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
 import { secretsOf } from '../config/options.js';
-import type { CoreApi, NodeStatus, WriterApi, WriterInit, WriterStatus } from '../messages.js';
+import { PAYLOAD_ACCEPTED_EVENT, type CoreApi, type NodeStatus, type WriterApi, type WriterInit, type WriterStatus } from '../messages.js';
 import type { InitMessage } from '../supervisor/child.js';
 
 const log = logger('core');
@@ -25,6 +25,8 @@ export class Core {
   readonly chain: EsploraClient;
   readonly follower: ChainFollower;
   readonly intake: Intake;
+  /** What the gossip process reports (peers, counters, divergence), for node_status. */
+  readonly peerState = new PeerState();
 
   private constructor(
     private readonly init: InitMessage,
@@ -83,8 +85,18 @@ export class Core {
         return { ok: true as const };
       },
       nodeStatus: () => this.nodeStatus(),
-      submitCall: (p) => this.intake.submitCall(p),
-      submitDeploy: (p) => this.intake.submitDeploy(p.body),
+      // A payload newly stored by REST intake is announced to the gossip process, which
+      // forwards it to peers (issue 8); peers' payloads are forwarded by gossip itself.
+      submitCall: async (p) => {
+        const r = await this.intake.submitCall(p);
+        if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, callPayload(p));
+        return r;
+      },
+      submitDeploy: async (p) => {
+        const r = await this.intake.submitDeploy(p.body);
+        if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, deployPayload(p.body));
+        return r;
+      },
       callStatus: (p) => this.intake.callStatus(p.txid),
       stateRoot: async (p) => {
         const r = await this.writer.call('stateRoot', { height: p.height });
@@ -111,7 +123,7 @@ export class Core {
       state_root: w.stateRoot,
       halted: w.halted,
       halt_reason: w.haltReason,
-      peers: 0,
+      peers: this.peerState.peers,
       pending_calls: w.pendingCalls,
       contracts: w.contracts,
       gossip_public_key: this.init.identity.publicKeyHex,
@@ -120,6 +132,8 @@ export class Core {
       chain: { endpoint: this.init.config.esploraUrl, endpoint_ok: f.endpointOk, last_error: f.lastError, tip_hash: f.chainTipHash },
       last_block_processed_at: w.lastBlockAt,
       uptime_s: Math.floor((Date.now() - this.startedAt) / 1000),
+      gossip: this.peerState.counters,
+      divergence: this.peerState.divergence,
     };
   }
 

@@ -152,4 +152,57 @@ export class Intake {
       confirmations: rec.block_height !== null && tip !== null ? tip - rec.block_height + 1 : null,
     };
   }
+  /**
+   * PreparePayload (issue 8): every check of submitCall or submitDeploy, in the same order
+   * and with the same error codes, without storing anything. A payload the node already
+   * holds with the same body is valid; with another body it is a conflict.
+   */
+  async preparePayload(p: { kind: 'call'; submission: CallSubmission } | { kind: 'deploy'; body: Record<string, unknown> }): Promise<{ valid: true }> {
+    this.refuseWhenHalted();
+    if (p.kind === 'call') {
+      const s = p.submission;
+      const opened = await this.d.pool.run<OpenedCall>({ kind: 'openCall', payload: s.payload });
+      if (opened.contractId !== s.contract_id) {
+        throw new NodeError('bad_request', `contract_id ${s.contract_id} does not match the envelope's contract ${opened.contractId}`, { field: 'contract_id' });
+      }
+      const bodyHash = createHash('sha256').update(s.contract_id).update(Buffer.from(s.payload).toString('base64')).digest('hex');
+      const known = await this.d.writer.call('payloadAt', { txid: s.txid });
+      if (known) {
+        if (known.kind === 'call' && known.body_hash === bodyHash) return { valid: true };
+        throw new NodeError('conflict', `txid ${s.txid} is already known with a different ${known.kind === 'call' ? 'payload' : 'artifact'}`);
+      }
+      if (!(await this.d.writer.call('contract', { id: s.contract_id }))) {
+        throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node`);
+      }
+      if (await this.d.writer.call('isCallIdUsed', { caller: opened.caller, callId: opened.callId })) {
+        throw new NodeError('duplicate_call_id', `call_id ${opened.callId} of caller ${opened.caller} already belongs to an executed or failed call`);
+      }
+      const hex = await this.anchorHex(s.txid);
+      const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
+      const bindingView = {
+        contractId: Buffer.from(opened.contractId, 'hex'),
+        outpointTxid: Buffer.from(otxid, 'hex'),
+        outpointVout: Number(ovout),
+      } as unknown as CallEnvelope;
+      const binding = checkCallBinding(hex, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
+      if (!binding.ok) throw bindingError(binding.reason);
+      return { valid: true };
+    }
+    const body = p.body;
+    const txid = body['txid'];
+    if (typeof txid !== 'string' || !HEX32.test(txid)) throw new NodeError('bad_request', 'txid must be 64 lowercase hex characters', { field: 'txid' });
+    const metadata = body['metadata'] ?? {};
+    if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw new NodeError('bad_request', 'metadata must be a JSON object when present', { field: 'metadata' });
+    const checked = await this.d.pool.run<CheckedDeploy>({ kind: 'checkDeploy', body });
+    const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
+    const known = await this.d.writer.call('payloadAt', { txid });
+    if (known) {
+      if (known.kind === 'deploy' && known.body_hash === bodyHash) return { valid: true };
+      throw new NodeError('conflict', `txid ${txid} is already known with a different ${known.kind === 'deploy' ? 'artifact' : 'payload'}`);
+    }
+    const hex = await this.anchorHex(txid);
+    const binding = checkDeployBinding(hex, Buffer.from(checked.codeHash, 'hex'));
+    if (!binding.ok) throw bindingError(binding.reason);
+    return { valid: true };
+  }
 }

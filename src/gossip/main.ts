@@ -1,36 +1,181 @@
-/** Gossip process entry: the gRPC peer service on bind_address. */
+/**
+ * Gossip process entry: the gRPC peer service on bind_address, signed heartbeats to the
+ * peer set, forwarding of accepted payloads, and Merkle-diff sync at startup and every
+ * peer_sync_interval_s. It holds no node state of its own beyond the peer set, the seen
+ * set and the rate limiters; every payload is verified by the core's intake.
+ */
 import * as grpc from '@grpc/grpc-js';
+import PQueue from 'p-queue';
 import { awaitInit, onShutdown, toSupervisor } from '../supervisor/child.js';
-import { connectRpc } from '../ipc/rpc.js';
+import { connectRpc, type RpcClient } from '../ipc/rpc.js';
 import { bind, loadPeerService, serverOptions } from './server.js';
+import { Signer, Verifier } from './auth.js';
+import { PeerSet, type Peer } from './peers.js';
+import { Forwarder } from './forwarder.js';
+import { PeerService } from './service.js';
+import { SyncEngine } from './sync.js';
+import { zeroCounters } from './counters.js';
+import { hex } from './wire.js';
 import { logger } from '../log.js';
-import type { CoreApi } from '../messages.js';
+import { PAYLOAD_ACCEPTED_EVENT, type CoreApi, type WirePayload } from '../messages.js';
 
 const log = logger('gossip');
 const init = await awaitInit('gossip');
-const core = await connectRpc<CoreApi>(init.ipcPath);
-const server = new grpc.Server(serverOptions());
+const cfg = init.config;
+const opts = cfg.gossip;
+let core: RpcClient<CoreApi> = await connectRpc<CoreApi>(init.ipcPath);
 
-/** Peers seen by heartbeat: url -> last time heard. */
-const peersSeen = new Map<string, number>();
-
-server.addService(loadPeerService(), {
-  Heartbeat: (call: grpc.ServerUnaryCall<{ node_id: string; url: string }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
-    if (typeof call.request.url === 'string' && call.request.url.length > 0 && call.request.url.length < 512) {
-      peersSeen.set(call.request.url, Date.now());
-    }
-    core.call('nodeStatus', {}).then(
-      (s) => cb(null, { node_id: s.node_id, height: String(s.processed_height ?? 0), public_key: Buffer.from(init.identity.publicKeyHex, 'hex') }),
-      (e: Error) => cb({ code: grpc.status.UNAVAILABLE, message: e.message }),
-    );
-  },
+const signer = new Signer(init.identity.seed);
+const selfKey = init.identity.publicKeyHex;
+const counters = zeroCounters();
+const peers = new PeerSet(
+  { configured: cfg.peers, selfUrl: cfg.publicUrl, selfKey, maxPeers: opts.maxPeers, expiryMs: opts.peerExpiryS * 1000, timeoutMs: opts.requestTimeoutS * 1000 },
+  signer,
+);
+const sendQueue = new PQueue({ concurrency: opts.sendConcurrency });
+const forwarder = new Forwarder(peers, sendQueue, { peerLimit: cfg.peerLimit, batchMax: opts.batchMax, batchDelayMs: opts.batchDelayMs }, counters, log);
+let localHeight = 0;
+let dirty = true;
+const service = new PeerService({
+  core: () => core,
+  verifier: new Verifier(selfKey),
+  peers,
+  forwarder,
+  counters,
+  opts,
+  nodeId: cfg.nodeId,
+  publicKey: signer.publicKey,
+  localHeight: () => localHeight,
+  log,
+});
+const sync = new SyncEngine({
+  core: () => core,
+  peers,
+  counters,
+  concurrency: opts.syncConcurrency,
+  log: log.child('sync'),
+  stored: (p) => service.markAccepted(p),
+  changed: () => (dirty = true),
 });
 
-const { host, port } = init.config.bindAddress;
+/** REST intake stored a payload: gossip it (it is new, so it goes to peer_limit peers). */
+function onAccepted(d: unknown): void {
+  const p = d as WirePayload;
+  if (!p || typeof p.txid !== 'string' || !(p.body instanceof Uint8Array)) return;
+  service.markAccepted(p);
+  const n = forwarder.forward(p, null);
+  log.debug('gossiping a payload accepted by REST intake', { txid: p.txid, kind: p.kind, peers: n });
+}
+
+/** Reconnects after a core restart, like the REST front. */
+function watchCore(c: RpcClient<CoreApi>): void {
+  c.on(PAYLOAD_ACCEPTED_EVENT, onAccepted);
+  c.onClose(() => {
+    void connectRpc<CoreApi>(init.ipcPath, 60_000).then(
+      (next) => {
+        core = next;
+        watchCore(next);
+        dirty = true;
+        log.info('reconnected to core');
+      },
+      () => {
+        log.error('core unreachable for 60 s; exiting so the supervisor restarts this process');
+        process.exit(1);
+      },
+    );
+  });
+}
+watchCore(core);
+
+const server = new grpc.Server(serverOptions());
+server.addService(loadPeerService(), service.handlers());
+const { host, port } = cfg.bindAddress;
 const bound = await bind(server, host, port);
-log.info('listening', { role: 'gossip', address: `${host}:${bound}`, identity: init.identity.stable ? 'stable' : 'ephemeral', public_key: init.identity.publicKeyHex });
+log.info('listening', { role: 'gossip', address: `${host}:${bound}`, identity: init.identity.stable ? 'stable' : 'ephemeral', public_key: selfKey, peers: peers.all().length });
 toSupervisor({ type: 'listening', role: 'gossip', address: host, port: bound });
+
+// ---- heartbeats, expiry, reports to the core
+
+async function heartbeat(p: Peer): Promise<void> {
+  try {
+    const r = await p.client.call<{ node_id: string; public_key: Uint8Array }>('Heartbeat', { node_id: cfg.nodeId, url: cfg.publicUrl, height: String(localHeight) });
+    const wasActive = peers.isActive(p);
+    peers.ok(p, r.public_key?.length === 32 ? hex(r.public_key) : undefined, r.node_id);
+    if (!wasActive) {
+      dirty = true;
+      log.info('peer active', { peer: p.url, node_id: r.node_id });
+    }
+  } catch {
+    peers.failed(p);
+  }
+}
+
+let lastActive = -1;
+let ticking = false;
+async function tick(): Promise<void> {
+  // A slow round (peers timing out) is not stacked under the next one.
+  if (ticking) return;
+  ticking = true;
+  try {
+    await tickOnce();
+  } finally {
+    ticking = false;
+  }
+}
+
+async function tickOnce(): Promise<void> {
+  try {
+    const s = await core.call('nodeStatus', {});
+    localHeight = s.processed_height ?? 0;
+  } catch {
+    /* the core is restarting; keep the last height */
+  }
+  await Promise.all(peers.all().map((p) => sendQueue.add(() => heartbeat(p))));
+  for (const url of peers.expire()) log.info('peer expired', { peer: url });
+  const active = peers.active().length;
+  if (active !== lastActive) {
+    lastActive = active;
+    dirty = true;
+  }
+}
+
+async function report(): Promise<void> {
+  if (!dirty) return;
+  dirty = false;
+  try {
+    await core.call('peerReport', { peers: peers.active().length, counters: { ...counters }, divergence: sync.divergence ? { ...sync.divergence } : null });
+  } catch {
+    dirty = true;
+  }
+}
+
+// Counters change on every request; report them at most 4 times a second.
+let lastCounters = '';
+const reportTimer = setInterval(() => {
+  const now = JSON.stringify(counters);
+  if (now !== lastCounters) {
+    lastCounters = now;
+    dirty = true;
+  }
+  void report();
+}, 250);
+const heartbeatTimer = setInterval(() => void tick(), opts.heartbeatIntervalS * 1000);
+const syncTimer = setInterval(() => void sync.round(), cfg.peerSyncIntervalS * 1000);
+
+// Startup (SERVICE-SPEC section 1, step 4): learn the peers' keys, then sync with them.
+void (async () => {
+  await tick();
+  await sync.round();
+  log.info('startup sync done', { peers: peers.all().length, active: peers.active().length, payloads_fetched: counters.sync_payloads_fetched });
+})();
+
 onShutdown(async () => {
+  clearInterval(reportTimer);
+  clearInterval(heartbeatTimer);
+  clearInterval(syncTimer);
+  forwarder.flushAll();
+  await Promise.race([sendQueue.onIdle(), new Promise((r) => setTimeout(r, 1000))]);
   await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+  peers.close();
   core.close();
 });

@@ -1,30 +1,59 @@
-/** The gRPC peer service on bind_address (@grpc/grpc-js with the proto in proto/). */
+/** The gRPC peer service definition (proto/svc.proto via @grpc/proto-loader) and server setup. */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
-import { MAX_BODY_BYTES } from '../rest/http.js';
+import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
+
+export { MAX_GRPC_MESSAGE_BYTES } from './limits.js';
 
 export const PROTO_PATH = fileURLToPath(new URL('../../../proto/svc.proto', import.meta.url));
 
-/** A payload of 64 KiB plus the envelope of one gRPC message (auth, ids, field tags). */
-export const MAX_GRPC_MESSAGE_BYTES = MAX_BODY_BYTES + 1024;
+/** keepCase: field names as in the proto; uint64 as decimal strings; enums by name; defaults filled. */
+const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+
+export const PEER_METHODS = [
+  'Heartbeat',
+  'SubmitPayload',
+  'PreparePayload',
+  'GetContractIds',
+  'GetContractSummary',
+  'GetContractTxids',
+  'GetContractMerkleRoot',
+  'GetPayloadByTxid',
+  'GetStateRoots',
+] as const;
+export type PeerMethod = (typeof PEER_METHODS)[number];
+
+let cached: protoLoader.PackageDefinition | null = null;
+
+export function packageDefinition(): protoLoader.PackageDefinition {
+  cached ??= protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS);
+  return cached;
+}
+
+/** The request codec of a method: the exact functions gRPC uses on the wire. */
+export function requestCodec(method: PeerMethod): { serialize: (v: object) => Buffer; deserialize: (b: Buffer) => Record<string, unknown> } {
+  const svc = packageDefinition()['svc.v1.Peer'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>;
+  const m = svc[method]!;
+  return { serialize: m.requestSerialize as (v: object) => Buffer, deserialize: m.requestDeserialize as (b: Buffer) => Record<string, unknown> };
+}
 
 export function loadPeerService(): grpc.ServiceDefinition {
-  const def = protoLoader.loadSync(PROTO_PATH, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as { svc: { v1: { Peer: { service: grpc.ServiceDefinition } } } };
+  const pkg = grpc.loadPackageDefinition(packageDefinition()) as unknown as { svc: { v1: { Peer: { service: grpc.ServiceDefinition } } } };
   return pkg.svc.v1.Peer.service;
 }
 
 export function loadPeerClientCtor(): grpc.ServiceClientConstructor {
-  const def = protoLoader.loadSync(PROTO_PATH, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as { svc: { v1: { Peer: grpc.ServiceClientConstructor } } };
+  const pkg = grpc.loadPackageDefinition(packageDefinition()) as unknown as { svc: { v1: { Peer: grpc.ServiceClientConstructor } } };
   return pkg.svc.v1.Peer;
 }
 
 export function serverOptions(): grpc.ServerOptions {
   return {
+    // The 64 KiB payload limit plus one message's framing: larger requests are refused
+    // by gRPC (RESOURCE_EXHAUSTED) before they are decoded.
     'grpc.max_receive_message_length': MAX_GRPC_MESSAGE_BYTES,
-    'grpc.max_send_message_length': 16 * 1024 * 1024,
+    'grpc.max_send_message_length': MAX_GRPC_RESPONSE_BYTES,
   };
 }
 

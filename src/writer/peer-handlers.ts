@@ -1,8 +1,32 @@
-/** Writer handlers of WriterPeerApi. */
+/** Writer handlers of WriterPeerApi (issue 8). */
 import type { Handlers } from '../ipc/rpc.js';
 import type { WriterPeerApi } from '../messages.js';
+import { NodeError } from '../errors.js';
+import { PeerQueries } from './peer-queries.js';
 import type { Writer } from './writer.js';
 
-export function writerPeerHandlers(_writer: Writer): Handlers<WriterPeerApi> {
-  return {};
+export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
+  const q = new PeerQueries(writer);
+  const l = writer.ledger;
+  return {
+    peerContractIds: () => l.contractIds(),
+    peerSummary: (p) => q.summary(p.contract_id),
+    peerRoots: () => q.roots(),
+    peerTxids: (p) => q.txids(p.contract_id),
+    peerPayload: (p) => q.payload(p.txid),
+    peerStateRoots: (p) => q.stateRoots(p.from, p.to),
+    peerSettle: () => writer.serial(() => writer.status()),
+    peerVerifyReplay: () =>
+      writer.serial(async () => {
+        if (l.tip && l.anchor && !l.halted) {
+          try {
+            // The ledger's own rule: a replay that disagrees with a stored root halts.
+            await l.rederive(l.tip.height, { dropJournalAbove: false, verifyBelow: l.tip.height + 1 });
+          } catch (e) {
+            if (!(e instanceof NodeError)) await l.halt(`internal error while re-deriving for a divergence check: ${(e as Error).message}`);
+          }
+        }
+        return writer.status();
+      }),
+  };
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { startNode } from '../helpers/node-process.js';
 import { loadPeerClientCtor } from '../../src/gossip/server.js';
+import { Signer } from '../../src/gossip/auth.js';
 import { Db, Bucket, key } from '../../src/writer/db.js';
 
 const TOKEN = 'tok-' + 'q'.repeat(40);
@@ -43,7 +44,8 @@ test('three roles come up; health, status, gRPC; a killed REST child restarts; S
       close(): void;
     };
     const hb = await new Promise<{ node_id: string }>((resolve, reject) =>
-      client.Heartbeat({ node_id: 'tester', url: 'http://127.0.0.1:1', height: '0' }, (e, r) => (e ? reject(e) : resolve(r))),
+      // Peer requests must be signed (issue 8): a throwaway Ed25519 identity.
+      client.Heartbeat(new Signer(new Uint8Array(32).fill(3)).sign('Heartbeat', { node_id: 'tester', url: '', height: '0' }), (e, r) => (e ? reject(e) : resolve(r))),
     );
     assert.equal(hb.node_id, 'topo-1');
     client.close();

@@ -1,0 +1,24 @@
+/**
+ * Size limits of the peer service, shared by the gossip process and the core so the
+ * 64 KiB payload limit is enforced with the same constant as REST intake.
+ */
+import { MAX_ENVELOPE_BYTES } from '../protocol/envelope.js';
+
+/** PROTOCOL section 3 / SERVICE-SPEC section 8: every payload is at most 65,536 bytes (= REST). */
+export const MAX_PAYLOAD_BYTES = MAX_ENVELOPE_BYTES;
+
+/**
+ * Largest request the server decodes: one full payload plus the framing of one message
+ * (auth 110 bytes, txid and contract id 68, field tags and lengths). Anything larger is
+ * refused by gRPC itself with RESOURCE_EXHAUSTED before it is decoded.
+ */
+export const MAX_GRPC_MESSAGE_BYTES = MAX_PAYLOAD_BYTES + 1024;
+
+/**
+ * Largest response a client accepts: txid lists and summaries of big contracts
+ * (about 300k payloads at ~50 bytes each). Requests stay small, answers may be large.
+ */
+export const MAX_GRPC_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+/** Payloads per SubmitPayload request, also bounded by MAX_GRPC_MESSAGE_BYTES in total. */
+export const MAX_BATCH_PAYLOADS = 64;

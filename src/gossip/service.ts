@@ -1,0 +1,241 @@
+/**
+ * The server side of the peer service. Every request passes, in this order (cheap checks
+ * first, signature next, per-peer budget last):
+ *   1. the global token bucket (gossip.global_rate_per_s), before any signature work;
+ *   2. the Ed25519 signature and clock window (auth.ts): unsigned, forged or stale
+ *      requests are refused UNAUTHENTICATED;
+ *   3. the sender's Bottleneck limiter (gossip.inbound_rate_per_s, queue of
+ *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED);
+ *   4. the handler. Payloads go to the core's intake (the REST checks); nothing a peer
+ *      says is trusted for a result.
+ */
+import * as grpc from '@grpc/grpc-js';
+import Bottleneck from 'bottleneck';
+import { createHash } from 'node:crypto';
+import { NodeError } from '../errors.js';
+import { MAX_BATCH_PAYLOADS, MAX_PAYLOAD_BYTES } from './limits.js';
+import { BoundedMap, TokenBucket } from './seen.js';
+import { bytes32, fromProtoPayload, hex, toProtoPayload } from './wire.js';
+import type { Verifier } from './auth.js';
+import type { PeerSet } from './peers.js';
+import type { Forwarder } from './forwarder.js';
+import type { PeerMethod } from './server.js';
+import type { RpcClient } from '../ipc/rpc.js';
+import type { CoreApi, GossipCounters, WirePayload } from '../messages.js';
+import type { GossipOptions } from '../config/options.js';
+import type { Logger } from '../log.js';
+
+export interface PayloadVerdict {
+  txid: string;
+  accepted: boolean;
+  error_code: string;
+  error_message: string;
+}
+
+/** Errors worth retrying later: not remembered in the seen set. */
+const TRANSIENT = new Set(['overloaded', 'chain_unavailable', 'halted', 'internal', 'rate_limited']);
+
+export interface ServiceDeps {
+  core: () => RpcClient<CoreApi>;
+  verifier: Verifier;
+  peers: PeerSet;
+  forwarder: Forwarder;
+  counters: GossipCounters;
+  opts: GossipOptions;
+  nodeId: string;
+  publicKey: Buffer;
+  localHeight: () => number;
+  log: Logger;
+}
+
+export function grpcError(e: unknown): Partial<grpc.StatusObject> {
+  if (e instanceof NodeError) return { code: e.grpcStatus, details: `${e.code}: ${e.message}` };
+  if (e instanceof Bottleneck.BottleneckError) return { code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: too many requests from this peer' };
+  return { code: grpc.status.INTERNAL, details: 'internal: internal error' };
+}
+
+/** Seen-set key: the txid and a hash of everything the payload carries. */
+export function seenKey(p: WirePayload): string {
+  return `${p.txid}:${createHash('sha256').update(p.kind).update(p.contract_id).update(p.body).digest('hex')}`;
+}
+
+type Req = Record<string, unknown>;
+type Handler = (req: Req, peerKey: string) => Promise<object>;
+
+export class PeerService {
+  readonly seen: BoundedMap<string, Promise<PayloadVerdict>>;
+  private readonly global: TokenBucket;
+  private readonly limiters: Bottleneck.Group;
+
+  constructor(private readonly d: ServiceDeps) {
+    this.seen = new BoundedMap(d.opts.seenCapacity);
+    // Burst of one second's worth: short spikes pass, sustained floods do not.
+    this.global = new TokenBucket(d.opts.globalRatePerS, d.opts.globalRatePerS);
+    const rate = Math.max(1, Math.round(d.opts.inboundRatePerS));
+    this.limiters = new Bottleneck.Group({
+      reservoir: rate,
+      reservoirRefreshAmount: rate,
+      reservoirRefreshInterval: 1000,
+      highWater: d.opts.inboundQueue,
+      strategy: Bottleneck.strategy.OVERFLOW,
+      // A peer's limiter is dropped after 5 idle minutes (Bottleneck's group default).
+      timeout: 300_000,
+    });
+  }
+
+  /** Marks a payload this node stored by another path (REST, sync) as seen and accepted. */
+  markAccepted(p: WirePayload): void {
+    this.seen.set(seenKey(p), Promise.resolve({ txid: p.txid, accepted: true, error_code: '', error_message: '' }));
+  }
+
+  handlers(): grpc.UntypedServiceImplementation {
+    const h = (m: PeerMethod, fn: Handler): grpc.handleUnaryCall<Req, object> => this.unary(m, fn);
+    return {
+      Heartbeat: h('Heartbeat', async (req, key) => {
+        const url = typeof req['url'] === 'string' ? req['url'] : '';
+        if (url.length > 0 && url.length <= 512) this.d.peers.learn(url, key, String(req['node_id'] ?? ''));
+        return { node_id: this.d.nodeId, height: String(this.d.localHeight()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
+      }),
+      SubmitPayload: h('SubmitPayload', (req, key) => this.submit(req, key)),
+      PreparePayload: h('PreparePayload', async (req) => {
+        try {
+          await this.d.core().call('peerPrepare', { payload: this.payloadOf(req['payload']) });
+          return { valid: true, error_code: '', error_message: '' };
+        } catch (e) {
+          const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
+          return { valid: false, error_code: n.code, error_message: n.message };
+        }
+      }),
+      GetContractIds: h('GetContractIds', async () => ({ contract_ids: (await this.d.core().call('peerContractIds', {})).map((id) => Buffer.from(id, 'hex')) })),
+      GetContractSummary: h('GetContractSummary', async (req) => {
+        const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req['contract_id'], 'contract_id') });
+        return {
+          contract_id: Buffer.from(s.contract_id, 'hex'),
+          merkle_root: Buffer.from(s.root, 'hex'),
+          payloads: s.payloads.map((p) => ({ txid: Buffer.from(p.txid, 'hex'), payload_hash: Buffer.from(p.payload_hash, 'hex') })),
+        };
+      }),
+      GetContractTxids: h('GetContractTxids', async (req) => {
+        const refs = await this.d.core().call('peerTxids', { contract_id: bytes32(req['contract_id'], 'contract_id') });
+        return { txids: refs.map((r) => Buffer.from(r.txid, 'hex')), positions: refs.map((r) => ({ height: r.height ?? 0, tx_index: r.tx_index ?? 0 })) };
+      }),
+      GetContractMerkleRoot: h('GetContractMerkleRoot', async (req) => {
+        const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req['contract_id'], 'contract_id') });
+        return { merkle_root: Buffer.from(s.root, 'hex'), count: s.payloads.length };
+      }),
+      GetPayloadByTxid: h('GetPayloadByTxid', async (req) => {
+        const txid = bytes32(req['txid'], 'txid');
+        const p = await this.d.core().call('peerPayload', { txid });
+        if (!p) throw new NodeError('not_found', `no payload with txid ${txid}`);
+        this.d.counters.payloads_served++;
+        return { payload: toProtoPayload(p) };
+      }),
+      GetStateRoots: h('GetStateRoots', async (req) => {
+        const from = Number(req['from_height'] ?? 0);
+        const to = Number(req['to_height'] ?? 0);
+        if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from) throw new NodeError('bad_request', 'need from_height <= to_height');
+        const r = await this.d.core().call('peerStateRoots', { from: Math.min(from, 0xffffffff), to: Math.min(to, 0xffffffff) });
+        return {
+          roots: r.roots.map((x) => ({ height: String(x.height), block_hash: Buffer.from(x.block_hash, 'hex'), state_root: Buffer.from(x.state_root, 'hex') })),
+          anchor_height: String(r.anchor_height ?? 0),
+          tip_height: String(r.tip_height ?? 0),
+        };
+      }),
+    };
+  }
+
+  private unary(method: PeerMethod, fn: Handler): grpc.handleUnaryCall<Req, object> {
+    return (call, cb) => {
+      const c = this.d.counters;
+      if (!this.global.take()) {
+        c.requests_rate_limited++;
+        cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: the node is receiving too many peer requests' });
+        return;
+      }
+      const req = call.request ?? {};
+      const v = this.d.verifier.verify(method, req);
+      if (!v.ok) {
+        c.requests_unauthenticated++;
+        this.d.log.debug('peer request refused', { method, reason: v.reason, from: call.getPeer() });
+        cb({ code: grpc.status.UNAUTHENTICATED, details: `unauthorized: ${v.reason}` });
+        return;
+      }
+      this.d.peers.heard(v.key);
+      this.limiters
+        .key(v.key)
+        .schedule(() => fn(req, v.key))
+        .then(
+          (r) => cb(null, r),
+          (e: unknown) => {
+            if (e instanceof Bottleneck.BottleneckError) c.requests_rate_limited++;
+            else if (!(e instanceof NodeError)) this.d.log.error('peer handler bug', { method, error: e });
+            cb(grpcError(e));
+          },
+        );
+    };
+  }
+
+  private payloadOf(p: unknown): WirePayload {
+    // The body limit first, exactly as REST intake refuses a body over 64 KiB.
+    const body = (p as { body?: unknown } | null)?.body;
+    if (body instanceof Uint8Array && body.length > MAX_PAYLOAD_BYTES) throw new NodeError('payload_too_large', `payload exceeds ${MAX_PAYLOAD_BYTES} bytes`);
+    return fromProtoPayload(p);
+  }
+
+  private async submit(req: Req, fromKey: string): Promise<object> {
+    const list = Array.isArray(req['payloads']) ? (req['payloads'] as unknown[]) : [];
+    if (list.length > MAX_BATCH_PAYLOADS) throw new NodeError('bad_request', `at most ${MAX_BATCH_PAYLOADS} payloads per request`);
+    const results: PayloadVerdict[] = new Array(list.length);
+    const parsed = list.map((raw) => {
+      try {
+        return { ok: true as const, p: this.payloadOf(raw) };
+      } catch (e) {
+        return { ok: false as const, e: e instanceof NodeError ? e : new NodeError('bad_request', 'malformed payload') };
+      }
+    });
+    const run = async (i: number): Promise<void> => {
+      const x = parsed[i]!;
+      this.d.counters.payloads_received++;
+      if (!x.ok) {
+        this.d.counters.payloads_refused++;
+        const raw = list[i] as { txid?: unknown } | null;
+        results[i] = { txid: raw?.txid instanceof Uint8Array ? hex(raw.txid) : '', accepted: false, error_code: x.e.code, error_message: x.e.message };
+        return;
+      }
+      results[i] = await this.intakeOnce(x.p, fromKey);
+    };
+    // Deploys first and one at a time (a call to an unknown contract is refused), then calls.
+    for (let i = 0; i < parsed.length; i++) if (parsed[i]!.ok && (parsed[i] as { p: WirePayload }).p.kind === 'deploy') await run(i);
+    await Promise.all(parsed.map((x, i) => (x.ok && x.p.kind === 'deploy' ? undefined : run(i))));
+    return { results: results.map((r) => ({ ...r, txid: r.txid ? Buffer.from(r.txid, 'hex') : Buffer.alloc(0) })) };
+  }
+
+  /** Intake of one peer payload, at most once while it is remembered; forwards what is new. */
+  private intakeOnce(p: WirePayload, fromKey: string): Promise<PayloadVerdict> {
+    const c = this.d.counters;
+    const k = seenKey(p);
+    const prior = this.seen.get(k);
+    if (prior) {
+      c.payloads_duplicate++;
+      return prior;
+    }
+    const verdict = (async (): Promise<PayloadVerdict> => {
+      try {
+        const r = await this.d.core().call('peerSubmit', { payload: p });
+        if (r.created) {
+          c.payloads_accepted++;
+          this.d.forwarder.forward(p, fromKey);
+        } else c.payloads_duplicate++;
+        return { txid: p.txid, accepted: true, error_code: '', error_message: '' };
+      } catch (e) {
+        c.payloads_refused++;
+        const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
+        if (TRANSIENT.has(n.code)) this.seen.delete(k);
+        this.d.log.debug('peer payload refused', { txid: p.txid, kind: p.kind, code: n.code, reason: n.message });
+        return { txid: p.txid, accepted: false, error_code: n.code, error_message: n.message };
+      }
+    })();
+    this.seen.set(k, verdict);
+    return verdict;
+  }
+}

@@ -1,0 +1,296 @@
+/**
+ * Merkle-diff sync and divergence detection (issue 8), one peer at a time, at startup and
+ * every peer_sync_interval_s:
+ *
+ * 1. Divergence: compare the per-block state roots both nodes hold (GetStateRoots). If
+ *    they differ at the highest common height with the same block hash, bisect over
+ *    heights to the first differing block; log it and show it in node_status.
+ * 2. Payloads: exchange contract ids and per-contract summary roots; for each contract
+ *    whose root differs, list the peer's txids and fetch only those missing here
+ *    (GetPayloadByTxid). Every fetched payload goes through the core's intake, the REST
+ *    checks against Bitcoin; deploys first (a call to an unknown contract is refused), then
+ *    calls in the peer's claimed chain order (a hint; the ledger orders by the chain itself
+ *    and replays late payloads from their block).
+ * 3. After a divergence: wait for the writer's replays, compare the same height again.
+ *    Equal: resolved by re-sync. Still different with equal payload sets: re-derive the
+ *    local state from the journal; if the replay disagrees with the stored roots the
+ *    ledger halts (a consensus halt). Otherwise this node is consistent with its own
+ *    payloads and the peer is not trusted.
+ */
+import PQueue from 'p-queue';
+import { NodeError } from '../errors.js';
+import { bytes32, fromProtoPayload, hex } from './wire.js';
+import type { Peer, PeerSet } from './peers.js';
+import type { RpcClient } from '../ipc/rpc.js';
+import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
+import type { Logger } from '../log.js';
+
+interface Missing {
+  txid: string;
+  contract_id: string;
+  deploy: boolean;
+  height: number | null;
+  tx_index: number | null;
+}
+
+interface RootAt {
+  height: number;
+  block_hash: string;
+  state_root: string;
+}
+
+export interface SyncDeps {
+  core: () => RpcClient<CoreApi>;
+  peers: PeerSet;
+  counters: GossipCounters;
+  concurrency: number;
+  log: Logger;
+  /** A payload this node now holds (for the seen set). */
+  stored: (p: WirePayload) => void;
+  /** Something node_status shows changed. */
+  changed: () => void;
+}
+
+export interface PeerSyncResult {
+  differing: number;
+  fetched: number;
+  applied: number;
+  divergence: DivergenceReport | null;
+}
+
+type Outcome<T> = { ok: true; v: T } | { ok: false; e: unknown };
+const settle = <T>(p: Promise<T>): Promise<Outcome<T>> => p.then((v) => ({ ok: true as const, v }), (e: unknown) => ({ ok: false as const, e }));
+
+export class SyncEngine {
+  divergence: DivergenceReport | null = null;
+  private running: Promise<void> | null = null;
+  /** Per peer, the divergence already checked by a local re-derivation (not repeated). */
+  private readonly verified = new Map<string, string>();
+
+  constructor(private readonly d: SyncDeps) {}
+
+  /** One sync with every peer in turn; a round already running is joined, not doubled. */
+  round(): Promise<void> {
+    this.running ??= (async () => {
+      // Yield first, so `running` is set before the finally below can clear it.
+      await Promise.resolve();
+      try {
+        for (const peer of this.d.peers.all()) {
+          try {
+            await this.syncWith(peer);
+          } catch (e) {
+            this.d.peers.failed(peer);
+            this.d.log.debug('peer sync failed', { peer: peer.url, error: (e as Error).message });
+          }
+        }
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  async syncWith(peer: Peer): Promise<PeerSyncResult> {
+    const divergence = await this.checkRoots(peer);
+    const t0 = performance.now();
+    const r = await this.syncPayloads(peer);
+    const payloadMs = Math.round(performance.now() - t0);
+    if (divergence) await this.afterDivergence(peer, divergence);
+    this.d.counters.sync_rounds++;
+    this.d.peers.ok(peer);
+    this.d.changed();
+    if (r.fetched > 0 || r.differing > 0 || divergence) {
+      this.d.log.info('peer sync done', { peer: peer.url, contracts_differing: r.differing, payloads_fetched: r.fetched, payloads_applied: r.applied, payload_ms: payloadMs, divergence_height: divergence?.height ?? null });
+    }
+    return { ...r, divergence };
+  }
+
+  // ------------------------------------------------------------ state roots
+
+  private async remoteRoots(peer: Peer, from: number, to: number): Promise<StateRootRange> {
+    const r = await peer.client.call<{ roots: { height: string; block_hash: Uint8Array; state_root: Uint8Array }[]; anchor_height: string; tip_height: string }>('GetStateRoots', {
+      from_height: String(from),
+      to_height: String(to),
+    });
+    const tip = Number(r.tip_height);
+    return {
+      roots: (r.roots ?? []).map((x) => ({ height: Number(x.height), block_hash: hex(x.block_hash), state_root: hex(x.state_root) })),
+      anchor_height: tip > 0 ? Number(r.anchor_height) : null,
+      tip_height: tip > 0 ? tip : null,
+    };
+  }
+
+  private async rootsAt(peer: Peer, h: number): Promise<{ l: RootAt | undefined; r: RootAt | undefined }> {
+    const [l, r] = await Promise.all([this.d.core().call('peerStateRoots', { from: h, to: h }), this.remoteRoots(peer, h, h)]);
+    return { l: l.roots[0], r: r.roots[0] };
+  }
+
+  /** Same block, different state root. */
+  private static differ(x: { l: RootAt | undefined; r: RootAt | undefined }): boolean {
+    return !!x.l && !!x.r && x.l.block_hash === x.r.block_hash && x.l.state_root !== x.r.state_root;
+  }
+
+  /** Finds the first height where this node and the peer disagree, by bisection. */
+  async checkRoots(peer: Peer): Promise<DivergenceReport | null> {
+    const [local, remote] = await Promise.all([this.d.core().call('peerStateRoots', { from: 0, to: 0 }), this.remoteRoots(peer, 0, 0)]);
+    if (local.anchor_height === null || local.tip_height === null || remote.anchor_height === null || remote.tip_height === null) return null;
+    const lo = Math.max(local.anchor_height, remote.anchor_height);
+    const hi = Math.min(local.tip_height, remote.tip_height);
+    if (hi < lo) return null;
+    const top = await this.rootsAt(peer, hi);
+    if (!SyncEngine.differ(top)) return null;
+    // Invariant: `good` agrees (or is below the common range), `bad` differs.
+    let good = lo - 1;
+    let bad = hi;
+    let steps = 0;
+    while (bad - good > 1) {
+      const mid = good + Math.floor((bad - good) / 2);
+      const m = await this.rootsAt(peer, mid);
+      steps++;
+      if (SyncEngine.differ(m)) bad = mid;
+      else good = mid;
+    }
+    const first = bad === hi ? top : await this.rootsAt(peer, bad);
+    const report: DivergenceReport = {
+      peer: peer.url,
+      height: bad,
+      block_hash: first.l!.block_hash,
+      local_root: first.l!.state_root,
+      peer_root: first.r!.state_root,
+      detected_at: new Date().toISOString(),
+      resolved: false,
+      outcome: 'pending',
+    };
+    this.d.log.warn('state divergence', { peer: peer.url, height: bad, block_hash: report.block_hash, local_root: report.local_root, peer_root: report.peer_root, bisect_steps: steps, common_range: [lo, hi] });
+    this.divergence = report;
+    this.d.changed();
+    return report;
+  }
+
+  private async afterDivergence(peer: Peer, div: DivergenceReport): Promise<void> {
+    const core = this.d.core();
+    await core.call('peerSettle', {});
+    const again = await this.rootsAt(peer, div.height);
+    if (!SyncEngine.differ(again)) {
+      div.resolved = true;
+      div.outcome = 'resynced';
+      this.d.log.info('divergence resolved by re-sync', { peer: peer.url, height: div.height, state_root: again.l?.state_root ?? null });
+      this.d.changed();
+      return;
+    }
+    const diff = await this.diffContracts(peer);
+    const localOnly = Object.keys(diff.localRoots).filter((id) => !diff.remoteIds.includes(id));
+    if (diff.differing.length > 0 || localOnly.length > 0) {
+      div.outcome = 'peer holds other payloads';
+      this.d.log.warn('divergence persists: the peer holds other payloads', { peer: peer.url, height: div.height, contracts_differing: diff.differing.length + localOnly.length });
+      this.d.changed();
+      return;
+    }
+    const sig = `${div.height}:${again.l!.state_root}:${again.r!.state_root}`;
+    if (this.verified.get(peer.url) === sig) {
+      div.outcome = 'local replay agrees with stored state';
+      return;
+    }
+    this.verified.set(peer.url, sig);
+    this.d.log.warn('divergence with equal payloads: re-deriving local state to check it', { peer: peer.url, height: div.height });
+    const v = await core.call('peerVerifyReplay', {});
+    div.outcome = v.halted ? 'halted' : 'local replay agrees with stored state';
+    if (v.halted) this.d.log.error('local replay disagrees with stored state: node halted', { peer: peer.url, height: div.height, halt_reason: v.halt_reason });
+    else this.d.log.warn('divergence persists: local replay agrees with stored state; the peer is not trusted', { peer: peer.url, height: div.height });
+    this.d.changed();
+  }
+
+  // ------------------------------------------------------------ payloads
+
+  private async diffContracts(peer: Peer): Promise<{ differing: string[]; remoteIds: string[]; localRoots: Record<string, { root: string; count: number }> }> {
+    const [ids, localRoots] = await Promise.all([
+      peer.client.call<{ contract_ids: Uint8Array[] }>('GetContractIds', {}),
+      this.d.core().call('peerRoots', {}),
+    ]);
+    const remoteIds = (ids.contract_ids ?? []).map((b) => bytes32(b, 'contract_id'));
+    const q = new PQueue({ concurrency: this.d.concurrency });
+    const differing: string[] = [];
+    await Promise.all(
+      remoteIds.map((id) =>
+        q.add(async () => {
+          const r = await peer.client.call<{ merkle_root: Uint8Array }>('GetContractMerkleRoot', { contract_id: Buffer.from(id, 'hex') });
+          if (!localRoots[id] || hex(r.merkle_root) !== localRoots[id].root) differing.push(id);
+        }),
+      ),
+    );
+    differing.sort();
+    return { differing, remoteIds, localRoots };
+  }
+
+  async syncPayloads(peer: Peer): Promise<{ differing: number; fetched: number; applied: number }> {
+    const core = this.d.core();
+    const c = this.d.counters;
+    const { differing, localRoots } = await this.diffContracts(peer);
+    c.sync_contracts_differing += differing.length;
+    const missing: Missing[] = [];
+    for (const id of differing) {
+      const [t, local] = await Promise.all([
+        peer.client.call<{ txids: Uint8Array[]; positions: { height: number; tx_index: number }[] }>('GetContractTxids', { contract_id: Buffer.from(id, 'hex') }),
+        localRoots[id] ? core.call('peerSummary', { contract_id: id }) : Promise.resolve(null),
+      ]);
+      const have = new Set((local?.payloads ?? []).map((p) => p.txid));
+      (t.txids ?? []).forEach((b, i) => {
+        const txid = bytes32(b, 'txid');
+        if (have.has(txid)) return;
+        const pos = t.positions?.[i];
+        const height = pos && pos.height > 0 ? pos.height : null;
+        missing.push({ txid, contract_id: id, deploy: i === 0, height, tx_index: height === null ? null : pos!.tx_index });
+      });
+    }
+    if (missing.length === 0) return { differing: differing.length, fetched: 0, applied: 0 };
+
+    const fetchQ = new PQueue({ concurrency: this.d.concurrency });
+    const fetchOne = (m: Missing): Promise<Outcome<WirePayload>> =>
+      settle(
+        fetchQ.add(async () => {
+          c.sync_payloads_fetched++;
+          const r = await peer.client.call<{ payload: unknown }>('GetPayloadByTxid', { txid: Buffer.from(m.txid, 'hex') });
+          const p = fromProtoPayload(r.payload);
+          const kindOk = m.deploy ? p.kind === 'deploy' : p.kind === 'call' && p.contract_id === m.contract_id;
+          if (p.txid !== m.txid || !kindOk) throw new NodeError('bad_request', `peer answered another payload for ${m.txid}`);
+          return p;
+        }) as Promise<WirePayload>,
+      );
+    let fetched = 0;
+    let applied = 0;
+    const apply = async (m: Missing, got: Promise<Outcome<WirePayload>>): Promise<void> => {
+      const f = await got;
+      if (!f.ok) {
+        this.d.log.debug('sync fetch failed', { peer: peer.url, txid: m.txid, error: (f.e as Error).message });
+        return;
+      }
+      fetched++;
+      try {
+        const r = await core.call('peerSubmit', { payload: f.v });
+        this.d.stored(f.v);
+        if (r.created) {
+          applied++;
+          c.sync_payloads_applied++;
+        }
+      } catch (e) {
+        this.d.log.debug('synced payload refused', { peer: peer.url, txid: m.txid, code: e instanceof NodeError ? e.code : 'internal', reason: (e as Error).message });
+      }
+    };
+
+    // Deploy registrations first, one at a time; then calls in the peer's chain order,
+    // confirmed ones sequentially (fewer replays), pending ones concurrently.
+    const deploys = missing.filter((m) => m.deploy);
+    const calls = missing.filter((m) => !m.deploy);
+    const confirmed = calls.filter((m) => m.height !== null).sort((a, b) => a.height! - b.height! || a.tx_index! - b.tx_index!);
+    const pending = calls.filter((m) => m.height === null);
+    const dp = deploys.map(fetchOne);
+    for (let i = 0; i < deploys.length; i++) await apply(deploys[i]!, dp[i]!);
+    const cp = confirmed.map(fetchOne);
+    const pp = pending.map(fetchOne);
+    const applyQ = new PQueue({ concurrency: this.d.concurrency });
+    const pendingDone = Promise.all(pending.map((m, i) => applyQ.add(() => apply(m, pp[i]!))));
+    for (let i = 0; i < confirmed.length; i++) await apply(confirmed[i]!, cp[i]!);
+    await pendingDone;
+    return { differing: differing.length, fetched, applied };
+  }
+}

@@ -1,0 +1,135 @@
+/** Unit tests of the gossip building blocks: signatures, bounded sets, summaries, limits. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Signer, Verifier, CLOCK_WINDOW_MS } from '../../src/gossip/auth.js';
+import { BoundedMap, TokenBucket } from '../../src/gossip/seen.js';
+import { requestCodec } from '../../src/gossip/server.js';
+import { grpcTarget } from '../../src/gossip/client.js';
+import { summaryTree } from '../../src/writer/peer-queries.js';
+import { intakeInput } from '../../src/core/peer-handlers.js';
+import { MAX_GRPC_MESSAGE_BYTES, MAX_PAYLOAD_BYTES } from '../../src/gossip/limits.js';
+import { NodeError } from '../../src/errors.js';
+
+const seed = (n: number): Uint8Array => new Uint8Array(32).fill(n);
+
+/** What the receiving server sees: the request after a trip over the wire. */
+function overWire(method: Parameters<typeof requestCodec>[0], req: object): Record<string, unknown> {
+  const c = requestCodec(method);
+  return c.deserialize(c.serialize(req));
+}
+
+test('a signed request verifies after the wire round trip; any change to it does not', () => {
+  const s = new Signer(seed(1));
+  const v = new Verifier();
+  const req = s.sign('SubmitPayload', {
+    payloads: [{ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.alloc(32, 1), contract_id: Buffer.alloc(32, 2), body: Buffer.from('abc') }],
+  });
+  const got = overWire('SubmitPayload', req);
+  assert.deepEqual(v.verify('SubmitPayload', got), { ok: true, key: s.publicKey.toString('hex') });
+  // Another method name, a changed body, a changed key: refused.
+  assert.equal(v.verify('PreparePayload', got).ok, false);
+  const tampered = overWire('SubmitPayload', { ...req, payloads: [{ ...req.payloads[0]!, body: Buffer.from('abd') }] });
+  assert.deepEqual(v.verify('SubmitPayload', tampered), { ok: false, reason: 'signature does not verify' });
+  const other = new Signer(seed(2));
+  const swapped = overWire('SubmitPayload', { ...req, auth: { ...req.auth, public_key: other.publicKey } });
+  assert.equal(v.verify('SubmitPayload', swapped).ok, false);
+  // Unsigned, short signature, stale clock.
+  assert.deepEqual(v.verify('SubmitPayload', overWire('SubmitPayload', { payloads: [] })), { ok: false, reason: 'unsigned request' });
+  const short = overWire('SubmitPayload', { ...req, auth: { ...req.auth, signature: Buffer.alloc(10) } });
+  assert.equal(v.verify('SubmitPayload', short).ok, false);
+  const old = overWire('Heartbeat', s.sign('Heartbeat', { node_id: 'x', url: '', height: '1' }, Date.now() - CLOCK_WINDOW_MS - 5_000));
+  assert.deepEqual(v.verify('Heartbeat', old), { ok: false, reason: 'sent_at_ms is outside the clock window' });
+  // Own key is refused (a node never talks to itself).
+  const self = new Verifier(s.publicKey.toString('hex'));
+  assert.equal(self.verify('SubmitPayload', got).ok, false);
+});
+
+test('every method signs and verifies, default values included', () => {
+  const s = new Signer(seed(3));
+  const v = new Verifier();
+  const cases: [Parameters<typeof requestCodec>[0], Record<string, unknown>][] = [
+    ['Heartbeat', { node_id: '', url: '', height: '0' }],
+    ['Heartbeat', { node_id: 'n', url: 'http://127.0.0.1:1', height: '18446744073709551615' }],
+    ['PreparePayload', { payload: { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.alloc(32), contract_id: Buffer.alloc(0), body: Buffer.from('{}') } }],
+    ['GetContractIds', {}],
+    ['GetContractSummary', { contract_id: Buffer.alloc(32, 9) }],
+    ['GetContractTxids', { contract_id: Buffer.alloc(32, 9) }],
+    ['GetContractMerkleRoot', { contract_id: Buffer.alloc(32, 9) }],
+    ['GetPayloadByTxid', { txid: Buffer.alloc(32, 7) }],
+    ['GetStateRoots', { from_height: '100', to_height: '200' }],
+  ];
+  for (const [m, r] of cases) assert.equal(v.verify(m, overWire(m, s.sign(m, r))).ok, true, m);
+});
+
+test('the verifier caches one KeyObject per peer, bounded', () => {
+  const v = new Verifier();
+  const signers = Array.from({ length: 5 }, (_, i) => new Signer(seed(10 + i)));
+  for (let round = 0; round < 3; round++) {
+    for (const s of signers) assert.equal(v.verify('GetContractIds', overWire('GetContractIds', s.sign('GetContractIds', {}))).ok, true);
+  }
+  assert.equal(v.cachedKeys, 5);
+});
+
+test('the seen map is bounded and forgets the oldest first', () => {
+  const m = new BoundedMap<number, string>(3);
+  for (let i = 0; i < 10; i++) m.set(i, String(i));
+  assert.equal(m.size, 3);
+  assert.equal(m.has(6), false);
+  assert.deepEqual([7, 8, 9].map((k) => m.get(k)), ['7', '8', '9']);
+  assert.throws(() => new BoundedMap(0), RangeError);
+});
+
+test('token bucket: burst, then the rate', () => {
+  let t = 0;
+  const b = new TokenBucket(10, 5, () => t);
+  let ok = 0;
+  for (let i = 0; i < 20; i++) if (b.take()) ok++;
+  assert.equal(ok, 5);
+  t += 1000;
+  ok = 0;
+  for (let i = 0; i < 20; i++) if (b.take()) ok++;
+  assert.equal(ok, 5, 'capped at the burst');
+  t += 200;
+  assert.equal(b.take(), true);
+  assert.equal(b.take(), true);
+  assert.equal(b.take(), false);
+});
+
+test('contract summary root: independent of arrival order, sensitive to every txid and hash', () => {
+  const hex32 = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex'));
+  const entry = fc.record({ txid: hex32, kind: fc.constantFrom('deploy' as const, 'call' as const), payload_hash: hex32 });
+  fc.assert(
+    fc.property(fc.uniqueArray(entry, { minLength: 1, maxLength: 20, selector: (e) => e.txid }), fc.nat(), (entries, k) => {
+      const root = Buffer.from(summaryTree(entries).root()).toString('hex');
+      const shuffled = [...entries].sort(() => 0).reverse();
+      assert.equal(Buffer.from(summaryTree(shuffled).root()).toString('hex'), root);
+      const i = k % entries.length;
+      const changed = entries.map((e, j) => (j === i ? { ...e, payload_hash: e.payload_hash.replace(/^./, (c) => (c === '0' ? '1' : '0')) } : e));
+      assert.notEqual(Buffer.from(summaryTree(changed).root()).toString('hex'), root);
+      assert.notEqual(Buffer.from(summaryTree(entries.filter((_, j) => j !== i)).root()).toString('hex'), root);
+    }),
+    { numRuns: 100 },
+  );
+});
+
+test('peer payloads: the same 64 KiB limit as REST, and shape checks', () => {
+  const txid = 'ab'.repeat(32);
+  const cid = 'cd'.repeat(32);
+  const at = intakeInput({ kind: 'call', txid, contract_id: cid, body: new Uint8Array(MAX_PAYLOAD_BYTES) });
+  assert.equal(at.kind, 'call');
+  assert.throws(() => intakeInput({ kind: 'call', txid, contract_id: cid, body: new Uint8Array(MAX_PAYLOAD_BYTES + 1) }), (e: NodeError) => e.code === 'payload_too_large');
+  assert.throws(() => intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from('{"txid":"00"}') }), (e: NodeError) => e.code === 'bad_request');
+  assert.throws(() => intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from([0xff, 0xfe]) }), (e: NodeError) => e.code === 'bad_request');
+  const d = intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from(JSON.stringify({ txid, bytecode: '' })) });
+  assert.equal(d.kind, 'deploy');
+  assert.equal(MAX_PAYLOAD_BYTES, 65_536);
+  assert.ok(MAX_GRPC_MESSAGE_BYTES > MAX_PAYLOAD_BYTES && MAX_GRPC_MESSAGE_BYTES <= MAX_PAYLOAD_BYTES + 1024);
+});
+
+test('peer URLs map to gRPC targets', () => {
+  assert.deepEqual(grpcTarget('http://127.0.0.1:50051'), { target: '127.0.0.1:50051', secure: false });
+  assert.deepEqual(grpcTarget('grpc://node-b'), { target: 'node-b:50051', secure: false });
+  assert.deepEqual(grpcTarget('https://node-c.example'), { target: 'node-c.example:443', secure: true });
+  assert.deepEqual(grpcTarget('http://[::1]:7000'), { target: '[::1]:7000', secure: false });
+});
