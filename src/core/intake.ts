@@ -1,7 +1,8 @@
 /**
  * Intake of deploys and calls (PROTOCOL sections 2, 3 and 6): cheap checks first, then
  * the pool (decode, signature, bytecode), then the chain (the anchoring transaction),
- * then the writer, which stores the payload durably before the answer goes out.
+ * then the writer, which stores the payload durably before the answer goes out. REST and
+ * gossip submissions and PreparePayload share the same vetting.
  */
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
@@ -15,6 +16,7 @@ import type { OpenedCall, CheckedDeploy } from '../pool/tasks.js';
 import type { EsploraClient } from '../chain/esplora-client.js';
 import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, WriterApi } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../writer/records.js';
+import { statusBody } from '../writer/records.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 const HEX32 = /^[0-9a-f]{64}$/;
@@ -27,6 +29,9 @@ export interface IntakeDeps {
   halted: () => string | null;
   tipHeight: () => number | null;
 }
+
+/** The outcome of vetting: the node already holds exactly this payload, or a new record to store. */
+type Vetted<R> = { repeat: true; contractId: string } | { repeat: false; record: R };
 
 export class Intake {
   constructor(private readonly d: IntakeDeps) {}
@@ -46,7 +51,17 @@ export class Intake {
     }
   }
 
-  async submitCall(s: CallSubmission): Promise<CallAnswer> {
+  /** A repeat of what the node holds for `txid`, or a conflict, or null when it holds nothing. */
+  private async known(txid: string, kind: 'call' | 'deploy', bodyHash: string): Promise<{ contractId: string } | null> {
+    const known = await this.d.writer.call('payloadAt', { txid });
+    if (!known) return null;
+    if (known.kind === kind && known.body_hash === bodyHash) return { contractId: known.contract_id };
+    const what = known.kind === 'call' ? 'payload' : 'artifact';
+    throw new NodeError('conflict', `txid ${txid} is already known with a different ${what}`);
+  }
+
+  /** Every check of a call short of storing it. */
+  private async vetCall(s: CallSubmission): Promise<Vetted<CallRecord>> {
     this.refuseWhenHalted();
     const opened = await this.d.pool.run<OpenedCall>({ kind: 'openCall', payload: s.payload });
     if (opened.contractId !== s.contract_id) {
@@ -54,14 +69,8 @@ export class Intake {
     }
     const payloadB64 = Buffer.from(s.payload).toString('base64');
     const bodyHash = createHash('sha256').update(s.contract_id).update(payloadB64).digest('hex');
-    const known = await this.d.writer.call('payloadAt', { txid: s.txid });
-    if (known) {
-      if (known.kind === 'call' && known.body_hash === bodyHash) {
-        const rec = (await this.d.writer.call('call', { txid: s.txid }))!;
-        return { created: false, body: { txid: rec.txid, contract_id: rec.contract_id, envelope_hash: rec.envelope_hash, status: rec.status } };
-      }
-      throw new NodeError('conflict', `txid ${s.txid} is already known with a different ${known.kind === 'call' ? 'payload' : 'artifact'}`);
-    }
+    const repeat = await this.known(s.txid, 'call', bodyHash);
+    if (repeat) return { repeat: true, contractId: repeat.contractId };
     if (!(await this.d.writer.call('contract', { id: s.contract_id }))) {
       throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node`);
     }
@@ -70,6 +79,7 @@ export class Intake {
     }
     const hex = await this.anchorHex(s.txid);
     const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
+    // The binding check reads only these fields of the envelope.
     const bindingView = {
       contractId: Buffer.from(opened.contractId, 'hex'),
       outpointTxid: Buffer.from(otxid, 'hex'),
@@ -77,28 +87,29 @@ export class Intake {
     } as unknown as CallEnvelope;
     const binding = checkCallBinding(hex, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
-
-    const record: CallRecord = {
-      txid: s.txid,
-      contract_id: s.contract_id,
-      envelope_hash: opened.envelopeHash,
-      function: opened.function,
-      caller: opened.caller,
-      call_id: opened.callId,
-      status: 'pending',
-      block_height: null,
-      tx_index: null,
-      result: null,
-      error: null,
-      payload: payloadB64,
-      outpoint: opened.outpoint,
-      instructions: null,
+    return {
+      repeat: false,
+      record: {
+        txid: s.txid,
+        contract_id: s.contract_id,
+        envelope_hash: opened.envelopeHash,
+        function: opened.function,
+        caller: opened.caller,
+        call_id: opened.callId,
+        status: 'pending',
+        block_height: null,
+        tx_index: null,
+        result: null,
+        error: null,
+        payload: payloadB64,
+        outpoint: opened.outpoint,
+        instructions: null,
+      },
     };
-    const r = await this.d.writer.call('acceptCall', { record });
-    return { created: r.created, body: { txid: r.record.txid, contract_id: r.record.contract_id, envelope_hash: r.record.envelope_hash, status: r.record.status } };
   }
 
-  async submitDeploy(body: Record<string, unknown>): Promise<DeployAnswer> {
+  /** Every check of a deploy registration short of storing it. */
+  private async vetDeploy(body: Record<string, unknown>): Promise<Vetted<ContractRecord>> {
     this.refuseWhenHalted();
     const txid = body['txid'];
     if (typeof txid !== 'string' || !HEX32.test(txid)) throw new NodeError('bad_request', 'txid must be 64 lowercase hex characters', { field: 'txid' });
@@ -106,103 +117,58 @@ export class Intake {
     if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw new NodeError('bad_request', 'metadata must be a JSON object when present', { field: 'metadata' });
     const checked = await this.d.pool.run<CheckedDeploy>({ kind: 'checkDeploy', body });
     const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
-    const id = contractIdHex(Buffer.from(txid, 'hex'), Buffer.from(checked.codeHash, 'hex'));
+    const repeat = await this.known(txid, 'deploy', bodyHash);
+    if (repeat) return { repeat: true, contractId: repeat.contractId };
+    const hex = await this.anchorHex(txid);
+    const binding = checkDeployBinding(hex, Buffer.from(checked.codeHash, 'hex'));
+    if (!binding.ok) throw bindingError(binding.reason);
+    return {
+      repeat: false,
+      record: {
+        contract_id: contractIdHex(Buffer.from(txid, 'hex'), Buffer.from(checked.codeHash, 'hex')),
+        txid,
+        code_hash: checked.codeHash,
+        status: 'pending',
+        block_height: null,
+        tx_index: null,
+        artifact: { ...checked.core, metadata: metadata as Record<string, unknown> },
+        body_hash: bodyHash,
+      },
+    };
+  }
+
+  async submitCall(s: CallSubmission): Promise<CallAnswer> {
+    const v = await this.vetCall(s);
+    const answer = (rec: CallRecord, created: boolean): CallAnswer => ({
+      created,
+      body: { txid: rec.txid, contract_id: rec.contract_id, envelope_hash: rec.envelope_hash, status: rec.status },
+    });
+    if (v.repeat) return answer((await this.d.writer.call('call', { txid: s.txid }))!, false);
+    const r = await this.d.writer.call('acceptCall', { record: v.record });
+    return answer(r.record, r.created);
+  }
+
+  async submitDeploy(body: Record<string, unknown>): Promise<DeployAnswer> {
+    const v = await this.vetDeploy(body);
     const answer = (rec: ContractRecord, created: boolean): DeployAnswer => ({
       created,
       body: { contract_id: rec.contract_id, txid: rec.txid, code_hash: rec.code_hash, status: rec.status },
     });
-    const known = await this.d.writer.call('payloadAt', { txid });
-    if (known) {
-      if (known.kind === 'deploy' && known.body_hash === bodyHash) return answer((await this.d.writer.call('contract', { id: known.contract_id }))!, false);
-      throw new NodeError('conflict', `txid ${txid} is already known with a different ${known.kind === 'deploy' ? 'artifact' : 'payload'}`);
-    }
-    const hex = await this.anchorHex(txid);
-    const binding = checkDeployBinding(hex, Buffer.from(checked.codeHash, 'hex'));
-    if (!binding.ok) throw bindingError(binding.reason);
-    const record: ContractRecord = {
-      contract_id: id,
-      txid,
-      code_hash: checked.codeHash,
-      status: 'pending',
-      block_height: null,
-      tx_index: null,
-      artifact: { ...checked.core, metadata: metadata as Record<string, unknown> },
-      body_hash: bodyHash,
-    };
-    const r = await this.d.writer.call('acceptDeploy', { record });
+    if (v.repeat) return answer((await this.d.writer.call('contract', { id: v.contractId }))!, false);
+    const r = await this.d.writer.call('acceptDeploy', { record: v.record });
     return answer(r.record, r.created);
   }
 
   async callStatus(txid: string): Promise<CallStatusBody> {
     const rec = await this.d.writer.call('call', { txid });
     if (!rec) throw new NodeError('not_found', `no call with txid ${txid}`);
-    const tip = this.d.tipHeight();
-    return {
-      txid: rec.txid,
-      contract_id: rec.contract_id,
-      envelope_hash: rec.envelope_hash,
-      function: rec.function,
-      caller: rec.caller,
-      call_id: rec.call_id,
-      status: rec.status,
-      block_height: rec.block_height,
-      tx_index: rec.tx_index,
-      result: rec.result,
-      error: rec.error,
-      confirmations: rec.block_height !== null && tip !== null ? tip - rec.block_height + 1 : null,
-    };
+    return statusBody(rec, this.d.tipHeight());
   }
-  /**
-   * PreparePayload (issue 8): every check of submitCall or submitDeploy, in the same order
-   * and with the same error codes, without storing anything. A payload the node already
-   * holds with the same body is valid; with another body it is a conflict.
-   */
+
+  /** PreparePayload (gossip): the intake checks, storing nothing. */
   async preparePayload(p: { kind: 'call'; submission: CallSubmission } | { kind: 'deploy'; body: Record<string, unknown> }): Promise<{ valid: true }> {
-    this.refuseWhenHalted();
-    if (p.kind === 'call') {
-      const s = p.submission;
-      const opened = await this.d.pool.run<OpenedCall>({ kind: 'openCall', payload: s.payload });
-      if (opened.contractId !== s.contract_id) {
-        throw new NodeError('bad_request', `contract_id ${s.contract_id} does not match the envelope's contract ${opened.contractId}`, { field: 'contract_id' });
-      }
-      const bodyHash = createHash('sha256').update(s.contract_id).update(Buffer.from(s.payload).toString('base64')).digest('hex');
-      const known = await this.d.writer.call('payloadAt', { txid: s.txid });
-      if (known) {
-        if (known.kind === 'call' && known.body_hash === bodyHash) return { valid: true };
-        throw new NodeError('conflict', `txid ${s.txid} is already known with a different ${known.kind === 'call' ? 'payload' : 'artifact'}`);
-      }
-      if (!(await this.d.writer.call('contract', { id: s.contract_id }))) {
-        throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node`);
-      }
-      if (await this.d.writer.call('isCallIdUsed', { caller: opened.caller, callId: opened.callId })) {
-        throw new NodeError('duplicate_call_id', `call_id ${opened.callId} of caller ${opened.caller} already belongs to an executed or failed call`);
-      }
-      const hex = await this.anchorHex(s.txid);
-      const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
-      const bindingView = {
-        contractId: Buffer.from(opened.contractId, 'hex'),
-        outpointTxid: Buffer.from(otxid, 'hex'),
-        outpointVout: Number(ovout),
-      } as unknown as CallEnvelope;
-      const binding = checkCallBinding(hex, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
-      if (!binding.ok) throw bindingError(binding.reason);
-      return { valid: true };
-    }
-    const body = p.body;
-    const txid = body['txid'];
-    if (typeof txid !== 'string' || !HEX32.test(txid)) throw new NodeError('bad_request', 'txid must be 64 lowercase hex characters', { field: 'txid' });
-    const metadata = body['metadata'] ?? {};
-    if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw new NodeError('bad_request', 'metadata must be a JSON object when present', { field: 'metadata' });
-    const checked = await this.d.pool.run<CheckedDeploy>({ kind: 'checkDeploy', body });
-    const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
-    const known = await this.d.writer.call('payloadAt', { txid });
-    if (known) {
-      if (known.kind === 'deploy' && known.body_hash === bodyHash) return { valid: true };
-      throw new NodeError('conflict', `txid ${txid} is already known with a different ${known.kind === 'deploy' ? 'artifact' : 'payload'}`);
-    }
-    const hex = await this.anchorHex(txid);
-    const binding = checkDeployBinding(hex, Buffer.from(checked.codeHash, 'hex'));
-    if (!binding.ok) throw bindingError(binding.reason);
+    if (p.kind === 'call') await this.vetCall(p.submission);
+    else await this.vetDeploy(p.body);
     return { valid: true };
   }
 }

@@ -17,6 +17,8 @@ import type { MembershipProof } from '../state/merkle.js';
 import type { AbiEntry } from '../vm/types.js';
 import type { Writer } from './writer.js';
 import type { CallRecord } from './records.js';
+import { statusBody } from './records.js';
+export { statusBody };
 import {
   BLOCK_APPLY_BUCKETS,
   type CallStatusBody,
@@ -55,22 +57,6 @@ export function decodeFieldArg(type: ValueType, arg: string): Value {
   return valueFromJson(type, arg, 'arg');
 }
 
-export function statusBody(rec: CallRecord, tip: number | null): CallStatusBody {
-  return {
-    txid: rec.txid,
-    contract_id: rec.contract_id,
-    envelope_hash: rec.envelope_hash,
-    function: rec.function,
-    caller: rec.caller,
-    call_id: rec.call_id,
-    status: rec.status,
-    block_height: rec.block_height,
-    tx_index: rec.tx_index,
-    result: rec.result,
-    error: rec.error,
-    confirmations: rec.block_height !== null && tip !== null ? tip - rec.block_height + 1 : null,
-  };
-}
 
 export class WriterQueries {
   private blocksApplied = 0;

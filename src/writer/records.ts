@@ -3,6 +3,7 @@
  * lowercase; txids and contract ids in display order (PROTOCOL section 1).
  */
 import type { ErrorCode } from '../errors.js';
+import type { CallStatusBody } from '../messages.js';
 
 export type CallStatus = 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';
 export type ContractStatus = 'pending' | 'active';
@@ -109,4 +110,22 @@ export interface OrphanStamp {
 export interface DecideOutcome {
   status: Exclude<CallStatus, 'pending'>;
   code?: ErrorCode | string;
+}
+
+/** GET /contract_call/{txid}/status from a stored record; `tip` gives confirmations. */
+export function statusBody(rec: CallRecord, tip: number | null): CallStatusBody {
+  return {
+    txid: rec.txid,
+    contract_id: rec.contract_id,
+    envelope_hash: rec.envelope_hash,
+    function: rec.function,
+    caller: rec.caller,
+    call_id: rec.call_id,
+    status: rec.status,
+    block_height: rec.block_height,
+    tx_index: rec.tx_index,
+    result: rec.result,
+    error: rec.error,
+    confirmations: rec.block_height !== null && tip !== null ? tip - rec.block_height + 1 : null,
+  };
 }

@@ -1,0 +1,23 @@
+/**
+ * rocksdb@5.2.1 registers in one thread per process, and that thread must be the writer.
+ * Nothing the core's main thread, the REST front or the gossip process imports may load it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../helpers/paths.js';
+
+for (const entry of ['dist/src/core/core.js', 'dist/src/rest/routes.js', 'dist/src/gossip/service.js', 'dist/src/supervisor/supervisor.js']) {
+  test(`importing ${entry} does not load rocksdb`, () => {
+    const script = `
+      import { createRequire } from 'node:module';
+      const req = createRequire(import.meta.url);
+      await import(${JSON.stringify(join(repoRoot, entry))}).catch(() => undefined);
+      const loaded = Object.keys(req.cache).filter((k) => k.includes('/node_modules/rocksdb/') || k.includes('/node_modules/levelup/'));
+      process.stdout.write(JSON.stringify(loaded));
+      process.exit(0);`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, SVC_CONFIG: join(repoRoot, 'test/fixtures/empty-config.toml')}, stdio: ['ignore', 'pipe', 'ignore'] });
+    assert.deepEqual(JSON.parse(out), []);
+  });
+}
