@@ -22,9 +22,19 @@ function tagPrefix(tag: string): Buffer {
 
 /** TH(tag, x) = SHA256(SHA256(tag) || SHA256(tag) || x). */
 export function taggedHash(tag: string, ...parts: Uint8Array[]): Uint8Array {
-  const h = createHash('sha256').update(tagPrefix(tag));
-  for (const p of parts) h.update(p);
-  return new Uint8Array(h.digest());
+  // One contiguous buffer and node:crypto's one-shot hash: cheaper than a Hash object
+  // for the short inputs of Merkle leaves and nodes (state roots hash thousands a block).
+  const prefix = tagPrefix(tag);
+  let len = prefix.length;
+  for (const p of parts) len += p.length;
+  const buf = Buffer.allocUnsafe(len);
+  prefix.copy(buf, 0);
+  let off = prefix.length;
+  for (const p of parts) {
+    buf.set(p, off);
+    off += p.length;
+  }
+  return new Uint8Array(oneShot('sha256', buf, 'buffer') as unknown as Buffer);
 }
 
 export const Tags = {

@@ -23,6 +23,8 @@ export const Bucket = {
   contractCalls: 0x0c,
   pendingCall: 0x0d,
   callCount: 0x0e,
+  /** A call's payload (borsh envelope), stored once at intake; decided records omit it. */
+  callBody: 0x0f,
 } as const;
 export type Bucket = (typeof Bucket)[keyof typeof Bucket];
 

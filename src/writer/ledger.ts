@@ -53,6 +53,16 @@ interface LiveContract {
   id: Uint8Array;
   codeHash: Uint8Array;
   program: Program;
+  /** Parameter names of each event, from the ABI (looked up once, not per event). */
+  eventParams: Map<string, string[]>;
+}
+
+function eventParamNames(abi: unknown[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const a of abi as { type?: string; name?: string; inputs?: { name?: string }[] }[]) {
+    if (a && a.type === 'event' && typeof a.name === 'string') out.set(a.name, (a.inputs ?? []).map((x, i) => (typeof x?.name === 'string' ? x.name : String(i))));
+  }
+  return out;
 }
 
 interface PendingCall {
@@ -85,6 +95,15 @@ class UndoBatch {
   del(k: Buffer, prev: Buffer | null): void {
     this.remember(k, prev);
     this.ops.push({ type: 'del', key: k });
+  }
+
+  /**
+   * A key this block creates and nothing else writes (an event, a call-id index entry, a
+   * call-log entry): undone by deleting it, with no de-duplication bookkeeping.
+   */
+  putNew(k: Buffer, v: Buffer): void {
+    this.undo.push([k, null]);
+    this.ops.push({ type: 'put', key: k, value: v });
   }
 
   /** A write that is not undone (the undo log itself, the journal). */
@@ -234,12 +253,13 @@ export class Ledger {
       entries.push([sk, new Uint8Array(value)]);
       size += sk.length + value.length;
     }
-    this.contracts.set(rec.contract_id, { rec, id, codeHash: bytesOf(rec.code_hash), program: v.program });
+    this.contracts.set(rec.contract_id, { rec, id, codeHash: bytesOf(rec.code_hash), program: v.program, eventParams: eventParamNames(rec.artifact.abi) });
     this.state.addContract(id, bytesOf(rec.code_hash), entries);
     this.storageSize.set(rec.contract_id, size);
   }
 
   private trackPending(rec: CallRecord): void {
+    if (rec.payload === undefined) throw new Error(`pending call ${rec.txid} has no payload`);
     const envelope = decodeEnvelope(Buffer.from(rec.payload, 'base64'));
     this.pending.set(rec.txid, { rec, envelope, stored: json(rec), txid: bytesOf(rec.txid), envelopeHash: bytesOf(rec.envelope_hash) });
     const set = this.pendingByOutpoint.get(rec.outpoint) ?? new Set<string>();
@@ -287,6 +307,12 @@ export class Ledger {
     if (p) return p.rec;
     const v = await this.db.get(key(Bucket.call, bytesOf(txid)));
     return v ? parse<CallRecord>(v) : null;
+  }
+
+  /** A call's payload (borsh envelope bytes) as received, or null. */
+  async callPayload(txid: string): Promise<Uint8Array | null> {
+    const v = await this.db.get(key(Bucket.callBody, bytesOf(txid)));
+    return v ? new Uint8Array(v) : null;
   }
 
   /** What the node holds for a txid: a deploy (contract id) or a call. */
@@ -387,7 +413,8 @@ export class Ledger {
   /** Stores a verified call durably. */
   async acceptCall(rec: CallRecord): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
     this.refuseWhileHalted();
-    const bodyHash = createHash('sha256').update(rec.contract_id).update(rec.payload).digest('hex');
+    const payload = rec.payload ?? '';
+    const bodyHash = createHash('sha256').update(rec.contract_id).update(payload).digest('hex');
     const known = await this.payloadAt(rec.txid);
     if (known) {
       if (known.kind === 'call' && known.body_hash === bodyHash) return { created: false, record: (await this.call(rec.txid))!, replayFrom: null };
@@ -397,6 +424,7 @@ export class Ledger {
     const ops: BatchOp[] = [
       { type: 'put', key: key(Bucket.call, txid), value: json(rec) },
       { type: 'put', key: key(Bucket.pendingCall, txid), value: Buffer.alloc(0) },
+      { type: 'put', key: key(Bucket.callBody, txid), value: Buffer.from(payload, 'base64') },
       { type: 'put', key: key(Bucket.payload, txid), value: json({ kind: 'call', contract_id: rec.contract_id, body_hash: bodyHash }) },
     ];
     await this.writeOrHalt(ops);
@@ -509,7 +537,7 @@ export class Ledger {
     const v = verifyArtifact(active.artifact as never);
     if (!v.ok) throw new Error(`registered contract ${id} does not verify: ${v.reason}`);
     this.pendingContracts.delete(id);
-    this.contracts.set(id, { rec: active, id: bytesOf(id), codeHash, program: v.program });
+    this.contracts.set(id, { rec: active, id: bytesOf(id), codeHash, program: v.program, eventParams: eventParamNames(active.artifact.abi) });
     this.state.addContract(bytesOf(id), codeHash);
     this.storageSize.set(id, 0);
   }
@@ -522,7 +550,8 @@ export class Ledger {
 
   private finishCall(batch: UndoBatch, p: PendingCall, upd: Pick<CallRecord, 'status' | 'block_height' | 'tx_index' | 'result' | 'error' | 'instructions'>): void {
     const txid = p.txid;
-    const next: CallRecord = { ...p.rec, ...upd };
+    const { payload: _kept, ...decided } = p.rec;
+    const next: CallRecord = { ...decided, ...upd };
     batch.put(key(Bucket.call, txid), json(next), p.stored);
     batch.del(key(Bucket.pendingCall, txid), Buffer.alloc(0));
     this.untrackPending(p.rec.txid);
@@ -531,7 +560,7 @@ export class Ledger {
       this.orphans.delete(p.rec.txid);
     }
     if (upd.block_height !== null && upd.tx_index !== null) {
-      batch.put(key(Bucket.contractCalls, bytesOf(p.rec.contract_id), u32be(upd.block_height), u32be(upd.tx_index)), Buffer.from(txid), null);
+      batch.putNew(key(Bucket.contractCalls, bytesOf(p.rec.contract_id), u32be(upd.block_height), u32be(upd.tx_index)), Buffer.from(txid));
       batch.callCounts.set(p.rec.contract_id, (batch.callCounts.get(p.rec.contract_id) ?? 0) + 1);
     }
   }
@@ -573,7 +602,7 @@ export class Ledger {
       host: this.host(),
     });
     usedCallIds.add(callIdHex);
-    batch.put(callIdKey, Buffer.from(p.txid), null);
+    batch.putNew(callIdKey, Buffer.from(p.txid));
     if (out.status === 'failed') {
       this.finishCall(batch, p, { status: 'failed', block_height: height, tx_index: txIndex, result: null, error: { code: out.code, message: out.message }, instructions: out.instructions });
       return;
@@ -592,7 +621,7 @@ export class Ledger {
     out.events.forEach((ev, logIndex) => {
       const cid = hexOf(ev.contractId);
       const rec: EventRecord = { name: ev.name, params: this.eventParams(cid, ev.name, ev.params), txid: p.rec.txid, block_height: height, tx_index: txIndex, log_index: logIndex, contract_id: cid };
-      batch.put(key(Bucket.event, ev.contractId, u32be(height), u32be(txIndex), u32be(logIndex)), json(rec), null);
+      batch.putNew(key(Bucket.event, ev.contractId, u32be(height), u32be(txIndex), u32be(logIndex)), json(rec));
     });
     this.finishCall(batch, p, {
       status: 'executed',
@@ -605,12 +634,9 @@ export class Ledger {
   }
 
   private eventParams(contractId: string, name: string, params: Value[]): Record<string, unknown> {
-    const abi = (this.contracts.get(contractId)?.rec.artifact.abi ?? []) as { type: string; name: string; inputs?: { name: string }[] }[];
-    const entry = abi.find((a) => a.type === 'event' && a.name === name);
+    const names = this.contracts.get(contractId)?.eventParams.get(name);
     const out: Record<string, unknown> = {};
-    params.forEach((v, i) => {
-      out[entry?.inputs?.[i]?.name ?? String(i)] = valueToJson(v);
-    });
+    for (let i = 0; i < params.length; i++) out[names?.[i] ?? String(i)] = valueToJson(params[i]!);
     return out;
   }
 
@@ -680,7 +706,9 @@ export class Ledger {
     if (opts.dropJournalAbove) await wipe(Bucket.block, (k) => k.readUInt32BE(1) <= height);
     for (const { key: k, value } of await this.db.range(key(Bucket.call), prefixEnd(key(Bucket.call)))) {
       const c = parse<CallRecord>(value);
-      const reset: CallRecord = { ...c, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null };
+      const body = c.payload ?? (await this.db.get(key(Bucket.callBody, k.subarray(1))))?.toString('base64');
+      if (body === undefined) throw new Error(`call ${c.txid} has no stored payload`);
+      const reset: CallRecord = { ...c, payload: body, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null };
       ops.push({ type: 'put', key: k, value: json(reset) });
       ops.push({ type: 'put', key: key(Bucket.pendingCall, k.subarray(1)), value: Buffer.alloc(0) });
     }

@@ -94,9 +94,9 @@ export class PeerQueries {
     const at = await l.payloadAt(txid);
     if (!at) return null;
     if (at.kind === 'call') {
-      const rec = await l.call(txid);
-      if (!rec) return null;
-      return { kind: 'call', txid, contract_id: rec.contract_id, body: new Uint8Array(Buffer.from(rec.payload, 'base64')) };
+      const body = await l.callPayload(txid);
+      if (!body) return null;
+      return { kind: 'call', txid, contract_id: at.contract_id, body };
     }
     const c = l.contract(at.contract_id);
     if (!c) return null;

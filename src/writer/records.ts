@@ -38,8 +38,11 @@ export interface CallRecord {
   tx_index: number | null;
   result: unknown;
   error: CallError | null;
-  /** base64 of borsh(envelope), exactly as received. */
-  payload: string;
+  /**
+   * base64 of borsh(envelope), exactly as received. Present on pending records; decided
+   * records leave it out (it is kept once in Bucket.callBody): see Ledger.callPayload.
+   */
+  payload?: string;
   /** "txid:vout" the anchoring transaction must spend. */
   outpoint: string;
   /** Instructions the VM used (executed/failed). */
