@@ -53,7 +53,7 @@ test('peer queries over a ledger with a deploy, confirmed and pending calls; a c
     const p1 = (await h.peerPayload({ txid: t1.getId() }))!;
     assert.equal(p1.kind, 'call');
     assert.equal(p1.contract_id, cid);
-    assert.equal(Buffer.from(p1.body).toString('base64'), (await writer.ledger.call(t1.getId()))!.payload);
+    assert.deepEqual(Buffer.from(p1.body), Buffer.from((await writer.ledger.callPayload(t1.getId()))!), 'exactly the payload stored at intake');
     const pd = (await h.peerPayload({ txid: deployTxid }))!;
     assert.equal(pd.kind, 'deploy');
     assert.equal(JSON.parse(Buffer.from(pd.body).toString('utf8')).txid, deployTxid);
