@@ -5,38 +5,23 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { killDelays, startCrashPair } from '../helpers/crash-pair.js';
 
 /** The issue asks for at least 20. */
 const CYCLES = 20;
 const CALLS_PER_CYCLE = 4;
 const BLOCKS_PER_CYCLE = 3;
 
-/** Deterministic "random" kill delays (xorshift), so a failure can be replayed. */
-function delays(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) % 40;
-  };
-}
-
 test(`SIGKILL during block application, ${CYCLES} times: same state roots, no acknowledged call lost`, { timeout: 300_000 }, async () => {
   const devnet = await startDevnet();
-  const steady = await startDevnetNode(devnet);
-  const anchor = await steady.waitFor((l) => l.msg === 'anchored block journal');
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-crash-'));
-  const env = { SVC_START_HEIGHT: String(anchor['height']) };
-  let crashy = await startDevnetNode(devnet, { dataDir, env });
+  const pair = await startCrashPair(devnet, 'svc-crash-');
+  const { steady } = pair;
+  let crashy = pair.crashy;
   const wallet = testWallet(4);
   const svc = client(steady, devnet, wallet);
   const counter = compileFixture('counter.svc');
-  const nextDelay = delays(0x5eed);
+  const nextDelay = killDelays(0x5eed, 40);
   const acknowledged: string[] = [];
   try {
     await fund(devnet, wallet, CYCLES * CALLS_PER_CYCLE + 4, 200_000);
@@ -57,13 +42,13 @@ test(`SIGKILL during block application, ${CYCLES} times: same state roots, no ac
       for (let b = 0; b < BLOCKS_PER_CYCLE; b++) devnet.chain.mine(1);
       await new Promise((r) => setTimeout(r, nextDelay()));
       await crashy.killHard();
-      crashy = await startDevnetNode(devnet, { dataDir, env });
+      crashy = await pair.restart();
     }
     const a = await waitSynced(steady, devnet);
     const k = await waitSynced(crashy, devnet);
     assert.equal(k.height, a.height);
     assert.equal(k.stateRoot, a.stateRoot, 'same state root as the node that never crashed');
-    for (let h = Number(anchor['height']) + 1; h <= a.height; h += 7) {
+    for (let h = pair.anchorHeight + 1; h <= a.height; h += 7) {
       const ra = (await getJson(`${steady.restUrl}/v2/state_root/${h}`)).body;
       const rk = (await getJson(`${crashy.restUrl}/v2/state_root/${h}`)).body;
       assert.deepEqual(rk, ra, `state root at ${h}`);

@@ -7,42 +7,28 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { killDelays, startCrashPair } from '../helpers/crash-pair.js';
 
 /** Cycles, alternating intake and re-derivation; 30 by default (50 with crash.test.ts). */
 const CYCLES = Number(process.env['SVC_HARDENING_CRASH_CYCLES'] ?? 30);
 const CALLS_PER_CYCLE = 3;
 
 /** Deterministic kill delays (xorshift), so a failure can be replayed from the seed. */
-function delays(seed: number, max: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) % max;
-  };
-}
-
 type Body = { txid: string; contract_id: string; payload: string };
 
 test(`SIGKILL during intake and re-derivation, ${CYCLES} cycles: no acknowledged call lost, same state root`, { timeout: 400_000 }, async () => {
   const devnet = await startDevnet();
-  const steady = await startDevnetNode(devnet);
-  const anchor = await steady.waitFor((l) => l.msg === 'anchored block journal');
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-hard-crash-'));
-  const env = { SVC_START_HEIGHT: String(anchor['height']) };
-  let crashy = await startDevnetNode(devnet, { dataDir, env });
+  const pair = await startCrashPair(devnet, 'svc-hard-crash-');
+  const { steady } = pair;
+  let crashy = pair.crashy;
   const wallet = testWallet(41);
   const svc = client(steady, devnet, wallet);
   const counter = compileFixture('counter.svc');
   // Intake takes tens of milliseconds per call: kill anywhere in 0..250 ms to land before,
   // during and after the answers; replays are quicker: 0..40 ms.
-  const intakeDelay = delays(0xc0ffee, 250);
-  const nextDelay = delays(0x5eed5, 40);
+  const intakeDelay = killDelays(0xc0ffee, 250);
+  const nextDelay = killDelays(0x5eed5, 40);
   const acknowledged = new Set<string>();
   const all: Body[] = [];
   const counts = { intake: 0, rederive: 0, ackBeforeKill: 0, lostInFlight: 0, replaysDoneBeforeKill: 0, lateSent: 0 };
@@ -54,7 +40,7 @@ test(`SIGKILL during intake and re-derivation, ${CYCLES} cycles: no acknowledged
     }
   };
   const restartAndCheck = async (): Promise<void> => {
-    crashy = await startDevnetNode(devnet, { dataDir, env });
+    crashy = await pair.restart();
     for (const txid of acknowledged) {
       const s = await getJson(`${crashy.restUrl}/contract_call/${txid}/status`);
       assert.equal(s.status, 200, `acknowledged call ${txid} lost after a crash`);
@@ -127,7 +113,7 @@ test(`SIGKILL during intake and re-derivation, ${CYCLES} cycles: no acknowledged
     }
     assert.equal(k.height, a.height);
     assert.equal(k.stateRoot, a.stateRoot, 'same state root as the node that never crashed');
-    for (let h = Number(anchor['height']) + 1; h <= a.height; h += 3) {
+    for (let h = pair.anchorHeight + 1; h <= a.height; h += 3) {
       assert.deepEqual((await getJson(`${crashy.restUrl}/v2/state_root/${h}`)).body, (await getJson(`${steady.restUrl}/v2/state_root/${h}`)).body, `state root at ${h}`);
     }
     for (const b of all) {
