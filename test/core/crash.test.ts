@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { killDelays, startCrashPair } from '../helpers/crash-pair.js';
+import { deployOnBoth, killDelays, startCrashPair } from '../helpers/crash-pair.js';
 
 /** The issue asks for at least 20. */
 const CYCLES = 20;
@@ -24,12 +24,7 @@ test(`SIGKILL during block application, ${CYCLES} times: same state roots, no ac
   const nextDelay = killDelays(0x5eed, 40);
   const acknowledged: string[] = [];
   try {
-    await fund(devnet, wallet, CYCLES * CALLS_PER_CYCLE + 4, 200_000);
-    const dep = await svc.deploy(counter);
-    assert.equal((await postJson(`${crashy.restUrl}/deploy_contract`, dep.body)).status, 202);
-    devnet.chain.mine(1);
-    await waitSynced(steady, devnet);
-    await waitSynced(crashy, devnet);
+    const dep = { contractId: await deployOnBoth(pair, devnet, svc, wallet, counter, CYCLES * CALLS_PER_CYCLE + 4) };
 
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       for (let i = 0; i < CALLS_PER_CYCLE; i++) {

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { killDelays, startCrashPair } from '../helpers/crash-pair.js';
+import { deployOnBoth, killDelays, startCrashPair } from '../helpers/crash-pair.js';
 
 /** Cycles, alternating intake and re-derivation; 30 by default (50 with crash.test.ts). */
 const CYCLES = Number(process.env['SVC_HARDENING_CRASH_CYCLES'] ?? 30);
@@ -47,12 +47,7 @@ test(`SIGKILL during intake and re-derivation, ${CYCLES} cycles: no acknowledged
     }
   };
   try {
-    await fund(devnet, wallet, CYCLES * CALLS_PER_CYCLE + 4, 200_000);
-    const dep = await svc.deploy(counter);
-    assert.equal((await postJson(`${crashy.restUrl}/deploy_contract`, dep.body)).status, 202);
-    devnet.chain.mine(1);
-    await waitSynced(steady, devnet);
-    await waitSynced(crashy, devnet);
+    const dep = { contractId: await deployOnBoth(pair, devnet, svc, wallet, counter, CYCLES * CALLS_PER_CYCLE + 4) };
 
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       const bodies: Body[] = [];

@@ -7,7 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from './node-process.js';
-import { startDevnetNode } from './devnet-node.js';
+import { fund, postJson, startDevnetNode, waitSynced } from './devnet-node.js';
+import type { SvcClient } from '../../src/client/sdk.js';
+import type { Wallet } from '../../src/client/wallet.js';
+import type { Artifact } from '../../src/protocol/contract.js';
 
 export interface CrashPair {
   steady: NodeProcess;
@@ -43,4 +46,19 @@ export function killDelays(seed: number, max: number): () => number {
     x ^= x << 5;
     return (x >>> 0) % max;
   };
+}
+
+/**
+ * Funds `wallet` with `outputs` coins, deploys `artifact` through the steady node, registers
+ * it with the crashy node too, mines it and waits until both processed it.
+ */
+export async function deployOnBoth(pair: CrashPair, devnet: DevnetChainHandle, svc: SvcClient, wallet: Wallet, artifact: Artifact, outputs: number): Promise<string> {
+  await fund(devnet, wallet, outputs, 200_000);
+  const dep = await svc.deploy(artifact);
+  const r = await postJson(`${pair.crashy.restUrl}/deploy_contract`, dep.body);
+  if (r.status !== 202) throw new Error(`crashy node refused the deploy: ${JSON.stringify(r.body)}`);
+  devnet.chain.mine(1);
+  await waitSynced(pair.steady, devnet);
+  await waitSynced(pair.crashy, devnet);
+  return dep.contractId;
 }
