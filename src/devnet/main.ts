@@ -101,8 +101,8 @@ Try, in another terminal:
 
   export SVC_NODE_URL=${nodeUrl} SVC_ESPLORA_URL=${devnet.url} SVC_WALLET_KEY=${toHex(DEMO_SECRET)}
   npx svc status ${r.lastTxid}
-  npx svc call ${r.token} supply --abi <(npx compile examples/token.svc --json) --wait
-  npx svc call ${r.nft} mint key:${toHex(wallet.xOnly)} string:ipfs://devnet/2 --abi <(npx compile examples/nft.svc --json) --wait
+  npx svc call ${r.nft} mint key:${toHex(wallet.xOnly)} string:ipfs://devnet/2 --wait
+  curl -s -X POST ${nodeUrl}/v2/${r.token}/simulate -d '{"function":"supply","args":[]}'
   npx svc read ${r.market} listings
   npx svc events ${r.token}
   curl -s ${nodeUrl}/v2/state_root
