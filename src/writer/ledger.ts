@@ -18,7 +18,7 @@ import { Transaction } from 'bitcoinjs-lib';
 import { Bucket, Db, key, prefixEnd, type BatchOp } from './db.js';
 import { StateTree, type FieldProof } from '../state/state-tree.js';
 import { NodeError } from '../errors.js';
-import { taggedHash, Tags, toHex } from '../protocol/hash.js';
+import { toHex } from '../protocol/hash.js';
 import { findStamp, type StampResult } from '../protocol/stamp.js';
 import { decodeEnvelope, type CallEnvelope } from '../protocol/envelope.js';
 import { checkCallBindingWithStamp } from '../protocol/binding.js';
@@ -808,13 +808,4 @@ export class Ledger {
     if (this.halted) throw new NodeError('halted', `halt not cleared: ${this.haltReason}`);
     this.log.info('halt cleared', { previous_reason: reason });
   }
-}
-
-/** Protocol helpers the intake path shares with the ledger. */
-export function callBodyHash(contractId: string, payloadB64: string): string {
-  return createHash('sha256').update(contractId).update(payloadB64).digest('hex');
-}
-
-export function envelopeHashHex(payload: Uint8Array): string {
-  return hexOf(taggedHash(Tags.envelope, payload));
 }
