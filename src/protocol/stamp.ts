@@ -45,6 +45,8 @@ export function callStampScript(contractId: Uint8Array, envelopeHash: Uint8Array
  */
 function svcPush(script: Uint8Array): Uint8Array | null {
   if (script.length < 1 || script[0] !== opcodes.OP_RETURN) return null;
+  const single = singleDirectPush(script);
+  if (single) return single.length >= 3 && single[0] === 0x53 && single[1] === 0x56 && single[2] === 0x43 ? single : null;
   let chunks: ReturnType<typeof bscript.decompile>;
   try {
     chunks = bscript.decompile(script);
@@ -58,10 +60,20 @@ function svcPush(script: Uint8Array): Uint8Array | null {
   return first;
 }
 
+/**
+ * OP_RETURN followed by exactly one direct push (opcode 3..75) filling the rest of the
+ * script, which every well-formed stamp is: its data without decompiling. What
+ * decompile would give for it, found in one comparison (blocks carry thousands).
+ */
+function singleDirectPush(script: Uint8Array): Uint8Array | null {
+  const n = script[1];
+  return n !== undefined && n >= 3 && n <= 75 && script.length === 2 + n ? script.subarray(2) : null;
+}
+
 /** Parses a well-formed stamp push; null when malformed (wrong kind or length, trailing script). */
 function parseStampPush(script: Uint8Array, push: Uint8Array, vout: number): Stamp | null {
-  const chunks = bscript.decompile(script);
-  if (!chunks || chunks.length !== 2) return null; // OP_RETURN and exactly one push
+  const chunks = singleDirectPush(script) ? null : bscript.decompile(script);
+  if (chunks !== null && (!chunks || chunks.length !== 2)) return null; // OP_RETURN and exactly one push
   if (push[3] === STAMP_KIND_DEPLOY && push.length === DEPLOY_STAMP_LEN) {
     return { kind: 'deploy', codeHash: push.slice(4, 36), vout };
   }

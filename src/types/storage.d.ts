@@ -14,6 +14,16 @@ declare module 'levelup' {
   export default levelup;
 }
 declare module 'rocksdb' {
-  function rocksdb(location: string): unknown;
+  type Callback = (err?: Error | null) => void;
+  /** abstract-leveldown's chained batch: puts and deletes go to the native batch at once. */
+  interface ChainedBatch {
+    put(key: Buffer, value: Buffer): ChainedBatch;
+    del(key: Buffer): ChainedBatch;
+    write(options: { sync?: boolean }, callback: Callback): void;
+  }
+  interface RocksDB {
+    batch(): ChainedBatch;
+  }
+  function rocksdb(location: string): RocksDB;
   export default rocksdb;
 }

@@ -51,22 +51,63 @@ export interface BatchOp {
   value?: Buffer;
 }
 
-/** Minimal promise wrapper over levelup so the rest of the writer is plain async code. */
+type Down = ReturnType<typeof rocksdb>;
+type Chained = ReturnType<Down['batch']>;
+
+/**
+ * A RocksDB write batch filled as work proceeds: each put or del goes to the native batch
+ * at once (one native call per operation, no array of op objects converted at the end,
+ * which cost twice as much in a 7,000-operation block), and `Db.commit` writes it atomically.
+ */
+export class WriteBatch {
+  length = 0;
+  constructor(private readonly chained: Chained) {}
+
+  put(k: Buffer, v: Buffer): void {
+    this.chained.put(k, v);
+    this.length++;
+  }
+
+  del(k: Buffer): void {
+    this.chained.del(k);
+    this.length++;
+  }
+
+  /** @internal */
+  write(sync: boolean): Promise<void> {
+    return new Promise((resolve, reject) => this.chained.write({ sync } as never, (e?: Error | null) => (e ? reject(e) : resolve())));
+  }
+}
+
+/**
+ * Minimal promise wrapper over levelup so the rest of the writer is plain async code.
+ *
+ * Writes are ordered: each batch starts after the previous one finished. A caller may
+ * hand over a batch and go on without awaiting it (the ledger computes the next block
+ * while RocksDB writes the last one); every read waits for the writes handed over before
+ * it, so nobody reads the disk behind what the writer already committed to it.
+ */
 export class Db {
+  /** The last write handed to RocksDB; settles (never rejects) when it is done. */
+  private inflight: Promise<void> = Promise.resolve();
+
   private constructor(
     private db: ReturnType<typeof levelup>,
+    private down: Down,
     readonly path: string,
   ) {}
 
-  private static async openLevel(path: string): Promise<ReturnType<typeof levelup>> {
+  private static async openLevel(path: string): Promise<{ db: ReturnType<typeof levelup>; down: Down }> {
     mkdirSync(dirname(path), { recursive: true });
-    const db = levelup(rocksdb(path));
+    const down = rocksdb(path);
+    const db = levelup(down);
     await new Promise<void>((resolve, reject) => db.open((e?: Error | null) => (e ? reject(e) : resolve())));
-    return db;
+    return { db, down };
   }
 
   static async open(path: string): Promise<Db> {
-    return new Db(await Db.openLevel(path), path);
+    const { db, down } = await Db.openLevel(path);
+    return new Db(db, down, path);
   }
 
   /**
@@ -75,10 +116,18 @@ export class Db {
    */
   async reopen(): Promise<void> {
     await this.close().catch(() => undefined);
-    this.db = await Db.openLevel(this.path);
+    const { db, down } = await Db.openLevel(this.path);
+    this.db = db;
+    this.down = down;
   }
 
-  get(k: Buffer): Promise<Buffer | undefined> {
+  /** Resolves when every write handed over so far has finished (failed ones included). */
+  settled(): Promise<void> {
+    return this.inflight;
+  }
+
+  async get(k: Buffer): Promise<Buffer | undefined> {
+    await this.inflight;
     return new Promise((resolve, reject) =>
       this.db.get(k, (e: (Error & { notFound?: boolean }) | null | undefined, v?: Buffer) => {
         if (e) return e.notFound ? resolve(undefined) : reject(e);
@@ -88,16 +137,42 @@ export class Db {
   }
 
   /** Several keys in one round trip to RocksDB's thread pool; missing keys are undefined. */
-  getMany(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
+  async getMany(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
+    await this.inflight;
+    return this.getManyNow(keys);
+  }
+
+  /**
+   * `getMany` without waiting for writes in flight: the answer reflects either the state
+   * before or after the write in flight (batches are atomic). The caller accounts for it.
+   */
+  getManyNow(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
     if (keys.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => this.db.getMany(keys, {}, (e, v) => (e ? reject(e) : resolve(v ?? []))));
   }
 
-  /** Applies ops atomically; `sync` fsyncs the WAL so the batch survives power loss. */
+  newBatch(): WriteBatch {
+    return new WriteBatch(this.down.batch());
+  }
+
+  /**
+   * Writes `b` atomically after every write handed over before it; `sync` fsyncs the WAL
+   * so the batch survives power loss. The promise settles when this batch is written.
+   */
+  commit(b: WriteBatch, sync = true): Promise<void> {
+    const run = this.inflight.then(() => b.write(sync));
+    this.inflight = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Applies ops atomically (see `commit`). */
   batch(ops: BatchOp[], sync = true): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.db.batch(ops as never, { sync } as never, (e?: Error | null) => (e ? reject(e) : resolve())),
-    );
+    const b = this.newBatch();
+    for (const op of ops) {
+      if (op.type === 'put') b.put(op.key, op.value!);
+      else b.del(op.key);
+    }
+    return this.commit(b, sync);
   }
 
   put(k: Buffer, v: Buffer, sync = true): Promise<void> {
@@ -105,7 +180,8 @@ export class Db {
   }
 
   /** All entries with keys in [gte, lt), in key order. */
-  range(gte: Buffer, lt: Buffer, opts: { limit?: number; reverse?: boolean } = {}): Promise<{ key: Buffer; value: Buffer }[]> {
+  async range(gte: Buffer, lt: Buffer, opts: { limit?: number; reverse?: boolean } = {}): Promise<{ key: Buffer; value: Buffer }[]> {
+    await this.inflight;
     return new Promise((resolve, reject) => {
       const out: { key: Buffer; value: Buffer }[] = [];
       this.db
@@ -116,7 +192,8 @@ export class Db {
     });
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.inflight;
     return new Promise((resolve, reject) => this.db.close((e?: Error | null) => (e ? reject(e) : resolve())));
   }
 }

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Transaction } from 'bitcoinjs-lib';
-import { Bucket, Db, key, prefixEnd, type BatchOp } from './db.js';
+import { Bucket, Db, key, prefixEnd, type BatchOp, type WriteBatch } from './db.js';
 import { StateTree, type FieldProof } from '../state/state-tree.js';
 import { NodeError } from '../errors.js';
 import { toHex } from '../protocol/hash.js';
@@ -28,23 +28,30 @@ import { execute } from '../vm/execute.js';
 import { verifyArtifact } from '../vm/verifier.js';
 import type { Host, Program } from '../vm/types.js';
 import type { Logger } from '../log.js';
-import type { BlockInput, BlockRecord, CallRecord, ContractRecord, EventRecord, OrphanStamp, TxParts } from './records.js';
+import { decodeCallRecord, decodeBlockEvents, decodeBlockCalls, encodeBlockCalls, encodeBlockEvents, encodeCallFixed, encodeCallRecord, storedCallFixed, type StoredEventRow, type BlockInput, type BlockRecord, type CallRecord, type ContractRecord, type EventRecord, type OrphanStamp, type TxParts } from './records.js';
 
 /** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */
 export const JOURNAL_WINDOW = 144;
 
+/**
+ * Layout of the stored records (records.ts). A data directory written with another
+ * layout is refused at startup rather than misread; 2: binary call records.
+ */
+export const STORE_FORMAT = 2;
+
 const hexOf = (b: Uint8Array): string => toHex(b);
 const bytesOf = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
-const u32be = (n: number): Uint8Array => {
-  const b = new Uint8Array(4);
-  new DataView(b.buffer).setUint32(0, n, false);
+const u32be = (n: number): Buffer => {
+  const b = Buffer.allocUnsafe(4);
+  b.writeUInt32BE(n, 0);
   return b;
 };
-const u64be = (n: bigint): Uint8Array => {
-  const b = new Uint8Array(8);
-  new DataView(b.buffer).setBigUint64(0, n, false);
+const u64be = (n: bigint): Buffer => {
+  const b = Buffer.allocUnsafe(8);
+  b.writeBigUInt64BE(n, 0);
   return b;
 };
+const EMPTY = Buffer.alloc(0);
 const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v), 'utf8');
 const parse = <T>(b: Buffer): T => JSON.parse(b.toString('utf8')) as T;
 
@@ -68,11 +75,20 @@ function eventParamNames(abi: unknown[]): Map<string, string[]> {
 interface PendingCall {
   rec: CallRecord;
   envelope: CallEnvelope;
-  /** The stored JSON of `rec`, reused as the undo value when the call is decided. */
+  /** The record's fields fixed at intake, encoded once (records.ts encodeCallRecord). */
+  fixed: Buffer;
+  /** The stored pending record, reused as the undo value when the call is decided. */
   stored: Buffer;
   txid: Uint8Array;
   envelopeHash: Uint8Array;
 }
+
+/** Block records (events or call-log entries of one contract) read per page of a scan: bounds memory. */
+const EVENT_PAGE = 64;
+const CALL_LOG_PAGE = 64;
+
+/** The decision fields of a call that is not decided yet. */
+const PENDING_DECISION = { status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null } as const;
 
 export interface Tip {
   height: number;
@@ -81,20 +97,48 @@ export interface Tip {
 
 /** Collects one block's writes with the previous value of each key, for its undo log. */
 class UndoBatch {
-  readonly ops: BatchOp[] = [];
   readonly undo: [Buffer, Buffer | null][] = [];
   /** Calls decided per contract in this block (written once, not once per call). */
   readonly callCounts = new Map<string, number>();
+  /** Call-id index keys (latin1) this block claims. */
+  readonly claims = new Set<string>();
+  /**
+   * Per contract (hex id): this block's events and decided calls, written as one record
+   * each at the end of the block rather than one key per event and per call.
+   */
+  readonly perContract = new Map<string, { id: Uint8Array; events: StoredEventRow[]; calls: Uint8Array[] }>();
+
+  contractLog(cid: string, id: Uint8Array): { id: Uint8Array; events: StoredEventRow[]; calls: Uint8Array[] } {
+    let c = this.perContract.get(cid);
+    if (!c) {
+      c = { id, events: [], calls: [] };
+      this.perContract.set(cid, c);
+    }
+    return c;
+  }
   private readonly seen = new Set<string>();
+
+  constructor(readonly out: WriteBatch) {}
 
   put(k: Buffer, v: Buffer, prev: Buffer | null): void {
     this.remember(k, prev);
-    this.ops.push({ type: 'put', key: k, value: v });
+    this.out.put(k, v);
   }
 
   del(k: Buffer, prev: Buffer | null): void {
     this.remember(k, prev);
-    this.ops.push({ type: 'del', key: k });
+    this.out.del(k);
+  }
+
+  /** A key this block writes at most once (a call's record): no de-duplication bookkeeping. */
+  putOnce(k: Buffer, v: Buffer, prev: Buffer | null): void {
+    this.undo.push([k, prev]);
+    this.out.put(k, v);
+  }
+
+  delOnce(k: Buffer, prev: Buffer | null): void {
+    this.undo.push([k, prev]);
+    this.out.del(k);
   }
 
   /**
@@ -103,12 +147,13 @@ class UndoBatch {
    */
   putNew(k: Buffer, v: Buffer): void {
     this.undo.push([k, null]);
-    this.ops.push({ type: 'put', key: k, value: v });
+    this.out.put(k, v);
   }
 
   /** A write that is not undone (the undo log itself, the journal). */
   raw(op: BatchOp): void {
-    this.ops.push(op);
+    if (op.type === 'put') this.out.put(op.key, op.value!);
+    else this.out.del(op.key);
   }
 
   private remember(k: Buffer, prev: Buffer | null): void {
@@ -178,11 +223,36 @@ export class Ledger {
   halted = false;
   haltReason: string | null = null;
   lastBlockAt: string | null = null;
+  /**
+   * The last applied block's batch while RocksDB writes it: the next block is computed
+   * meanwhile (catch-up, replays) and handed over once this one is durable. `claims` are
+   * its call-id claims, which a read of the disk may not show yet.
+   */
+  private inflight: { done: Promise<Error | null>; claims: Set<string> } | null = null;
 
   constructor(
     readonly db: Db,
     private readonly log: Logger,
   ) {}
+
+  // ---------------------------------------------------------------- durability
+
+  /**
+   * Waits until the last applied block is durable. A failed write halts the node (memory
+   * is reloaded from what reached the disk) and throws `halted`. Every entry point that
+   * changes state calls this first, and the writer calls it after each chain update.
+   */
+  async flushBlocks(): Promise<void> {
+    const f = this.inflight;
+    if (!f) return;
+    const err = await f.done;
+    if (this.inflight === f) this.inflight = null;
+    if (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? err.message;
+      await this.halt(`storage write failed: ${code}`, false);
+      throw new NodeError('halted', 'node is halted: storage write failed');
+    }
+  }
 
   // ---------------------------------------------------------------- loading
 
@@ -199,6 +269,10 @@ export class Ledger {
     const tip = await meta<Tip>('tip');
     const anchor = await meta<Tip>('anchor');
     const halt = await meta<{ reason: string }>('halt');
+    const format = await meta<number>('format');
+    if (tip && format !== STORE_FORMAT) {
+      throw new Error(`the data directory ${this.db.path} holds storage format ${format ?? 1}, this node reads format ${STORE_FORMAT}: move it aside and let the node sync again`);
+    }
 
     for (const { value } of await this.db.range(key(Bucket.contract), prefixEnd(key(Bucket.contract)))) {
       const rec = parse<ContractRecord>(value);
@@ -206,8 +280,10 @@ export class Ledger {
       else next.pendingContracts.set(rec.contract_id, rec);
     }
     for (const { key: k } of await this.db.range(key(Bucket.pendingCall), prefixEnd(key(Bucket.pendingCall)))) {
-      const rec = await this.db.get(key(Bucket.call, k.subarray(1)));
-      if (rec) next.trackPending(parse<CallRecord>(rec));
+      const [rec, body] = await this.db.getMany([key(Bucket.call, k.subarray(1)), key(Bucket.callBody, k.subarray(1))]);
+      if (!rec) continue;
+      if (!body) throw new Error(`pending call ${k.subarray(1).toString('hex')} has no stored payload`);
+      next.trackPending(decodeCallRecord(rec), body);
     }
     for (const { value } of await this.db.range(key(Bucket.orphanStamp), prefixEnd(key(Bucket.orphanStamp)))) {
       const o = parse<OrphanStamp>(value);
@@ -258,10 +334,11 @@ export class Ledger {
     this.storageSize.set(rec.contract_id, size);
   }
 
-  private trackPending(rec: CallRecord): void {
-    if (rec.payload === undefined) throw new Error(`pending call ${rec.txid} has no payload`);
-    const envelope = decodeEnvelope(Buffer.from(rec.payload, 'base64'));
-    this.pending.set(rec.txid, { rec, envelope, stored: json(rec), txid: bytesOf(rec.txid), envelopeHash: bytesOf(rec.envelope_hash) });
+  private trackPending(rec: CallRecord, payload: Uint8Array): void {
+    const envelope = decodeEnvelope(payload);
+    const fixed = encodeCallFixed(rec);
+    const stored = encodeCallRecord(fixed, PENDING_DECISION);
+    this.pending.set(rec.txid, { rec, envelope, fixed, stored, txid: bytesOf(rec.txid), envelopeHash: bytesOf(rec.envelope_hash) });
     const set = this.pendingByOutpoint.get(rec.outpoint) ?? new Set<string>();
     set.add(rec.txid);
     this.pendingByOutpoint.set(rec.outpoint, set);
@@ -306,7 +383,7 @@ export class Ledger {
     const p = this.pending.get(txid);
     if (p) return p.rec;
     const v = await this.db.get(key(Bucket.call, bytesOf(txid)));
-    return v ? parse<CallRecord>(v) : null;
+    return v ? decodeCallRecord(v) : null;
   }
 
   /** A call's payload (borsh envelope bytes) as received, or null. */
@@ -343,12 +420,26 @@ export class Ledger {
     return this.callCounts.get(contractId) ?? 0;
   }
 
-  async callsOf(contractId: string, offset: number, limit: number): Promise<CallRecord[]> {
+  /** The contract's call log from `offset`: txids in (height, tx_index) order. */
+  async callTxids(contractId: string, offset: number, limit: number): Promise<string[]> {
     const prefix = key(Bucket.contractCalls, bytesOf(contractId));
-    const rows = await this.db.range(prefix, prefixEnd(prefix), { limit: offset + limit });
+    const out: string[] = [];
+    let skipped = 0;
+    // One record per block; read in bounded pages so a deep offset costs time, not memory.
+    for await (const r of this.scan(prefix, prefixEnd(prefix), CALL_LOG_PAGE)) {
+      for (const txid of decodeBlockCalls(r.value)) {
+        if (skipped < offset) skipped++;
+        else out.push(txid);
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+
+  async callsOf(contractId: string, offset: number, limit: number): Promise<CallRecord[]> {
     const out: CallRecord[] = [];
-    for (const r of rows.slice(offset)) {
-      const c = await this.call(r.value.toString('hex'));
+    for (const t of await this.callTxids(contractId, offset, limit)) {
+      const c = await this.call(t);
       if (c) out.push(c);
     }
     return out;
@@ -356,19 +447,26 @@ export class Ledger {
 
   async events(contractId: string, fromHeight: number, toHeight: number, after: [number, number, number] | null, limit: number, name: string | null): Promise<EventRecord[]> {
     const id = bytesOf(contractId);
-    const lo = after ? key(Bucket.event, id, u32be(after[0]), u32be(after[1]), u32be(after[2] + 1)) : key(Bucket.event, id, u32be(fromHeight));
+    const lo = key(Bucket.event, id, u32be(after ? after[0] : fromHeight));
     const hi = toHeight >= 0xffffffff ? prefixEnd(key(Bucket.event, id)) : key(Bucket.event, id, u32be(toHeight + 1));
     const out: EventRecord[] = [];
-    // Scan in bounded pages so a name filter over a long history stays bounded in memory.
-    let from = lo;
-    for (;;) {
-      const rows = await this.db.range(from, hi, { limit: 1000 });
-      for (const r of rows) {
-        const e = parse<EventRecord>(r.value);
+    for await (const r of this.scan(lo, hi, EVENT_PAGE)) {
+      for (const e of decodeBlockEvents(contractId, r.key.readUInt32BE(33), r.value)) {
+        if (after && (e.block_height === after[0] && (e.tx_index < after[1] || (e.tx_index === after[1] && e.log_index <= after[2])))) continue;
         if (name === null || e.name === name) out.push(e);
         if (out.length >= limit) return out;
       }
-      if (rows.length < 1000) return out;
+    }
+    return out;
+  }
+
+  /** Entries in [gte, lt) in key order, read `page` at a time. */
+  private async *scan(gte: Buffer, lt: Buffer, page: number): AsyncGenerator<{ key: Buffer; value: Buffer }> {
+    let from = gte;
+    for (;;) {
+      const rows = await this.db.range(from, lt, { limit: page });
+      yield* rows;
+      if (rows.length < page) return;
       from = Buffer.concat([rows[rows.length - 1]!.key, Buffer.of(0)]);
     }
   }
@@ -376,8 +474,10 @@ export class Ledger {
   // ---------------------------------------------------------------- anchoring
 
   async initAnchor(tip: Tip): Promise<void> {
+    await this.flushBlocks();
     if (this.tip) return;
     const ops: BatchOp[] = [
+      { type: 'put', key: key(Bucket.meta, 'format'), value: json(STORE_FORMAT) },
       { type: 'put', key: key(Bucket.meta, 'anchor'), value: json(tip) },
       { type: 'put', key: key(Bucket.meta, 'tip'), value: json(tip) },
       { type: 'put', key: key(Bucket.stateRoot, u32be(tip.height)), value: json({ height: tip.height, block_hash: tip.hash, state_root: hexOf(this.state.root()) }) },
@@ -394,6 +494,7 @@ export class Ledger {
 
   /** Stores a verified deploy registration durably. Returns false when it was already known. */
   async acceptDeploy(rec: ContractRecord): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
+    await this.flushBlocks();
     this.refuseWhileHalted();
     const known = await this.payloadAt(rec.txid);
     if (known) {
@@ -412,6 +513,7 @@ export class Ledger {
 
   /** Stores a verified call durably. */
   async acceptCall(rec: CallRecord): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
+    await this.flushBlocks();
     this.refuseWhileHalted();
     const payload = rec.payload ?? '';
     const bodyHash = createHash('sha256').update(rec.contract_id).update(payload).digest('hex');
@@ -421,14 +523,15 @@ export class Ledger {
       throw new NodeError('conflict', `txid ${rec.txid} is already known with a different ${known.kind === 'call' ? 'payload' : 'artifact'}`);
     }
     const txid = bytesOf(rec.txid);
+    const body = Buffer.from(payload, 'base64');
     const ops: BatchOp[] = [
-      { type: 'put', key: key(Bucket.call, txid), value: json(rec) },
+      { type: 'put', key: key(Bucket.call, txid), value: encodeCallRecord(encodeCallFixed(rec), PENDING_DECISION) },
       { type: 'put', key: key(Bucket.pendingCall, txid), value: Buffer.alloc(0) },
-      { type: 'put', key: key(Bucket.callBody, txid), value: Buffer.from(payload, 'base64') },
+      { type: 'put', key: key(Bucket.callBody, txid), value: body },
       { type: 'put', key: key(Bucket.payload, txid), value: json({ kind: 'call', contract_id: rec.contract_id, body_hash: bodyHash }) },
     ];
     await this.writeOrHalt(ops);
-    this.trackPending(rec);
+    this.trackPending(rec, body);
     const orphan = this.orphans.get(rec.txid);
     return { created: true, record: rec, replayFrom: orphan ? orphan.block_height : null };
   }
@@ -448,7 +551,7 @@ export class Ledger {
     if (!this.tip) throw new NodeError('internal', 'block before the journal is anchored');
     if (b.height !== this.tip.height + 1) throw new NodeError('internal', `block ${b.height} does not follow tip ${this.tip.height}`);
     if (b.prevHash !== this.tip.hash) throw new NodeError('internal', `block ${b.height} does not link to tip ${this.tip.hash}`);
-    const batch = new UndoBatch();
+    const batch = new UndoBatch(this.db.newBatch());
     const height = b.height;
 
     // 1. Calls whose named outpoint another confirmed transaction spends are dropped.
@@ -480,12 +583,15 @@ export class Ledger {
     items.sort((x, y) => x.txIndex - y.txIndex);
 
     // One batched read for every call id this block may use (not one awaited get per call).
+    // The previous block may still be on its way to the disk: its claims come from memory.
     const usedCallIds = new Set<string>();
     const candidates = items.map((it) => this.pending.get(it.txid)).filter((p): p is PendingCall => p !== undefined);
     const idKeys = candidates.map((p) => key(Bucket.callIdIndex, p.envelope.caller, u64be(p.envelope.callId)));
-    const found = await this.db.getMany(idKeys);
+    const inflightClaims = this.inflight?.claims;
+    const found = await this.db.getManyNow(idKeys);
     found.forEach((v, i) => {
-      if (v !== undefined) usedCallIds.add(idKeys[i]!.toString('hex'));
+      const id = idKeys[i]!.toString('latin1');
+      if (v !== undefined || inflightClaims?.has(id)) usedCallIds.add(id);
     });
     for (const it of items) {
       // Parts are the bitcoinjs shape the binding check and the context read.
@@ -507,6 +613,11 @@ export class Ledger {
     batch.put(key(Bucket.stateRoot, u32be(height)), json({ height, block_hash: b.hash, state_root: root }), null);
     batch.put(key(Bucket.meta, 'tip'), json({ height, hash: b.hash }), json(prevTip));
     batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: json(record) });
+    for (const cid of [...batch.perContract.keys()].sort()) {
+      const c = batch.perContract.get(cid)!;
+      if (c.events.length > 0) batch.putNew(key(Bucket.event, c.id, u32be(height)), encodeBlockEvents(c.events));
+      if (c.calls.length > 0) batch.putNew(key(Bucket.contractCalls, c.id, u32be(height)), encodeBlockCalls(c.calls));
+    }
     for (const cid of [...batch.callCounts.keys()].sort()) {
       const before = this.callCount(cid);
       const after = before + batch.callCounts.get(cid)!;
@@ -515,7 +626,14 @@ export class Ledger {
     }
     batch.raw({ type: 'put', key: key(Bucket.undo, u32be(height)), value: encodeUndo(batch.undo) });
     if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: key(Bucket.undo, u32be(height - JOURNAL_WINDOW)) });
-    await this.writeOrHalt(batch.ops, opts.sync ?? true);
+    // Hand the batch over once the previous block is durable, and go on: the caller may
+    // compute the next block while RocksDB writes this one (flushBlocks waits for it).
+    await this.flushBlocks();
+    const done = this.db.commit(batch.out, opts.sync ?? true).then(
+      () => null,
+      (e: Error) => e,
+    );
+    this.inflight = { done, claims: batch.claims };
     this.tip = { height, hash: b.hash };
     this.recentHashes.set(height, b.hash);
     this.recentHashes.delete(height - 2 * JOURNAL_WINDOW - 1);
@@ -550,17 +668,16 @@ export class Ledger {
 
   private finishCall(batch: UndoBatch, p: PendingCall, upd: Pick<CallRecord, 'status' | 'block_height' | 'tx_index' | 'result' | 'error' | 'instructions'>): void {
     const txid = p.txid;
-    const { payload: _kept, ...decided } = p.rec;
-    const next: CallRecord = { ...decided, ...upd };
-    batch.put(key(Bucket.call, txid), json(next), p.stored);
-    batch.del(key(Bucket.pendingCall, txid), Buffer.alloc(0));
+    // A call is decided once per block: its record and pending marker need no de-duplication.
+    batch.putOnce(key(Bucket.call, txid), encodeCallRecord(p.fixed, upd), p.stored);
+    batch.delOnce(key(Bucket.pendingCall, txid), EMPTY);
     this.untrackPending(p.rec.txid);
     if (this.orphans.has(p.rec.txid)) {
       batch.del(key(Bucket.orphanStamp, txid), json(this.orphans.get(p.rec.txid)));
       this.orphans.delete(p.rec.txid);
     }
     if (upd.block_height !== null && upd.tx_index !== null) {
-      batch.putNew(key(Bucket.contractCalls, bytesOf(p.rec.contract_id), u32be(upd.block_height), u32be(upd.tx_index)), Buffer.from(txid));
+      batch.contractLog(p.rec.contract_id, p.envelope.contractId).calls.push(txid);
       batch.callCounts.set(p.rec.contract_id, (batch.callCounts.get(p.rec.contract_id) ?? 0) + 1);
     }
   }
@@ -582,7 +699,7 @@ export class Ledger {
       return invalid('unknown_contract', 'the call is confirmed at or before its contract deploy');
     }
     const callIdKey = key(Bucket.callIdIndex, e.caller, u64be(e.callId));
-    const callIdHex = callIdKey.toString('hex');
+    const callIdHex = callIdKey.toString('latin1');
     if (usedCallIds.has(callIdHex)) {
       return invalid('duplicate_call_id', `(caller, call_id ${e.callId}) already belongs to an executed or failed call`);
     }
@@ -602,6 +719,7 @@ export class Ledger {
       host: this.host(),
     });
     usedCallIds.add(callIdHex);
+    batch.claims.add(callIdHex);
     batch.putNew(callIdKey, Buffer.from(p.txid));
     if (out.status === 'failed') {
       this.finishCall(batch, p, { status: 'failed', block_height: height, tx_index: txIndex, result: null, error: { code: out.code, message: out.message }, instructions: out.instructions });
@@ -620,8 +738,7 @@ export class Ledger {
     }
     out.events.forEach((ev, logIndex) => {
       const cid = hexOf(ev.contractId);
-      const rec: EventRecord = { name: ev.name, params: this.eventParams(cid, ev.name, ev.params), txid: p.rec.txid, block_height: height, tx_index: txIndex, log_index: logIndex, contract_id: cid };
-      batch.putNew(key(Bucket.event, ev.contractId, u32be(height), u32be(txIndex), u32be(logIndex)), json(rec));
+      batch.contractLog(cid, ev.contractId).events.push([txIndex, logIndex, ev.name, this.eventParams(cid, ev.name, ev.params), p.rec.txid]);
     });
     this.finishCall(batch, p, {
       status: 'executed',
@@ -662,6 +779,7 @@ export class Ledger {
    * journal. `dropJournal`: the blocks above `height` left the best chain (a reorg).
    */
   async rewindTo(height: number, opts: { dropJournal: boolean }): Promise<void> {
+    await this.flushBlocks();
     if (!this.tip || height >= this.tip.height) return;
     if (height < this.anchor!.height) throw new NodeError('internal', `cannot rewind below the journal anchor ${this.anchor!.height}`);
     if (height >= this.undoFloor) {
@@ -684,6 +802,7 @@ export class Ledger {
    * below `verifyBelow` must reproduce their stored state roots; a difference is a halt.
    */
   async rederive(height: number, opts: { dropJournalAbove: boolean; verifyBelow: number }): Promise<void> {
+    await this.flushBlocks();
     const anchor = this.anchor!;
     this.log.warn('re-deriving state from the block journal', { from: anchor.height, to: height });
     const oldRoots = new Map<number, { block_hash: string; state_root: string }>();
@@ -705,11 +824,7 @@ export class Ledger {
     await wipe(Bucket.stateRoot, (k) => k.readUInt32BE(1) === anchor.height);
     if (opts.dropJournalAbove) await wipe(Bucket.block, (k) => k.readUInt32BE(1) <= height);
     for (const { key: k, value } of await this.db.range(key(Bucket.call), prefixEnd(key(Bucket.call)))) {
-      const c = parse<CallRecord>(value);
-      const body = c.payload ?? (await this.db.get(key(Bucket.callBody, k.subarray(1))))?.toString('base64');
-      if (body === undefined) throw new Error(`call ${c.txid} has no stored payload`);
-      const reset: CallRecord = { ...c, payload: body, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null };
-      ops.push({ type: 'put', key: k, value: json(reset) });
+      ops.push({ type: 'put', key: k, value: encodeCallRecord(storedCallFixed(value), PENDING_DECISION) });
       ops.push({ type: 'put', key: key(Bucket.pendingCall, k.subarray(1)), value: Buffer.alloc(0) });
     }
     for (const { key: k, value } of await this.db.range(key(Bucket.contract), prefixEnd(key(Bucket.contract)))) {
@@ -733,12 +848,14 @@ export class Ledger {
       }
     }
     // Undo logs beyond the window were pruned during replay; make the result durable.
+    await this.flushBlocks();
     await this.writeOrHalt([{ type: 'put', key: key(Bucket.meta, 'tip'), value: json(this.tip) }], true);
     this.log.info('re-derivation done', { height: this.tip!.height, state_root: this.stateRoot });
   }
 
   /** Replays blocks from `fromHeight` after a late payload, keeping the journal. */
   async replayFrom(fromHeight: number): Promise<void> {
+    await this.flushBlocks();
     if (!this.tip || fromHeight > this.tip.height) return;
     const target = this.tip.height;
     if (fromHeight - 1 >= this.undoFloor) {
@@ -749,6 +866,7 @@ export class Ledger {
         const rec = parse<BlockRecord>(raw);
         await this.applyBlock({ height: rec.height, hash: rec.hash, prevHash: rec.prevHash, txs: rec.txs, dropped: rec.dropped, unstamped: rec.unstamped });
       }
+      await this.flushBlocks();
     } else {
       await this.rederive(target, { dropJournalAbove: false, verifyBelow: fromHeight });
     }
@@ -791,6 +909,7 @@ export class Ledger {
 
   /** Operator action: re-derive from the journal and resume if it agrees with itself. */
   async clearHalt(): Promise<void> {
+    await this.flushBlocks().catch(() => undefined);
     const reason = this.haltReason;
     this.halted = false;
     this.haltReason = null;

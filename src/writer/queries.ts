@@ -17,7 +17,7 @@ import type { MembershipProof } from '../state/merkle.js';
 import type { AbiEntry } from '../vm/types.js';
 import type { Writer } from './writer.js';
 import type { CallRecord } from './records.js';
-import { statusBody } from './records.js';
+import { statusBody, storedCallStatus } from './records.js';
 export { statusBody };
 import {
   BLOCK_APPLY_BUCKETS,
@@ -188,38 +188,10 @@ export class WriterQueries {
       this.known(p.contract_id);
       const l = this.writer.ledger;
       const total = l.callCount(p.contract_id);
-      const recs = p.offset >= total ? [] : await this.callsPage(p.contract_id, p.offset, p.limit);
+      const recs = p.offset >= total ? [] : await l.callsOf(p.contract_id, p.offset, p.limit);
       const tip = l.tip?.height ?? null;
       return { contract_id: p.contract_id, total, limit: p.limit, offset: p.offset, calls: recs.map((r) => statusBody(r, tip)) };
     });
-  }
-
-  /**
-   * The confirmed-call log from `offset`, read in pages of 1,000 index rows so a deep offset
-   * costs time, not memory (ledger.callsOf would hold offset + limit rows at once).
-   */
-  private async callsPage(contractId: string, offset: number, limit: number): Promise<CallRecord[]> {
-    const l = this.writer.ledger;
-    const prefix = key(Bucket.contractCalls, Buffer.from(contractId, 'hex'));
-    const end = prefixEnd(prefix);
-    let from = prefix;
-    let skipped = 0;
-    const txids: string[] = [];
-    for (;;) {
-      const rows = await l.db.range(from, end, { limit: 1000 });
-      for (const r of rows) {
-        if (skipped < offset) skipped++;
-        else if (txids.length < limit) txids.push(r.value.toString('hex'));
-      }
-      if (rows.length < 1000 || txids.length >= limit) break;
-      from = Buffer.concat([rows[rows.length - 1]!.key, Buffer.of(0)]);
-    }
-    const out: CallRecord[] = [];
-    for (const t of txids) {
-      const c = await l.call(t);
-      if (c) out.push(c);
-    }
-    return out;
   }
 
   simSnapshot(p: { ids: string[] }): Promise<SimSnapshot> {
@@ -259,8 +231,8 @@ export class WriterQueries {
     for (;;) {
       const rows = await l.db.range(from, prefixEnd(start), { limit: 1000 });
       for (const r of rows) {
-        const m = /"status":"([a-z]+)"/.exec(r.value.toString('utf8'));
-        if (m) counts[m[1]!] = (counts[m[1]!] ?? 0) + 1;
+        const status = storedCallStatus(r.value);
+        counts[status] = (counts[status] ?? 0) + 1;
       }
       if (rows.length < 1000) break;
       from = Buffer.concat([rows[rows.length - 1]!.key, Buffer.of(0)]);

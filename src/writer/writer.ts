@@ -95,6 +95,9 @@ export class Writer {
           await l.rewindTo(u.fork_height, { dropJournal: true });
         }
         for (const b of u.connected) await l.applyBlock(b);
+        // Blocks of one update are written while the next is computed; the answer waits
+        // until all are durable.
+        await l.flushBlocks();
       } catch (e) {
         if (!(e instanceof NodeError)) await l.halt(`internal error applying blocks: ${(e as Error).message}`);
         throw e instanceof NodeError ? e : new NodeError('halted', 'node is halted: internal error applying blocks');
