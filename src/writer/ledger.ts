@@ -279,11 +279,18 @@ export class Ledger {
       if (rec.status === 'active') await next.activateInMemory(rec);
       else next.pendingContracts.set(rec.contract_id, rec);
     }
-    for (const { key: k } of await this.db.range(key(Bucket.pendingCall), prefixEnd(key(Bucket.pendingCall)))) {
-      const [rec, body] = await this.db.getMany([key(Bucket.call, k.subarray(1)), key(Bucket.callBody, k.subarray(1))]);
-      if (!rec) continue;
-      if (!body) throw new Error(`pending call ${k.subarray(1).toString('hex')} has no stored payload`);
-      next.trackPending(decodeCallRecord(rec), body);
+    const pendingTxids = (await this.db.range(key(Bucket.pendingCall), prefixEnd(key(Bucket.pendingCall)))).map((r) => r.key.subarray(1));
+    // Records and payloads of pending calls in batched reads (one round trip per 512 calls).
+    for (let i = 0; i < pendingTxids.length; i += 512) {
+      const chunk = pendingTxids.slice(i, i + 512);
+      const got = await this.db.getMany(chunk.flatMap((t) => [key(Bucket.call, t), key(Bucket.callBody, t)]));
+      chunk.forEach((t, j) => {
+        const rec = got[2 * j];
+        const body = got[2 * j + 1];
+        if (!rec) return;
+        if (!body) throw new Error(`pending call ${t.toString('hex')} has no stored payload`);
+        next.trackPending(decodeCallRecord(rec), body);
+      });
     }
     for (const { value } of await this.db.range(key(Bucket.orphanStamp), prefixEnd(key(Bucket.orphanStamp)))) {
       const o = parse<OrphanStamp>(value);
@@ -334,7 +341,9 @@ export class Ledger {
     this.storageSize.set(rec.contract_id, size);
   }
 
-  private trackPending(rec: CallRecord, payload: Uint8Array): void {
+  private trackPending(full: CallRecord, payload: Uint8Array): void {
+    // The payload stays on disk only (Bucket.callBody): memory holds its decoded envelope.
+    const { payload: _onDisk, ...rec } = full;
     const envelope = decodeEnvelope(payload);
     const fixed = encodeCallFixed(rec);
     const stored = encodeCallRecord(fixed, PENDING_DECISION);
