@@ -52,6 +52,7 @@ const u64be = (n: bigint): Buffer => {
   return b;
 };
 const EMPTY = Buffer.alloc(0);
+const bufferView = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v), 'utf8');
 const parse = <T>(b: Buffer): T => JSON.parse(b.toString('utf8')) as T;
 
@@ -734,17 +735,27 @@ export class Ledger {
       this.finishCall(batch, p, { status: 'failed', block_height: height, tx_index: txIndex, result: null, error: { code: out.code, message: out.message }, instructions: out.instructions });
       return;
     }
+    // Writes come sorted by contract: the size bookkeeping is per run of one contract.
+    let cid = '';
+    let cidBytes: Uint8Array | null = null;
+    let size = 0;
     for (const w of out.writes) {
-      const cid = hexOf(w.contractId);
+      if (w.contractId !== cidBytes) {
+        if (cidBytes) this.storageSize.set(cid, size);
+        cidBytes = w.contractId;
+        cid = hexOf(w.contractId);
+        size = this.storageSize.get(cid) ?? 0;
+      }
       const prev = this.state.getStorage(w.contractId, w.key);
       this.state.setStorage(w.contractId, w.key, w.value);
-      const size = (this.storageSize.get(cid) ?? 0) - (prev ? w.key.length + prev.length : 0) + (w.value ? w.key.length + w.value.length : 0);
-      this.storageSize.set(cid, size);
+      size += (w.value ? w.key.length + w.value.length : 0) - (prev ? w.key.length + prev.length : 0);
       const k = key(Bucket.storage, w.contractId, w.key);
-      const prevBuf = prev ? Buffer.from(prev) : null;
-      if (w.value) batch.put(k, Buffer.from(w.value), prevBuf);
+      // Views, not copies: RocksDB copies into its batch and the undo log copies again.
+      const prevBuf = prev ? bufferView(prev) : null;
+      if (w.value) batch.put(k, bufferView(w.value), prevBuf);
       else batch.del(k, prevBuf);
     }
+    if (cidBytes) this.storageSize.set(cid, size);
     out.events.forEach((ev, logIndex) => {
       const cid = hexOf(ev.contractId);
       batch.contractLog(cid, ev.contractId).events.push([txIndex, logIndex, ev.name, this.eventParams(cid, ev.name, ev.params), p.rec.txid]);
