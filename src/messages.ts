@@ -431,6 +431,8 @@ export type WriterCoreApi = {
 export interface WriterInit {
   dbPath: string;
   nodeId: string;
+  /** Config max_pending_calls: beyond it acceptCall answers overloaded. */
+  maxPendingCalls: number;
   logFilter: string;
   secrets: string[];
 }
