@@ -1,8 +1,8 @@
 /**
  * SIGKILL during peer sync (issue 10): a fresh node pulls a contract's deploy and 45
  * calls (30 confirmed in two blocks, 15 pending) from a peer by Merkle-diff sync, and is
- * killed (the whole process group) at seeded random moments of it, CYCLES times, each
- * time restarted on its data directory. Every call it held before a kill must be there
+ * killed (the whole process group) at seeded random moments once the sync is under way,
+ * CYCLES times, each time restarted on its data directory. Every call it held before a kill must be there
  * after the restart; at the end it holds every call, with the height, state root and
  * outcomes of the peer that never crashed.
  */
@@ -12,9 +12,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCall, buildCallAnchor } from '../../src/client/sdk.js';
-import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
 import { killDelays } from '../helpers/crash-pair.js';
-import { freePort, startPeerNode, waitStatus } from '../gossip/helpers.js';
+import { freePort, startPeerNode, status, waitStatus } from '../gossip/helpers.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 
 const CYCLES = Number(process.env['SVC_HARDENING_SYNC_CRASH_CYCLES'] ?? 4);
@@ -62,13 +62,18 @@ test(`SIGKILL during peer sync, ${CYCLES} cycles: no stored call lost, same stat
       const s = await Promise.all(txids.map(async (t) => ((await fetch(`${node.restUrl}/contract_call/${t}/status`).then(async (r) => (await r.arrayBuffer(), r.status))) === 200 ? t : null)));
       return new Set(s.filter((t): t is string => t !== null));
     };
-    // Sync of 46 payloads takes about a second here: kill anywhere in the first 1.2 s.
-    const delay = killDelays(0x5ca1ab1e, 1_200);
+    // Sync of 46 payloads takes about a second here. Kill anywhere in the first 0.5 s
+    // after this start's sync has fetched its first payload (or found nothing to fetch),
+    // so the kills land in the sync even when a loaded machine starts the node slowly.
+    const delay = killDelays(0x5ca1ab1e, 500);
+    const syncUnderway = (node: NodeProcess): Promise<void> =>
+      waitUntil(node, async () => node.lines.some((l) => l.msg === 'startup sync done') || (await status(node)).gossip.sync_payloads_fetched > 0, 'the startup sync under way', 30_000);
     const held: number[] = [];
     let mustHave = new Set<string>();
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       C = await start();
       for (const t of mustHave) assert.equal((await getJson(`${C.restUrl}/contract_call/${t}/status`)).status, 200, `cycle ${cycle}: call ${t} stored before a kill is gone`);
+      await syncUnderway(C);
       await new Promise((r) => setTimeout(r, delay()));
       mustHave = await known(C); // what it holds now, just before the kill
       held.push(mustHave.size);
