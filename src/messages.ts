@@ -252,6 +252,10 @@ export interface GossipCounters {
   requests_unauthenticated: number;
   /** Requests refused by the inbound rate limits. */
   requests_rate_limited: number;
+  /** Requests whose bytes are not a protobuf message of the method (INVALID_ARGUMENT). */
+  requests_malformed: number;
+  /** Payload copies not sent because the peer's send backlog was full (sync repairs them). */
+  payloads_forward_dropped: number;
   /** Sync rounds completed (one per peer per round). */
   sync_rounds: number;
   /** Contracts whose Merkle root differed from a peer's during sync. */
@@ -427,6 +431,8 @@ export type WriterCoreApi = {
 export interface WriterInit {
   dbPath: string;
   nodeId: string;
+  /** Config max_pending_calls: beyond it acceptCall answers overloaded. */
+  maxPendingCalls: number;
   logFilter: string;
   secrets: string[];
 }

@@ -55,6 +55,8 @@ export interface NodeConfig {
   peerSyncIntervalS: number;
   /** Height to anchor a node with no data at; null = the chain tip. */
   startHeight: number | null;
+  /** Pending calls held at once; beyond, intake answers 503 overloaded. */
+  maxPendingCalls: number;
   workers: WorkersOptions;
   /** Gossip and sync tuning (issue 8). */
   gossip: GossipOptions;
@@ -201,6 +203,12 @@ export const KEYS: readonly KeyDef[] = [
   { key: 'block_check_interval_s', env: 'SVC_BLOCK_CHECK_INTERVAL_S', default: 60, parse: number(0.01, 86_400, false) },
   { key: 'peer_sync_interval_s', env: 'SVC_PEER_SYNC_INTERVAL_S', default: 300, parse: number(0.01, 86_400, false) },
   { key: 'start_height', env: 'SVC_START_HEIGHT', default: '', parse: optionalHeight },
+  // A pending call stays in the writer's memory until its anchor confirms: 1-2 KiB for a
+  // typical envelope of a few hundred bytes (record, stored JSON, decoded envelope), about
+  // 3x the envelope for large ones. A million is far beyond what confirms in a day (a
+  // block holds a few thousand transactions) and each needs a real anchoring transaction
+  // (a fee); operators with little memory lower it.
+  { key: 'max_pending_calls', env: 'SVC_MAX_PENDING_CALLS', default: 1_000_000, parse: number(1, 100_000_000, true) },
   // ---- gossip and sync tuning (issue 8; src/gossip/options.ts reads them) ----
   // A heartbeat is one signed ~200-byte message per peer; every 15 s keeps a 64-peer set
   // under 5 messages/s while a dead peer is noticed within a minute.
@@ -350,6 +358,7 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
     blockCheckIntervalS: values['block_check_interval_s'] as number,
     peerSyncIntervalS: values['peer_sync_interval_s'] as number,
     startHeight: values['start_height'] as number | null,
+    maxPendingCalls: values['max_pending_calls'] as number,
     workers: { poolSize: (values['workers.pool_size'] as number) || availableParallelism(), queueLimit: values['workers.queue_limit'] as number },
     gossip: {
       heartbeatIntervalS: values['gossip.heartbeat_interval_s'] as number,

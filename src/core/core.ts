@@ -52,7 +52,7 @@ export class Core {
 
   static async start(init: InitMessage): Promise<Core> {
     const { config } = init;
-    const workerData: WriterInit = { dbPath: config.dbPath, nodeId: config.nodeId, logFilter: config.logFilter, secrets: secretsOf(config) };
+    const workerData: WriterInit = { dbPath: config.dbPath, nodeId: config.nodeId, maxPendingCalls: config.maxPendingCalls, logFilter: config.logFilter, secrets: secretsOf(config) };
     const thread = new Worker(new URL('../writer/thread.js', import.meta.url), { workerData });
     const writer = new RpcClient<WriterApi>(portTransport(thread));
     await new Promise<void>((resolve, reject) => {

@@ -17,6 +17,27 @@ export const CLOCK_WINDOW_MS = 120_000;
 /** Peer keys whose KeyObject is kept; beyond, the least recently used is dropped. */
 const KEY_CACHE_SIZE = 1024;
 
+const ED25519_P = 2n ** 255n - 19n;
+/** y of two of the four points of order 8 (the other two have y = p - Y8). */
+const Y8 = 0x7a03ac9277fdc74ec6cc392cfa53202a0f67100d760b3cba4fd84d3d706a17c7n;
+/** y-coordinates of the 8 small-order points: identity (1), order 2 (p-1), order 4 (0), order 8 (Y8, p-Y8). */
+const SMALL_ORDER_Y = new Set([0n, 1n, ED25519_P - 1n, Y8, ED25519_P - Y8]);
+
+/**
+ * Whether a raw Ed25519 public key encodes a point of small order (any sign bit, and the
+ * non-canonical encodings y >= p too). OpenSSL accepts such keys, and for them a
+ * signature can be made without any private key: with the identity as key, R = identity
+ * and S = 0 verify for every message (checked against node:crypto in
+ * test/gossip/units.test.ts). Such an identity belongs to nobody, so it is refused.
+ */
+export function isSmallOrderKey(raw: Uint8Array): boolean {
+  if (raw.length !== 32) return false;
+  const le = Buffer.from(raw);
+  le[31]! &= 0x7f;
+  const y = BigInt(`0x${le.reverse().toString('hex')}`) % ED25519_P;
+  return SMALL_ORDER_Y.has(y);
+}
+
 export interface Auth {
   public_key: Uint8Array;
   signature: Uint8Array;
@@ -92,6 +113,7 @@ export class Verifier {
     if (sentAt > 0xffffffffffffffffn || Math.abs(Number(sentAt) - nowMs) > CLOCK_WINDOW_MS) return { ok: false, reason: 'sent_at_ms is outside the clock window' };
     const hex = Buffer.from(pk).toString('hex');
     if (hex === this.selfKey) return { ok: false, reason: 'request signed with this node own key' };
+    if (isSmallOrderKey(pk)) return { ok: false, reason: 'public_key is a small-order point' };
     let keyObj: KeyObject;
     try {
       keyObj = this.keyObject(pk, hex);

@@ -10,6 +10,8 @@ export function zeroCounters(): GossipCounters {
     payloads_forwarded: 0,
     requests_unauthenticated: 0,
     requests_rate_limited: 0,
+    requests_malformed: 0,
+    payloads_forward_dropped: 0,
     sync_rounds: 0,
     sync_contracts_differing: 0,
     sync_payloads_fetched: 0,

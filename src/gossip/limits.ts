@@ -22,3 +22,10 @@ export const MAX_GRPC_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Payloads per SubmitPayload request, also bounded by MAX_GRPC_MESSAGE_BYTES in total. */
 export const MAX_BATCH_PAYLOADS = 64;
+
+/**
+ * Peer keys whose inbound budget is tracked at once (peer-limiter.ts). 64 times the
+ * default gossip.max_peers, and two seconds of fresh identities at the default
+ * gossip.global_rate_per_s; about 200 bytes each, so under 1 MiB in all.
+ */
+export const PEER_LIMITER_KEYS = 4096;

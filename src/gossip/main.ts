@@ -111,32 +111,48 @@ async function heartbeat(p: Peer): Promise<void> {
 }
 
 let lastActive = -1;
-let ticking = false;
-async function tick(): Promise<void> {
-  // A slow round (peers timing out) is not stacked under the next one.
-  if (ticking) return;
-  ticking = true;
-  try {
-    await tickOnce();
-  } finally {
-    ticking = false;
+/** Peers whose heartbeat is still in flight: never two at once to one peer. */
+const heartbeating = new Set<Peer>();
+
+function noteActive(): void {
+  const active = peers.active().length;
+  if (active !== lastActive) {
+    lastActive = active;
+    dirty = true;
   }
 }
 
-async function tickOnce(): Promise<void> {
+/**
+ * One heartbeat round; resolves when the heartbeats it started are answered. Each peer is
+ * independent: a peer that hangs until the request deadline keeps only its own heartbeat
+ * pending (it is skipped by later rounds meanwhile), while the others are heartbeaten and
+ * the active count reported on time. (The first version awaited the whole round before
+ * the next, so one hanging peer delayed every peer's heartbeat and node_status.peers by
+ * the request deadline.)
+ */
+async function tick(): Promise<void> {
   try {
     const s = await core.call('nodeStatus', {});
     localHeight = s.processed_height ?? 0;
   } catch {
     /* the core is restarting; keep the last height */
   }
-  await Promise.all(peers.all().map((p) => sendQueue.add(() => heartbeat(p))));
-  for (const url of peers.expire()) log.info('peer expired', { peer: url });
-  const active = peers.active().length;
-  if (active !== lastActive) {
-    lastActive = active;
-    dirty = true;
+  const started: Promise<void>[] = [];
+  for (const p of peers.all()) {
+    if (heartbeating.has(p)) continue;
+    heartbeating.add(p);
+    started.push(
+      sendQueue
+        .add(() => heartbeat(p))
+        .finally(() => {
+          heartbeating.delete(p);
+          noteActive();
+        }),
+    );
   }
+  for (const url of peers.expire()) log.info('peer expired', { peer: url });
+  noteActive();
+  await Promise.all(started);
 }
 
 async function report(): Promise<void> {

@@ -38,9 +38,35 @@ export function requestCodec(method: PeerMethod): { serialize: (v: object) => Bu
   return { serialize: m.requestSerialize as (v: object) => Buffer, deserialize: m.requestDeserialize as (b: Buffer) => Record<string, unknown> };
 }
 
+/**
+ * What the server's handlers receive for bytes that are not a protobuf message of the
+ * method. grpc-js itself would answer those INTERNAL ("Error deserializing request"), as
+ * if the node had a bug; the handler answers INVALID_ARGUMENT `bad_request` instead.
+ */
+export class MalformedRequest {
+  constructor(readonly reason: string) {}
+}
+
+/** The peer service as the server registers it: request decoding never throws (see MalformedRequest). */
 export function loadPeerService(): grpc.ServiceDefinition {
   const pkg = grpc.loadPackageDefinition(packageDefinition()) as unknown as { svc: { v1: { Peer: { service: grpc.ServiceDefinition } } } };
-  return pkg.svc.v1.Peer.service;
+  const out: Record<string, grpc.MethodDefinition<object, object>> = {};
+  for (const [name, def] of Object.entries(pkg.svc.v1.Peer.service)) {
+    const decode = def.requestDeserialize;
+    out[name] = {
+      ...def,
+      requestDeserialize: (b: Buffer): object => {
+        try {
+          return decode(b);
+        } catch (e) {
+          // protobufjs names the wire problem ("index out of range", "invalid wire type"):
+          // public, and about the peer's own bytes.
+          return new MalformedRequest(String((e as Error).message ?? 'undecodable').slice(0, 200));
+        }
+      },
+    };
+  }
+  return out as grpc.ServiceDefinition;
 }
 
 export function loadPeerClientCtor(): grpc.ServiceClientConstructor {

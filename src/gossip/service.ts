@@ -4,22 +4,23 @@
  *   1. the global token bucket (gossip.global_rate_per_s), before any signature work;
  *   2. the Ed25519 signature and clock window (auth.ts): unsigned, forged or stale
  *      requests are refused UNAUTHENTICATED;
- *   3. the sender's Bottleneck limiter (gossip.inbound_rate_per_s, queue of
- *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED);
+ *   3. the sender's budget (peer-limiter.ts: gossip.inbound_rate_per_s, queue of
+ *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED), at
+ *      most PEER_LIMITER_KEYS keys tracked;
  *   4. the handler. Payloads go to the core's intake (the REST checks); nothing a peer
  *      says is trusted for a result.
  */
 import * as grpc from '@grpc/grpc-js';
-import Bottleneck from 'bottleneck';
 import { createHash } from 'node:crypto';
 import { NodeError } from '../errors.js';
-import { MAX_BATCH_PAYLOADS, MAX_PAYLOAD_BYTES } from './limits.js';
+import { MAX_BATCH_PAYLOADS, MAX_PAYLOAD_BYTES, PEER_LIMITER_KEYS } from './limits.js';
+import { PeerLimiter } from './peer-limiter.js';
 import { BoundedMap, TokenBucket } from './seen.js';
 import { bytes32, fromProtoPayload, hex, toProtoPayload } from './wire.js';
 import type { Verifier } from './auth.js';
 import type { PeerSet } from './peers.js';
 import type { Forwarder } from './forwarder.js';
-import type { PeerMethod } from './server.js';
+import { MalformedRequest, type PeerMethod } from './server.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, GossipCounters, WirePayload } from '../messages.js';
 import type { GossipOptions } from '../config/options.js';
@@ -50,7 +51,6 @@ export interface ServiceDeps {
 
 export function grpcError(e: unknown): Partial<grpc.StatusObject> {
   if (e instanceof NodeError) return { code: e.grpcStatus, details: `${e.code}: ${e.message}` };
-  if (e instanceof Bottleneck.BottleneckError) return { code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: too many requests from this peer' };
   return { code: grpc.status.INTERNAL, details: 'internal: internal error' };
 }
 
@@ -65,22 +65,13 @@ type Handler = (req: Req, peerKey: string) => Promise<object>;
 export class PeerService {
   readonly seen: BoundedMap<string, Promise<PayloadVerdict>>;
   private readonly global: TokenBucket;
-  private readonly limiters: Bottleneck.Group;
+  readonly limiter: PeerLimiter;
 
   constructor(private readonly d: ServiceDeps) {
     this.seen = new BoundedMap(d.opts.seenCapacity);
     // Burst of one second's worth: short spikes pass, sustained floods do not.
     this.global = new TokenBucket(d.opts.globalRatePerS, d.opts.globalRatePerS);
-    const rate = Math.max(1, Math.round(d.opts.inboundRatePerS));
-    this.limiters = new Bottleneck.Group({
-      reservoir: rate,
-      reservoirRefreshAmount: rate,
-      reservoirRefreshInterval: 1000,
-      highWater: d.opts.inboundQueue,
-      strategy: Bottleneck.strategy.OVERFLOW,
-      // A peer's limiter is dropped after 5 idle minutes (Bottleneck's group default).
-      timeout: 300_000,
-    });
+    this.limiter = new PeerLimiter({ ratePerS: d.opts.inboundRatePerS, queue: d.opts.inboundQueue, capacity: PEER_LIMITER_KEYS });
   }
 
   /** Marks a payload this node stored by another path (REST, sync) as seen and accepted. */
@@ -152,6 +143,11 @@ export class PeerService {
         cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: the node is receiving too many peer requests' });
         return;
       }
+      if (call.request instanceof MalformedRequest) {
+        c.requests_malformed++;
+        cb({ code: grpc.status.INVALID_ARGUMENT, details: `bad_request: not a ${method} request message: ${call.request.reason}` });
+        return;
+      }
       const req = call.request ?? {};
       const v = this.d.verifier.verify(method, req);
       if (!v.ok) {
@@ -161,17 +157,25 @@ export class PeerService {
         return;
       }
       this.d.peers.heard(v.key);
-      this.limiters
-        .key(v.key)
-        .schedule(() => fn(req, v.key))
-        .then(
+      const run = (): void => {
+        let p: Promise<object>;
+        try {
+          p = fn(req, v.key);
+        } catch (e) {
+          p = Promise.reject(e);
+        }
+        p.then(
           (r) => cb(null, r),
           (e: unknown) => {
-            if (e instanceof Bottleneck.BottleneckError) c.requests_rate_limited++;
-            else if (!(e instanceof NodeError)) this.d.log.error('peer handler bug', { method, error: e });
+            if (!(e instanceof NodeError)) this.d.log.error('peer handler bug', { method, error: e });
             cb(grpcError(e));
           },
         );
+      };
+      if (!this.limiter.admit(v.key, run)) {
+        c.requests_rate_limited++;
+        cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: too many requests from this peer' });
+      }
     };
   }
 

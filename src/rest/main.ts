@@ -12,7 +12,8 @@ import type { CoreApi } from '../messages.js';
 
 const log = logger('rest');
 const init = await awaitInit('rest');
-// One write per event-loop turn instead of one per line (the access log is per request).
+// One write per event-loop turn instead of one per line (the access log is per request);
+// access lines are dropped and counted while stdout is backed up (log-sink.ts).
 const logSink = batchingSink(1);
 configureLogging({ sink: logSink.sink });
 let core: RpcClient<CoreApi> = await connectRpc<CoreApi>(init.ipcPath);
@@ -56,7 +57,7 @@ void followState();
 const metrics = new RestMetrics(cache);
 const server = new RestServer(routes({ core: () => core, auth: new BearerAuth(init.config.apiToken), cache, metrics }), {
   observe: (method, route, status, seconds) => metrics.observeHttp(method, route, status, seconds),
-  accessSink: { sink: logSink.sink, proc: 'rest' },
+  accessSink: { sink: logSink.access, proc: 'rest' },
 });
 const { host, port } = init.config.restAddress;
 const bound = await server.listen(host, port);

@@ -12,7 +12,7 @@ configureLogging({ filter: init.logFilter, process: 'core' });
 for (const s of init.secrets) registerSecret(s);
 const log = logger('writer');
 
-const writer = await Writer.open(init.dbPath, init.nodeId, log);
+const writer = await Writer.open(init.dbPath, init.nodeId, log, { maxPendingCalls: init.maxPendingCalls });
 const l = writer.ledger;
 const transport = portTransport(parentPort!);
 serveTransport<WriterApi>(

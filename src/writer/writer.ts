@@ -10,6 +10,17 @@ import type { ChainUpdate, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from './records.js';
 import type { Logger } from '../log.js';
 
+export interface WriterLimits {
+  /**
+   * Pending calls held at once (config max_pending_calls). A new call beyond it is
+   * refused with 503 overloaded before anything is stored; a repeat of a call the node
+   * already holds is still answered. Counted where calls are accepted, so REST, gossip
+   * and sync share it; a reorg may briefly push the count above it (calls going back to
+   * pending are never dropped).
+   */
+  maxPendingCalls: number;
+}
+
 export class Writer {
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -17,16 +28,17 @@ export class Writer {
     readonly db: Db,
     readonly ledger: Ledger,
     private readonly log: Logger,
+    private readonly limits: WriterLimits,
   ) {}
 
-  static async open(dbPath: string, nodeId: string, log: Logger): Promise<Writer> {
+  static async open(dbPath: string, nodeId: string, log: Logger, limits: WriterLimits = { maxPendingCalls: Number.POSITIVE_INFINITY }): Promise<Writer> {
     const db = await Db.open(dbPath);
     const idKey = key(Bucket.meta, 'node_id');
     if (!(await db.get(idKey))) await db.put(idKey, Buffer.from(nodeId, 'utf8'));
     const ledger = new Ledger(db, log);
     await ledger.load();
     log.info('database open', { db_path: dbPath, processed_height: ledger.tip?.height ?? null, contracts: ledger.contractCount, pending_calls: ledger.pendingCount });
-    return new Writer(db, ledger, log);
+    return new Writer(db, ledger, log, limits);
   }
 
   /** Runs `job` after every job queued before it; a failure does not stop the queue. */
@@ -68,7 +80,11 @@ export class Writer {
 
   acceptCall(record: CallRecord): Promise<{ created: boolean; record: CallRecord }> {
     return this.serial(async () => {
-      const r = await this.ledger.acceptCall(record);
+      const l = this.ledger;
+      if (l.pendingCount >= this.limits.maxPendingCalls && !(await l.payloadAt(record.txid))) {
+        throw new NodeError('overloaded', `the node holds ${l.pendingCount} pending calls, its max_pending_calls; retry once blocks have confirmed some`);
+      }
+      const r = await l.acceptCall(record);
       if (r.replayFrom !== null) this.scheduleReplay(r.replayFrom);
       return { created: r.created, record: r.record };
     });

@@ -102,6 +102,7 @@ const invalid: [string, { env?: Record<string, string>; file?: string }, RegExp]
   ['number out of range', { env: { SVC_PEER_LIMIT: '100000' } }, /^config error: peer_limit from SVC_PEER_LIMIT: expected an integer from 0 to 1000, got "100000"/],
   ['not a number', { env: { SVC_BLOCK_CHECK_INTERVAL_S: 'soon' } }, /^config error: block_check_interval_s from SVC_BLOCK_CHECK_INTERVAL_S: expected a number/],
   ['zero interval', { file: 'peer_sync_interval_s = 0' }, /^config error: peer_sync_interval_s from .*: expected a number from 0.01/],
+  ['zero max_pending_calls', { env: { SVC_MAX_PENDING_CALLS: '0' } }, /^config error: max_pending_calls from SVC_MAX_PENDING_CALLS: expected an integer from 1 to 100000000, got "0"/],
   ['fractional pool size', { file: '[workers]\npool_size = 1.5' }, /^config error: workers.pool_size from .*: expected an integer/],
   ['wrong type', { file: 'node_id = 5' }, /^config error: node_id from .*: expected 1 to 64 characters/],
   ['broken TOML', { file: 'node_id = ' }, /^config error: .*config\.toml:1:\d+: /],

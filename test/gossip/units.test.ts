@@ -2,7 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Signer, Verifier, CLOCK_WINDOW_MS } from '../../src/gossip/auth.js';
+import { createPublicKey, verify as edVerify } from 'node:crypto';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { Signer, Verifier, CLOCK_WINDOW_MS, isSmallOrderKey, signingBytes } from '../../src/gossip/auth.js';
+import { PeerLimiter } from '../../src/gossip/peer-limiter.js';
 import { BoundedMap, TokenBucket } from '../../src/gossip/seen.js';
 import { requestCodec } from '../../src/gossip/server.js';
 import { grpcTarget } from '../../src/gossip/client.js';
@@ -94,6 +97,70 @@ test('token bucket: burst, then the rate', () => {
   assert.equal(b.take(), true);
   assert.equal(b.take(), true);
   assert.equal(b.take(), false);
+});
+
+test('peer limiter: burst then queue then refusal per key; queued jobs run in order as tokens come', async () => {
+  let t = 0;
+  const l = new PeerLimiter({ ratePerS: 100, queue: 3, capacity: 10 }, () => t);
+  const ran: number[] = [];
+  const admitted = Array.from({ length: 110 }, (_, i) => l.admit('a', () => ran.push(i))).filter(Boolean).length;
+  assert.equal(admitted, 103, 'one second of budget plus the queue');
+  assert.equal(ran.length, 100, 'the burst ran at once');
+  assert.equal(l.waiting, 3);
+  assert.equal(l.admit('b', () => ran.push(-1)), true, 'another key has its own budget');
+  // Tokens come back with the (fake) clock; the timer then runs the queue in order.
+  t += 30;
+  await new Promise<void>((resolve) => {
+    const check = (): void => (ran.length === 104 ? resolve() : void setTimeout(check, 5));
+    check();
+  });
+  assert.deepEqual(ran.slice(100), [-1, 100, 101, 102]);
+  assert.equal(l.waiting, 0);
+  l.close();
+});
+
+test('peer limiter: the key table is bounded; idle keys are forgotten first, busy ones never', () => {
+  const t = 0;
+  const l = new PeerLimiter({ ratePerS: 1, queue: 2, capacity: 16 }, () => t);
+  for (let i = 0; i < 10_000; i++) assert.equal(l.admit(`k${i}`, () => undefined), true, 'a fresh key is served');
+  assert.equal(l.size, 16, 'at most capacity keys tracked');
+  // Sixteen busy keys (each spent its token and has a request waiting).
+  const busy = new PeerLimiter({ ratePerS: 1, queue: 2, capacity: 16 }, () => t);
+  for (let i = 0; i < 16; i++) {
+    busy.admit(`b${i}`, () => undefined);
+    assert.equal(busy.admit(`b${i}`, () => undefined), true, 'queued');
+  }
+  assert.equal(busy.waiting, 16);
+  assert.equal(busy.admit('new', () => undefined), false, 'no idle key to forget: refused');
+  assert.equal(busy.size, 16);
+  assert.equal(busy.waiting, 16, 'nothing waiting was dropped');
+  l.close();
+  busy.close();
+});
+
+test('small-order Ed25519 keys are refused: node:crypto accepts a signature made without a private key for them', () => {
+  const P = ed25519.Point;
+  const order8 = P.fromBytes(Buffer.from('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a', 'hex'));
+  const torsion: Uint8Array[] = [];
+  let q = order8;
+  for (let i = 0; i < 8; i++, q = q.add(order8)) {
+    assert.ok(q.isSmallOrder());
+    const b = q.toBytes();
+    torsion.push(b, Uint8Array.from(b, (x, j) => (j === 31 ? x ^ 0x80 : x)));
+  }
+  // Non-canonical y >= p encodings of y = 0 and y = 1.
+  torsion.push(Buffer.from('ed' + 'ff'.repeat(30) + '7f', 'hex'), Buffer.from('ee' + 'ff'.repeat(30) + '7f', 'hex'));
+  for (const k of torsion) assert.equal(isSmallOrderKey(k), true, Buffer.from(k).toString('hex'));
+  for (let i = 0; i < 200; i++) assert.equal(isSmallOrderKey(new Signer(ed25519.utils.randomSecretKey()).publicKey), false);
+
+  // The forgery: key = identity, signature = (R = identity, S = 0), any message.
+  const identity = Buffer.from('01' + '00'.repeat(31), 'hex');
+  const forged = Buffer.concat([identity, Buffer.alloc(32)]);
+  const msg = signingBytes('GetContractIds', identity, BigInt(Date.now()), Buffer.alloc(0));
+  const spki = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), identity]), format: 'der', type: 'spki' });
+  assert.equal(edVerify(null, msg, spki, forged), true, 'OpenSSL accepts it');
+  const req = overWire('GetContractIds', { auth: { public_key: identity, signature: forged, sent_at_ms: String(Date.now()) } });
+  assert.deepEqual(new Verifier().verify('GetContractIds', req), { ok: false, reason: 'public_key is a small-order point' });
 });
 
 test('contract summary root: independent of arrival order, sensitive to every txid and hash', () => {
