@@ -28,6 +28,11 @@ export interface IntakeDeps {
   /** Cached halt flag, so a halted node refuses before doing any work. */
   halted: () => string | null;
   tipHeight: () => number | null;
+  /**
+   * The most a submission waits on the chain-data endpoint in all (config
+   * `esplora_timeout_ms`): past it the anchor fetch fails with 503 chain_unavailable.
+   */
+  chainBudgetMs: number;
 }
 
 /** The outcome of vetting: the node already holds exactly this payload, or a new record to store. */
@@ -44,7 +49,7 @@ export class Intake {
   /** The anchoring transaction's hex from the chain-data endpoint (mempool or confirmed). */
   private async anchorHex(txid: string): Promise<string> {
     try {
-      return await this.d.chain.txHex(txid);
+      return await this.d.chain.txHex(txid, { budgetMs: this.d.chainBudgetMs });
     } catch (e) {
       if (e instanceof NodeError && e.code === 'not_found') throw new NodeError('anchor_not_found', `anchoring transaction ${txid} is not known to the chain-data endpoint`);
       throw e;
