@@ -58,7 +58,10 @@ export class Intake {
 
   /** A repeat of what the node holds for `txid`, or a conflict, or null when it holds nothing. */
   private async known(txid: string, kind: 'call' | 'deploy', bodyHash: string): Promise<{ contractId: string } | null> {
-    const known = await this.d.writer.call('payloadAt', { txid });
+    return this.repeatOf(await this.d.writer.call('payloadAt', { txid }), txid, kind, bodyHash);
+  }
+
+  private repeatOf(known: { kind: 'deploy' | 'call'; contract_id: string; body_hash: string } | null, txid: string, kind: 'call' | 'deploy', bodyHash: string): { contractId: string } | null {
     if (!known) return null;
     if (known.kind === kind && known.body_hash === bodyHash) return { contractId: known.contract_id };
     const what = known.kind === 'call' ? 'payload' : 'artifact';
@@ -74,12 +77,15 @@ export class Intake {
     }
     const payloadB64 = Buffer.from(s.payload).toString('base64');
     const bodyHash = createHash('sha256').update(s.contract_id).update(payloadB64).digest('hex');
-    const repeat = await this.known(s.txid, 'call', bodyHash);
+    // One writer round trip for the three look-ups, checked in the order they matter:
+    // a repeat (or conflict) first, then the contract, then the call id.
+    const look = await this.d.writer.call('callLookup', { txid: s.txid, contractId: s.contract_id, caller: opened.caller, callId: opened.callId });
+    const repeat = this.repeatOf(look.known, s.txid, 'call', bodyHash);
     if (repeat) return { repeat: true, contractId: repeat.contractId };
-    if (!(await this.d.writer.call('contract', { id: s.contract_id }))) {
+    if (!look.contractKnown) {
       throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node`);
     }
-    if (await this.d.writer.call('isCallIdUsed', { caller: opened.caller, callId: opened.callId })) {
+    if (look.callIdUsed) {
       throw new NodeError('duplicate_call_id', `call_id ${opened.callId} of caller ${opened.caller} already belongs to an executed or failed call`);
     }
     const hex = await this.anchorHex(s.txid);
