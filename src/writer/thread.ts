@@ -38,7 +38,9 @@ serveTransport<WriterApi>(
     clearHalt: () => writer.clearHalt(),
     close: async () => {
       await writer.close();
-      setImmediate(() => process.exit(0));
+      // The answer leaves at the end of this turn (the transport sends a turn's frames
+      // together, from an immediate queued after this one): exit one turn later.
+      setImmediate(() => setImmediate(() => process.exit(0)));
       return { closed: true as const };
     },
   },
