@@ -12,7 +12,7 @@ import { contractIdHex } from '../protocol/contract.js';
 import type { CallEnvelope } from '../protocol/envelope.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WorkPool } from '../pool/pool.js';
-import type { OpenedCall, CheckedDeploy } from '../pool/tasks.js';
+import type { CheckedDeploy } from '../pool/tasks.js';
 import type { EsploraClient } from '../chain/esplora-client.js';
 import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, WriterApi } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../writer/records.js';
@@ -71,7 +71,7 @@ export class Intake {
   /** Every check of a call short of storing it. */
   private async vetCall(s: CallSubmission): Promise<Vetted<CallRecord>> {
     this.refuseWhenHalted();
-    const opened = await this.d.pool.run<OpenedCall>({ kind: 'openCall', payload: s.payload });
+    const opened = await this.d.pool.openCall(s.payload);
     if (opened.contractId !== s.contract_id) {
       throw new NodeError('bad_request', `contract_id ${s.contract_id} does not match the envelope's contract ${opened.contractId}`, { field: 'contract_id' });
     }
