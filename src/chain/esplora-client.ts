@@ -354,34 +354,41 @@ export class EsploraClient implements ChainSource {
    * bounds its own wait.
    */
   async txHex(txid: string, opts: RequestOptions = {}): Promise<string> {
+    return (await this.txWithHex(txid, opts)).hex;
+  }
+
+  /**
+   * `txHex` and the transaction parsed from it: the check that the hex hashes to `txid`
+   * parses it anyway, so a caller that needs both (intake's binding check) parses once.
+   */
+  async txWithHex(txid: string, opts: RequestOptions = {}): Promise<{ hex: string; tx: Transaction }> {
     requireHash(txid, 'txid');
     const cached = this.txHexes.get(txid);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return { hex: cached, tx: parseTxHex(cached, txid) };
     const deadline = opts.budgetMs === undefined ? Infinity : performance.now() + opts.budgetMs;
     const path = `/tx/${txid}/hex`;
     const shared = this.dedupe(`hex:${txid}`, async () => {
-      const hex = await this.request(
+      const got = await this.request(
         path,
         'text',
-        (t: string) => {
+        (hex: string) => {
           try {
-            parseTxHex(t, txid);
+            return { hex, tx: parseTxHex(hex, txid) };
           } catch (e) {
             throw new InvalidAnswer((e as Error).message);
           }
-          return t;
         },
         { deadline },
       );
-      this.txHexes.set(txid, hex, hex.length / 2);
-      return hex;
+      this.txHexes.set(txid, got.hex, got.hex.length / 2);
+      return got;
     });
     return deadline === Infinity ? shared : this.withinDeadline(shared, deadline, path, opts.budgetMs!);
   }
 
   /** The transaction `txid` parsed (from `txHex`). */
   async tx(txid: string, opts: RequestOptions = {}): Promise<Transaction> {
-    return parseTxHex(await this.txHex(txid, opts), txid);
+    return (await this.txWithHex(txid, opts)).tx;
   }
 
   /** GET /tx/:txid/status. Unknown txids answer {confirmed:false}: not proof of existence. */

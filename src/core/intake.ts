@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
+import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
 import { contractIdHex } from '../protocol/contract.js';
@@ -46,10 +47,10 @@ export class Intake {
     if (reason !== null) throw new NodeError('halted', `node is halted: ${reason}`);
   }
 
-  /** The anchoring transaction's hex from the chain-data endpoint (mempool or confirmed). */
-  private async anchorHex(txid: string): Promise<string> {
+  /** The anchoring transaction from the chain-data endpoint (mempool or confirmed), parsed. */
+  private async anchorTx(txid: string): Promise<Transaction> {
     try {
-      return await this.d.chain.txHex(txid, { budgetMs: this.d.chainBudgetMs });
+      return (await this.d.chain.txWithHex(txid, { budgetMs: this.d.chainBudgetMs })).tx;
     } catch (e) {
       if (e instanceof NodeError && e.code === 'not_found') throw new NodeError('anchor_not_found', `anchoring transaction ${txid} is not known to the chain-data endpoint`);
       throw e;
@@ -88,7 +89,7 @@ export class Intake {
     if (look.callIdUsed) {
       throw new NodeError('duplicate_call_id', `call_id ${opened.callId} of caller ${opened.caller} already belongs to an executed or failed call`);
     }
-    const hex = await this.anchorHex(s.txid);
+    const anchor = await this.anchorTx(s.txid);
     const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
     // The binding check reads only these fields of the envelope.
     const bindingView = {
@@ -96,7 +97,7 @@ export class Intake {
       outpointTxid: Buffer.from(otxid, 'hex'),
       outpointVout: Number(ovout),
     } as unknown as CallEnvelope;
-    const binding = checkCallBinding(hex, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
+    const binding = checkCallBinding(anchor, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
     return {
       repeat: false,
@@ -130,8 +131,8 @@ export class Intake {
     const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
     const repeat = await this.known(txid, 'deploy', bodyHash);
     if (repeat) return { repeat: true, contractId: repeat.contractId };
-    const hex = await this.anchorHex(txid);
-    const binding = checkDeployBinding(hex, Buffer.from(checked.codeHash, 'hex'));
+    const anchor = await this.anchorTx(txid);
+    const binding = checkDeployBinding(anchor, Buffer.from(checked.codeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
     return {
       repeat: false,
