@@ -417,6 +417,16 @@ export type WriterCoreApi = {
   payloadAt(params: { txid: string }): { kind: 'deploy' | 'call'; contract_id: string; body_hash: string } | null;
   contract(params: { id: string }): ContractRecord | null;
   isCallIdUsed(params: { caller: string; callId: string }): boolean;
+  /**
+   * Intake's three look-ups for a call in one round trip: what the node holds for the
+   * txid (`payloadAt`), whether the contract is known (`contract`), and whether the
+   * caller's call id is used (`isCallIdUsed`).
+   */
+  callLookup(params: { txid: string; contractId: string; caller: string; callId: string }): {
+    known: { kind: 'deploy' | 'call'; contract_id: string; body_hash: string } | null;
+    contractKnown: boolean;
+    callIdUsed: boolean;
+  };
   acceptDeploy(params: { record: ContractRecord }): { created: boolean; record: ContractRecord };
   acceptCall(params: { record: CallRecord }): { created: boolean; record: CallRecord };
   call(params: { txid: string }): CallRecord | null;

@@ -111,6 +111,13 @@ export class LedgerBench {
 
   /** Accepts a call (as intake would after verifying it) and returns its anchoring tx. */
   async call(contractId: string, fn: string, args: Value[], caller: Uint8Array, callId: bigint): Promise<Transaction> {
+    const { rec, tx } = this.callRecord(contractId, fn, args, caller, callId);
+    await this.ledger.acceptCall(rec);
+    return tx;
+  }
+
+  /** The record intake would store for a call, and its anchoring tx; nothing is stored. */
+  callRecord(contractId: string, fn: string, args: Value[], caller: Uint8Array, callId: bigint): { rec: CallRecord; tx: Transaction } {
     const outpointTxid = id32('utxo', Number(callId) + caller[0]! * 1_000_003);
     const env: CallEnvelope = {
       version: 1,
@@ -142,8 +149,7 @@ export class LedgerBench {
       outpoint: `${toHex(outpointTxid)}:0`,
       instructions: null,
     };
-    await this.ledger.acceptCall(rec);
-    return tx;
+    return { rec, tx };
   }
 
   async close(): Promise<void> {

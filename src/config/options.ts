@@ -45,6 +45,11 @@ export interface NodeConfig {
   esploraRatePerS: number;
   /** Outbound requests in flight at once to the chain-data endpoint. */
   esploraMaxConcurrent: number;
+  /**
+   * Bound of one attempt to the chain-data endpoint (headers and body), and of the whole
+   * wait of an intake submission on it (rate-limit slot, attempts, backoff).
+   */
+  esploraTimeoutMs: number;
   dbPath: string;
   dataDir: string;
   /** 32-byte Ed25519 seed, or null for an ephemeral identity. Secret. */
@@ -196,6 +201,12 @@ export const KEYS: readonly KeyDef[] = [
   // Esplora's nginx allows 10 connections per IP; 4 leaves room for a second client. A
   // local endpoint can take many more: intake fetches one transaction per call.
   { key: 'esplora_max_concurrent', env: 'SVC_ESPLORA_MAX_CONCURRENT', default: 4, parse: number(1, 1024, true) },
+  // Each attempt to the chain-data endpoint, and everything one intake submission waits on
+  // it (slot, attempts, backoff), is bounded by this. 10 s: public Esplora answers a
+  // transaction in well under a second, and its retries of fast failures (0.5 + 1 + 2 + 4 s
+  // of backoff) still fit; a hanging endpoint answers 503 chain_unavailable after 10 s
+  // instead of ~57 s (5 attempts of 10 s plus backoff).
+  { key: 'esplora_timeout_ms', env: 'SVC_ESPLORA_TIMEOUT_MS', default: 10_000, parse: number(100, 600_000, true) },
   { key: 'db_path', env: 'SVC_DB_PATH', default: 'data/svc-node', parse: str() },
   { key: 'data_dir', env: null, default: 'data', parse: str() },
   { key: 'gossip_private_key', env: 'SVC_GOSSIP_PRIVATE_KEY', default: '', parse: gossipKey, secret: true },
@@ -351,6 +362,7 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
     esploraUrl: values['esplora'] as string,
     esploraRatePerS: values['esplora_rate_per_s'] as number,
     esploraMaxConcurrent: values['esplora_max_concurrent'] as number,
+    esploraTimeoutMs: values['esplora_timeout_ms'] as number,
     dbPath: values['db_path'] as string,
     dataDir: values['data_dir'] as string,
     gossipPrivateKey: values['gossip_private_key'] as Uint8Array | null,

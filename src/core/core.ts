@@ -35,7 +35,11 @@ export class Core {
     readonly pool: WorkPool,
   ) {
     const c = init.config;
-    this.chain = new EsploraClient({ baseUrl: c.esploraUrl, rateLimit: { minTimeMs: Math.floor(1000 / c.esploraRatePerS), maxConcurrent: c.esploraMaxConcurrent } });
+    this.chain = new EsploraClient({
+      baseUrl: c.esploraUrl,
+      timeoutMs: c.esploraTimeoutMs,
+      rateLimit: { minTimeMs: Math.floor(1000 / c.esploraRatePerS), maxConcurrent: c.esploraMaxConcurrent },
+    });
     this.follower = new ChainFollower(this.chain, writer, {
       pollIntervalS: c.blockCheckIntervalS,
       startHeight: c.startHeight,
@@ -47,6 +51,7 @@ export class Core {
       chain: this.chain,
       halted: () => (this.writerStatus?.halted ? (this.writerStatus.haltReason ?? 'unknown') : null),
       tipHeight: () => this.writerStatus?.processedHeight ?? null,
+      chainBudgetMs: c.esploraTimeoutMs,
     });
   }
 

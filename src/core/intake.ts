@@ -6,13 +6,14 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
+import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
 import { contractIdHex } from '../protocol/contract.js';
 import type { CallEnvelope } from '../protocol/envelope.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WorkPool } from '../pool/pool.js';
-import type { OpenedCall, CheckedDeploy } from '../pool/tasks.js';
+import type { CheckedDeploy } from '../pool/tasks.js';
 import type { EsploraClient } from '../chain/esplora-client.js';
 import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, WriterApi } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../writer/records.js';
@@ -28,6 +29,11 @@ export interface IntakeDeps {
   /** Cached halt flag, so a halted node refuses before doing any work. */
   halted: () => string | null;
   tipHeight: () => number | null;
+  /**
+   * The most a submission waits on the chain-data endpoint in all (config
+   * `esplora_timeout_ms`): past it the anchor fetch fails with 503 chain_unavailable.
+   */
+  chainBudgetMs: number;
 }
 
 /** The outcome of vetting: the node already holds exactly this payload, or a new record to store. */
@@ -41,10 +47,10 @@ export class Intake {
     if (reason !== null) throw new NodeError('halted', `node is halted: ${reason}`);
   }
 
-  /** The anchoring transaction's hex from the chain-data endpoint (mempool or confirmed). */
-  private async anchorHex(txid: string): Promise<string> {
+  /** The anchoring transaction from the chain-data endpoint (mempool or confirmed), parsed. */
+  private async anchorTx(txid: string): Promise<Transaction> {
     try {
-      return await this.d.chain.txHex(txid);
+      return (await this.d.chain.txWithHex(txid, { budgetMs: this.d.chainBudgetMs })).tx;
     } catch (e) {
       if (e instanceof NodeError && e.code === 'not_found') throw new NodeError('anchor_not_found', `anchoring transaction ${txid} is not known to the chain-data endpoint`);
       throw e;
@@ -53,7 +59,10 @@ export class Intake {
 
   /** A repeat of what the node holds for `txid`, or a conflict, or null when it holds nothing. */
   private async known(txid: string, kind: 'call' | 'deploy', bodyHash: string): Promise<{ contractId: string } | null> {
-    const known = await this.d.writer.call('payloadAt', { txid });
+    return this.repeatOf(await this.d.writer.call('payloadAt', { txid }), txid, kind, bodyHash);
+  }
+
+  private repeatOf(known: { kind: 'deploy' | 'call'; contract_id: string; body_hash: string } | null, txid: string, kind: 'call' | 'deploy', bodyHash: string): { contractId: string } | null {
     if (!known) return null;
     if (known.kind === kind && known.body_hash === bodyHash) return { contractId: known.contract_id };
     const what = known.kind === 'call' ? 'payload' : 'artifact';
@@ -63,21 +72,24 @@ export class Intake {
   /** Every check of a call short of storing it. */
   private async vetCall(s: CallSubmission): Promise<Vetted<CallRecord>> {
     this.refuseWhenHalted();
-    const opened = await this.d.pool.run<OpenedCall>({ kind: 'openCall', payload: s.payload });
+    const opened = await this.d.pool.openCall(s.payload);
     if (opened.contractId !== s.contract_id) {
       throw new NodeError('bad_request', `contract_id ${s.contract_id} does not match the envelope's contract ${opened.contractId}`, { field: 'contract_id' });
     }
     const payloadB64 = Buffer.from(s.payload).toString('base64');
     const bodyHash = createHash('sha256').update(s.contract_id).update(payloadB64).digest('hex');
-    const repeat = await this.known(s.txid, 'call', bodyHash);
+    // One writer round trip for the three look-ups, checked in the order they matter:
+    // a repeat (or conflict) first, then the contract, then the call id.
+    const look = await this.d.writer.call('callLookup', { txid: s.txid, contractId: s.contract_id, caller: opened.caller, callId: opened.callId });
+    const repeat = this.repeatOf(look.known, s.txid, 'call', bodyHash);
     if (repeat) return { repeat: true, contractId: repeat.contractId };
-    if (!(await this.d.writer.call('contract', { id: s.contract_id }))) {
+    if (!look.contractKnown) {
       throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node`);
     }
-    if (await this.d.writer.call('isCallIdUsed', { caller: opened.caller, callId: opened.callId })) {
+    if (look.callIdUsed) {
       throw new NodeError('duplicate_call_id', `call_id ${opened.callId} of caller ${opened.caller} already belongs to an executed or failed call`);
     }
-    const hex = await this.anchorHex(s.txid);
+    const anchor = await this.anchorTx(s.txid);
     const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
     // The binding check reads only these fields of the envelope.
     const bindingView = {
@@ -85,7 +97,7 @@ export class Intake {
       outpointTxid: Buffer.from(otxid, 'hex'),
       outpointVout: Number(ovout),
     } as unknown as CallEnvelope;
-    const binding = checkCallBinding(hex, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
+    const binding = checkCallBinding(anchor, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
     return {
       repeat: false,
@@ -119,8 +131,8 @@ export class Intake {
     const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
     const repeat = await this.known(txid, 'deploy', bodyHash);
     if (repeat) return { repeat: true, contractId: repeat.contractId };
-    const hex = await this.anchorHex(txid);
-    const binding = checkDeployBinding(hex, Buffer.from(checked.codeHash, 'hex'));
+    const anchor = await this.anchorTx(txid);
+    const binding = checkDeployBinding(anchor, Buffer.from(checked.codeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
     return {
       repeat: false,

@@ -111,10 +111,24 @@ export function devnetChainHandler(chain: DevnetChain): (req: IncomingMessage, r
     if (!t) throw txNotFound();
     return t;
   };
+  // Serialised once per transaction object (a node fetches every anchor at intake, and
+  // bitcoinjs re-serialises on every toHex); keyed by the object, so a transaction the
+  // chain replaces under the same txid (another witness) is never answered stale.
+  const hexes = new WeakMap<bitcoin.Transaction, string>();
+  const hexOf = (t: bitcoin.Transaction): string => {
+    let h = hexes.get(t);
+    if (h === undefined) {
+      h = t.toHex();
+      hexes.set(t, h);
+    }
+    return h;
+  };
+  /** Plain paths (the node's requests) skip URL parsing; anything else gets WHATWG URL's normalisation. */
+  const PLAIN_PATH = /^\/[A-Za-z0-9/_-]*$/;
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://devnet');
-    let path = url.pathname;
+    const raw = req.url ?? '/';
+    let path = PLAIN_PATH.test(raw) ? raw : new URL(raw, 'http://devnet').pathname;
     if (path === '/api' || path.startsWith('/api/')) path = path.slice(4) || '/';
     const p = path.split('/').slice(1);
     const method = req.method ?? 'GET';
@@ -191,7 +205,7 @@ export function devnetChainHandler(chain: DevnetChain): (req: IncomingMessage, r
       const txid = hashParam(p[1]!);
       const sub = p[2];
       if (p.length === 2) return json(res, txJson(knownTx(txid), chain.txStatus(txid), prevout, net));
-      if (sub === 'hex' && p.length === 3) return text(res, knownTx(txid).toHex());
+      if (sub === 'hex' && p.length === 3) return text(res, hexOf(knownTx(txid)));
       if (sub === 'raw' && p.length === 3) return send(res, 200, 'application/octet-stream', knownTx(txid).toBuffer());
       if (sub === 'status' && p.length === 3) return json(res, chain.txStatus(txid));
       if (sub === 'outspend' && p.length === 4) return json(res, chain.outspend(txid, numParam(p[3]!)));

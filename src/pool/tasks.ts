@@ -16,6 +16,11 @@ export type PoolTask =
   | { kind: 'ping'; n: number }
   /** Strict decode + signature check of a call payload (borsh bytes). */
   | { kind: 'openCall'; payload: Uint8Array }
+  /**
+   * `openCall` for several payloads in one task (src/pool/pool.ts batches intake's calls
+   * under load); the value is one PoolResult per payload, in order.
+   */
+  | { kind: 'openCalls'; payloads: Uint8Array[] }
   /** Artifact shape, bytecode verification and code hash of a deploy registration. */
   | { kind: 'checkDeploy'; body: Record<string, unknown> }
   /** A read-only run against a state snapshot (src/core/simulate.ts). */
@@ -65,6 +70,9 @@ export function runTask(task: PoolTask): PoolResult {
         return { ok: true, value: task.n };
       case 'openCall':
         return { ok: true, value: openCall(task.payload) };
+      case 'openCalls':
+        // One bad payload fails only its own entry.
+        return { ok: true, value: task.payloads.map((payload) => runTask({ kind: 'openCall', payload })) };
       case 'checkDeploy':
         return { ok: true, value: checkDeploy(task.body) };
       case 'simulate':

@@ -126,13 +126,36 @@ export class Db {
     return this.inflight;
   }
 
+  /** Gets asked for in the current synchronous run, read together at its end. */
+  private gets: { k: Buffer; resolve: (v: Buffer | undefined) => void; reject: (e: unknown) => void }[] = [];
+
+  /**
+   * One key; undefined when missing. Waits for the writes handed over before it. Gets
+   * asked for in the same synchronous run (for example intake's look-ups of many
+   * concurrent submissions, which reach the writer together) are read in one getMany:
+   * one round trip to RocksDB's thread pool instead of one per key. Read through getMany
+   * even alone: a missing key is then a plain undefined, where `get` builds two Error
+   * objects with stack traces (leveldown's and levelup's NotFoundError), and intake's
+   * look-ups mostly miss.
+   */
   async get(k: Buffer): Promise<Buffer | undefined> {
     await this.inflight;
-    return new Promise((resolve, reject) =>
-      this.db.get(k, (e: (Error & { notFound?: boolean }) | null | undefined, v?: Buffer) => {
-        if (e) return e.notFound ? resolve(undefined) : reject(e);
-        resolve(v);
-      }),
+    return new Promise((resolve, reject) => {
+      if (this.gets.length === 0) queueMicrotask(() => this.readGets());
+      this.gets.push({ k, resolve, reject });
+    });
+  }
+
+  private readGets(): void {
+    const gets = this.gets;
+    this.gets = [];
+    this.db.getMany(
+      gets.map((g) => g.k),
+      {},
+      (e, v) => {
+        if (e) for (const g of gets) g.reject(e);
+        else gets.forEach((g, i) => g.resolve(v?.[i] ?? undefined));
+      },
     );
   }
 

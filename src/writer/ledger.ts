@@ -523,27 +523,62 @@ export class Ledger {
 
   /** Stores a verified call durably. */
   async acceptCall(rec: CallRecord): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
+    const [r] = await this.acceptCalls([rec]);
+    if (!r!.ok) throw r!.error;
+    return r!;
+  }
+
+  /**
+   * Stores verified calls durably in one synced batch (group commit): one outcome per
+   * record, in the given order, each exactly what `acceptCall` alone would give in that
+   * order (a txid repeated in the batch is a repeat or a conflict of the first). Nothing
+   * is stored, and every record fails, when the batch cannot be written.
+   */
+  async acceptCalls(recs: readonly CallRecord[]): Promise<({ ok: true; created: boolean; record: CallRecord; replayFrom: number | null } | { ok: false; error: NodeError })[]> {
     await this.flushBlocks();
     this.refuseWhileHalted();
-    const payload = rec.payload ?? '';
-    const bodyHash = createHash('sha256').update(rec.contract_id).update(payload).digest('hex');
-    const known = await this.payloadAt(rec.txid);
-    if (known) {
-      if (known.kind === 'call' && known.body_hash === bodyHash) return { created: false, record: (await this.call(rec.txid))!, replayFrom: null };
-      throw new NodeError('conflict', `txid ${rec.txid} is already known with a different ${known.kind === 'call' ? 'payload' : 'artifact'}`);
+    const stored = await this.db.getMany(recs.map((r) => key(Bucket.payload, bytesOf(r.txid))));
+    const inBatch = new Map<string, { kind: 'call'; contract_id: string; body_hash: string }>();
+    const bodies = new Map<string, Buffer>();
+    const ops: BatchOp[] = [];
+    const out: ({ ok: true; created: boolean; record: CallRecord | null; replayFrom: number | null } | { ok: false; error: NodeError })[] = [];
+    recs.forEach((rec, i) => {
+      const payload = rec.payload ?? '';
+      const bodyHash = createHash('sha256').update(rec.contract_id).update(payload).digest('hex');
+      const v = stored[i];
+      const known = inBatch.get(rec.txid) ?? (v ? parse<{ kind: 'deploy' | 'call'; contract_id: string; body_hash: string }>(v) : null);
+      if (known) {
+        if (known.kind === 'call' && known.body_hash === bodyHash) out.push({ ok: true, created: false, record: null, replayFrom: null });
+        else out.push({ ok: false, error: new NodeError('conflict', `txid ${rec.txid} is already known with a different ${known.kind === 'call' ? 'payload' : 'artifact'}`) });
+        return;
+      }
+      const txid = bytesOf(rec.txid);
+      const claim = { kind: 'call' as const, contract_id: rec.contract_id, body_hash: bodyHash };
+      const body = Buffer.from(payload, 'base64');
+      ops.push(
+        { type: 'put', key: key(Bucket.call, txid), value: encodeCallRecord(encodeCallFixed(rec), PENDING_DECISION) },
+        { type: 'put', key: key(Bucket.pendingCall, txid), value: EMPTY },
+        { type: 'put', key: key(Bucket.callBody, txid), value: body },
+        { type: 'put', key: key(Bucket.payload, txid), value: json(claim) },
+      );
+      inBatch.set(rec.txid, claim);
+      bodies.set(rec.txid, body);
+      out.push({ ok: true, created: true, record: rec, replayFrom: null });
+    });
+    if (ops.length > 0) await this.writeOrHalt(ops);
+    for (const r of out) {
+      if (!r.ok || !r.created) continue;
+      const rec = r.record!;
+      this.trackPending(rec, bodies.get(rec.txid)!);
+      r.replayFrom = this.orphans.get(rec.txid)?.block_height ?? null;
     }
-    const txid = bytesOf(rec.txid);
-    const body = Buffer.from(payload, 'base64');
-    const ops: BatchOp[] = [
-      { type: 'put', key: key(Bucket.call, txid), value: encodeCallRecord(encodeCallFixed(rec), PENDING_DECISION) },
-      { type: 'put', key: key(Bucket.pendingCall, txid), value: Buffer.alloc(0) },
-      { type: 'put', key: key(Bucket.callBody, txid), value: body },
-      { type: 'put', key: key(Bucket.payload, txid), value: json({ kind: 'call', contract_id: rec.contract_id, body_hash: bodyHash }) },
-    ];
-    await this.writeOrHalt(ops);
-    this.trackPending(rec, body);
-    const orphan = this.orphans.get(rec.txid);
-    return { created: true, record: rec, replayFrom: orphan ? orphan.block_height : null };
+    // Repeats are answered with the record as stored (a pending one from memory).
+    return Promise.all(
+      recs.map(async (rec, i) => {
+        const r = out[i]!;
+        return r.ok && r.record === null ? { ...r, record: (await this.call(rec.txid))! } : (r as typeof r & { record: CallRecord });
+      }),
+    );
   }
 
   private refuseWhileHalted(): void {

@@ -26,6 +26,10 @@ serveTransport<WriterApi>(
     payloadAt: (p) => l.payloadAt(p.txid),
     contract: (p) => l.contract(p.id),
     isCallIdUsed: (p) => l.isCallIdUsed(Buffer.from(p.caller, 'hex'), BigInt(p.callId)),
+    callLookup: async (p) => {
+      const [known, callIdUsed] = await Promise.all([l.payloadAt(p.txid), l.isCallIdUsed(Buffer.from(p.caller, 'hex'), BigInt(p.callId))]);
+      return { known, contractKnown: l.contract(p.contractId) !== null, callIdUsed };
+    },
     acceptDeploy: (p) => writer.acceptDeploy(p.record),
     acceptCall: (p) => writer.acceptCall(p.record),
     call: (p) => l.call(p.txid),
@@ -34,7 +38,9 @@ serveTransport<WriterApi>(
     clearHalt: () => writer.clearHalt(),
     close: async () => {
       await writer.close();
-      setImmediate(() => process.exit(0));
+      // The answer leaves at the end of this turn (the transport sends a turn's frames
+      // together, from an immediate queued after this one): exit one turn later.
+      setImmediate(() => setImmediate(() => process.exit(0)));
       return { closed: true as const };
     },
   },

@@ -105,6 +105,35 @@ test('answers slower than the timeout (no headers, or a stalled body) are timeou
   assert.equal(hits.get('/block-height/7'), 2);
 });
 
+test('a request budget bounds attempts, backoff and the wait for a request slot', async () => {
+  const hung = 'aa'.repeat(32);
+  const queued = 'bb'.repeat(32);
+  on(`/tx/${hung}/hex`, hang);
+  on(`/tx/${queued}/hex`, hang);
+  // Per-attempt timeout 10 s and 4 retries: without a budget this would wait ~57 s.
+  const c = mk({ timeoutMs: 10_000, retries: 4, rateLimit: { minTimeMs: 0, maxConcurrent: 1 } });
+  const t0 = performance.now();
+  const first = unavailable(c.txHex(hung, { budgetMs: 400 }), 'timeout').then(() => performance.now() - t0);
+  // The only slot is taken by the first request: this one times out in the queue.
+  const second = unavailable(c.txHex(queued, { budgetMs: 150 }), 'timeout').then(() => performance.now() - t0);
+  // A second asker of the same txid shares the first request but keeps its own budget.
+  const joined = unavailable(c.txHex(hung, { budgetMs: 100 }), 'timeout').then(() => performance.now() - t0);
+  const [a, b, j] = await Promise.all([first, second, joined]);
+  assert.ok(a >= 380 && a < 2_000, `first: ${Math.round(a)} ms for a 400 ms budget`);
+  assert.ok(b >= 140 && b < 1_500, `queued: ${Math.round(b)} ms for a 150 ms budget`);
+  assert.ok(j >= 90 && j < 1_500, `joined: ${Math.round(j)} ms for a 100 ms budget`);
+  assert.equal(hits.get(`/tx/${hung}/hex`), 1, 'one attempt: no time was left for a retry');
+  assert.equal(hits.get(`/tx/${queued}/hex`), 0, 'the queued request never got a slot');
+  await c.close();
+});
+
+test('fast failures are still retried inside the budget', async () => {
+  on(`/tx/${GENESIS_TXID}/hex`, text(500, 'oops'), text(200, genesisTxHex));
+  const c = mk({ retries: 4 });
+  assert.equal(await c.txHex(GENESIS_TXID, { budgetMs: 2_000 }), genesisTxHex);
+  assert.equal(hits.get(`/tx/${GENESIS_TXID}/hex`), 2);
+});
+
 test('garbage JSON and wrong shapes are errors, never results', async () => {
   on(`/tx/${GENESIS_TXID}/status`, text(200, '{"confirmed":tru'));
   on(`/tx/${GENESIS_TXID}/outspend/0`, text(200, '{"spent":"yes"}'));

@@ -25,6 +25,7 @@ test('defaults: every key has a working default', () => {
   assert.deepEqual(c.peers, []);
   assert.equal(c.peerLimit, 10);
   assert.equal(c.esploraUrl, 'https://blockstream.info/api');
+  assert.equal(c.esploraTimeoutMs, 10_000);
   assert.equal(c.dbPath, 'data/svc-node');
   assert.equal(c.dataDir, 'data');
   assert.equal(c.gossipPrivateKey, null);
@@ -61,6 +62,14 @@ test('file only', () => {
   assert.equal(c.blockCheckIntervalS, 0.5);
   assert.deepEqual(c.workers, { poolSize: 3, queueLimit: 10 });
   assert.equal(c.sources['node_id'], p);
+});
+
+test('esplora_timeout_ms from the file, overridden by SVC_ESPLORA_TIMEOUT_MS', () => {
+  const p = tomlFile('esplora_timeout_ms = 2500\n');
+  assert.equal(loadConfig({ env: {}, path: p }).esploraTimeoutMs, 2500);
+  const c = loadConfig({ env: { SVC_ESPLORA_TIMEOUT_MS: '750' }, path: p });
+  assert.equal(c.esploraTimeoutMs, 750);
+  assert.equal(c.sources['esplora_timeout_ms'], 'SVC_ESPLORA_TIMEOUT_MS');
 });
 
 test('env only, with SVC_CONFIG pointing nowhere unset', () => {
@@ -100,6 +109,9 @@ const invalid: [string, { env?: Record<string, string>; file?: string }, RegExp]
   ['unknown key', { file: 'colour = "blue"' }, /^config error: unknown key "colour" in /],
   ['unknown key in [workers]', { file: '[workers]\nthreads = 2' }, /^config error: unknown key "workers.threads"/],
   ['number out of range', { env: { SVC_PEER_LIMIT: '100000' } }, /^config error: peer_limit from SVC_PEER_LIMIT: expected an integer from 0 to 1000, got "100000"/],
+  ['chain timeout too small', { env: { SVC_ESPLORA_TIMEOUT_MS: '50' } }, /^config error: esplora_timeout_ms from SVC_ESPLORA_TIMEOUT_MS: expected an integer from 100 to 600000, got "50"$/],
+  ['fractional chain timeout', { file: 'esplora_timeout_ms = 2500.5' }, /^config error: esplora_timeout_ms from .*config\.toml: expected an integer from 100 to 600000, got 2500.5$/],
+  ['chain timeout not a number', { env: { SVC_ESPLORA_TIMEOUT_MS: '10s' } }, /^config error: esplora_timeout_ms from SVC_ESPLORA_TIMEOUT_MS: expected an integer from 100 to 600000/],
   ['not a number', { env: { SVC_BLOCK_CHECK_INTERVAL_S: 'soon' } }, /^config error: block_check_interval_s from SVC_BLOCK_CHECK_INTERVAL_S: expected a number/],
   ['zero interval', { file: 'peer_sync_interval_s = 0' }, /^config error: peer_sync_interval_s from .*: expected a number from 0.01/],
   ['zero max_pending_calls', { env: { SVC_MAX_PENDING_CALLS: '0' } }, /^config error: max_pending_calls from SVC_MAX_PENDING_CALLS: expected an integer from 1 to 100000000, got "0"/],

@@ -11,8 +11,9 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
+import { buildCall, buildCallAnchor } from '../../src/client/sdk.js';
 
-type Mode = 'ok' | 'http500' | 'http429' | 'garbage' | 'drop' | 'slow';
+type Mode = 'ok' | 'http500' | 'http429' | 'garbage' | 'drop' | 'slow' | 'hang';
 
 function startProxy(target: string): Promise<{ url: string; setMode(m: Mode): void; hits: Record<string, number>; close(): Promise<void> }> {
   const t = new URL(target);
@@ -46,6 +47,8 @@ function startProxy(target: string): Promise<{ url: string; setMode(m: Mode): vo
         res.on('close', () => clearTimeout(timer));
         return;
       }
+      case 'hang':
+        return; // the connection is accepted and the request read; no answer ever comes
     }
   });
   return new Promise((resolve) => {
@@ -131,6 +134,58 @@ test('chain endpoint down, erroring, rate limiting, lying or slow: reads served,
   } finally {
     await faulty.stop();
     await healthy.stop();
+    await proxy.close();
+    await devnet.close();
+  }
+});
+
+test('a chain endpoint that accepts connections and never answers: intake 503 chain_unavailable within esplora_timeout_ms, reads served', { timeout: 120_000 }, async () => {
+  const BUDGET_MS = 1_500;
+  const devnet = await startDevnet();
+  const proxy = await startProxy(devnet.url);
+  const node = await startDevnetNode(devnet, { env: { SVC_ESPLORA_URL: proxy.url, SVC_ESPLORA_TIMEOUT_MS: String(BUDGET_MS) } });
+  const wallet = testWallet(32);
+  const counter = compileFixture('counter.svc');
+  try {
+    await fund(devnet, wallet, 4, 200_000);
+    const dep = await client(node, devnet, wallet).deploy(counter);
+    devnet.chain.mine(1);
+    await waitSynced(node, devnet);
+
+    // A call anchored on the chain; the node must fetch its anchor through the proxy.
+    const utxo = devnet.chain.utxosOf(wallet.outputScript)[0]!;
+    const u = { txid: utxo.txid, vout: utxo.vout, value: Number(utxo.value) };
+    const call = buildCall({ contractId: dep.contractId, function: 'bump', args: ['u64:1'], abi: counter.abi, callerSecret: wallet.secret, outpoint: u });
+    const anchor = buildCallAnchor(wallet, [u], call, 1);
+    devnet.chain.submitTx(anchor.hex);
+    const body = { txid: anchor.txid, contract_id: dep.contractId, payload: call.payload };
+
+    proxy.setMode('hang');
+    const t0 = performance.now();
+    const pending = postJson(`${node.restUrl}/contract_call`, body).then((r) => ({ ...r, ms: performance.now() - t0 }));
+    // While the submission waits on the endpoint, reads are answered from local state.
+    for (const path of ['/health', '/node_status', '/v2/state_root', `/v2/${dep.contractId}/count`, '/contracts']) {
+      const g = await getJson(`${node.restUrl}${path}`);
+      assert.equal(g.status, 200, `${path} while the endpoint hangs: ${g.status} ${JSON.stringify(g.body)}`);
+    }
+    const r = await pending;
+    assert.equal(r.status, 503, JSON.stringify(r.body));
+    assert.equal(r.body.error.code, 'chain_unavailable');
+    // Bounded by the budget (plus the node's own work on a loaded 2-core box), not by the
+    // client's retries: 5 attempts of 10 s and their backoff were ~57 s before the budget.
+    assert.ok(r.ms >= BUDGET_MS * 0.9, `answered after ${Math.round(r.ms)} ms, before the ${BUDGET_MS} ms budget ran out`);
+    assert.ok(r.ms < BUDGET_MS + 3_000, `answered after ${Math.round(r.ms)} ms, budget ${BUDGET_MS} ms`);
+    assert.ok(proxy.hits['hang']! >= 1, 'the anchor was asked of the hanging endpoint');
+    const s = (await getJson(`${node.restUrl}/node_status`)).body;
+    assert.equal(s.halted, false);
+
+    // The endpoint answers again: the same submission is accepted.
+    proxy.setMode('ok');
+    const again = await postJson(`${node.restUrl}/contract_call`, body);
+    assert.equal(again.status, 202, JSON.stringify(again.body));
+    console.log(`# hardening/chain-faults hanging endpoint: intake refused after ${Math.round(r.ms)} ms (esplora_timeout_ms ${BUDGET_MS})`);
+  } finally {
+    await node.stop();
     await proxy.close();
     await devnet.close();
   }

@@ -1,0 +1,83 @@
+/**
+ * The RPC transports send the frames of one event-loop turn together (src/ipc/rpc.ts):
+ * every request still gets its own answer, answers and events keep their order, errors
+ * cross as NodeError, and closing sends what is queued.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MessageChannel } from 'node:worker_threads';
+import { RpcClient, RpcServer, connectRpc, emit, portTransport, serveTransport, type Handlers, type Transport } from '../../src/ipc/rpc.js';
+import { NodeError } from '../../src/errors.js';
+
+type Api = {
+  echo(p: { n: number }): { n: number };
+  later(p: { n: number }): { n: number };
+  fail(p: { n: number }): never;
+};
+
+const handlers = (onEcho?: (n: number) => void): Handlers<Api> => ({
+  echo: (p) => {
+    onEcho?.(p.n);
+    return { n: p.n };
+  },
+  later: async (p) => {
+    await new Promise((r) => setImmediate(r));
+    return { n: p.n * 2 };
+  },
+  fail: (p) => {
+    throw new NodeError('conflict', `no ${p.n}`);
+  },
+});
+
+async function burst(client: RpcClient<Api>): Promise<void> {
+  const calls = Array.from({ length: 600 }, (_, i) =>
+    i % 3 === 0 ? client.call('echo', { n: i }) : i % 3 === 1 ? client.call('later', { n: i }) : client.call('fail', { n: i }).then(() => 'resolved', (e: unknown) => e),
+  );
+  const out = await Promise.all(calls);
+  out.forEach((r, i) => {
+    if (i % 3 === 0) assert.deepEqual(r, { n: i });
+    else if (i % 3 === 1) assert.deepEqual(r, { n: 2 * i });
+    else {
+      assert.ok(r instanceof NodeError, `call ${i}`);
+      assert.equal(r.code, 'conflict');
+      assert.equal(r.message, `no ${i}`);
+    }
+  });
+}
+
+test('socket transport: a burst of calls in one turn, each answered; events keep their order', async () => {
+  const path = `\0svc-rpc-test-${process.pid}`;
+  const server = new RpcServer<Api>(handlers((n) => server.broadcast('seen', n)));
+  await server.listen(path);
+  const client = await connectRpc<Api>(path);
+  try {
+    const seen: number[] = [];
+    client.on('seen', (n) => seen.push(n as number));
+    await burst(client);
+    // Each 'seen' event was sent before the echo answer it belongs to: all have arrived, in order.
+    assert.deepEqual(seen, Array.from({ length: 200 }, (_, k) => 3 * k));
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+test('port transport: the same over a MessagePort; close sends what is queued', async () => {
+  const { port1, port2 } = new MessageChannel();
+  const serverSide: Transport = portTransport(port2);
+  serveTransport<Api>(serverSide, handlers());
+  const client = new RpcClient<Api>(portTransport(port1));
+  try {
+    await burst(client);
+    const got: unknown[] = [];
+    client.on('bye', (d) => got.push(d));
+    const closed = new Promise<void>((r) => client.onClose(r));
+    emit(serverSide, 'bye', 1);
+    emit(serverSide, 'bye', 2);
+    serverSide.close(); // queued in this turn: must still be delivered before the close
+    await closed;
+    assert.deepEqual(got, [1, 2]);
+  } finally {
+    port1.close();
+  }
+});
