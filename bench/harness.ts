@@ -20,6 +20,61 @@ export interface Figure {
   /** Whether the target is met; undefined when the figure has no target. */
   met?: boolean;
   notes?: string;
+  /** A least-squares line through measured points (scaling and memory figures); optional. */
+  fit?: FigureFit;
+}
+
+/** `y = a + b·x` fitted to `points` ([x, y] pairs), with the names and units of x and y. */
+export interface FigureFit extends LinearFit {
+  x: string;
+  y: string;
+  points: [number, number][];
+}
+
+export interface LinearFit {
+  /** Intercept: y at x = 0. */
+  a: number;
+  /** Slope: change of y per unit of x. */
+  b: number;
+  /** Coefficient of determination, 1 - SSres/SStot (1 when y has no spread and the line is exact). */
+  r2: number;
+  /** Standard error of the slope (0 with two points). */
+  bErr: number;
+  n: number;
+}
+
+/**
+ * Ordinary least squares of y on x. Needs at least two distinct x. R² says how much of
+ * y's spread the line explains: near 0 for a flat but noisy series, so read it next to
+ * `b` and `bErr`, never alone.
+ */
+export function linearFit(xs: readonly number[], ys: readonly number[]): LinearFit {
+  const n = xs.length;
+  if (n !== ys.length) throw new Error(`linearFit: ${n} x values but ${ys.length} y values`);
+  if (n < 2) throw new Error('linearFit: needs at least two points');
+  const mx = xs.reduce((s, x) => s + x, 0) / n;
+  const my = ys.reduce((s, y) => s + y, 0) / n;
+  let sxx = 0;
+  let sxy = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) {
+    const dx = xs[i]! - mx;
+    const dy = ys[i]! - my;
+    sxx += dx * dx;
+    sxy += dx * dy;
+    syy += dy * dy;
+  }
+  if (sxx === 0) throw new Error('linearFit: needs at least two distinct x values');
+  const b = sxy / sxx;
+  const a = my - b * mx;
+  let ssRes = 0;
+  for (let i = 0; i < n; i++) {
+    const r = ys[i]! - (a + b * xs[i]!);
+    ssRes += r * r;
+  }
+  const r2 = syy === 0 ? (ssRes === 0 ? 1 : 0) : 1 - ssRes / syy;
+  const bErr = n > 2 ? Math.sqrt(ssRes / (n - 2) / sxx) : 0;
+  return { a, b, r2, bErr, n };
 }
 
 export function stat(samples: number[]): Stat {
