@@ -569,14 +569,15 @@ export class EsploraClient implements ChainSource {
 
   /**
    * One HTTP exchange. A keep-alive socket the server closed just as it was reused fails
-   * before any answer (ECONNRESET/EPIPE on a reused socket): that is sent once more on a
-   * fresh socket at once, as the same attempt (the request never reached the server).
+   * before any answer (ECONNRESET/EPIPE on a reused socket): a GET is sent once more on a
+   * fresh socket at once, as the same attempt. A POST (broadcast) is not: it may have
+   * reached the server; it takes the normal retry path.
    */
   private async exchange(url: string, kind: Kind, postBody: string | undefined, timeoutMs: number): Promise<Outcome> {
     const t0 = performance.now();
     for (let resend = 0; ; resend++) {
       const r = await this.exchangeOnce(url, kind, postBody, Math.max(1, timeoutMs - (performance.now() - t0)));
-      if (r.type === 'stale' && resend === 0) continue;
+      if (r.type === 'stale' && resend === 0 && postBody === undefined) continue;
       if (r.type === 'stale') return { type: 'retry', reason: 'network_error', message: r.message, retryAfterMs: null };
       return r;
     }

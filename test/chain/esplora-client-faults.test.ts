@@ -127,6 +127,24 @@ test('a request budget bounds attempts, backoff and the wait for a request slot'
   await c.close();
 });
 
+test('a kept-alive connection the server drops as it is reused is resent at once, not counted as a failure', async () => {
+  const served = new WeakMap<object, number>();
+  // The first request on each connection is answered (kept alive); a second one on the
+  // same connection finds it closed, as when a server's idle timeout fires at reuse.
+  on('/blocks/tip/height', (req, res) => {
+    const n = (served.get(req.socket) ?? 0) + 1;
+    served.set(req.socket, n);
+    if (n > 1) return void req.socket.destroy();
+    res.writeHead(200, { 'content-type': 'text/plain', connection: 'keep-alive' });
+    res.end('812345');
+  });
+  const c = mk({ retries: 0 });
+  assert.equal(await c.tipHeight(), 812345);
+  assert.equal(await c.tipHeight(), 812345, 'resent on a fresh connection within the same attempt');
+  assert.equal(hits.get('/blocks/tip/height'), 3);
+  await c.close();
+});
+
 test('fast failures are still retried inside the budget', async () => {
   on(`/tx/${GENESIS_TXID}/hex`, text(500, 'oops'), text(200, genesisTxHex));
   const c = mk({ retries: 4 });
