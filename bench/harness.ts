@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /**
  * Benchmark helpers. Every figure is a median of several runs with min and max, and a
  * ratio against a ceiling measured in the same run, because these machines are noisy.
@@ -106,6 +107,32 @@ export function measureRate(step: () => number, opts: RateOptions = {}): Stat {
     return (ops * 1000) / (performance.now() - t0);
   };
   timed(warmupMs);
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push(timed(runMs));
+  return stat(samples);
+}
+
+/**
+ * Nanoseconds the calling thread has spent on a CPU (Linux /proc/thread-self/schedstat).
+ * Rates per CPU-second of one thread hold up better than wall-clock rates when other
+ * work shares the cores (they still include time lost to a busy hyperthread sibling).
+ */
+export function threadCpuNs(): number {
+  return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+}
+
+/** Like measureRate, but operations per CPU-second of the calling thread. */
+export function measureCpuRate(step: () => number, opts: RateOptions = {}): Stat {
+  const runs = opts.runs ?? 5;
+  const runMs = opts.runMs ?? 1000;
+  const timed = (ms: number): number => {
+    const end = performance.now() + ms;
+    let ops = 0;
+    const c0 = threadCpuNs();
+    while (performance.now() < end) ops += step();
+    return (ops * 1e9) / (threadCpuNs() - c0);
+  };
+  timed(opts.warmupMs ?? 300);
   const samples: number[] = [];
   for (let i = 0; i < runs; i++) samples.push(timed(runMs));
   return stat(samples);

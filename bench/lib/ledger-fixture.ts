@@ -17,6 +17,7 @@ import { taggedHash, Tags, toHex, sha256 } from '../../src/protocol/hash.js';
 import { callStampScript, deployStampScript } from '../../src/protocol/stamp.js';
 import { codeHash, contractId as deriveId } from '../../src/protocol/contract.js';
 import { logger } from '../../src/log.js';
+import { threadCpuNs } from '../harness.js';
 import type { Value } from '../../src/protocol/value.js';
 import type { BlockInput, CallRecord, ContractRecord } from '../../src/writer/records.js';
 
@@ -65,7 +66,7 @@ export class LedgerBench {
     return b;
   }
 
-  async block(txs: Transaction[]): Promise<{ ms: number; input: BlockInput }> {
+  async block(txs: Transaction[]): Promise<{ ms: number; cpuNs: number; input: BlockInput }> {
     const height = this.height + 1;
     const hash = toHex(id32('block', height));
     const input: BlockInput = {
@@ -81,12 +82,14 @@ export class LedgerBench {
       txids: ['00'.repeat(32), ...txs.map((t) => t.getId())],
       spends: [],
     };
+    const c0 = threadCpuNs();
     const t0 = performance.now();
     await this.ledger.applyBlock(input);
     const ms = performance.now() - t0;
+    const cpuNs = threadCpuNs() - c0;
     this.height = height;
     this.hash = hash;
-    return { ms, input };
+    return { ms, cpuNs, input };
   }
 
   async deploy(artifact: { bytecode: string; abi: unknown[]; function_offsets: Record<string, unknown>; function_offset_to_locals: Record<string, unknown>; constants: unknown[] }): Promise<string> {
