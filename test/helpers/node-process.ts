@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './paths.js';
 
+/** How long a started node may take to listen on REST and gRPC. */
+const STARTUP_TIMEOUT_MS = 60_000;
+
 export interface LogLine {
   level: string;
   target: string;
@@ -107,8 +110,10 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
     detached: true,
   });
   const node = new NodeProcess(proc);
-  const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', 20_000, 'REST listening');
-  const grpc = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'gossip', 20_000, 'gossip listening');
+  // Generous: a start on a 2-core machine shared with other jobs (load 15+) took over 20 s.
+  // A node that never listens still fails the test, only later.
+  const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', STARTUP_TIMEOUT_MS, 'REST listening');
+  const grpc = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'gossip', STARTUP_TIMEOUT_MS, 'gossip listening');
   node.restUrl = `http://${String(rest['address'])}`;
   node.grpcPort = Number(String(grpc['address']).split(':').pop());
   return node;
