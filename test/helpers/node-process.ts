@@ -107,9 +107,15 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
     detached: true,
   });
   const node = new NodeProcess(proc);
-  const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', 20_000, 'REST listening');
-  const grpc = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'gossip', 20_000, 'gossip listening');
-  node.restUrl = `http://${String(rest['address'])}`;
-  node.grpcPort = Number(String(grpc['address']).split(':').pop());
+  try {
+    const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', 20_000, 'REST listening');
+    const grpc = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'gossip', 20_000, 'gossip listening');
+    node.restUrl = `http://${String(rest['address'])}`;
+    node.grpcPort = Number(String(grpc['address']).split(':').pop());
+  } catch (e) {
+    // A node that never came up is killed, or its open pipes keep the test file alive forever.
+    await node.killHard();
+    throw e;
+  }
   return node;
 }
