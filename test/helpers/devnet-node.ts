@@ -48,7 +48,12 @@ export function devnetEnv(devnet: DevnetChainHandle, extra: Record<string, strin
 
 export async function startDevnetNode(devnet: DevnetChainHandle, opts: StartOptions = {}): Promise<NodeProcess> {
   const node = await startNode({ ...opts, env: devnetEnv(devnet, opts.env) });
-  await node.waitFor((l) => l.msg === 'anchored block journal' || (l.msg === 'database open' && l['processed_height'] !== null), 20_000, 'journal anchored');
+  try {
+    await node.waitFor((l) => l.msg === 'anchored block journal' || (l.msg === 'database open' && l['processed_height'] !== null), 20_000, 'journal anchored');
+  } catch (e) {
+    await node.killHard(); // see startNode
+    throw e;
+  }
   return node;
 }
 

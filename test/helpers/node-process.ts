@@ -110,11 +110,16 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
     detached: true,
   });
   const node = new NodeProcess(proc);
-  // Generous: a start on a 2-core machine shared with other jobs (load 15+) took over 20 s.
-  // A node that never listens still fails the test, only later.
-  const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', STARTUP_TIMEOUT_MS, 'REST listening');
-  const grpc = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'gossip', STARTUP_TIMEOUT_MS, 'gossip listening');
-  node.restUrl = `http://${String(rest['address'])}`;
-  node.grpcPort = Number(String(grpc['address']).split(':').pop());
+  try {
+    // Generous: a start on a 2-core machine shared with other jobs (load 15+) took over 20 s.
+    const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', STARTUP_TIMEOUT_MS, 'REST listening');
+    const grpc = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'gossip', STARTUP_TIMEOUT_MS, 'gossip listening');
+    node.restUrl = `http://${String(rest['address'])}`;
+    node.grpcPort = Number(String(grpc['address']).split(':').pop());
+  } catch (e) {
+    // A node that never came up is killed, or its open pipes keep the test file alive forever.
+    await node.killHard();
+    throw e;
+  }
   return node;
 }
