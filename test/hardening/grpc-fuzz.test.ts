@@ -32,9 +32,10 @@ import { rssKiB } from './raw-http.js';
 const SEED = '9a'.repeat(32);
 const MAX_PEERS = 8;
 const SEEN_CAPACITY = 64;
-/** Per-peer budget; the global one stays at its default (2,000/s). */
+/** Per-peer budget, and the global one (below its 2,000/s default, so a loaded test client still exceeds it). */
 const RATE = 100;
 const QUEUE = 20;
+const GLOBAL = 1_000;
 /**
  * Ceiling on the gossip process's RSS growth over the whole file (KiB): a guard against
  * gross leaks. RSS keeps the allocator's high-water mark (the 32 MiB messages below are
@@ -76,6 +77,7 @@ before(async () => {
       SVC_GOSSIP_SEEN_CAPACITY: String(SEEN_CAPACITY),
       SVC_GOSSIP_INBOUND_RATE_PER_S: String(RATE),
       SVC_GOSSIP_INBOUND_QUEUE: String(QUEUE),
+      SVC_GOSSIP_GLOBAL_RATE_PER_S: String(GLOBAL),
     },
   });
   const started = await node.waitFor((l) => l.msg === 'child started' && l['role'] === 'gossip', 5_000, 'gossip child pid');
@@ -498,7 +500,7 @@ test('floods: thousands of fresh identities, unsigned traffic past the global li
   const codes: Record<string, number> = {};
   let admitted = 0;
   const r0 = rssKiB(gossipPid);
-  for (let sent = 0; sent < FRESH_KEYS; sent += 250) {
+  for (let batches = 0; admitted < FRESH_KEYS && batches < 4 * (FRESH_KEYS / 250); batches++) {
     const batch = await Promise.all(Array.from({ length: 250 }, freshHeartbeat).map((r) => sendRaw('/svc.v1.Peer/Heartbeat', r)));
     for (const a of batch) {
       judge(a, 'fresh identity');
@@ -509,21 +511,31 @@ test('floods: thousands of fresh identities, unsigned traffic past the global li
   }
   const r1 = rssKiB(gossipPid);
   console.log(`# hardening/grpc-fuzz fresh identities: ${JSON.stringify(codes)} in ${Math.round(performance.now() - t0)} ms; gossip RSS ${Math.round(r0 / 1024)} -> ${Math.round(r1 / 1024)} MiB`);
-  assert.equal(admitted, FRESH_KEYS, 'every fresh key served (the global budget refills between batches)');
+  assert.ok(admitted >= FRESH_KEYS, `fresh keys served: ${admitted}`);
+  assert.deepEqual(Object.keys(codes).filter((k) => k !== 'OK' && k !== 'RESOURCE_EXHAUSTED'), []);
   assert.deepEqual(Object.keys(codes).filter((k) => k !== 'OK' && k !== 'RESOURCE_EXHAUSTED'), []);
   await healthy('fresh-identities');
 
-  // 2. Unsigned garbage far past gossip.global_rate_per_s: refused before any signature work.
+  // 2. Unsigned garbage past gossip.global_rate_per_s, 2,000 at a time until the global
+  //    bucket has refused some: refused before any signature work, and never more let
+  //    through than its burst plus what refills meanwhile.
   const limitedBefore = (await status(node)).gossip.requests_rate_limited;
-  const flood = await Promise.all(Array.from({ length: 4_000 }, () => sendRaw('/svc.v1.Peer/SubmitPayload', encode('SubmitPayload', { payloads: [] }))));
+  const unsigned = encode('SubmitPayload', { payloads: [] });
   const fc2: Record<string, number> = {};
-  for (const a of flood) {
-    judge(a, 'unsigned flood');
-    fc2[grpc.status[a.code]!] = (fc2[grpc.status[a.code]!] ?? 0) + 1;
+  const tu = performance.now();
+  for (let i = 0; i < 8 && !fc2['RESOURCE_EXHAUSTED']; i++) {
+    const flood = await Promise.all(Array.from({ length: 2_000 }, () => sendRaw('/svc.v1.Peer/SubmitPayload', unsigned)));
+    for (const a of flood) {
+      judge(a, 'unsigned flood');
+      fc2[grpc.status[a.code]!] = (fc2[grpc.status[a.code]!] ?? 0) + 1;
+    }
   }
-  console.log(`# hardening/grpc-fuzz unsigned flood: ${JSON.stringify(fc2)}`);
+  const usecs = (performance.now() - tu) / 1000;
+  const passed = fc2['UNAUTHENTICATED'] ?? 0;
+  console.log(`# hardening/grpc-fuzz unsigned flood: ${JSON.stringify(fc2)} in ${usecs.toFixed(2)} s`);
   assert.deepEqual(Object.keys(fc2).filter((k) => k !== 'UNAUTHENTICATED' && k !== 'RESOURCE_EXHAUSTED'), []);
   assert.ok((fc2['RESOURCE_EXHAUSTED'] ?? 0) > 0, 'the global bucket refused part of the flood');
+  assert.ok(passed <= GLOBAL + Math.ceil(GLOBAL * usecs) + 50, `no more past the global bucket than it allows: ${passed}`);
   await waitStatus(node, (x) => x.gossip.requests_rate_limited >= limitedBefore + (fc2['RESOURCE_EXHAUSTED'] ?? 0), 'the refusals counted');
 
   // 3. One signed peer, 10x its budget at once, on every read method: at most its burst,
@@ -540,7 +552,7 @@ test('floods: thousands of fresh identities, unsigned traffic past the global li
     ['PreparePayload', { payload: null }],
   ];
   const burstReqs = Array.from({ length: 10 * RATE }, (_, i) => reads[i % reads.length]!).map(([m, r]) => [m, signedBytes(flooder, m, r)] as const);
-  await new Promise((r) => setTimeout(r, 1_100)); // the global bucket refills (1 s of budget)
+  await new Promise((r) => setTimeout(r, 1_100)); // the global bucket refills (1 s of budget, above the burst)
   const tb = performance.now();
   const burst = await Promise.all(burstReqs.map(([m, b]) => sendRaw(`/svc.v1.Peer/${m}`, b)));
   const secs = (performance.now() - tb) / 1000;
