@@ -356,7 +356,8 @@ function verify(core: ArtifactCore): Program {
           terminal = true;
           break;
         case OP.CALL: {
-          if (a >= n || funcAt[a]! < 0) fail(pc, 'CALL target is not a function start');
+          // A is an Int32Array: a 4-byte target of 2^31 or more reads negative here.
+          if (a < 0 || a >= n || funcAt[a]! < 0) fail(pc, 'CALL target is not a function start');
           const g = functions[funcAt[a]!]!;
           if (f.readonly && !g.readonly) fail(pc, `readonly function calls non-readonly ${g.name}`);
           for (let i = g.params.length - 1; i >= 0; i--) pop(g.params[i]);

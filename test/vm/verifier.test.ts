@@ -44,6 +44,10 @@ test('rejects each rule with offset and reason', () => {
   rejects(art([...FUNC(0), OP.JMP, ...u32(1000)]), /outside the code/, 5);
   rejects(art([...FUNC(0), OP.JMP, ...u32(7), OP.RET, OP.RET]), /inside an instruction/, 5);
   rejects(art([...FUNC(0), OP.RET, OP.JMP, ...u32(5)]), /backward jump/, 6);
+  // Targets of 2^31 and more (found by the codecs fuzz): a CALL there once threw a TypeError.
+  rejects(art([...FUNC(0), OP.CALL, ...u32(0xf7000000), OP.RET]), /CALL target is not a function start/, 5);
+  rejects(art([...FUNC(0), OP.CALL, ...u32(0xffffffff), OP.RET]), /CALL target is not a function start/, 5);
+  rejects(art([...FUNC(0), OP.JMP, ...u32(0x80000000), OP.RET]), /outside the code/, 5);
   rejects(art([...FUNC(0), OP.JMP, ...u32(5)]), /backward jump/, 5);
   rejects(art([...FUNC(0), OP.CONST, ...u16(3), OP.POP, OP.RET]), /constant index out of range/, 5);
   rejects(art([...FUNC(1), OP.TRUE, OP.STORE, 1, OP.RET], { locals: 1 }), /local index out of range/, 6);
