@@ -11,8 +11,15 @@ import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet,
 import { rssKiB } from './raw-http.js';
 
 const SECONDS = Number(process.env['SVC_SOAK_S'] ?? 60);
-/** Calls per second (one wallet: each call waits for the previous anchor's broadcast). */
+/** Calls per second, spread over WALLETS wallets. */
 const CALL_RATE = 4;
+/**
+ * A wallet's calls go one after another (each anchor spends the previous one's change), so
+ * the calls are spread over several wallets: each issues one call every WALLETS / CALL_RATE
+ * seconds (2 s), far more than a call's latency, and a loaded test machine slows the client
+ * without starving the schedule.
+ */
+const WALLETS = 8;
 /** Reads per second, spread over the read endpoints. */
 const READ_RATE = 100;
 /**
@@ -31,8 +38,9 @@ function pct(xs: number[], p: number): number {
 test(`soak: ${SECONDS} s of calls (${CALL_RATE}/s) and reads (${READ_RATE}/s) with a block every 2 s`, { timeout: (SECONDS + 120) * 1000 }, async () => {
   const devnet = await startDevnet();
   const node = await startDevnetNode(devnet);
-  const wallet = testWallet(61);
-  const svc = client(node, devnet, wallet);
+  const wallets = Array.from({ length: WALLETS }, (_, i) => testWallet(61 + i));
+  const svcs = wallets.map((w) => client(node, devnet, w));
+  const svc = svcs[0]!;
   const counter = compileFixture('counter.svc');
   const pids: Record<string, number> = { supervisor: node.proc.pid! };
   for (const l of node.lines.filter((x) => x.msg === 'child started')) pids[String(l['role'])] = Number(l['child_pid']);
@@ -43,7 +51,7 @@ test(`soak: ${SECONDS} s of calls (${CALL_RATE}/s) and reads (${READ_RATE}/s) wi
   const txids: string[] = [];
   let miner: NodeJS.Timeout | undefined;
   try {
-    await fund(devnet, wallet, Math.ceil(SECONDS * CALL_RATE * 1.1) + 10, 100_000);
+    for (const w of wallets) await fund(devnet, w, Math.ceil((SECONDS * CALL_RATE * 1.1) / WALLETS) + 4, 100_000);
     const dep = await svc.deploy(counter);
     devnet.chain.mine(1);
     await waitSynced(node, devnet);
@@ -76,13 +84,19 @@ test(`soak: ${SECONDS} s of calls (${CALL_RATE}/s) and reads (${READ_RATE}/s) wi
     const trend: string[] = [];
     const sampler = setInterval(() => trend.push(`${Math.round((performance.now() - t0) / 1000)}s core ${Math.round(rssKiB(pids['core']!) / 1024)} rest ${Math.round(rssKiB(pids['rest']!) / 1024)}`), 10_000);
 
-    const callLoop = async (): Promise<void> => {
-      for (let i = 0; performance.now() < end; i++) {
+    /**
+     * Every wallet issues its share of SECONDS * CALL_RATE calls on schedule; a call due while
+     * the wallet's previous one is still in flight starts as soon as that one is answered, so
+     * every scheduled call is made and the assertions measure the node, not the client's pace.
+     */
+    const scheduled = SECONDS * CALL_RATE;
+    const callLoop = async (w: number): Promise<void> => {
+      for (let i = w; i < scheduled; i += WALLETS) {
         const due = t0 + (i * 1000) / CALL_RATE;
         if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
         const s = performance.now();
         try {
-          const c = await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${i + 2}`], abi: counter.abi });
+          const c = await svcs[w]!.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${i + 2}`], abi: counter.abi });
           callMs.push(performance.now() - s);
           txids.push(c.anchor.txid);
           note('call', 202, '');
@@ -112,7 +126,7 @@ test(`soak: ${SECONDS} s of calls (${CALL_RATE}/s) and reads (${READ_RATE}/s) wi
       }
       await Promise.all(inflight);
     };
-    await Promise.all([callLoop(), readLoop()]);
+    await Promise.all([...svcs.map((_, w) => callLoop(w)), readLoop()]);
     clearInterval(sampler);
     clearInterval(miner);
     miner = undefined;
@@ -137,7 +151,9 @@ test(`soak: ${SECONDS} s of calls (${CALL_RATE}/s) and reads (${READ_RATE}/s) wi
     console.log(`# hardening/soak: ${JSON.stringify(report)}`);
     assert.deepEqual(bad, [], 'only documented answers');
     assert.equal(s.halted, false);
-    assert.ok(callMs.length >= SECONDS * CALL_RATE * 0.8, `only ${callMs.length} calls went through`);
+    // Every scheduled call was answered (bad holds any other answer); back-pressure (503
+    // overloaded) may refuse some, but at 4 calls/s it must stay the exception.
+    assert.ok(callMs.length >= scheduled * 0.8, `only ${callMs.length} of ${scheduled} calls accepted`);
     for (const [k, v] of Object.entries(rssEnd)) {
       const w = (rssWarm as Record<string, number> | null)?.[k] ?? v;
       assert.ok(v - w < RSS_SLACK_KIB, `${k} RSS grew by ${v - w} KiB`);
