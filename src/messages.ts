@@ -122,10 +122,12 @@ export interface FieldReadParams {
   proof: boolean;
 }
 
-/** JSON of a sorted-Merkle membership proof (docs/STATE.md, "Proofs"). */
+/** JSON of a Merkle trie proof for one key (docs/STATE.md, "Proofs over REST"). */
 export interface ProofJson {
-  size: number;
-  leaves: { index: number; key: string; value: string; path: { sibling: string; left: boolean }[] }[];
+  /** Sibling hashes from the root down to where the key's path ends. */
+  siblings: string[];
+  /** The leaf the path ends at (the key's own when present), or null (an empty subtree). */
+  leaf: { path: string; value: string } | null;
 }
 
 export interface FieldReadBody {

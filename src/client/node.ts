@@ -2,7 +2,7 @@
 import { ClientError } from './errors.js';
 import { request, joinUrl, parseJson, oneLine, type HttpOptions } from './http.js';
 import { verifyFieldProof, type FieldProof } from '../state/state-tree.js';
-import type { MembershipProof } from '../state/merkle.js';
+import type { TrieProof } from '../state/trie.js';
 import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/storage-layout.js';
 import { valueToJson } from '../protocol/value.js';
 import type { AbiEntry } from '../vm/types.js';
@@ -54,10 +54,10 @@ export interface FieldAnswer {
   exists: boolean;
   height: number;
 }
-/** JSON of one sorted-Merkle proof (docs/STATE.md, "Proofs"). */
+/** JSON of one Merkle trie proof (docs/STATE.md, "Proofs over REST"). */
 export interface ProofJson {
-  size: number;
-  leaves: { index: number; key: string; value: string; path: { sibling: string; left: boolean }[] }[];
+  siblings: string[];
+  leaf: { path: string; value: string } | null;
 }
 export interface ProvenFieldAnswer extends FieldAnswer {
   state_root: string;
@@ -67,7 +67,7 @@ export interface ProvenFieldAnswer extends FieldAnswer {
 
 const HEX = /^(?:[0-9a-f]{2})*$/;
 
-function proofFromJson(p: unknown, what: string): MembershipProof {
+function proofFromJson(p: unknown, what: string): TrieProof {
   const bad = (why: string): never => {
     throw new ClientError('bad_proof', `${what}: ${why}`);
   };
@@ -77,13 +77,12 @@ function proofFromJson(p: unknown, what: string): MembershipProof {
   };
   if (p === null || typeof p !== 'object') bad('not an object');
   const o = p as ProofJson;
-  if (!Number.isInteger(o.size) || o.size < 0 || !Array.isArray(o.leaves) || o.leaves.length > 2) bad('malformed size or leaves');
+  // A path has 256 bits: no honest proof is deeper.
+  if (!Array.isArray(o.siblings) || o.siblings.length > 256) bad('malformed siblings');
+  if (o.leaf !== null && (typeof o.leaf !== 'object' || Array.isArray(o.leaf))) bad('malformed leaf');
   return {
-    size: o.size,
-    leaves: o.leaves.map((l) => {
-      if (!Number.isInteger(l?.index) || !Array.isArray(l.path) || l.path.length > 64) bad('malformed leaf');
-      return { index: l.index, key: hex(l.key), value: hex(l.value), path: l.path.map((s) => ({ sibling: hex(s?.sibling, 32), left: s?.left === true })) };
-    }),
+    siblings: o.siblings.map((s) => hex(s, 32)),
+    leaf: o.leaf === null ? null : { path: hex(o.leaf.path, 32), value: hex(o.leaf.value) },
   };
 }
 

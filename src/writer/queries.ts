@@ -13,7 +13,7 @@ import { NodeError } from '../errors.js';
 import { toHex } from '../protocol/hash.js';
 import { valueFromJson, valueToJson, type Value, type ValueType } from '../protocol/value.js';
 import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/storage-layout.js';
-import type { MembershipProof } from '../state/merkle.js';
+import type { TrieProof } from '../state/trie.js';
 import type { AbiEntry } from '../vm/types.js';
 import type { Writer } from './writer.js';
 import type { CallRecord } from './records.js';
@@ -36,11 +36,8 @@ import {
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export function proofToJson(p: MembershipProof): ProofJson {
-  return {
-    size: p.size,
-    leaves: p.leaves.map((l) => ({ index: l.index, key: toHex(l.key), value: toHex(l.value), path: l.path.map((s) => ({ sibling: toHex(s.sibling), left: s.left })) })),
-  };
+export function proofToJson(p: TrieProof): ProofJson {
+  return { siblings: p.siblings.map(toHex), leaf: p.leaf === null ? null : { path: toHex(p.leaf.path), value: toHex(p.leaf.value) } };
 }
 
 /**

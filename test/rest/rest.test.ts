@@ -154,8 +154,11 @@ test('proofs: the SDK verifies present, absent and scalar reads; tampering is re
     { ...a, state_root: 'ff'.repeat(32) },
     { ...a, key: '6' },
     JSON.parse(JSON.stringify(a, (k, v) => (k === 'value' && typeof v === 'string' && v.length === 16 ? '0000000000000006' : v))),
-    JSON.parse(JSON.stringify(a, (k, v) => (k === 'sibling' ? '00'.repeat(32) : v))),
+    JSON.parse(JSON.stringify(a, (k, v) => (k === 'siblings' ? (v as string[]).map(() => '00'.repeat(32)) : v))),
+    JSON.parse(JSON.stringify(a, (k, v) => (k === 'siblings' ? (v as string[]).slice(1) : v))),
+    JSON.parse(JSON.stringify(a, (k, v) => (k === 'leaf' && v !== null ? null : v))),
   ];
+  assert.ok(a.proof.storage.siblings.length > 0, 'the storage proof has siblings to tamper with');
   for (const t of tampered) assert.throws(() => verifyFieldAnswer(t, { abi: artifact.abi }), /bad proof|proof|differs|another|exists/);
   assert.throws(() => verifyFieldAnswer(a, { abi: artifact.abi, trustedRoot: '00'.repeat(32) }), /trusted/);
 });

@@ -88,7 +88,7 @@ test('state tree: field proofs against the state root; roots depend only on cont
   assert.deepEqual(verifyFieldProof(root, idA, Uint8Array.of(1), a.prove(idA, Uint8Array.of(1))), Uint8Array.of(42));
   assert.equal(verifyFieldProof(root, idA, Uint8Array.of(9), a.prove(idA, Uint8Array.of(9))), null);
   const forged = a.prove(idA, Uint8Array.of(1));
-  forged.storage.leaves[0]!.value = Uint8Array.of(41);
+  forged.storage.leaf!.value = Uint8Array.of(41);
   assert.throws(() => verifyFieldProof(root, idA, Uint8Array.of(1), forged));
   a.setStorage(idA, Uint8Array.of(1), Uint8Array.of(41));
   assert.notEqual(hex(a.root()), hex(root));
