@@ -802,7 +802,7 @@ export class Ledger {
       if (w.contractId !== cidBytes) {
         if (cidBytes) this.storageSize.set(cid, size);
         cidBytes = w.contractId;
-        cid = hexOf(w.contractId);
+        cid = this.contractHex(w.contractId, p);
         size = this.storageSize.get(cid) ?? 0;
       }
       const prev = this.state.setStorage(w.contractId, w.key, w.value);
@@ -812,7 +812,7 @@ export class Ledger {
     }
     if (cidBytes) this.storageSize.set(cid, size);
     out.events.forEach((ev, logIndex) => {
-      const cid = hexOf(ev.contractId);
+      const cid = this.contractHex(ev.contractId, p);
       batch.contractLog(cid, ev.contractId).events.push([txIndex, logIndex, ev.name, this.eventParams(cid, ev.name, ev.params), p.rec.txid]);
     });
     this.finishCall(batch, p, {
@@ -823,6 +823,17 @@ export class Ledger {
       error: null,
       instructions: out.instructions,
     });
+  }
+
+  /** Hex of a contract id the call touched: the called contract's without converting (nearly always). */
+  private contractHex(id: Uint8Array, p: PendingCall): string {
+    const own = p.envelope.contractId;
+    if (id.length === own.length) {
+      let i = 0;
+      while (i < id.length && id[i] === own[i]) i++;
+      if (i === id.length) return p.rec.contract_id;
+    }
+    return hexOf(id);
   }
 
   private eventParams(contractId: string, name: string, params: Value[]): Record<string, unknown> {
