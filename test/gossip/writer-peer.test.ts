@@ -81,6 +81,111 @@ test('peer queries over a ledger with a deploy, confirmed and pending calls; a c
   }
 });
 
+/** The summary pairs, root and txid order computed straight from the store, uncached. */
+async function reference(writer: Writer, cid: string): Promise<{ root: string; pairs: string[] }> {
+  const entries: { txid: string; kind: 'deploy' | 'call'; payload_hash: string }[] = [];
+  for (const r of await writer.db.range(key(Bucket.payload), Buffer.of(Bucket.payload + 1))) {
+    const v = JSON.parse(r.value.toString('utf8')) as { kind: 'deploy' | 'call'; contract_id: string; body_hash: string };
+    if (v.contract_id === cid) entries.push({ txid: r.key.subarray(1).toString('hex'), kind: v.kind, payload_hash: v.body_hash });
+  }
+  entries.sort((a, b) => (a.txid < b.txid ? -1 : 1));
+  return { root: Buffer.from(summaryTree(entries).root()).toString('hex'), pairs: entries.map((e) => `${e.txid}:${e.payload_hash}`) };
+}
+
+test('peer summary and txid questions: the payload bucket is read once, a txid list once per ledger change; answers stay exact', async () => {
+  const b = await LedgerBench.open();
+  const art = compileContract('test/fixtures/contracts/counter.svc').artifact as never;
+  const cid = await b.deploy(art);
+  const other = await b.deploy(art);
+  const caller = id32('caller', 2);
+  const t1 = await b.call(cid, 'bump', [{ type: 'u64', value: 1n }] as never, caller, 1n);
+  const t2 = await b.call(cid, 'bump', [{ type: 'u64', value: 2n }] as never, caller, 2n);
+  await b.call(other, 'bump', [{ type: 'u64', value: 9n }] as never, caller, 9n);
+  await b.block([t1]);
+  await b.call(cid, 'bump', [{ type: 'u64', value: 3n }] as never, caller, 3n); // pending
+  await b.ledger.db.close();
+
+  const writer = await Writer.open(join(b.dir, 'db'), 'peer-cost', logger('test'));
+  // Count what the questions cost the writer: full reads of the payload bucket, and call
+  // records read for positions.
+  let scans = 0;
+  let callReads = 0;
+  const range = writer.db.range.bind(writer.db);
+  writer.db.range = (gte, lt, opts) => {
+    if (gte[0] === Bucket.payload) scans++;
+    return range(gte, lt, opts);
+  };
+  const readCall = writer.ledger.call.bind(writer.ledger);
+  writer.ledger.call = (txid) => {
+    callReads++;
+    return readCall(txid);
+  };
+  const h = writerPeerHandlers(writer);
+  const ask = async (): Promise<{ root: string; pairs: string[]; txids: string[]; heights: (number | null)[]; count: number }> => {
+    const s = (await h.peerSummary({ contract_id: cid }))!;
+    const r = (await h.peerRoot({ contract_id: cid }))!;
+    const all = await h.peerRoots({});
+    const t = (await h.peerTxids({ contract_id: cid }))!;
+    assert.equal(r.root, s.root);
+    assert.equal(all[cid]!.root, s.root);
+    assert.equal(r.count, s.payloads.length);
+    return { root: s.root, pairs: s.payloads.map((p) => `${p.txid}:${p.payload_hash}`), txids: t.map((x) => x.txid), heights: t.map((x) => x.height), count: r.count };
+  };
+  try {
+    const QUESTIONS = 50;
+    let first = await ask();
+    for (let i = 1; i < QUESTIONS; i++) assert.deepEqual(await ask(), first);
+    const rescan = scans;
+    let ref = await reference(writer, cid);
+    assert.equal(first.root, ref.root, 'the cached root is the root of the stored pairs');
+    assert.deepEqual(first.pairs, ref.pairs);
+    assert.equal(first.count, 4, 'deploy + 3 calls');
+    assert.deepEqual(first.heights, [1, 3, null, null], 'deploy, the confirmed call, two pending');
+    assert.equal(rescan, 1, `${QUESTIONS} x 4 questions read the payload bucket once (${rescan})`);
+    assert.equal(callReads, 3, `${QUESTIONS} txid lists read each call's position once (${callReads})`);
+    assert.equal(await h.peerRoot({ contract_id: 'ee'.repeat(32) }), null);
+
+    // A new call: in the next answers at once, with one read (its position) and no rescan.
+    const { rec, tx } = b.callRecord(cid, 'bump', [{ type: 'u64', value: 4n }] as never, caller, 4n);
+    assert.equal((await writer.acceptCall(rec)).created, true);
+    const second = await ask();
+    ref = await reference(writer, cid);
+    assert.equal(second.root, ref.root);
+    assert.deepEqual(second.pairs, ref.pairs);
+    assert.equal(second.count, 5);
+    assert.ok(second.txids.includes(rec.txid));
+    assert.equal(second.heights.filter((x) => x === null).length, 3, 'three pending calls');
+    assert.equal(callReads, 4, 'only the new call was read');
+    // A block confirming it: positions are read again, once, for the next question.
+    const height = b.height + 1;
+    const hash = Buffer.from(id32('block', height)).toString('hex');
+    await writer.applyChainUpdate({
+      fork_height: b.height,
+      disconnected: [],
+      connected: [
+        {
+          height,
+          hash,
+          prevHash: b.hash,
+          txs: [tx].map((t, i) => ({ txIndex: i + 1, txid: t.getId(), hex: t.toHex(), parts: { ins: t.ins.map((x) => ({ hash: x.hash, index: x.index })), outs: t.outs.map((o) => ({ script: o.script, value: o.value })) } })),
+          txids: ['00'.repeat(32), tx.getId()],
+          spends: [],
+        } as never,
+      ],
+    });
+    const before = callReads;
+    const third = await ask();
+    for (let i = 1; i < QUESTIONS; i++) assert.deepEqual(await ask(), third);
+    assert.equal(callReads - before, 4, 'one read per call after the block, then none');
+    const refs = (await h.peerTxids({ contract_id: cid }))!;
+    assert.deepEqual(refs.find((r) => r.txid === rec.txid)?.height, height, 'the new call shows its confirmation');
+    assert.equal(third.root, second.root, 'confirming adds no payload');
+    assert.equal(scans, 1 + 2, 'still one scan of our own, plus the two reference reads of this test');
+  } finally {
+    await writer.close();
+  }
+});
+
 test('the peer set: bounded, expires learned peers, never itself, forwards to at most the limit and never back', () => {
   let now = 1_000_000;
   const signer = new Signer(new Uint8Array(32).fill(8));
