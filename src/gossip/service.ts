@@ -23,7 +23,7 @@ import { PeerLimiter } from './peer-limiter.js';
 import { BoundedMap, TokenBucket } from './seen.js';
 import { bytes32, fromProtoPayload, hex, toProtoPayload } from './wire.js';
 import type { Verifier } from './auth.js';
-import type { PeerSet } from './peers.js';
+import { sourceOf, type PeerSet } from './peers.js';
 import type { Forwarder } from './forwarder.js';
 import { MalformedRequest, type PeerMethod } from './server.js';
 import type { RpcClient } from '../ipc/rpc.js';
@@ -67,7 +67,8 @@ export function seenKey(p: WirePayload): string {
 }
 
 type Req = Record<string, unknown>;
-type Handler = (req: Req, peerKey: string) => Promise<object>;
+/** `from` is the transport address of the sender (grpc-js `getPeer()`). */
+type Handler = (req: Req, peerKey: string, from: string) => Promise<object>;
 
 export class PeerService {
   readonly seen: BoundedMap<string, Promise<PayloadVerdict>>;
@@ -94,7 +95,7 @@ export class PeerService {
 
   /** A list request: the per-key list budget, then a slot of the global list queue. */
   private listed(fn: Handler): Handler {
-    return (req, key) =>
+    return (req, key, from) =>
       new Promise<object>((resolve, reject) => {
         const refuse = (message: string): void => {
           this.d.counters.requests_rate_limited++;
@@ -102,7 +103,7 @@ export class PeerService {
         };
         const run = (): void => {
           if (this.listQueue.size >= LIST_WAITING) return refuse('the node is answering too many summary and txid list requests');
-          this.listQueue.add(() => fn(req, key)).then((r) => resolve(r as object), reject);
+          this.listQueue.add(() => fn(req, key, from)).then((r) => resolve(r as object), reject);
         };
         if (!this.listLimiter.admit(key, run)) refuse('too many summary and txid list requests from this peer');
       });
@@ -116,9 +117,9 @@ export class PeerService {
   handlers(): grpc.UntypedServiceImplementation {
     const h = (m: PeerMethod, fn: Handler): grpc.handleUnaryCall<Req, object> => this.unary(m, fn);
     return {
-      Heartbeat: h('Heartbeat', async (req, key) => {
+      Heartbeat: h('Heartbeat', async (req, key, from) => {
         const url = typeof req['url'] === 'string' ? req['url'] : '';
-        if (url.length > 0 && url.length <= 512) this.d.peers.learn(url, key, String(req['node_id'] ?? ''));
+        if (url.length > 0 && url.length <= 512) this.d.peers.learn(url, key, String(req['node_id'] ?? ''), sourceOf(from));
         return { node_id: this.d.nodeId, height: String(this.d.localHeight()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
       }),
       SubmitPayload: h('SubmitPayload', (req, key) => this.submit(req, key)),
@@ -201,7 +202,7 @@ export class PeerService {
       const run = (): void => {
         let p: Promise<object>;
         try {
-          p = fn(req, v.key);
+          p = fn(req, v.key, call.getPeer());
         } catch (e) {
           p = Promise.reject(e);
         }

@@ -12,7 +12,7 @@ import { writerPeerHandlers } from '../../src/writer/peer-handlers.js';
 import { summaryTree } from '../../src/writer/peer-queries.js';
 import { Bucket, key } from '../../src/writer/db.js';
 import { logger } from '../../src/log.js';
-import { PeerSet } from '../../src/gossip/peers.js';
+import { PeerSet, sourceOf } from '../../src/gossip/peers.js';
 import { Signer } from '../../src/gossip/auth.js';
 
 test('peer queries over a ledger with a deploy, confirmed and pending calls; a corrupted root halts the replay check', async () => {
@@ -198,9 +198,17 @@ test('the peer set: bounded, expires learned peers, never itself, forwards to at
   try {
     assert.deepEqual(set.all().map((p) => p.url), ['http://127.0.0.1:1'], 'duplicates and self dropped');
     const k = (n: number): string => String(n).padStart(64, '0');
-    assert.equal(set.learn('http://127.0.0.1:2', k(2), 'b'), true);
-    assert.equal(set.learn('http://127.0.0.1:3', k(3), 'c'), true);
-    assert.equal(set.learn('http://127.0.0.1:4', k(4), 'd'), true);
+    // Each proven by a successful outbound call before the next (at most half of the
+    // learned slots may hold unproven peers).
+    const learnAndReach = (n: number, name: string): boolean => {
+      const ok = set.learn(`http://127.0.0.1:${n}`, k(n), name);
+      const p = set.all().find((x) => x.url === `http://127.0.0.1:${n}`);
+      if (p) set.ok(p);
+      return ok;
+    };
+    assert.equal(learnAndReach(2, 'b'), true);
+    assert.equal(learnAndReach(3, 'c'), true);
+    assert.equal(learnAndReach(4, 'd'), true);
     assert.equal(set.learn('http://127.0.0.1:5', k(5), 'e'), false, 'full of active peers');
     assert.equal(set.learn('http://127.0.0.1:9', k(9), 'self-url'), false);
     assert.equal(set.learn('http://127.0.0.1:6', self, 'self-key'), false);
@@ -216,6 +224,60 @@ test('the peer set: bounded, expires learned peers, never itself, forwards to at
     assert.deepEqual(set.expire().sort(), ['http://127.0.0.1:2', 'http://127.0.0.1:4']);
     assert.deepEqual(set.all().map((p) => p.url).sort(), ['http://127.0.0.1:1', 'http://127.0.0.1:3']);
     assert.equal(set.learn('http://127.0.0.1:5', k(5), 'e'), true, 'room again');
+  } finally {
+    set.close();
+  }
+});
+
+test('learned peers cannot eclipse: one URL per key, two unproven per source, half the learned slots for unproven; proven peers stay', () => {
+  let now = 1_000_000;
+  const signer = new Signer(new Uint8Array(32).fill(9));
+  const set = new PeerSet({ configured: ['http://10.0.0.1:1'], selfUrl: 'http://10.0.0.99:1', selfKey: signer.publicKey.toString('hex'), maxPeers: 9, expiryMs: 60_000, timeoutMs: 1000 }, signer, () => now);
+  const k = (n: number): string => String(n).padStart(64, '0');
+  const at = (url: string) => set.all().find((p) => p.url === url);
+  try {
+    assert.equal(set.unprovenCapacity, 4, 'half of the 8 learned slots');
+    // An honest peer, introduced and then reached by our heartbeat: proven.
+    assert.equal(set.learn('http://10.0.0.2:1', k(2), 'honest', '10.0.0.2'), true);
+    set.ok(at('http://10.0.0.2:1')!);
+    // One key, many URLs: it holds one entry, the last it claimed.
+    for (let i = 0; i < 50; i++) set.learn(`http://203.0.113.1:${1000 + i}`, k(100), 'mover', '203.0.113.1');
+    assert.deepEqual(set.unproven().map((p) => p.url), ['http://203.0.113.1:1049']);
+    // Fresh keys from one source: two entries.
+    for (let i = 0; i < 50; i++) set.learn(`http://198.51.100.7:${i + 1}`, k(200 + i), 'fresh', '198.51.100.7');
+    assert.equal(set.unproven('198.51.100.7').length, 2);
+    // Fresh keys from many sources: the unproven half fills, nothing more.
+    let accepted = 0;
+    for (let i = 0; i < 200; i++) if (set.learn(`http://192.0.2.${i}:1`, k(1000 + i), 'botnet', `192.0.2.${i}`)) accepted++;
+    assert.equal(set.unproven().length, 4, 'unproven peers within half of the learned slots');
+    assert.equal(accepted, 1, 'only the one free unproven slot');
+    assert.equal(set.all().length, 1 + 1 + 4, 'configured + proven + unproven');
+    assert.ok(at('http://10.0.0.2:1'), 'the proven peer stays');
+    // An honest newcomer once the unproven URLs have failed our outbound calls: it gets a slot.
+    for (const p of set.unproven()) set.failed(p);
+    assert.equal(set.learn('http://10.0.0.3:1', k(3), 'newcomer', '10.0.0.3'), true);
+    // Proven peers fill the rest of the set; a proven peer is never displaced by a newcomer.
+    set.ok(at('http://10.0.0.3:1')!);
+    for (let i = 4; i <= 9; i++) {
+      for (const p of set.unproven()) set.failed(p);
+      if (set.learn(`http://10.0.0.${i}:1`, k(i), 'honest', `10.0.0.${i}`)) set.ok(at(`http://10.0.0.${i}:1`)!);
+    }
+    assert.equal(set.all().length, 9);
+    const proven = set.all().filter((p) => p.proven).map((p) => p.url);
+    for (let i = 0; i < 100; i++) set.learn(`http://192.0.2.${i}:2`, k(5000 + i), 'botnet', `192.0.2.${i}`);
+    assert.deepEqual(set.all().filter((p) => p.proven).map((p) => p.url), proven, 'no proven peer displaced');
+    assert.ok(set.all().length <= 9);
+    // Inbound heartbeats do not clear the failures of an unproven URL (only a success does).
+    const u = set.unproven()[0]!;
+    set.failed(u);
+    now += 1000;
+    assert.equal(set.learn(u.url, u.publicKey!, 'again', u.source), true);
+    assert.ok(u.failures > 0 && !u.proven);
+    assert.equal(sourceOf('ipv4:198.51.100.7:5555'), '198.51.100.7');
+    assert.equal(sourceOf('ipv6:[2001:db8:1:2:3:4:5:6]:5555'), '2001:db8:1:2::/64');
+    assert.equal(sourceOf('ipv6:[2001:db8::1]:5555'), '2001:db8:0:0::/64');
+    assert.equal(sourceOf('ipv6:[::ffff:192.0.2.1]:5555'), '192.0.2.1');
+    assert.equal(sourceOf('unix:/tmp/x'), 'unix:/tmp/x');
   } finally {
     set.close();
   }
