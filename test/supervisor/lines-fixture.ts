@@ -7,6 +7,8 @@
  *   LINES_PER_CHILD JSON lines of seeded sizes (many over 4 KiB, one over the supervisor's
  *   line bound), each in one write, then a last `done` line, and waits for shutdown.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { configureLogging } from '../../src/log.js';
 import { Supervisor } from '../../src/supervisor/supervisor.js';
 import { onShutdown, toSupervisor } from '../../src/supervisor/child.js';
@@ -46,7 +48,14 @@ if (process.env['LINES_ROLE'] === 'harness') {
 } else if (process.env['LINES_ROLE'] === 'child') {
   const init = await new Promise<Extract<SupervisorToChild, { type: 'init' }>>((resolve) => process.on('message', (m: SupervisorToChild) => m.type === 'init' && resolve(m)));
   const role: Role = init.role;
-  onShutdown(async () => undefined);
+  onShutdown(async () => {
+    // Lines written while draining (the supervisor may be gone), then a mark that the
+    // drain finished (lines.test.ts, the supervisor killed).
+    for (let i = 0; i < 20; i++) process.stdout.write(JSON.stringify({ child: role, draining: i }) + '\n');
+    await new Promise((r) => setTimeout(r, 20));
+    const dir = process.env['LINES_MARK_DIR'];
+    if (dir) writeFileSync(join(dir, role), 'drained');
+  });
   toSupervisor(role === 'core' ? { type: 'ready', role } : { type: 'listening', role, address: '127.0.0.1', port: 0 });
   const sizes = padSizes(role);
   // As fast as the pipe takes them: each line one write, the next written when the

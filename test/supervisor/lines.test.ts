@@ -6,6 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, watch } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { LineSplitter, MAX_LINE_BYTES, type CutLine } from '../../src/supervisor/lines.js';
@@ -87,7 +90,7 @@ test('three children writing long lines at once through a slow reader: only whol
   });
   for (const role of ['core', 'rest', 'gossip']) {
     const sizes = padSizes(role);
-    const mine = parsed.filter((p) => p['child'] === role && p['done'] === undefined);
+    const mine = parsed.filter((p) => p['child'] === role && p['i'] !== undefined);
     // Every line but the over-long one, in order, byte for byte.
     assert.deepEqual(
       mine.map((p) => p['i']),
@@ -99,8 +102,38 @@ test('three children writing long lines at once through a slow reader: only whol
     assert.equal(cut.length, 1, `one cut report for ${role}`);
     assert.equal(cut[0]!['bytes'], Buffer.byteLength(line(role, LONG_LINE_AT, LONG_LINE_BYTES)) - 1);
     assert.match(String(cut[0]!['head']), new RegExp(`^\\{"child":"${role}","i":${LONG_LINE_AT},"pad":"f+$`));
+    // Lines written while the child drained at shutdown were forwarded before the supervisor exited.
+    assert.equal(parsed.filter((p) => p['child'] === role && p['draining'] !== undefined).length, 20, `${role} drain lines`);
   }
   assert.ok(parsed.some((p) => p['msg'] === 'stopped'), 'the supervisor stopped and flushed its output');
   const big = padSizes('core').filter((n) => n > 4096 && n < MAX_LINE_BYTES).length;
   console.log(`# supervisor/lines: ${lines.length} lines, ${(bytes / 1048576).toFixed(1)} MiB read; ${big} lines over 4 KiB per child`);
+});
+
+test('the supervisor killed: its children still finish their drain (a write to the lost pipe does not kill them)', { timeout: 20_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-lines-'));
+  const fixture = fileURLToPath(new URL('./lines-fixture.js', import.meta.url));
+  const h = spawn(process.execPath, [fixture], { env: { ...process.env, LINES_ROLE: 'harness', LINES_MARK_DIR: dir }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let doneSeen = 0;
+  h.stdout.on('data', (c: Buffer) => {
+    doneSeen += c.toString('latin1').split('"done":true').length - 1;
+    if (doneSeen === 3) h.kill('SIGKILL');
+  });
+  await new Promise((resolve) => h.on('exit', resolve));
+  // The children see the IPC channel close, drain (writing 20 lines into the dead pipe),
+  // then leave a mark each.
+  const roles = ['core', 'gossip', 'rest'];
+  const marked = (): boolean => roles.every((r) => existsSync(join(dir, r)));
+  await new Promise<void>((resolve, reject) => {
+    const w = watch(dir, () => marked() && finish());
+    const timer = setTimeout(() => finish(new Error(`drain marks after 15 s: ${readdirSync(dir).join(', ') || 'none'}`)), 15_000);
+    const finish = (e?: Error): void => {
+      w.close();
+      clearTimeout(timer);
+      if (e) reject(e);
+      else resolve();
+    };
+    if (marked()) finish();
+  });
+  assert.deepEqual(readdirSync(dir).sort(), roles);
 });
