@@ -17,6 +17,7 @@
  *   sender's IPv4 address, or its IPv6 /64), so the unproven half takes that many hosts.
  * Proven peers are never displaced by newcomers; they leave only by expiry.
  */
+import { isIPv4, isIPv6 } from 'node:net';
 import { PeerClient } from './client.js';
 import type { Signer } from './auth.js';
 
@@ -44,17 +45,19 @@ export interface Peer {
 export const LEARNED_PER_SOURCE = 2;
 
 /**
- * The network source of a gRPC peer address (grpc-js `getPeer()`): the IPv4 address, or
- * the /64 of an IPv6 address (one host usually holds a whole /64); anything else as is.
+ * The network source of a gRPC peer (grpc-js `call.getPeer()`: the remote address and
+ * port, `127.0.0.1:5555` or `::1:5555`): the IPv4 address, or the /64 of an IPv6 address
+ * (one host usually holds a whole /64). Anything else is its own source, as given.
  */
 export function sourceOf(peer: string): string {
-  const v4 = /^ipv4:(\d+\.\d+\.\d+\.\d+):\d+$/.exec(peer);
-  if (v4) return v4[1]!;
-  const v6 = /^ipv6:\[([0-9a-fA-F:.]+)\]:\d+$/.exec(peer);
-  if (!v6) return peer;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(v6[1]!);
+  // Drop the port; tolerate the `ipv4:` / `ipv6:[...]` forms of other gRPC stacks.
+  let addr = peer.replace(/^ipv[46]:/, '').replace(/:\d+$/, '');
+  if (addr.startsWith('[') && addr.endsWith(']')) addr = addr.slice(1, -1);
+  if (isIPv4(addr)) return addr;
+  if (!isIPv6(addr)) return peer;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(addr);
   if (mapped) return mapped[1]!;
-  const [head, tail] = v6[1]!.toLowerCase().split('::') as [string, string | undefined];
+  const [head, tail] = addr.toLowerCase().split('::') as [string, string | undefined];
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
   const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];

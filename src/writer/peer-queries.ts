@@ -133,17 +133,26 @@ export class PeerQueries {
       // Before the build, the build's own scan (a later serial job) will see them.
       if (!this.index) return;
       this.unresolved.push(...txids);
-      if (this.unresolved.length >= RESOLVE_BATCH) void this.current();
+      // A full batch is resolved now, so unresolved txids stay bounded without questions;
+      // a failed read is retried by the next question (the txids stay queued).
+      if (this.unresolved.length >= RESOLVE_BATCH) void this.current().catch(() => undefined);
     });
   }
 
   /** The index with every payload stored so far. */
   private async current(): Promise<Map<string, ContractIndex>> {
-    const idx = this.index ?? (await (this.building ??= this.w.serial(() => this.build())));
+    // A failed build (a read error) is forgotten, so the next question tries again.
+    const idx =
+      this.index ??
+      (await (this.building ??= this.w.serial(() => this.build()).catch((e: unknown) => {
+        this.building = null;
+        throw e;
+      })));
     const step = this.resolving.then(async () => {
       while (this.unresolved.length > 0) {
-        const batch = this.unresolved.splice(0, RESOLVE_BATCH);
+        const batch = this.unresolved.slice(0, RESOLVE_BATCH);
         const got = await this.w.db.getMany(batch.map((t) => key(Bucket.payload, Buffer.from(t, 'hex'))));
+        this.unresolved.splice(0, batch.length);
         batch.forEach((t, i) => {
           const v = got[i];
           if (v) this.add(idx, Buffer.from(t, 'hex'), JSON.parse(v.toString('utf8')) as { kind: 'deploy' | 'call'; contract_id: string; body_hash: string });

@@ -152,20 +152,27 @@ test('fresh identities cannot fill the learned peer set: one URL per key, two pe
     for (let i = 0; i < 40; i++) count((await one.heartbeat(mover, `http://127.0.0.3:${1000 + i}`)).status);
     assert.equal(await activePeers(), 2, 'the mover holds one entry');
 
-    // 3. Fresh keys from one source: LEARNED_PER_SOURCE entries (the mover's source is another).
-    const single = new SourceClient('127.0.0.4');
-    sessions.push(single);
-    await Promise.all(Array.from({ length: 50 }, (_, i) => single.heartbeat(new Signer(new Uint8Array(randomBytes(32))), `http://127.0.0.4:${2000 + i}`).then((r) => count(r.status))));
+    // 3. Fresh keys from one source, each on a connection of its own (the source is the
+    //    address, not the connection): LEARNED_PER_SOURCE entries (the mover's is another).
+    await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => {
+        const c = new SourceClient('127.0.0.4');
+        sessions.push(c);
+        count((await c.heartbeat(new Signer(new Uint8Array(randomBytes(32))), `http://127.0.0.4:${2000 + i}`)).status);
+      }),
+    );
     assert.equal(await activePeers(), 2 + LEARNED_PER_SOURCE);
 
     // 4. Fresh keys from many sources, while the node heartbeats (and fails) their URLs:
     //    the unproven half churns, never grows, and the proven peer keeps its slot.
     const heardBefore = honest.heard();
+    const flood = Array.from({ length: SOURCES }, (_, i) => new SourceClient(`127.0.0.${10 + i}`));
+    sessions.push(...flood);
     let maxActive = 0;
     for (let round = 0; round < 3; round++) {
       await Promise.all(
         Array.from({ length: SOURCES }, async (_, s) => {
-          const c = (sessions[2 + s] ??= new SourceClient(`127.0.0.${10 + s}`));
+          const c = flood[s]!;
           for (let k = 0; k < KEYS_PER_SOURCE; k++) {
             const r = await c.heartbeat(new Signer(new Uint8Array(randomBytes(32))), `http://127.0.0.${10 + s}:${3000 + round * 100 + k}`);
             count(r.status);
@@ -206,6 +213,6 @@ test('fresh identities cannot fill the learned peer set: one URL per key, two pe
     honestClient.close();
     honest.close();
     probe.close();
-    for (const s of sessions) s?.close();
+    for (const s of sessions) s.close();
   }
 });
