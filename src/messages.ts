@@ -295,6 +295,8 @@ export type PeerApi = {
   peerContractIds(params: Record<string, never>): string[];
   /** Contract summary (docs/STATE.md): root and (txid, payload_hash) pairs ascending by txid. */
   peerSummary(params: { contract_id: string }): ContractSummary;
+  /** A contract's summary root and payload count, without the pairs (GetContractMerkleRoot). */
+  peerRoot(params: { contract_id: string }): { root: string; count: number };
   /** Roots of every contract's summary, in one pass. */
   peerRoots(params: Record<string, never>): Record<string, { root: string; count: number }>;
   /** A contract's payload txids: the deploy first, then calls in position order. */
@@ -402,6 +404,7 @@ export type WriterPeerApi = {
   /** Known contract ids (active and pending), ascending. */
   peerContractIds(params: Record<string, never>): string[];
   peerSummary(params: { contract_id: string }): ContractSummary | null;
+  peerRoot(params: { contract_id: string }): { root: string; count: number } | null;
   peerRoots(params: Record<string, never>): Record<string, { root: string; count: number }>;
   peerTxids(params: { contract_id: string }): PayloadRef[] | null;
   peerPayload(params: { txid: string }): WirePayload | null;

@@ -64,6 +64,11 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
       if (!s) throw new NodeError('not_found', `contract ${p.contract_id} is not known to this node`);
       return s;
     },
+    peerRoot: async (p) => {
+      const r = await w.call('peerRoot', { contract_id: p.contract_id });
+      if (!r) throw new NodeError('not_found', `contract ${p.contract_id} is not known to this node`);
+      return r;
+    },
     peerRoots: () => w.call('peerRoots', {}),
     peerTxids: async (p) => {
       const t = await w.call('peerTxids', { contract_id: p.contract_id });

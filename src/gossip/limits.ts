@@ -29,3 +29,25 @@ export const MAX_BATCH_PAYLOADS = 64;
  * gossip.global_rate_per_s; about 200 bytes each, so under 1 MiB in all.
  */
 export const PEER_LIMITER_KEYS = 4096;
+
+/**
+ * Summary and txid-list requests (GetContractSummary, GetContractTxids) per peer key per
+ * second (also the burst). Their answer grows with the contract (up to the 16 MiB
+ * response limit), so they get a budget of their own below the general one: honest sync
+ * asks one txid list per differing contract and round, one at a time, and never asks for
+ * a summary, so 10/s only slows a sync of hundreds of differing contracts by seconds.
+ */
+export const LIST_RATE_PER_S = 10;
+
+/** List requests of one key that may wait for a token; beyond, RESOURCE_EXHAUSTED. */
+export const LIST_QUEUE = 32;
+
+/**
+ * List requests answered at once across all peers (each is work in the core and the
+ * writer thread proportional to its answer): two per core of the machine the node was
+ * tuned on. Fresh identities each get a per-key budget, so this is what bounds them.
+ */
+export const LIST_CONCURRENCY = 4;
+
+/** List requests waiting for one of the LIST_CONCURRENCY slots; beyond, RESOURCE_EXHAUSTED. */
+export const LIST_WAITING = 64;

@@ -193,5 +193,6 @@ onShutdown(async () => {
   await Promise.race([sendQueue.onIdle(), new Promise((r) => setTimeout(r, 1000))]);
   await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
   peers.close();
+  service.close();
   core.close();
 });

@@ -7,18 +7,23 @@
  *   3. the sender's budget (peer-limiter.ts: gossip.inbound_rate_per_s, queue of
  *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED), at
  *      most PEER_LIMITER_KEYS keys tracked;
- *   4. the handler. Payloads go to the core's intake (the REST checks); nothing a peer
+ *   4. for the list requests (GetContractSummary, GetContractTxids), whose answers grow
+ *      with the contract: a second, smaller budget per key (LIST_RATE_PER_S, queue
+ *      LIST_QUEUE) and at most LIST_CONCURRENCY of them in the core at once across all
+ *      peers (LIST_WAITING more may wait);
+ *   5. the handler. Payloads go to the core's intake (the REST checks); nothing a peer
  *      says is trusted for a result.
  */
 import * as grpc from '@grpc/grpc-js';
 import { createHash } from 'node:crypto';
 import { NodeError } from '../errors.js';
-import { MAX_BATCH_PAYLOADS, MAX_PAYLOAD_BYTES, PEER_LIMITER_KEYS } from './limits.js';
+import PQueue from 'p-queue';
+import { LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_BATCH_PAYLOADS, MAX_PAYLOAD_BYTES, PEER_LIMITER_KEYS } from './limits.js';
 import { PeerLimiter } from './peer-limiter.js';
 import { BoundedMap, TokenBucket } from './seen.js';
 import { bytes32, fromProtoPayload, hex, toProtoPayload } from './wire.js';
 import type { Verifier } from './auth.js';
-import type { PeerSet } from './peers.js';
+import { sourceOf, type PeerSet } from './peers.js';
 import type { Forwarder } from './forwarder.js';
 import { MalformedRequest, type PeerMethod } from './server.js';
 import type { RpcClient } from '../ipc/rpc.js';
@@ -47,6 +52,8 @@ export interface ServiceDeps {
   publicKey: Buffer;
   localHeight: () => number;
   log: Logger;
+  /** The limiters' clock (tests: a fixed one). */
+  now?: () => number;
 }
 
 export function grpcError(e: unknown): Partial<grpc.StatusObject> {
@@ -60,18 +67,46 @@ export function seenKey(p: WirePayload): string {
 }
 
 type Req = Record<string, unknown>;
-type Handler = (req: Req, peerKey: string) => Promise<object>;
+/** `from` is the transport address of the sender (grpc-js `getPeer()`). */
+type Handler = (req: Req, peerKey: string, from: string) => Promise<object>;
 
 export class PeerService {
   readonly seen: BoundedMap<string, Promise<PayloadVerdict>>;
   private readonly global: TokenBucket;
   readonly limiter: PeerLimiter;
+  readonly listLimiter: PeerLimiter;
+  /** List requests in the core now (at most LIST_CONCURRENCY) and waiting for a slot. */
+  readonly listQueue = new PQueue({ concurrency: LIST_CONCURRENCY });
 
   constructor(private readonly d: ServiceDeps) {
     this.seen = new BoundedMap(d.opts.seenCapacity);
     // Burst of one second's worth: short spikes pass, sustained floods do not.
     this.global = new TokenBucket(d.opts.globalRatePerS, d.opts.globalRatePerS);
-    this.limiter = new PeerLimiter({ ratePerS: d.opts.inboundRatePerS, queue: d.opts.inboundQueue, capacity: PEER_LIMITER_KEYS });
+    this.limiter = new PeerLimiter({ ratePerS: d.opts.inboundRatePerS, queue: d.opts.inboundQueue, capacity: PEER_LIMITER_KEYS }, d.now);
+    this.listLimiter = new PeerLimiter({ ratePerS: LIST_RATE_PER_S, queue: LIST_QUEUE, capacity: PEER_LIMITER_KEYS }, d.now);
+  }
+
+  /** Stops the limiters' timers (shutdown). */
+  close(): void {
+    this.limiter.close();
+    this.listLimiter.close();
+    this.listQueue.clear();
+  }
+
+  /** A list request: the per-key list budget, then a slot of the global list queue. */
+  private listed(fn: Handler): Handler {
+    return (req, key, from) =>
+      new Promise<object>((resolve, reject) => {
+        const refuse = (message: string): void => {
+          this.d.counters.requests_rate_limited++;
+          reject(new NodeError('rate_limited', message));
+        };
+        const run = (): void => {
+          if (this.listQueue.size >= LIST_WAITING) return refuse('the node is answering too many summary and txid list requests');
+          this.listQueue.add(() => fn(req, key, from)).then((r) => resolve(r as object), reject);
+        };
+        if (!this.listLimiter.admit(key, run)) refuse('too many summary and txid list requests from this peer');
+      });
   }
 
   /** Marks a payload this node stored by another path (REST, sync) as seen and accepted. */
@@ -82,9 +117,9 @@ export class PeerService {
   handlers(): grpc.UntypedServiceImplementation {
     const h = (m: PeerMethod, fn: Handler): grpc.handleUnaryCall<Req, object> => this.unary(m, fn);
     return {
-      Heartbeat: h('Heartbeat', async (req, key) => {
+      Heartbeat: h('Heartbeat', async (req, key, from) => {
         const url = typeof req['url'] === 'string' ? req['url'] : '';
-        if (url.length > 0 && url.length <= 512) this.d.peers.learn(url, key, String(req['node_id'] ?? ''));
+        if (url.length > 0 && url.length <= 512) this.d.peers.learn(url, key, String(req['node_id'] ?? ''), sourceOf(from));
         return { node_id: this.d.nodeId, height: String(this.d.localHeight()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
       }),
       SubmitPayload: h('SubmitPayload', (req, key) => this.submit(req, key)),
@@ -98,21 +133,28 @@ export class PeerService {
         }
       }),
       GetContractIds: h('GetContractIds', async () => ({ contract_ids: (await this.d.core().call('peerContractIds', {})).map((id) => Buffer.from(id, 'hex')) })),
-      GetContractSummary: h('GetContractSummary', async (req) => {
-        const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req['contract_id'], 'contract_id') });
-        return {
-          contract_id: Buffer.from(s.contract_id, 'hex'),
-          merkle_root: Buffer.from(s.root, 'hex'),
-          payloads: s.payloads.map((p) => ({ txid: Buffer.from(p.txid, 'hex'), payload_hash: Buffer.from(p.payload_hash, 'hex') })),
-        };
-      }),
-      GetContractTxids: h('GetContractTxids', async (req) => {
-        const refs = await this.d.core().call('peerTxids', { contract_id: bytes32(req['contract_id'], 'contract_id') });
-        return { txids: refs.map((r) => Buffer.from(r.txid, 'hex')), positions: refs.map((r) => ({ height: r.height ?? 0, tx_index: r.tx_index ?? 0 })) };
-      }),
+      GetContractSummary: h(
+        'GetContractSummary',
+        this.listed(async (req) => {
+          const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req['contract_id'], 'contract_id') });
+          return {
+            contract_id: Buffer.from(s.contract_id, 'hex'),
+            merkle_root: Buffer.from(s.root, 'hex'),
+            payloads: s.payloads.map((p) => ({ txid: Buffer.from(p.txid, 'hex'), payload_hash: Buffer.from(p.payload_hash, 'hex') })),
+          };
+        }),
+      ),
+      GetContractTxids: h(
+        'GetContractTxids',
+        this.listed(async (req) => {
+          const refs = await this.d.core().call('peerTxids', { contract_id: bytes32(req['contract_id'], 'contract_id') });
+          return { txids: refs.map((r) => Buffer.from(r.txid, 'hex')), positions: refs.map((r) => ({ height: r.height ?? 0, tx_index: r.tx_index ?? 0 })) };
+        }),
+      ),
+      // The root alone: cached in the writer per contract, not the whole list.
       GetContractMerkleRoot: h('GetContractMerkleRoot', async (req) => {
-        const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req['contract_id'], 'contract_id') });
-        return { merkle_root: Buffer.from(s.root, 'hex'), count: s.payloads.length };
+        const r = await this.d.core().call('peerRoot', { contract_id: bytes32(req['contract_id'], 'contract_id') });
+        return { merkle_root: Buffer.from(r.root, 'hex'), count: r.count };
       }),
       GetPayloadByTxid: h('GetPayloadByTxid', async (req) => {
         const txid = bytes32(req['txid'], 'txid');
@@ -160,7 +202,7 @@ export class PeerService {
       const run = (): void => {
         let p: Promise<object>;
         try {
-          p = fn(req, v.key);
+          p = fn(req, v.key, call.getPeer());
         } catch (e) {
           p = Promise.reject(e);
         }

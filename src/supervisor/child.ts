@@ -30,6 +30,11 @@ export function awaitInit(role: Role): Promise<InitMessage> {
 
 /** Runs `drain` once on a shutdown message or on losing the supervisor, then exits 0. */
 export function onShutdown(drain: () => Promise<void>): void {
+  // stdout and stderr are pipes read by the supervisor (lines.ts). If it is gone
+  // (SIGKILL), a write fails with EPIPE, which Node raises as an 'error' event and, with
+  // no listener, as an uncaught exception: the drain below (closing RocksDB) would die
+  // at its first log line. Lines written then are lost; the process is not.
+  for (const out of [process.stdout, process.stderr]) out.on('error', () => undefined);
   let started = false;
   const go = (): void => {
     if (started) return;

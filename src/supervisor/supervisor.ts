@@ -3,10 +3,13 @@
  * core (writer thread + worker pool), and once it is ready the REST front and the gossip
  * process. A child that exits unexpectedly is restarted with exponential backoff.
  * SIGTERM/SIGINT: the front and gossip drain first, then the core closes RocksDB; exit 0.
+ * Each child writes its stdout and stderr into pipes of its own; the supervisor copies
+ * whole lines to its own (lines.ts), so lines of different processes never mix.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { logger } from '../log.js';
+import { LineForwarder, type CutLine } from './lines.js';
 import type { NodeConfig } from '../config/options.js';
 import type { ChildToSupervisor, GossipIdentity, Role, SupervisorToChild } from '../messages.js';
 
@@ -20,6 +23,12 @@ const RESTART_CAP_MS = 10_000;
 const HEALTHY_AFTER_MS = 30_000;
 /** SERVICE-SPEC/issue: the whole shutdown finishes within 10 s; children get 9 s. */
 const SHUTDOWN_GRACE_MS = 9_000;
+/**
+ * After the children stopped: the longest wait for their last lines to be forwarded and
+ * for our stdout to take them (a stalled reader would otherwise hold the exit forever).
+ * Within the 10 s of the whole shutdown: 9 s for the children, at most 1 s for this.
+ */
+const OUTPUT_FLUSH_MS = 1_000;
 
 const ENTRY: Record<Role, URL> = {
   core: new URL('../core/main.js', import.meta.url),
@@ -45,10 +54,14 @@ export class Supervisor {
   private stopping = false;
   private readonly ipcPath: string;
   private readonly version = packageVersion();
+  private readonly stdout = new LineForwarder(process.stdout);
+  private readonly stderr = new LineForwarder(process.stderr);
 
   constructor(
     private readonly config: NodeConfig,
     private readonly identity: GossipIdentity,
+    /** Other entry files per role (tests: children that only write output). */
+    private readonly entries: Partial<Record<Role, URL>> = {},
   ) {
     // Abstract-namespace socket (Linux): nothing on disk to clean up after a crash.
     this.ipcPath = `\0svc-core-${config.nodeId}-${process.pid}`;
@@ -66,8 +79,11 @@ export class Supervisor {
     const st: ChildState = this.children.get(role) ?? { role, proc: null, crashes: 0, startedAt: 0, restartTimer: null };
     this.children.set(role, st);
     st.restartTimer = null;
-    const proc = fork(ENTRY[role], [], { serialization: 'advanced', stdio: 'inherit', execArgv: process.execArgv });
+    const proc = fork(this.entries[role] ?? ENTRY[role], [], { serialization: 'advanced', stdio: ['inherit', 'pipe', 'pipe', 'ipc'], execArgv: process.execArgv });
     st.proc = proc;
+    const cut = (stream: string) => (c: CutLine) => log.warn('child log line cut', { role, child_pid: proc.pid, stream, bytes: c.bytes, head: c.head });
+    this.stdout.attach(proc.stdout!, cut('stdout'));
+    this.stderr.attach(proc.stderr!, cut('stderr'));
     st.startedAt = Date.now();
     log.info('child started', { role, child_pid: proc.pid });
     const init: SupervisorToChild = { type: 'init', role, config: this.config, ipcPath: this.ipcPath, identity: this.identity, version: this.version };
@@ -113,6 +129,7 @@ export class Supervisor {
     await Promise.all([this.stopChild('rest', deadline), this.stopChild('gossip', deadline)]);
     await this.stopChild('core', deadline);
     log.info('stopped');
+    await Promise.all([this.stdout.flushed(OUTPUT_FLUSH_MS), this.stderr.flushed(OUTPUT_FLUSH_MS)]);
   }
 
   private stopChild(role: Role, deadline: number): Promise<void> {

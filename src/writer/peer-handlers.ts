@@ -11,13 +11,14 @@ export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
   return {
     peerContractIds: () => l.contractIds(),
     peerSummary: (p) => q.summary(p.contract_id),
+    peerRoot: (p) => q.root(p.contract_id),
     peerRoots: () => q.roots(),
     peerTxids: (p) => q.txids(p.contract_id),
     peerPayload: (p) => q.payload(p.txid),
     peerStateRoots: (p) => q.stateRoots(p.from, p.to),
     peerSettle: () => writer.serial(() => writer.status()),
     peerVerifyReplay: () =>
-      writer.serial(async () => {
+      writer.mutate(async () => {
         if (l.tip && l.anchor && !l.halted) {
           try {
             // The ledger's own rule: a replay that disagrees with a stored root halts.

@@ -5,7 +5,7 @@
  */
 import canonicalizeModule from 'canonicalize';
 import { Bucket, key, prefixEnd } from './db.js';
-import { SortedMerkleTree } from '../state/merkle.js';
+import { EMPTY_ROOT, SortedMerkleTree } from '../state/merkle.js';
 import { toHex } from '../protocol/hash.js';
 import type { Writer } from './writer.js';
 import type { ContractSummary, PayloadRef, StateRootRange, WirePayload } from '../messages.js';
@@ -18,12 +18,25 @@ export const MAX_ROOT_RANGE = 1000;
 /** Leaf value prefix: which kind of payload the txid anchors. */
 const KIND_BYTE = { deploy: 0x01, call: 0x02 } as const;
 
-interface IndexEntry {
-  txid: string;
-  kind: 'deploy' | 'call';
-  contract_id: string;
-  body_hash: string;
-}
+/** The summary root of a contract with no payload stored (the empty tree's). */
+const EMPTY_SUMMARY_ROOT = toHex(EMPTY_ROOT);
+
+/** Bytes of one index entry: txid (32) || kind (1) || payload hash (32). */
+const ENTRY = 65;
+
+/**
+ * New payloads resolved (one RocksDB multi-get of their claims) per step. Bounds one
+ * step's read and the txids held unresolved before a query or a full batch resolves them.
+ */
+const RESOLVE_BATCH = 1024;
+
+/**
+ * Txid-list answers kept (PayloadRef objects, about 150 bytes each), least recently
+ * used dropped first: 262,144 entries are about 40 MiB. A miss costs one read per call of
+ * the contract (its position), so this bounds memory while a peer that cycles through
+ * more contracts than fit still pays only what one uncached answer costs.
+ */
+const TXIDS_CACHE_ENTRIES = 262_144;
 
 const u32be = (n: number): Buffer => {
   const b = Buffer.alloc(4);
@@ -42,51 +55,209 @@ export function summaryTree(entries: { txid: string; kind: 'deploy' | 'call'; pa
   );
 }
 
-export class PeerQueries {
-  constructor(private readonly w: Writer) {}
+/**
+ * One contract's payloads as packed entries (65 bytes each, appended in arrival order),
+ * with its summary (sorted order and root) computed once per change. The payload bucket
+ * is append-only, so the entry count is the version of the set.
+ */
+class ContractIndex {
+  private buf = Buffer.alloc(ENTRY * 4);
+  n = 0;
+  private sorted: { n: number; order: Uint32Array; root: string } | null = null;
 
-  /** Every payload the node stores (deploys and calls), from the payload bucket. */
-  private async index(contractId?: string): Promise<IndexEntry[]> {
-    const out: IndexEntry[] = [];
-    const rows = await this.w.db.range(key(Bucket.payload), prefixEnd(key(Bucket.payload)));
-    for (const r of rows) {
-      const v = JSON.parse(r.value.toString('utf8')) as { kind: 'deploy' | 'call'; contract_id: string; body_hash: string };
-      if (contractId !== undefined && v.contract_id !== contractId) continue;
-      out.push({ txid: r.key.subarray(1).toString('hex'), kind: v.kind, contract_id: v.contract_id, body_hash: v.body_hash });
+  add(txid: Buffer, kind: 'deploy' | 'call', hash: Buffer): void {
+    if ((this.n + 1) * ENTRY > this.buf.length) {
+      const bigger = Buffer.alloc(this.buf.length * 2);
+      this.buf.copy(bigger, 0, 0, this.n * ENTRY);
+      this.buf = bigger;
     }
-    return out;
+    const o = this.n * ENTRY;
+    txid.copy(this.buf, o, 0, 32);
+    this.buf[o + 32] = KIND_BYTE[kind];
+    hash.copy(this.buf, o + 33, 0, 32);
+    this.n++;
+  }
+
+  txidAt(i: number): string {
+    return this.buf.toString('hex', i * ENTRY, i * ENTRY + 32);
+  }
+
+  isCall(i: number): boolean {
+    return this.buf[i * ENTRY + 32] === KIND_BYTE.call;
+  }
+
+  /** Sorted order and root of the current entries; recomputed only after an addition. */
+  summary(): { order: Uint32Array; root: string } {
+    if (this.sorted?.n === this.n) return this.sorted;
+    const b = this.buf;
+    const order = Uint32Array.from({ length: this.n }, (_, i) => i).sort((x, y) => b.compare(b, y * ENTRY, y * ENTRY + 32, x * ENTRY, x * ENTRY + 32));
+    const tree = new SortedMerkleTree(Array.from(order, (i): [Uint8Array, Uint8Array] => [b.subarray(i * ENTRY, i * ENTRY + 32), b.subarray(i * ENTRY + 32, i * ENTRY + ENTRY)]));
+    this.sorted = { n: this.n, order, root: toHex(tree.root()) };
+    return this.sorted;
+  }
+
+  payloads(order: Uint32Array): { txid: string; payload_hash: string }[] {
+    return Array.from(order, (i) => ({ txid: this.txidAt(i), payload_hash: this.buf.toString('hex', i * ENTRY + 33, i * ENTRY + ENTRY) }));
+  }
+}
+
+/**
+ * Answers to peers' summary and txid questions, bounded per request (issue 10).
+ *
+ * Before, every GetContractSummary, GetContractMerkleRoot and GetContractTxids read the
+ * whole payload bucket (every payload of every contract) and, for txids, one call record
+ * per call: a signed peer could make the writer thread scan everything at its request
+ * rate. Now the bucket is read once, on the first question, inside one serial job (so no
+ * accept interleaves), and kept as a per-contract index (65 bytes per payload) that the
+ * writer extends with each payload it stores (`Writer.payloadsStored`). Per request:
+ * a summary root is recomputed only after the contract gained payloads; a txid list is
+ * rebuilt only after a block, reorg or replay (`Writer.changeCount`), and extended (one
+ * read per new call) when calls were merely added. What remains per request is the size
+ * of the answer itself, which the gossip process rate-limits per peer
+ * (src/gossip/service.ts, LIST_RATE_PER_S).
+ */
+export class PeerQueries {
+  private index: Map<string, ContractIndex> | null = null;
+  private building: Promise<Map<string, ContractIndex>> | null = null;
+  /** Txids stored since the index was built, not yet added to it. */
+  private unresolved: string[] = [];
+  /** Resolution steps run one at a time, so every query sees all txids announced before it. */
+  private resolving: Promise<void> = Promise.resolve();
+  private readonly txidsCache = new Map<string, { at: number; n: number; refs: PayloadRef[] }>();
+  private txidsCached = 0;
+  /** Full reads of the payload bucket made (1 once built); call-record reads for txid lists. */
+  readonly stats = { bucketScans: 0, positionReads: 0 };
+
+  constructor(private readonly w: Writer) {
+    w.payloadsStored.push((txids) => {
+      // Before the build, the build's own scan (a later serial job) will see them.
+      if (!this.index) return;
+      this.unresolved.push(...txids);
+      // A full batch is resolved now, so unresolved txids stay bounded without questions;
+      // a failed read is retried by the next question (the txids stay queued).
+      if (this.unresolved.length >= RESOLVE_BATCH) void this.current().catch(() => undefined);
+    });
+  }
+
+  /** The index with every payload stored so far. */
+  private async current(): Promise<Map<string, ContractIndex>> {
+    // A failed build (a read error) is forgotten, so the next question tries again.
+    const idx =
+      this.index ??
+      (await (this.building ??= this.w.serial(() => this.build()).catch((e: unknown) => {
+        this.building = null;
+        throw e;
+      })));
+    const step = this.resolving.then(async () => {
+      while (this.unresolved.length > 0) {
+        const batch = this.unresolved.slice(0, RESOLVE_BATCH);
+        const got = await this.w.db.getMany(batch.map((t) => key(Bucket.payload, Buffer.from(t, 'hex'))));
+        this.unresolved.splice(0, batch.length);
+        batch.forEach((t, i) => {
+          const v = got[i];
+          if (v) this.add(idx, Buffer.from(t, 'hex'), JSON.parse(v.toString('utf8')) as { kind: 'deploy' | 'call'; contract_id: string; body_hash: string });
+        });
+      }
+    });
+    this.resolving = step.catch(() => undefined);
+    await step;
+    return idx;
+  }
+
+  private add(idx: Map<string, ContractIndex>, txid: Buffer, v: { kind: 'deploy' | 'call'; contract_id: string; body_hash: string }): void {
+    let c = idx.get(v.contract_id);
+    if (!c) idx.set(v.contract_id, (c = new ContractIndex()));
+    c.add(txid, v.kind, Buffer.from(v.body_hash, 'hex'));
+  }
+
+  /** One read of the payload bucket; runs as a serial job, so nothing is stored meanwhile. */
+  private async build(): Promise<Map<string, ContractIndex>> {
+    const idx = new Map<string, ContractIndex>();
+    this.stats.bucketScans++;
+    for (const r of await this.w.db.range(key(Bucket.payload), prefixEnd(key(Bucket.payload)))) {
+      this.add(idx, r.key.subarray(1), JSON.parse(r.value.toString('utf8')) as { kind: 'deploy' | 'call'; contract_id: string; body_hash: string });
+    }
+    this.index = idx;
+    return idx;
   }
 
   async summary(contractId: string): Promise<ContractSummary | null> {
     if (!this.w.ledger.contract(contractId)) return null;
-    const entries = (await this.index(contractId)).sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
-    const tree = summaryTree(entries.map((e) => ({ txid: e.txid, kind: e.kind, payload_hash: e.body_hash })));
-    return { contract_id: contractId, root: toHex(tree.root()), payloads: entries.map((e) => ({ txid: e.txid, payload_hash: e.body_hash })) };
+    const c = (await this.current()).get(contractId);
+    if (!c) return { contract_id: contractId, root: EMPTY_SUMMARY_ROOT, payloads: [] };
+    const s = c.summary();
+    return { contract_id: contractId, root: s.root, payloads: c.payloads(s.order) };
   }
 
-  /** Every contract's summary root in one scan of the payload bucket. */
+  /** A contract's summary root and payload count only (GetContractMerkleRoot). */
+  async root(contractId: string): Promise<{ root: string; count: number } | null> {
+    if (!this.w.ledger.contract(contractId)) return null;
+    const c = (await this.current()).get(contractId);
+    return c ? { root: c.summary().root, count: c.n } : { root: EMPTY_SUMMARY_ROOT, count: 0 };
+  }
+
+  /** Every contract's summary root (each recomputed only if it gained payloads). */
   async roots(): Promise<Record<string, { root: string; count: number }>> {
-    const by = new Map<string, { txid: string; kind: 'deploy' | 'call'; payload_hash: string }[]>();
-    for (const id of this.w.ledger.contractIds()) by.set(id, []);
-    for (const e of await this.index()) by.get(e.contract_id)?.push({ txid: e.txid, kind: e.kind, payload_hash: e.body_hash });
+    const idx = await this.current();
     const out: Record<string, { root: string; count: number }> = {};
-    for (const [id, entries] of [...by.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) out[id] = { root: toHex(summaryTree(entries).root()), count: entries.length };
+    for (const id of [...this.w.ledger.contractIds()].sort()) {
+      const c = idx.get(id);
+      out[id] = c ? { root: c.summary().root, count: c.n } : { root: EMPTY_SUMMARY_ROOT, count: 0 };
+    }
     return out;
   }
 
   /** The deploy first, then calls confirmed by (height, index), then pending calls by txid. */
   async txids(contractId: string): Promise<PayloadRef[] | null> {
     const l = this.w.ledger;
+    const idx = await this.current();
+    // Positions read below must all belong to one ledger state: the count before and after.
+    const at = this.w.changeCount;
     const c = l.contract(contractId);
     if (!c) return null;
-    const calls: PayloadRef[] = [];
-    for (const e of await this.index(contractId)) {
-      if (e.kind !== 'call') continue;
-      const rec = await l.call(e.txid);
-      calls.push({ txid: e.txid, kind: 'call', height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null });
+    const ci = idx.get(contractId);
+    const n = ci?.n ?? 0;
+    const hit = this.txidsCache.get(contractId);
+    let calls: PayloadRef[];
+    if (hit && hit.at === at && hit.n === n) {
+      calls = hit.refs;
+    } else {
+      // Same state, calls only added (accepts do not move stored calls): read the new ones.
+      const from = hit && hit.at === at && hit.n < n ? hit.n : 0;
+      const fresh = ci ? await this.positions(ci, from) : [];
+      calls = from > 0 ? [...hit!.refs, ...fresh].sort(comparePositions) : fresh.sort(comparePositions);
+      if (this.w.changeCount === at) this.remember(contractId, { at, n, refs: calls });
     }
-    calls.sort(comparePositions);
     return [{ txid: c.txid, kind: 'deploy', height: c.block_height, tx_index: c.tx_index }, ...calls];
+  }
+
+  private async positions(ci: ContractIndex, from: number): Promise<PayloadRef[]> {
+    const l = this.w.ledger;
+    const out: PayloadRef[] = [];
+    for (let i = from; i < ci.n; i++) {
+      if (!ci.isCall(i)) continue;
+      const txid = ci.txidAt(i);
+      this.stats.positionReads++;
+      const rec = await l.call(txid);
+      out.push({ txid, kind: 'call', height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null });
+    }
+    return out;
+  }
+
+  private remember(contractId: string, e: { at: number; n: number; refs: PayloadRef[] }): void {
+    const old = this.txidsCache.get(contractId);
+    if (old) {
+      this.txidsCached -= old.refs.length;
+      this.txidsCache.delete(contractId);
+    }
+    if (e.refs.length > TXIDS_CACHE_ENTRIES) return;
+    for (const [k, v] of this.txidsCache) {
+      if (this.txidsCached + e.refs.length <= TXIDS_CACHE_ENTRIES) break;
+      this.txidsCache.delete(k);
+      this.txidsCached -= v.refs.length;
+    }
+    this.txidsCache.set(contractId, e);
+    this.txidsCached += e.refs.length;
   }
 
   async payload(txid: string): Promise<WirePayload | null> {

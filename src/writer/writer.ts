@@ -39,6 +39,14 @@ export class Writer {
   private queue: Promise<unknown> = Promise.resolve();
   /** Calls waiting for the next group commit, in arrival order. */
   private accepts: QueuedAccept[] = [];
+  private changes = 0;
+  /**
+   * Told the txids of payloads newly stored (deploys and calls), from inside the serial
+   * job that stored them. The payload bucket is append-only (nothing deletes or rewrites
+   * a payload claim), so this is every change to it: src/writer/peer-queries.ts keeps its
+   * per-contract index from it instead of scanning the bucket per peer request.
+   */
+  readonly payloadsStored: ((txids: string[]) => void)[] = [];
 
   private constructor(
     readonly db: Db,
@@ -64,6 +72,34 @@ export class Writer {
     return run;
   }
 
+  /**
+   * Counts jobs that may change what the ledger has decided about stored payloads
+   * (anchor, blocks, reorgs, replays, halt clears, re-derivation checks). Bumped when
+   * such a job ends, success or not, so an answer built from reads that all saw the same
+   * count (read before and after) belongs to one ledger state and may be cached under it
+   * (peer-queries.ts). Accepting payloads only adds them (nothing stored moves): that is
+   * reported by `payloadsStored` instead, and reads bump nothing.
+   */
+  get changeCount(): number {
+    return this.changes;
+  }
+
+  /** `serial` for a job that may change the ledger: bumps `changeCount` when it ends. */
+  mutate<T>(job: () => Promise<T> | T): Promise<T> {
+    return this.serial(async () => {
+      try {
+        return await job();
+      } finally {
+        this.changes++;
+      }
+    });
+  }
+
+  private announce(txids: string[]): void {
+    if (txids.length === 0) return;
+    for (const f of this.payloadsStored) f(txids);
+  }
+
   status(): WriterStatus {
     const l = this.ledger;
     return {
@@ -80,7 +116,7 @@ export class Writer {
   }
 
   initAnchor(tip: { height: number; hash: string }): Promise<WriterStatus> {
-    return this.serial(async () => {
+    return this.mutate(async () => {
       await this.ledger.initAnchor(tip);
       return this.status();
     });
@@ -89,6 +125,7 @@ export class Writer {
   acceptDeploy(record: ContractRecord): Promise<{ created: boolean; record: ContractRecord }> {
     return this.serial(async () => {
       const r = await this.ledger.acceptDeploy(record);
+      if (r.created) this.announce([record.txid]);
       if (r.replayFrom !== null) this.scheduleReplay(r.replayFrom);
       return { created: r.created, record: r.record };
     });
@@ -143,6 +180,7 @@ export class Writer {
       for (const a of group) a.reject(e);
       return;
     }
+    this.announce(results.flatMap((r, i) => (r.ok && r.created ? [group[i]!.record.txid] : [])));
     results.forEach((r, i) => {
       const a = group[i]!;
       if (!r.ok) return a.reject(r.error);
@@ -153,7 +191,7 @@ export class Writer {
 
   /** A payload whose stamp was already mined: replay from its block (after the answer). */
   private scheduleReplay(height: number): void {
-    void this.serial(async () => {
+    void this.mutate(async () => {
       try {
         await this.ledger.replayFrom(height);
       } catch (e) {
@@ -163,7 +201,7 @@ export class Writer {
   }
 
   applyChainUpdate(u: ChainUpdate): Promise<WriterStatus> {
-    return this.serial(async () => {
+    return this.mutate(async () => {
       const l = this.ledger;
       if (l.halted) throw new NodeError('halted', `node is halted: ${l.haltReason}`);
       try {
@@ -184,7 +222,7 @@ export class Writer {
   }
 
   clearHalt(): Promise<WriterStatus> {
-    return this.serial(async () => {
+    return this.mutate(async () => {
       await this.ledger.clearHalt();
       return this.status();
     });

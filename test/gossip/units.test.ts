@@ -11,7 +11,12 @@ import { requestCodec } from '../../src/gossip/server.js';
 import { grpcTarget } from '../../src/gossip/client.js';
 import { summaryTree } from '../../src/writer/peer-queries.js';
 import { intakeInput } from '../../src/core/peer-handlers.js';
-import { MAX_GRPC_MESSAGE_BYTES, MAX_PAYLOAD_BYTES } from '../../src/gossip/limits.js';
+import { LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_GRPC_MESSAGE_BYTES, MAX_PAYLOAD_BYTES } from '../../src/gossip/limits.js';
+import { PeerService } from '../../src/gossip/service.js';
+import { zeroCounters } from '../../src/gossip/counters.js';
+import { logger } from '../../src/log.js';
+import type { GossipOptions } from '../../src/config/options.js';
+import * as grpc from '@grpc/grpc-js';
 import { NodeError } from '../../src/errors.js';
 
 const seed = (n: number): Uint8Array => new Uint8Array(32).fill(n);
@@ -199,4 +204,101 @@ test('peer URLs map to gRPC targets', () => {
   assert.deepEqual(grpcTarget('grpc://node-b'), { target: 'node-b:50051', secure: false });
   assert.deepEqual(grpcTarget('https://node-c.example'), { target: 'node-c.example:443', secure: true });
   assert.deepEqual(grpcTarget('http://[::1]:7000'), { target: '[::1]:7000', secure: false });
+});
+
+test('summary and txid list requests: a budget per key and at most LIST_CONCURRENCY in the core at once, other requests unaffected', async () => {
+  // A core whose list answers are held until released, counting how many it holds at once.
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let held: (() => void)[] = [];
+  const core = {
+    call: (method: string): Promise<unknown> => {
+      if (method === 'peerContractIds') return Promise.resolve([]);
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      return new Promise((resolve) =>
+        held.push(() => {
+          inFlight--;
+          resolve(method === 'peerTxids' ? [] : { contract_id: '09'.repeat(32), root: '00'.repeat(32), payloads: [] });
+        }),
+      );
+    },
+  };
+  const release = async <T>(answers: Promise<T>): Promise<T> => {
+    const drain = setInterval(() => {
+      const h = held;
+      held = [];
+      for (const f of h) f();
+    }, 1);
+    try {
+      return await answers;
+    } finally {
+      clearInterval(drain);
+    }
+  };
+  const make = (): { service: PeerService; counters: ReturnType<typeof zeroCounters> } => {
+    const counters = zeroCounters();
+    const service = new PeerService({
+      core: () => core as never,
+      verifier: new Verifier(),
+      peers: { heard: () => undefined } as never,
+      forwarder: {} as never,
+      counters,
+      // The general budgets far above the list ones, so only the list bounds act.
+      opts: { seenCapacity: 16, globalRatePerS: 100_000, inboundRatePerS: 10_000, inboundQueue: 100 } as GossipOptions,
+      nodeId: 'n',
+      publicKey: Buffer.alloc(32),
+      localHeight: () => 0,
+      log: logger('test'),
+      // A stopped clock: no budget comes back while the test runs, however slow the machine.
+      now: () => 0,
+    });
+    return { service, counters };
+  };
+  const send = (service: PeerService, s: Signer, m: 'GetContractTxids' | 'GetContractSummary' | 'GetContractIds'): Promise<grpc.StatusObject | null> =>
+    new Promise((resolve) => {
+      const req = overWire(m, s.sign(m, m === 'GetContractIds' ? {} : { contract_id: Buffer.alloc(32, 9) }));
+      (service.handlers()[m] as grpc.handleUnaryCall<unknown, unknown>)({ request: req, getPeer: () => 'test' } as never, (e) => resolve(e as grpc.StatusObject | null));
+    });
+  const status = (all: (grpc.StatusObject | null)[]): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const e of all) {
+      const k = e === null ? 'OK' : `${grpc.status[e.code]} ${e.details?.split(':')[0]}`;
+      out[k] = (out[k] ?? 0) + 1;
+    }
+    return out;
+  };
+
+  // One key, its list burst, its queue and 10 more at once (its general budget would let
+  // all of them through to the core).
+  const one = make();
+  try {
+    const a = new Signer(seed(40));
+    const n = LIST_RATE_PER_S + LIST_QUEUE + 10;
+    const burst = Array.from({ length: n }, (_, i) => send(one.service, a, i % 2 ? 'GetContractTxids' : 'GetContractSummary'));
+    assert.deepEqual(status(await Promise.all(burst.slice(LIST_RATE_PER_S + LIST_QUEUE))), { 'RESOURCE_EXHAUSTED rate_limited': 10 }, 'beyond the burst and the queue: refused at once');
+    assert.equal(maxInFlight, LIST_CONCURRENCY, `the core holds at most ${LIST_CONCURRENCY}`);
+    assert.equal(one.counters.requests_rate_limited, 10);
+    // Other requests of the same key still pass while the list slots are taken.
+    assert.equal(await send(one.service, a, 'GetContractIds'), null);
+    assert.deepEqual(status(await release(Promise.all(burst.slice(0, LIST_RATE_PER_S)))), { OK: LIST_RATE_PER_S });
+  } finally {
+    one.service.close();
+  }
+
+  // Many fresh keys, each within its own budget: the global slots and waiting room bound them.
+  const many = make();
+  maxInFlight = 0;
+  try {
+    const keys = Array.from({ length: 30 }, (_, i) => new Signer(seed(100 + i)));
+    const wave = keys.flatMap((k) => Array.from({ length: 5 }, () => send(many.service, k, 'GetContractTxids')));
+    const admitted = LIST_CONCURRENCY + LIST_WAITING;
+    assert.deepEqual(status(await Promise.all(wave.slice(admitted))), { 'RESOURCE_EXHAUSTED rate_limited': wave.length - admitted });
+    assert.equal(maxInFlight, LIST_CONCURRENCY);
+    assert.deepEqual(status(await release(Promise.all(wave.slice(0, admitted)))), { OK: admitted });
+    assert.equal(maxInFlight, LIST_CONCURRENCY, 'never more at once while draining');
+    assert.equal(many.counters.requests_rate_limited, wave.length - admitted);
+  } finally {
+    many.service.close();
+  }
 });
