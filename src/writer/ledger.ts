@@ -396,6 +396,27 @@ export class Ledger {
     return this.contracts.size + this.pendingContracts.size;
   }
 
+  /**
+   * The lowest block a replay is owed from: a stored payload (pending call or deploy) whose
+   * stamp is still an orphan was accepted late and its replay never finished (the node
+   * stopped between the durable accept and the end of the replay; a replay rewinds the
+   * orphan away). Null when nothing is owed.
+   */
+  owedReplayHeight(): number | null {
+    let from: number | null = null;
+    let deployTxids: Set<string> | null = null;
+    for (const o of this.orphans.values()) {
+      let owed: boolean;
+      if (o.kind === 'call') owed = this.pending.has(o.txid);
+      else {
+        deployTxids ??= new Set([...this.pendingContracts.values()].map((r) => r.txid));
+        owed = deployTxids.has(o.txid);
+      }
+      if (owed && (from === null || o.block_height < from)) from = o.block_height;
+    }
+    return from;
+  }
+
   knownHash(height: number): string | null {
     return this.recentHashes.get(height) ?? null;
   }

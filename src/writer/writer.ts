@@ -62,7 +62,14 @@ export class Writer {
     const ledger = new Ledger(db, log);
     await ledger.load();
     log.info('database open', { db_path: dbPath, processed_height: ledger.tip?.height ?? null, contracts: ledger.contractCount, pending_calls: ledger.pendingCount });
-    return new Writer(db, ledger, log, limits);
+    const writer = new Writer(db, ledger, log, limits);
+    // A late payload's replay that a stop interrupted is owed: queue it before any block.
+    const owed = ledger.owedReplayHeight();
+    if (owed !== null) {
+      log.info('resuming a replay a stop interrupted', { from: owed });
+      writer.scheduleReplay(owed);
+    }
+    return writer;
   }
 
   /** Runs `job` after every job queued before it; a failure does not stop the queue. */
