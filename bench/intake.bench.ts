@@ -159,7 +159,19 @@ export default async function run(): Promise<Figure[]> {
     // CPU of the node's processes (supervisor, core with its threads, REST, gossip) per
     // accepted call: robust to the machine's noise, unlike rates (other processes share
     // the 2 cores). The load generator and the devnet are not the node and not counted.
-    const nodeCpuSeconds = (): number => {
+    // Also split by where it went: the core's main thread (intake orchestration, the
+    // anchor GET, RPC), the core's other threads (pool workers with the verifies, the
+    // writer, V8's compiler and GC helpers), REST, gossip and the supervisor.
+    const ticksOf = (path: string): number => {
+      const st = readFileSync(path, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      return Number(f[11]) + Number(f[12]);
+    };
+    const roleOf = (pid: number): string => {
+      const m = /dist\/src\/(\w+)\/main\.js/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+      return m ? m[1]! : 'supervisor';
+    };
+    const nodeCpu = (): Record<string, number> => {
       const pids = [node.pid!];
       for (const d of readdirSync('/proc')) {
         if (!/^\d+$/.test(d)) continue;
@@ -170,15 +182,23 @@ export default async function run(): Promise<Figure[]> {
           /* exited */
         }
       }
-      let ticks = 0;
+      const out: Record<string, number> = { total: 0 };
       for (const pid of pids) {
-        const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-        ticks += Number(f[11]) + Number(f[12]);
+        const role = roleOf(pid);
+        const all = ticksOf(`/proc/${pid}/stat`);
+        out['total']! += all;
+        if (role === 'core') {
+          const main = ticksOf(`/proc/${pid}/task/${pid}/stat`);
+          out['core main thread'] = main;
+          out['core other threads'] = all - main;
+        } else out[role] = (out[role] ?? 0) + all;
       }
-      return ticks / 100; // USER_HZ
+      for (const k of Object.keys(out)) out[k]! /= 100; // USER_HZ ticks to seconds
+      return out;
     };
     const cpuPerCallUs: number[] = [];
+    /** Per run: microseconds per accepted call by place (see nodeCpu). */
+    const splits: Record<string, number>[] = [];
     const load = async (name: string, slice: typeof bodies): Promise<number> => {
       const file = join(dir, `bodies-${name}.json`);
       writeFileSync(file, JSON.stringify(slice));
@@ -192,9 +212,13 @@ export default async function run(): Promise<Figure[]> {
     for (let r = 0; r < RUNS; r++) {
       const from = WARMUP_CALLS + r * CALLS_PER_RUN;
       rawSamples.push(rawSample(100));
-      const cpu0 = nodeCpuSeconds();
+      const cpu0 = nodeCpu();
       rates.push(await load(String(r), bodies.slice(from, from + CALLS_PER_RUN)));
-      cpuPerCallUs.push(((nodeCpuSeconds() - cpu0) * 1e6) / CALLS_PER_RUN);
+      const cpu1 = nodeCpu();
+      const split: Record<string, number> = {};
+      for (const k of Object.keys(cpu1)) split[k] = ((cpu1[k]! - (cpu0[k] ?? 0)) * 1e6) / CALLS_PER_RUN;
+      cpuPerCallUs.push(split['total']!);
+      splits.push(split);
     }
     const raw = stat(rawSamples);
     const ceiling = { median: raw.median * threads, min: raw.min * threads, max: raw.max * threads };
@@ -213,7 +237,12 @@ export default async function run(): Promise<Figure[]> {
         value: stat(cpuPerCallUs),
         ceiling: { name: 'CPU of one raw BIP-340 verify (tiny-secp256k1)', ...stat(verifyCpuUs) },
         target: 'lower is better; ratio = verifies worth of CPU per call (1 = only the verify)',
-        notes: 'from /proc/<pid>/stat around each measured run; load generator and devnet not counted',
+        notes:
+          'from /proc/<pid>/stat around each measured run; load generator and devnet not counted; per call, median of runs: ' +
+          Object.keys(splits[0] ?? {})
+            .filter((k) => k !== 'total')
+            .map((k) => `${k} ${Math.round(stat(splits.map((x) => x[k] ?? 0)).median)} us`)
+            .join(', '),
       }),
     ];
   } finally {

@@ -433,7 +433,8 @@ export type WriterCoreApi = {
     callIdUsed: boolean;
   };
   acceptDeploy(params: { record: ContractRecord }): { created: boolean; record: ContractRecord };
-  acceptCall(params: { record: CallRecord }): { created: boolean; record: CallRecord };
+  /** `pendingCalls`: the writer's pending count once the call's batch is durable (intake's early bound check). */
+  acceptCall(params: { record: CallRecord }): { created: boolean; record: CallRecord; pendingCalls: number };
   call(params: { txid: string }): CallRecord | null;
   applyChainUpdate(params: ChainUpdate): WriterStatus;
   stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string } | null;

@@ -43,7 +43,7 @@ export class Core {
     this.follower = new ChainFollower(this.chain, writer, {
       pollIntervalS: c.blockCheckIntervalS,
       startHeight: c.startHeight,
-      onStatus: (s) => (this.writerStatus = s),
+      onStatus: (s) => this.noteWriterStatus(s),
     });
     this.intake = new Intake({
       writer,
@@ -52,7 +52,15 @@ export class Core {
       halted: () => (this.writerStatus?.halted ? (this.writerStatus.haltReason ?? 'unknown') : null),
       tipHeight: () => this.writerStatus?.processedHeight ?? null,
       chainBudgetMs: c.esploraTimeoutMs,
+      maxPendingCalls: c.maxPendingCalls,
     });
+  }
+
+  /** Every writer status the core receives: the cached halt flag and intake's pending count. */
+  private noteWriterStatus(s: WriterStatus): WriterStatus {
+    this.writerStatus = s;
+    this.intake.notePending(s.pendingCalls);
+    return s;
   }
 
   static async start(init: InitMessage): Promise<Core> {
@@ -71,7 +79,7 @@ export class Core {
     });
     const pool = new WorkPool({ threads: config.workers.poolSize, queueLimit: config.workers.queueLimit });
     const core = new Core(init, thread, writer, pool);
-    core.writerStatus = await writer.call('status', {});
+    core.noteWriterStatus(await writer.call('status', {}));
     core.server = new RpcServer<CoreApi>(core.handlers(), (e, method) => log.error('core bug', { method, error: e }));
     await core.server.listen(init.ipcPath);
     // Startup order (SERVICE-SPEC section 1): storage is open and the registry loaded by
@@ -86,7 +94,7 @@ export class Core {
       ...readHandlers(this),
       ...peerHandlers(this),
       ping: async () => {
-        await this.writer.call('status', {});
+        this.noteWriterStatus(await this.writer.call('status', {}));
         return { ok: true as const };
       },
       nodeStatus: () => this.nodeStatus(),
@@ -109,15 +117,14 @@ export class Core {
         return r;
       },
       clearHalt: async () => {
-        this.writerStatus = await this.writer.call('clearHalt', {});
+        this.noteWriterStatus(await this.writer.call('clearHalt', {}));
         return { halted: false as const };
       },
     };
   }
 
   async nodeStatus(): Promise<NodeStatus> {
-    const w = await this.writer.call('status', {});
-    this.writerStatus = w;
+    const w = this.noteWriterStatus(await this.writer.call('status', {}));
     const pool = this.pool.stats();
     const f = this.follower;
     return {

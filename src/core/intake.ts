@@ -34,13 +34,34 @@ export interface IntakeDeps {
    * `esplora_timeout_ms`): past it the anchor fetch fails with 503 chain_unavailable.
    */
   chainBudgetMs: number;
+  /**
+   * Config max_pending_calls. Intake refuses a new call early, before the pool and the
+   * chain, once the writer's last reported pending count is at it (see `refuseWhenFull`);
+   * the writer's own check at the group commit stays the authoritative one.
+   */
+  maxPendingCalls: number;
 }
 
 /** The outcome of vetting: the node already holds exactly this payload, or a new record to store. */
 type Vetted<R> = { repeat: true; contractId: string } | { repeat: false; record: R };
 
 export class Intake {
+  /**
+   * The writer's pending-call count as last heard: from every accepted call's answer and
+   * every writer status the core receives (block application, node_status, clear_halt),
+   * all on the one writer port. Below the bound it only decides that no check is needed
+   * (calls accepted concurrently and not yet in it are caught by the writer's own check).
+   * At the bound it may be stale-high (a replay or a block confirmed calls since), so a
+   * refusal is decided on a fresh count (`refuseWhenFull`), never on this one.
+   */
+  private pendingKnown = 0;
+
   constructor(private readonly d: IntakeDeps) {}
+
+  /** Records the writer's pending count (see `pendingKnown`). */
+  notePending(n: number): void {
+    this.pendingKnown = n;
+  }
 
   private refuseWhenHalted(): void {
     const reason = this.d.halted();
@@ -57,6 +78,22 @@ export class Intake {
     }
   }
 
+  /**
+   * Early max_pending_calls refusal: at the bound a new call answers 503 overloaded
+   * before the signature check, the other writer look-ups and the anchor fetch. Decided
+   * on the writer's current count and holdings (one round trip, both questions in one
+   * port message, paid only at the bound): a txid the node already holds goes on (its
+   * repeat answers 200, a different payload 409), and room made since the last count
+   * heard lets the call through.
+   */
+  private async refuseWhenFull(txid: string): Promise<void> {
+    if (this.pendingKnown < this.d.maxPendingCalls) return;
+    const [held, st] = await Promise.all([this.d.writer.call('payloadAt', { txid }), this.d.writer.call('status', {})]);
+    this.pendingKnown = st.pendingCalls;
+    if (held || st.pendingCalls < this.d.maxPendingCalls) return;
+    throw new NodeError('overloaded', `the node holds ${st.pendingCalls} pending calls, its max_pending_calls; retry once blocks have confirmed some`);
+  }
+
   /** A repeat of what the node holds for `txid`, or a conflict, or null when it holds nothing. */
   private async known(txid: string, kind: 'call' | 'deploy', bodyHash: string): Promise<{ contractId: string } | null> {
     return this.repeatOf(await this.d.writer.call('payloadAt', { txid }), txid, kind, bodyHash);
@@ -69,9 +106,14 @@ export class Intake {
     throw new NodeError('conflict', `txid ${txid} is already known with a different ${what}`);
   }
 
-  /** Every check of a call short of storing it. */
-  private async vetCall(s: CallSubmission): Promise<Vetted<CallRecord>> {
+  /**
+   * Every check of a call short of storing it. `toStore`: the call is to be stored
+   * (submitCall), so a node at max_pending_calls refuses it first; PreparePayload stores
+   * nothing and is not bounded.
+   */
+  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord>> {
     this.refuseWhenHalted();
+    if (toStore) await this.refuseWhenFull(s.txid);
     const opened = await this.d.pool.openCall(s.payload);
     if (opened.contractId !== s.contract_id) {
       throw new NodeError('bad_request', `contract_id ${s.contract_id} does not match the envelope's contract ${opened.contractId}`, { field: 'contract_id' });
@@ -150,13 +192,14 @@ export class Intake {
   }
 
   async submitCall(s: CallSubmission): Promise<CallAnswer> {
-    const v = await this.vetCall(s);
+    const v = await this.vetCall(s, true);
     const answer = (rec: CallRecord, created: boolean): CallAnswer => ({
       created,
       body: { txid: rec.txid, contract_id: rec.contract_id, envelope_hash: rec.envelope_hash, status: rec.status },
     });
     if (v.repeat) return answer((await this.d.writer.call('call', { txid: s.txid }))!, false);
     const r = await this.d.writer.call('acceptCall', { record: v.record });
+    this.pendingKnown = r.pendingCalls;
     return answer(r.record, r.created);
   }
 
@@ -179,7 +222,7 @@ export class Intake {
 
   /** PreparePayload (gossip): the intake checks, storing nothing. */
   async preparePayload(p: { kind: 'call'; submission: CallSubmission } | { kind: 'deploy'; body: Record<string, unknown> }): Promise<{ valid: true }> {
-    if (p.kind === 'call') await this.vetCall(p.submission);
+    if (p.kind === 'call') await this.vetCall(p.submission, false);
     else await this.vetDeploy(p.body);
     return { valid: true };
   }

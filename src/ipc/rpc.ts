@@ -18,7 +18,9 @@ type Frame =
   | { k: 'req'; id: number; m: string; p: unknown }
   | { k: 'res'; id: number; ok: true; r: unknown }
   | { k: 'res'; id: number; ok: false; e: WireError }
-  | { k: 'evt'; n: string; d: unknown };
+  | { k: 'evt'; n: string; d: unknown }
+  /** Client to server: send me `RpcServer.broadcast`s of event n (sent by `RpcClient.on`). */
+  | { k: 'sub'; n: string };
 
 /** Several frames sent in one event-loop turn travel as one port message. */
 type PortMessage = Frame | { k: 'batch'; f: Frame[] };
@@ -185,10 +187,19 @@ export class RpcClient<A extends ApiShape> {
     else this.closeCbs.push(cb);
   }
 
+  /**
+   * Listens for `event`. The first listener of an event also subscribes this connection
+   * to the server's broadcasts of it (a 'sub' frame, ordered with this client's
+   * requests): a broadcast goes only to connections that listen for it. Events emitted
+   * directly on a transport (`emit`) need no subscription.
+   */
   on(event: string, cb: (data: unknown) => void): void {
-    const list = this.eventCbs.get(event) ?? [];
-    list.push(cb);
-    this.eventCbs.set(event, list);
+    const list = this.eventCbs.get(event);
+    if (list) list.push(cb);
+    else {
+      this.eventCbs.set(event, [cb]);
+      if (!this.closed) this.transport.send({ k: 'sub', n: event });
+    }
   }
 
   close(): void {
@@ -245,13 +256,18 @@ export function emit(transport: Transport, event: string, data: unknown): void {
 /** A socket server where every connection is served with the same handlers. */
 export class RpcServer<A extends ApiShape> {
   private readonly server: Server;
-  private readonly transports = new Set<Transport>();
+  /** Every connection, with the events it subscribed to (see `RpcClient.on`). */
+  private readonly transports = new Map<Transport, Set<string>>();
 
   constructor(handlers: Handlers<A>, onBug?: (e: unknown, method: string) => void) {
     this.server = createServer((sock) => {
       const t = socketTransport(sock);
-      this.transports.add(t);
+      const subs = new Set<string>();
+      this.transports.set(t, subs);
       t.onClose(() => this.transports.delete(t));
+      t.onFrame((f) => {
+        if (f.k === 'sub') subs.add(f.n);
+      });
       serveTransport(t, handlers, onBug);
     });
   }
@@ -266,12 +282,17 @@ export class RpcServer<A extends ApiShape> {
     });
   }
 
+  /**
+   * Sends `event` to the connections subscribed to it. The core broadcasts every newly
+   * stored payload; only the gossip process listens, and sending it to the REST front
+   * too cost a serialisation, a socket write and a parse per accepted call for nothing.
+   */
   broadcast(event: string, data: unknown): void {
-    for (const t of this.transports) emit(t, event, data);
+    for (const [t, subs] of this.transports) if (subs.has(event)) emit(t, event, data);
   }
 
   close(): Promise<void> {
-    for (const t of this.transports) t.close();
+    for (const t of this.transports.keys()) t.close();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -29,9 +29,21 @@ export interface WriterLimits {
  */
 const ACCEPT_GROUP_MAX = 256;
 
+/**
+ * An accepted call's answer. `pendingCalls` is the pending count once its batch is
+ * durable: the core keeps the latest one it heard for intake's early max_pending_calls
+ * check (src/core/intake.ts), so a node at the bound refuses before paying for the
+ * signature check and the anchor fetch. This writer's `admit` stays the authoritative check.
+ */
+export interface AcceptedCall {
+  created: boolean;
+  record: CallRecord;
+  pendingCalls: number;
+}
+
 interface QueuedAccept {
   record: CallRecord;
-  resolve: (r: { created: boolean; record: CallRecord }) => void;
+  resolve: (r: AcceptedCall) => void;
   reject: (e: unknown) => void;
 }
 
@@ -146,7 +158,7 @@ export class Writer {
    * would be; what ends up stored does not depend on that order (a txid is stored once,
    * the chain orders application).
    */
-  acceptCall(record: CallRecord): Promise<{ created: boolean; record: CallRecord }> {
+  acceptCall(record: CallRecord): Promise<AcceptedCall> {
     return new Promise((resolve, reject) => {
       this.accepts.push({ record, resolve, reject });
       if (this.accepts.length === 1) void this.serial(() => this.commitAccepts());
@@ -188,11 +200,12 @@ export class Writer {
       return;
     }
     this.announce(results.flatMap((r, i) => (r.ok && r.created ? [group[i]!.record.txid] : [])));
+    const pendingCalls = this.ledger.pendingCount;
     results.forEach((r, i) => {
       const a = group[i]!;
       if (!r.ok) return a.reject(r.error);
       if (r.replayFrom !== null) this.scheduleReplay(r.replayFrom);
-      a.resolve({ created: r.created, record: r.record });
+      a.resolve({ created: r.created, record: r.record, pendingCalls });
     });
   }
 

@@ -1,12 +1,14 @@
 /**
  * The RPC transports send the frames of one event-loop turn together (src/ipc/rpc.ts):
  * every request still gets its own answer, answers and events keep their order, errors
- * cross as NodeError, and closing sends what is queued.
+ * cross as NodeError, and closing sends what is queued. A broadcast goes only to the
+ * connections that listen for its event.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageChannel } from 'node:worker_threads';
-import { RpcClient, RpcServer, connectRpc, emit, portTransport, serveTransport, type Handlers, type Transport } from '../../src/ipc/rpc.js';
+import { createConnection, type Socket } from 'node:net';
+import { RpcClient, RpcServer, connectRpc, emit, portTransport, serveTransport, socketTransport, type Handlers, type Transport } from '../../src/ipc/rpc.js';
 import { NodeError } from '../../src/errors.js';
 
 type Api = {
@@ -58,6 +60,41 @@ test('socket transport: a burst of calls in one turn, each answered; events keep
     assert.deepEqual(seen, Array.from({ length: 200 }, (_, k) => 3 * k));
   } finally {
     client.close();
+    await server.close();
+  }
+});
+
+test('socket transport: a broadcast reaches only connections that listen for its event', async () => {
+  const path = `\0svc-rpc-sub-test-${process.pid}`;
+  const server = new RpcServer<Api>(handlers((n) => server.broadcast('seen', n)));
+  await server.listen(path);
+  const listener = await connectRpc<Api>(path);
+  // A raw connection that never subscribes records every frame it receives.
+  const sock = await new Promise<Socket>((resolve, reject) => {
+    const s = createConnection(path);
+    s.once('connect', () => resolve(s));
+    s.once('error', reject);
+  });
+  const raw = socketTransport(sock);
+  const frames: { k: string }[] = [];
+  const answered = new Promise<void>((resolve) =>
+    raw.onFrame((f) => {
+      frames.push(f);
+      if (f.k === 'res') resolve();
+    }),
+  );
+  try {
+    const seen: number[] = [];
+    listener.on('seen', (n) => seen.push(n as number));
+    await burst(listener);
+    assert.equal(seen.length, 200);
+    // Any event sent to the raw connection would arrive before this answer (one socket, in order).
+    raw.send({ k: 'req', id: 1, m: 'echo', p: { n: 1 } } as never);
+    await answered;
+    assert.deepEqual(frames.map((f) => f.k), ['res']);
+  } finally {
+    raw.close();
+    listener.close();
     await server.close();
   }
 });

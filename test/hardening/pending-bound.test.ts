@@ -3,10 +3,15 @@
  * With a bound of 3 on a real node: the fourth new call is refused 503 overloaded over
  * REST and over gossip, nothing of it is stored, a repeat of a held call is still
  * answered, and once a block confirms the pending ones the refused call is accepted.
+ * The refusal comes early (issue 9): intake refuses before the pool and the chain, so the
+ * refused calls' anchors are never asked of the chain-data endpoint (the node reaches it
+ * through a recording proxy here).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { buildCall, buildCallAnchor, type BuiltCall } from '../../src/client/sdk.js';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, status, urlOf } from '../gossip/helpers.js';
@@ -15,10 +20,37 @@ import { PeerClient } from '../../src/gossip/client.js';
 
 const BOUND = 3;
 
+/** An HTTP proxy in front of `target` that records every request path it forwards. */
+async function recordingProxy(target: string): Promise<{ url: string; paths: string[]; close: () => Promise<void> }> {
+  const paths: string[] = [];
+  const server: Server = createServer((req, res) => {
+    paths.push(req.url ?? '');
+    const up = request(target + (req.url ?? '/'), { method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    paths,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded until blocks confirm some`, { timeout: 60_000 }, async () => {
   const devnet = await startDevnet();
+  const proxy = await recordingProxy(devnet.url);
   const port = await freePort();
-  const node = await startPeerNode(devnet, { name: 'pending-bound', port, peers: [], env: { SVC_MAX_PENDING_CALLS: String(BOUND) } });
+  const node = await startPeerNode(devnet, { name: 'pending-bound', port, peers: [], env: { SVC_MAX_PENDING_CALLS: String(BOUND), SVC_ESPLORA_URL: proxy.url } });
+  /** Did the node ask the chain endpoint for this transaction (the anchor fetch at intake)? */
+  const fetched = (txid: string): boolean => proxy.paths.some((p) => p.includes(`/tx/${txid}`));
   const peer = new PeerClient(urlOf(port), new Signer(new Uint8Array(randomBytes(32))), 10_000);
   try {
     const wallet = testWallet(35);
@@ -42,6 +74,7 @@ test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded unt
     }
     const url = `${node.restUrl}/contract_call`;
     for (let i = 0; i < BOUND; i++) assert.equal((await postJson(url, calls[i]!.body)).status, 202, `call ${i} accepted`);
+    assert.ok(fetched(calls[0]!.txid), 'an accepted call fetched its anchor through the proxy');
 
     // Full: a new call is refused, clearly, and nothing of it is stored.
     const refused = await postJson(url, calls[BOUND]!.body);
@@ -59,12 +92,19 @@ test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded unt
     const g = await peer.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [viaPeer(calls[BOUND + 1]!)] });
     assert.deepEqual(g.results.map((r) => [r.accepted, r.error_code]), [[false, 'overloaded']]);
     assert.equal((await status(node)).pending_calls, BOUND);
+    // Refused early: neither refused call's anchor was fetched (nor its signature checked).
+    assert.equal(fetched(calls[BOUND]!.txid), false, 'the call refused over REST never reached the chain endpoint');
+    assert.equal(fetched(calls[BOUND + 1]!.txid), false, 'the call refused over gossip never reached the chain endpoint');
+    // A refused call asked again is refused again, also early.
+    assert.equal((await postJson(url, calls[BOUND]!.body)).status, 503);
+    assert.equal(fetched(calls[BOUND]!.txid), false);
 
     // A block confirms the pending calls: room again, for REST and gossip alike.
     devnet.chain.mine(1);
     await waitSynced(node, devnet);
     assert.equal((await status(node)).pending_calls, 0);
     assert.equal((await postJson(url, calls[BOUND]!.body)).status, 202, 'the refused call is accepted now');
+    assert.ok(fetched(calls[BOUND]!.txid), 'and its anchor was fetched for the binding check');
     const g2 = await peer.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [viaPeer(calls[BOUND + 1]!)] });
     assert.deepEqual(g2.results.map((r) => [r.accepted, r.error_code]), [[true, '']]);
     devnet.chain.mine(1);
@@ -73,6 +113,7 @@ test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded unt
   } finally {
     peer.close();
     await node.stop();
+    await proxy.close();
     await devnet.close();
   }
 });
