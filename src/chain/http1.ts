@@ -97,8 +97,6 @@ export class Http1Client {
   private readonly hostHeader: string;
   private readonly prefix: string;
   private readonly idle: Conn[] = [];
-  /** Every open connection, idle or in use. */
-  private readonly conns = new Set<Conn>();
   private readonly waiting: ((c: Conn | null) => void)[] = [];
   private open = 0;
   private closed = false;
@@ -143,7 +141,7 @@ export class Http1Client {
   close(): void {
     this.closed = true;
     for (const w of this.waiting.splice(0)) w(null);
-    for (const c of [...this.conns]) c.sock.destroy();
+    for (const c of this.idle.splice(0)) this.discard(c);
   }
 
   private exchange(c: Conn, path: string, finish: (r: Http1Result, reuse: boolean) => void): void {
@@ -303,7 +301,6 @@ export class Http1Client {
     const sock = connect(this.port, this.host);
     sock.setNoDelay(true);
     const c: Conn = { sock, used: 0, idleTimer: null, onData: null, onEnd: null, counted: true };
-    this.conns.add(c);
     let ended = false;
     const end = (err: Error | null): void => {
       if (ended) return;
@@ -344,7 +341,6 @@ export class Http1Client {
     if (i >= 0) this.idle.splice(i, 1);
     if (!c.counted) return;
     c.counted = false;
-    this.conns.delete(c);
     this.open--;
     const w = this.waiting.shift();
     if (w) w(this.closed ? null : this.connect());
