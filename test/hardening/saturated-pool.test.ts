@@ -206,8 +206,11 @@ test('hostile requests while the pool is saturated: documented answers only, no 
       { numRuns: RUNS / HOSTILE_AT_ONCE, interruptAfterTimeLimit: LIMIT_MS },
     );
     console.log(`# hardening/saturated-pool hostile requests: ${cases}`);
-    assert.ok(sawSaturated > 0, 'the pool was seen saturated during the hostile requests');
-    assert.ok((tally['saturating calls']?.['503 overloaded'] ?? 0) > 0, 'intake answered 503 overloaded');
+    // The pool refusing work (503 overloaded from intake) is what proves it saturated; a
+    // node_status poll sees the flag only when it lands in the instant the queue is full
+    // (none of 24 polls did in one run with 187 refusals), so it is reported, not required.
+    assert.ok((tally['saturating calls']?.['503 overloaded'] ?? 0) > 0, 'the pool was saturated: intake answered 503 overloaded');
+    console.log(`# hardening/saturated-pool node_status polls that saw the pool saturated: ${sawSaturated}`);
   } finally {
     stop = true;
     await Promise.allSettled(load);
