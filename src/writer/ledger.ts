@@ -28,7 +28,7 @@ import { execute } from '../vm/execute.js';
 import { verifyArtifact } from '../vm/verifier.js';
 import type { Host, Program } from '../vm/types.js';
 import type { Logger } from '../log.js';
-import { decodeCallRecord, decodeBlockEvents, decodeBlockCalls, encodeBlockCalls, encodeBlockEvents, encodeCallFixed, encodeCallRecord, storedCallFixed, type StoredEventRow, type BlockInput, type BlockRecord, type CallRecord, type ContractRecord, type EventRecord, type OrphanStamp, type TxParts } from './records.js';
+import { EVENT_CHUNK, decodeCallRecord, decodeBlockEvents, decodeBlockCalls, encodeBlockCalls, encodeBlockEvents, encodeCallFixed, encodeCallRecord, storedCallFixed, type StoredEventRow, type BlockInput, type BlockRecord, type CallRecord, type ContractRecord, type EventRecord, type OrphanStamp, type TxParts } from './records.js';
 
 /** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */
 export const JOURNAL_WINDOW = 144;
@@ -36,7 +36,8 @@ export const JOURNAL_WINDOW = 144;
 /**
  * Layout of the stored records (records.ts). A data directory written with another
  * layout is refused at startup rather than misread; 2: binary call records; 3: state roots
- * from the Merkle trie (stored roots of format 2 would not replay).
+ * from the Merkle trie (stored roots of format 2 would not replay), events in runs of
+ * EVENT_CHUNK per key.
  */
 export const STORE_FORMAT = 3;
 
@@ -85,7 +86,7 @@ interface PendingCall {
   envelopeHash: Uint8Array;
 }
 
-/** Block records (events or call-log entries of one contract) read per page of a scan: bounds memory. */
+/** Block records (event runs or call-log entries of one contract) read per page of a scan at most: bounds memory. */
 const EVENT_PAGE = 64;
 const CALL_LOG_PAGE = 64;
 
@@ -501,10 +502,18 @@ export class Ledger {
 
   async events(contractId: string, fromHeight: number, toHeight: number, after: [number, number, number] | null, limit: number, name: string | null): Promise<EventRecord[]> {
     const id = bytesOf(contractId);
-    const lo = key(Bucket.event, id, u32be(after ? after[0] : fromHeight));
     const hi = toHeight >= 0xffffffff ? prefixEnd(key(Bucket.event, id)) : key(Bucket.event, id, u32be(toHeight + 1));
+    let lo = key(Bucket.event, id, u32be(after ? after[0] : fromHeight));
+    if (after) {
+      // The run holding the cursor starts at or before it: the last run key <= the cursor's.
+      const atCursor = key(Bucket.event, id, u32be(after[0]), u32be(after[1]), u32be(after[2]), Buffer.of(0));
+      const [run] = await this.db.range(lo, atCursor, { limit: 1, reverse: true });
+      if (run) lo = run.key;
+    }
+    // Enough runs for the page in one read when no name filter skips events.
+    const page = Math.min(EVENT_PAGE, Math.ceil(limit / EVENT_CHUNK) + 1);
     const out: EventRecord[] = [];
-    for await (const r of this.scan(lo, hi, EVENT_PAGE)) {
+    for await (const r of this.scan(lo, hi, page)) {
       for (const e of decodeBlockEvents(contractId, r.key.readUInt32BE(33), r.value)) {
         if (after && (e.block_height === after[0] && (e.tx_index < after[1] || (e.tx_index === after[1] && e.log_index <= after[2])))) continue;
         if (name === null || e.name === name) out.push(e);
@@ -513,6 +522,7 @@ export class Ledger {
     }
     return out;
   }
+
 
   /** Entries in [gte, lt) in key order, read `page` at a time. */
   private async *scan(gte: Buffer, lt: Buffer, page: number): AsyncGenerator<{ key: Buffer; value: Buffer }> {
@@ -705,7 +715,10 @@ export class Ledger {
     batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: json(record) });
     for (const cid of [...batch.perContract.keys()].sort()) {
       const c = batch.perContract.get(cid)!;
-      if (c.events.length > 0) batch.putNew(key(Bucket.event, c.id, u32be(height)), encodeBlockEvents(c.events));
+      for (let i = 0; i < c.events.length; i += EVENT_CHUNK) {
+        const run = c.events.slice(i, i + EVENT_CHUNK);
+        batch.putNew(key(Bucket.event, c.id, u32be(height), u32be(run[0]![0]), u32be(run[0]![1])), encodeBlockEvents(run));
+      }
       if (c.calls.length > 0) batch.putNew(key(Bucket.contractCalls, c.id, u32be(height)), encodeBlockCalls(c.calls));
     }
     for (const cid of [...batch.callCounts.keys()].sort()) {

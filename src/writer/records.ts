@@ -218,10 +218,15 @@ export function decodeCallRecord(b: Buffer): CallRecord {
 export type StoredEventRow = [number, number, string, Record<string, unknown>, string];
 
 /**
- * Events of one contract in one block (Bucket.event, key contract || u32be height): a
- * JSON array of rows in (tx_index, log_index) order. One record per contract and block
- * instead of one key per event: a block of transfers writes a few keys, not thousands.
+ * A run of at most EVENT_CHUNK events of one contract in one block (Bucket.event, key
+ * contract || u32be height || u32be tx_index || u32be log_index of its first event): a
+ * JSON array of rows in (tx_index, log_index) order. Runs, not one key per event, so a
+ * block of transfers writes a few keys, not thousands; and not one record per block, so
+ * a page read from any position decodes at most a few runs (a block with 20,000 events
+ * of one contract made each page decode all of them).
  */
+export const EVENT_CHUNK = 64;
+
 export function encodeBlockEvents(rows: StoredEventRow[]): Buffer {
   return Buffer.from(JSON.stringify(rows), 'utf8');
 }
