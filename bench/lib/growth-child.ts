@@ -57,9 +57,10 @@ const EVENT_SAMPLE_EVERY = 100_000;
  * ones: the slope's standard error falls with the number of samples, and RSS carries a
  * sawtooth of a few MiB from RocksDB's write buffers whatever the cycle size. The first
  * half (8,000 calls) lets RocksDB's memory on a young database reach its working size;
- * the memory bench fits the second half.
+ * the memory bench fits the second half. SVC_BENCH_GROWTH_CYCLES runs more, for a longer
+ * window after the warm-up.
  */
-const CYCLES = 32;
+const CYCLES = Number(process.env['SVC_BENCH_GROWTH_CYCLES'] ?? 32);
 const CYCLE_CALLS = 500;
 /** Transfers accepted and confirmed before the baseline, so JIT code is already there. */
 const WARMUP_CALLS = 300;
