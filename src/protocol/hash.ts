@@ -10,7 +10,8 @@ export function sha256(data: Uint8Array): Uint8Array {
 
 const tagPrefixCache = new Map<string, Buffer>();
 
-function tagPrefix(tag: string): Buffer {
+/** SHA256(tag) || SHA256(tag): the 64-byte prefix of TH(tag, ·), cached per tag. */
+export function tagPrefix(tag: string): Buffer {
   let p = tagPrefixCache.get(tag);
   if (!p) {
     const t = createHash('sha256').update(tag, 'utf8').digest();

@@ -16,14 +16,11 @@
  * A proof of one key is the sibling hashes from the root down to where the key's path
  * ends: at its own leaf (present), at another entry's leaf or at an empty subtree (absent).
  */
-import { createHash, hash as oneShot } from 'node:crypto';
+import { hash as oneShot } from 'node:crypto';
+import { tagPrefix } from '../protocol/hash.js';
 
 export const EMPTY_ROOT = new Uint8Array(32);
 
-function tagPrefix(tag: string): Buffer {
-  const t = createHash('sha256').update(tag, 'utf8').digest();
-  return Buffer.concat([t, t]);
-}
 const PATH_PREFIX = tagPrefix('SVC/path');
 const LEAF_PREFIX = tagPrefix('SVC/leaf');
 const NODE_PREFIX = tagPrefix('SVC/node');
