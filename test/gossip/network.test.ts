@@ -134,6 +134,9 @@ test('B misses two calls while down; back, it finds the divergence by bisection 
   await waitStatus(C, (s) => s.peers === 1, 'C notices B is gone');
   const c3 = await bump(3);
   const c4 = await bump(4);
+  // C must hold both by gossip before their block: otherwise it takes them as late
+  // payloads and replays, and A and C agree only after that replay (a race, not the point).
+  assert.deepEqual((await Promise.all([waitCallKnown(C, c3), waitCallKnown(C, c4)])).map((x) => x.status), ['pending', 'pending']);
   devnet.chain.mine(1, [c3, c4]);
   const divergedAt = devnet.chain.height;
   devnet.chain.mine(3);
