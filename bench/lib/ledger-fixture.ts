@@ -19,7 +19,7 @@ import { codeHash, contractId as deriveId } from '../../src/protocol/contract.js
 import { logger } from '../../src/log.js';
 import { threadCpuNs } from '../harness.js';
 import type { Value } from '../../src/protocol/value.js';
-import type { BlockInput, CallRecord, ContractRecord } from '../../src/writer/records.js';
+import { txPartsOf, type BlockInput, type CallRecord, type ContractRecord } from '../../src/writer/records.js';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -77,7 +77,7 @@ export class LedgerBench {
         txIndex: i + 1,
         txid: tx.getId(),
         hex: tx.toHex(),
-        parts: { ins: tx.ins.map((x) => ({ hash: x.hash, index: x.index })), outs: tx.outs.map((o) => ({ script: o.script, value: o.value })) },
+        parts: txPartsOf(tx),
       })),
       txids: ['00'.repeat(32), ...txs.map((t) => t.getId())],
       spends: [],

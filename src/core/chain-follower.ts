@@ -6,7 +6,7 @@
 import { BlockWatcher, type ChainEvent, type ConnectedBlock } from '../chain/watcher.js';
 import type { EsploraClient } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { BlockInput } from '../writer/records.js';
+import { txPartsOf, type BlockInput } from '../writer/records.js';
 import type { WriterApi, WriterStatus } from '../messages.js';
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
@@ -27,7 +27,7 @@ export function blockInputOf(b: ConnectedBlock): BlockInput {
       txIndex: t.index,
       txid: t.txid,
       hex: t.tx.toHex(),
-      parts: { ins: t.tx.ins.map((i) => ({ hash: i.hash, index: i.index })), outs: t.tx.outs.map((o) => ({ script: o.script, value: o.value })) },
+      parts: txPartsOf(t.tx),
     }));
   const spends: [string, string][] = [];
   for (const t of b.txs) {

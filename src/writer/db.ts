@@ -25,6 +25,8 @@ export const Bucket = {
   callCount: 0x0e,
   /** A call's payload (borsh envelope), stored once at intake; decided records omit it. */
   callBody: 0x0f,
+  /** What a block decided for a call (records.ts); absent while the call is pending. */
+  callDecision: 0x10,
 } as const;
 export type Bucket = (typeof Bucket)[keyof typeof Bucket];
 

@@ -23,12 +23,12 @@ import { findStamp, type StampResult } from '../protocol/stamp.js';
 import { decodeEnvelope, type CallEnvelope } from '../protocol/envelope.js';
 import { checkCallBindingWithStamp } from '../protocol/binding.js';
 import { contractId as deriveContractId } from '../protocol/contract.js';
-import { valueToJson, type Value } from '../protocol/value.js';
+import type { Value } from '../protocol/value.js';
 import { execute } from '../vm/execute.js';
 import { verifyArtifact } from '../vm/verifier.js';
 import type { Host, Program } from '../vm/types.js';
 import type { Logger } from '../log.js';
-import { EVENT_CHUNK, decodeCallRecord, decodeBlockEvents, decodeBlockCalls, encodeBlockCalls, encodeBlockEvents, encodeCallFixed, encodeCallRecord, storedCallFixed, type StoredEventRow, type BlockInput, type BlockRecord, type CallRecord, type ContractRecord, type EventRecord, type OrphanStamp, type TxParts } from './records.js';
+import { EVENT_CHUNK, decodeCallRecord, decodeBlockEvents, decodeBlockCalls, encodeBlockCalls, encodeBlockEvents, encodeCallDecision, encodeCallFixed, encodeBlockRecord, decodeBlockRecord, storedBlockHash, type CallOutcome, type StoredEventRow, type BlockInput, type BlockRecord, type CallRecord, type ContractRecord, type EventRecord, type OrphanStamp, type TxParts } from './records.js';
 
 /** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */
 export const JOURNAL_WINDOW = 144;
@@ -37,9 +37,10 @@ export const JOURNAL_WINDOW = 144;
  * Layout of the stored records (records.ts). A data directory written with another
  * layout is refused at startup rather than misread; 2: binary call records; 3: state roots
  * from the Merkle trie (stored roots of format 2 would not replay), events in runs of
- * EVENT_CHUNK per key.
+ * EVENT_CHUNK per key; 4: a call's decision in its own record (Bucket.callDecision),
+ * event runs, decisions and journal entries binary.
  */
-export const STORE_FORMAT = 3;
+export const STORE_FORMAT = 4;
 
 const hexOf = (b: Uint8Array): string => toHex(b);
 const bytesOf = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
@@ -78,12 +79,51 @@ function eventParamNames(abi: unknown[]): Map<string, string[]> {
 interface PendingCall {
   rec: CallRecord;
   envelope: CallEnvelope;
-  /** The record's fields fixed at intake, encoded once (records.ts encodeCallRecord). */
-  fixed: Buffer;
-  /** The stored pending record, reused as the undo value when the call is decided. */
-  stored: Buffer;
   txid: Uint8Array;
   envelopeHash: Uint8Array;
+  /** Its (caller, call_id) index key, and that key as a map key (latin1). */
+  claimKey: Buffer;
+  claimId: string;
+  /**
+   * Whether an executed or failed call already holds its (caller, call_id): read from disk
+   * with its acceptance, then kept true by the blocks that claim the pair (claimsOf). Null
+   * when unknown (after a load or a rewind): the block that confirms it reads the disk.
+   */
+  claimUsed: boolean | null;
+}
+
+/**
+ * Pending txids by a string key (an outpoint, a call-id index key). Nearly every key has
+ * one txid: it is stored as is, an array only for the rare key several calls share (a Set
+ * per pending call cost as much as the rest of its bookkeeping).
+ */
+class TxidIndex {
+  private readonly map = new Map<string, string | string[]>();
+
+  add(k: string, txid: string): void {
+    const v = this.map.get(k);
+    if (v === undefined) this.map.set(k, txid);
+    else if (typeof v === 'string') {
+      if (v !== txid) this.map.set(k, [v, txid]);
+    } else if (!v.includes(txid)) v.push(txid);
+  }
+
+  remove(k: string, txid: string): void {
+    const v = this.map.get(k);
+    if (v === undefined) return;
+    if (typeof v === 'string') {
+      if (v === txid) this.map.delete(k);
+      return;
+    }
+    const i = v.indexOf(txid);
+    if (i >= 0) v.splice(i, 1);
+    if (v.length === 1) this.map.set(k, v[0]!);
+  }
+
+  get(k: string): readonly string[] {
+    const v = this.map.get(k);
+    return v === undefined ? [] : typeof v === 'string' ? [v] : v;
+  }
 }
 
 /** Block records (event runs or call-log entries of one contract) read per page of a scan at most: bounds memory. */
@@ -91,7 +131,6 @@ const EVENT_PAGE = 64;
 const CALL_LOG_PAGE = 64;
 
 /** The decision fields of a call that is not decided yet. */
-const PENDING_DECISION = { status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null } as const;
 
 export interface Tip {
   height: number;
@@ -153,12 +192,6 @@ class UndoBatch {
   del(k: Buffer, prev: Buffer | null): void {
     this.remember(k, prev);
     this.out.del(k);
-  }
-
-  /** A key this block writes at most once (a call's record): no de-duplication bookkeeping. */
-  putOnce(k: Buffer, v: Buffer, prev: Buffer | null): void {
-    this.undo.push([k, prev]);
-    this.out.put(k, v);
   }
 
   delOnce(k: Buffer, prev: Buffer | null): void {
@@ -238,7 +271,9 @@ export class Ledger {
   private state = new StateTree();
   private storageSize = new Map<string, number>();
   private pending = new Map<string, PendingCall>();
-  private pendingByOutpoint = new Map<string, Set<string>>();
+  private pendingByOutpoint = new TxidIndex();
+  /** Pending calls by their (caller, call_id) index key (latin1). */
+  private pendingByClaim = new TxidIndex();
   private orphans = new Map<string, OrphanStamp>();
   private callCounts = new Map<string, number>();
   private recentHashes = new Map<number, string>();
@@ -314,7 +349,7 @@ export class Ledger {
         const body = got[2 * j + 1];
         if (!rec) return;
         if (!body) throw new Error(`pending call ${t.toString('hex')} has no stored payload`);
-        next.trackPending(decodeCallRecord(rec), body);
+        next.trackPending(decodeCallRecord(rec, undefined), decodeEnvelope(body));
       });
     }
     for (const { value } of await this.db.range(key(Bucket.orphanStamp), prefixEnd(key(Bucket.orphanStamp)))) {
@@ -326,9 +361,8 @@ export class Ledger {
     }
     if (tip) {
       const from = Math.max(0, tip.height - 2 * JOURNAL_WINDOW);
-      for (const { value } of await this.db.range(key(Bucket.block, u32be(from)), key(Bucket.block, u32be(tip.height + 1)))) {
-        const b = parse<BlockRecord>(value);
-        next.recentHashes.set(b.height, b.hash);
+      for (const { key: k, value } of await this.db.range(key(Bucket.block, u32be(from)), key(Bucket.block, u32be(tip.height + 1)))) {
+        next.recentHashes.set(k.readUInt32BE(1), storedBlockHash(value));
       }
       if (anchor) next.recentHashes.set(anchor.height, anchor.hash);
     }
@@ -339,6 +373,7 @@ export class Ledger {
     this.storageSize = next.storageSize;
     this.pending = next.pending;
     this.pendingByOutpoint = next.pendingByOutpoint;
+    this.pendingByClaim = next.pendingByClaim;
     this.orphans = next.orphans;
     this.callCounts = next.callCounts;
     this.recentHashes = next.recentHashes;
@@ -358,7 +393,7 @@ export class Ledger {
     const prefix = key(Bucket.storage, id);
     for (const { key: k, value } of await this.db.range(prefix, prefixEnd(prefix))) {
       const sk = new Uint8Array(k.subarray(prefix.length));
-      entries.push([sk, new Uint8Array(value)]);
+      entries.push([sk, value]);
       size += sk.length + value.length;
     }
     this.contracts.set(rec.contract_id, { rec, id, codeHash: bytesOf(rec.code_hash), program: v.program, eventParams: eventParamNames(rec.artifact.abi) });
@@ -366,25 +401,22 @@ export class Ledger {
     this.storageSize.set(rec.contract_id, size);
   }
 
-  private trackPending(full: CallRecord, payload: Uint8Array): void {
+  private trackPending(full: CallRecord, envelope: CallEnvelope, claimUsed: boolean | null = null): void {
     // The payload stays on disk only (Bucket.callBody): memory holds its decoded envelope.
     const { payload: _onDisk, ...rec } = full;
-    const envelope = decodeEnvelope(payload);
-    const fixed = encodeCallFixed(rec);
-    const stored = encodeCallRecord(fixed, PENDING_DECISION);
-    this.pending.set(rec.txid, { rec, envelope, fixed, stored, txid: bytesOf(rec.txid), envelopeHash: bytesOf(rec.envelope_hash) });
-    const set = this.pendingByOutpoint.get(rec.outpoint) ?? new Set<string>();
-    set.add(rec.txid);
-    this.pendingByOutpoint.set(rec.outpoint, set);
+    const claimKey = key(Bucket.callIdIndex, envelope.caller, u64be(envelope.callId));
+    const claimId = claimKey.toString('latin1');
+    this.pending.set(rec.txid, { rec, envelope, txid: bytesOf(rec.txid), envelopeHash: bytesOf(rec.envelope_hash), claimKey, claimId, claimUsed });
+    this.pendingByOutpoint.add(rec.outpoint, rec.txid);
+    this.pendingByClaim.add(claimId, rec.txid);
   }
 
   private untrackPending(txid: string): void {
     const p = this.pending.get(txid);
     if (!p) return;
     this.pending.delete(txid);
-    const set = this.pendingByOutpoint.get(p.rec.outpoint);
-    set?.delete(txid);
-    if (set && set.size === 0) this.pendingByOutpoint.delete(p.rec.outpoint);
+    this.pendingByOutpoint.remove(p.rec.outpoint, txid);
+    this.pendingByClaim.remove(p.claimId, txid);
   }
 
   // ---------------------------------------------------------------- queries
@@ -437,8 +469,9 @@ export class Ledger {
   async call(txid: string): Promise<CallRecord | null> {
     const p = this.pending.get(txid);
     if (p) return p.rec;
-    const v = await this.db.get(key(Bucket.call, bytesOf(txid)));
-    return v ? decodeCallRecord(v) : null;
+    const t = bytesOf(txid);
+    const [fixed, decision] = await this.db.getMany([key(Bucket.call, t), key(Bucket.callDecision, t)]);
+    return fixed ? decodeCallRecord(fixed, decision) : null;
   }
 
   /** A call's payload (borsh envelope bytes) as received, or null. */
@@ -512,9 +545,11 @@ export class Ledger {
     }
     // Enough runs for the page in one read when no name filter skips events.
     const page = Math.min(EVENT_PAGE, Math.ceil(limit / EVENT_CHUNK) + 1);
+    const eventParams = this.contracts.get(contractId)?.eventParams;
+    const names = (event: string): readonly string[] | undefined => eventParams?.get(event);
     const out: EventRecord[] = [];
     for await (const r of this.scan(lo, hi, page)) {
-      for (const e of decodeBlockEvents(contractId, r.key.readUInt32BE(33), r.value)) {
+      for (const e of decodeBlockEvents(contractId, r.key.readUInt32BE(33), r.value, names)) {
         if (after && (e.block_height === after[0] && (e.tx_index < after[1] || (e.tx_index === after[1] && e.log_index <= after[2])))) continue;
         if (name === null || e.name === name) out.push(e);
         if (out.length >= limit) return out;
@@ -591,9 +626,16 @@ export class Ledger {
   async acceptCalls(recs: readonly CallRecord[]): Promise<({ ok: true; created: boolean; record: CallRecord; replayFrom: number | null } | { ok: false; error: NodeError })[]> {
     await this.flushBlocks();
     this.refuseWhileHalted();
-    const stored = await this.db.getMany(recs.map((r) => key(Bucket.payload, bytesOf(r.txid))));
+    // With each payload key, its (caller, call_id) key: whether the pair is already used is
+    // then known before the confirming block, which need not read it (claimUsed).
+    // Intake verified every payload, so each decodes.
+    const envelopes = recs.map((r) => decodeEnvelope(Buffer.from(r.payload ?? '', 'base64')));
+    const read = await this.db.getMany([
+      ...recs.map((r) => key(Bucket.payload, bytesOf(r.txid))),
+      ...envelopes.map((e) => key(Bucket.callIdIndex, e.caller, u64be(e.callId))),
+    ]);
+    const stored = read.slice(0, recs.length);
     const inBatch = new Map<string, { kind: 'call'; contract_id: string; body_hash: string }>();
-    const bodies = new Map<string, Buffer>();
     const ops: BatchOp[] = [];
     const out: ({ ok: true; created: boolean; record: CallRecord | null; replayFrom: number | null } | { ok: false; error: NodeError })[] = [];
     recs.forEach((rec, i) => {
@@ -610,22 +652,21 @@ export class Ledger {
       const claim = { kind: 'call' as const, contract_id: rec.contract_id, body_hash: bodyHash };
       const body = Buffer.from(payload, 'base64');
       ops.push(
-        { type: 'put', key: key(Bucket.call, txid), value: encodeCallRecord(encodeCallFixed(rec), PENDING_DECISION) },
+        { type: 'put', key: key(Bucket.call, txid), value: encodeCallFixed(rec) },
         { type: 'put', key: key(Bucket.pendingCall, txid), value: EMPTY },
         { type: 'put', key: key(Bucket.callBody, txid), value: body },
         { type: 'put', key: key(Bucket.payload, txid), value: json(claim) },
       );
       inBatch.set(rec.txid, claim);
-      bodies.set(rec.txid, body);
       out.push({ ok: true, created: true, record: rec, replayFrom: null });
     });
     if (ops.length > 0) await this.writeOrHalt(ops);
-    for (const r of out) {
-      if (!r.ok || !r.created) continue;
+    out.forEach((r, i) => {
+      if (!r.ok || !r.created) return;
       const rec = r.record!;
-      this.trackPending(rec, bodies.get(rec.txid)!);
+      this.trackPending(rec, envelopes[i]!, read[recs.length + i] !== undefined);
       r.replayFrom = this.orphans.get(rec.txid)?.block_height ?? null;
-    }
+    });
     // Repeats are answered with the record as stored (a pending one from memory).
     return Promise.all(
       recs.map(async (rec, i) => {
@@ -657,9 +698,7 @@ export class Ledger {
     const dropped: string[] = [];
     if (b.spends) {
       for (const [outpoint, spender] of b.spends) {
-        const set = this.pendingByOutpoint.get(outpoint);
-        if (!set) continue;
-        for (const txid of [...set].sort()) if (txid !== spender) dropped.push(txid);
+        for (const txid of [...this.pendingByOutpoint.get(outpoint)].sort()) if (txid !== spender) dropped.push(txid);
       }
     } else if (b.dropped) dropped.push(...b.dropped);
     for (const txid of dropped) {
@@ -681,21 +720,34 @@ export class Ledger {
     for (const [txIndex, txid] of unstamped) items.push({ txIndex, txid, hex: null });
     items.sort((x, y) => x.txIndex - y.txIndex);
 
-    // One batched read for every call id this block may use (not one awaited get per call).
-    // The previous block may still be on its way to the disk: its claims come from memory.
+    // Whether each call's (caller, call_id) is taken is known since its acceptance for most
+    // calls (claimUsed); the rest are read in one batch (not one awaited get per call). The
+    // previous block may still be on its way to the disk: its claims come from memory.
     const usedCallIds = new Set<string>();
-    const candidates = items.map((it) => this.pending.get(it.txid)).filter((p): p is PendingCall => p !== undefined);
-    const idKeys = candidates.map((p) => key(Bucket.callIdIndex, p.envelope.caller, u64be(p.envelope.callId)));
-    const inflightClaims = this.inflight?.claims;
-    const found = await this.db.getManyNow(idKeys);
-    found.forEach((v, i) => {
-      const id = idKeys[i]!.toString('latin1');
-      if (v !== undefined || inflightClaims?.has(id)) usedCallIds.add(id);
-    });
+    const unknown: PendingCall[] = [];
     for (const it of items) {
+      const p = this.pending.get(it.txid);
+      if (p === undefined) continue;
+      if (p.claimUsed === null) unknown.push(p);
+      else if (p.claimUsed) usedCallIds.add(p.claimId);
+    }
+    const idKeys = unknown.map((p) => p.claimKey);
+    const inflightClaims = this.inflight?.claims;
+    const reading = this.db.getManyNow(idKeys);
+    // While RocksDB reads: the transactions and their stamps, which depend on nothing stored.
+    const parsed = items.map((it) => {
       // Parts are the bitcoinjs shape the binding check and the context read.
       const tx = it.parts ? (it.parts as unknown as Transaction) : it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
-      const stamp = tx ? findStamp(tx) : null;
+      return { tx, stamp: tx ? findStamp(tx) : null };
+    });
+    const found = await reading;
+    found.forEach((v, i) => {
+      const id = unknown[i]!.claimId;
+      if (v !== undefined || inflightClaims?.has(id)) usedCallIds.add(id);
+    });
+    for (let n = 0; n < items.length; n++) {
+      const it = items[n]!;
+      const { tx, stamp } = parsed[n]!;
       if (stamp?.ok && stamp.stamp.kind === 'deploy') this.onDeployStamp(batch, it.txid, stamp.stamp.codeHash, height, it.txIndex);
       const p = this.pending.get(it.txid);
       if (p) {
@@ -712,7 +764,7 @@ export class Ledger {
     const prevTip = this.tip;
     batch.put(key(Bucket.stateRoot, u32be(height)), json({ height, block_hash: b.hash, state_root: root }), null);
     batch.put(key(Bucket.meta, 'tip'), json({ height, hash: b.hash }), json(prevTip));
-    batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: json(record) });
+    batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: encodeBlockRecord(record) });
     for (const cid of [...batch.perContract.keys()].sort()) {
       const c = batch.perContract.get(cid)!;
       for (let i = 0; i < c.events.length; i += EVENT_CHUNK) {
@@ -769,10 +821,10 @@ export class Ledger {
     this.orphans.set(o.txid, o);
   }
 
-  private finishCall(batch: UndoBatch, p: PendingCall, upd: Pick<CallRecord, 'status' | 'block_height' | 'tx_index' | 'result' | 'error' | 'instructions'>): void {
+  private finishCall(batch: UndoBatch, p: PendingCall, upd: CallOutcome): void {
     const txid = p.txid;
-    // A call is decided once per block: its record and pending marker need no de-duplication.
-    batch.putOnce(key(Bucket.call, txid), encodeCallRecord(p.fixed, upd), p.stored);
+    // A pending call has no decision record: this block creates it (its undo deletes it).
+    batch.putNew(key(Bucket.callDecision, txid), encodeCallDecision(upd));
     batch.delOnce(key(Bucket.pendingCall, txid), EMPTY);
     this.untrackPending(p.rec.txid);
     if (this.orphans.has(p.rec.txid)) {
@@ -801,8 +853,7 @@ export class Ledger {
     if (pos.block_height! > height || (pos.block_height === height && pos.tx_index! >= txIndex)) {
       return invalid('unknown_contract', 'the call is confirmed at or before its contract deploy');
     }
-    const callIdKey = key(Bucket.callIdIndex, e.caller, u64be(e.callId));
-    const callIdHex = callIdKey.toString('latin1');
+    const callIdHex = p.claimId;
     if (usedCallIds.has(callIdHex)) {
       return invalid('duplicate_call_id', `(caller, call_id ${e.callId}) already belongs to an executed or failed call`);
     }
@@ -814,16 +865,20 @@ export class Ledger {
       context: {
         height,
         txid: p.txid,
-        inputs: tx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
-        outputs: tx.outs.map((o) => ({ value: BigInt(o.value), script: new Uint8Array(o.script) })),
+        inputs: (tx as unknown as TxParts).inputs ?? tx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
+        // bitcoinjs and the core's parts both carry u64 values as bigint and scripts as bytes;
+        // the VM never changes a value it reads (byte values it stores are copied).
+        outputs: tx.outs,
         caller: e.caller,
         callId: e.callId,
       },
-      host: this.host(),
+      host: this.vmHost,
     });
     usedCallIds.add(callIdHex);
     batch.claims.add(callIdHex);
-    batch.putNew(callIdKey, Buffer.from(p.txid));
+    batch.putNew(p.claimKey, Buffer.from(p.txid));
+    // Other pending calls with this pair can no longer execute: known without a read.
+    for (const t of this.pendingByClaim.get(callIdHex)) this.pending.get(t)!.claimUsed = true;
     if (out.status === 'failed') {
       this.finishCall(batch, p, { status: 'failed', block_height: height, tx_index: txIndex, result: null, error: { code: out.code, message: out.message }, instructions: out.instructions });
       return;
@@ -839,21 +894,22 @@ export class Ledger {
         cid = this.contractHex(w.contractId, p);
         size = this.storageSize.get(cid) ?? 0;
       }
-      const prev = this.state.setStorage(w.contractId, w.key, w.value);
-      size += (w.value ? w.key.length + w.value.length : 0) - (prev ? w.key.length + prev.length : 0);
-      // Views, not copies: RocksDB copies into its batch and the undo log copies again.
-      batch.storageWrite(key(Bucket.storage, w.contractId, w.key), w.value ? bufferView(w.value) : null, prev ? bufferView(prev) : null);
+      // Buffer views, not copies (RocksDB copies into its batch, the undo log copies again),
+      // made once: the tree keeps them, so a value is already a Buffer when it is replaced.
+      const value = w.value ? bufferView(w.value) : null;
+      const prev = this.state.setStorage(w.contractId, w.key, value);
+      size += (value ? w.key.length + value.length : 0) - (prev ? w.key.length + prev.length : 0);
+      batch.storageWrite(key(Bucket.storage, w.contractId, w.key), value, prev ? bufferView(prev) : null);
     }
     if (cidBytes) this.storageSize.set(cid, size);
     out.events.forEach((ev, logIndex) => {
-      const cid = this.contractHex(ev.contractId, p);
-      batch.contractLog(cid, ev.contractId).events.push([txIndex, logIndex, ev.name, this.eventParams(cid, ev.name, ev.params), p.rec.txid]);
+      batch.contractLog(this.contractHex(ev.contractId, p), ev.contractId).events.push([txIndex, logIndex, ev.name, ev.params, p.txid]);
     });
     this.finishCall(batch, p, {
       status: 'executed',
       block_height: height,
       tx_index: txIndex,
-      result: out.result ? valueToJson(out.result) : null,
+      result: out.result,
       error: null,
       instructions: out.instructions,
     });
@@ -870,19 +926,32 @@ export class Ledger {
     return hexOf(id);
   }
 
-  private eventParams(contractId: string, name: string, params: Value[]): Record<string, unknown> {
-    const names = this.contracts.get(contractId)?.eventParams.get(name);
-    const out: Record<string, unknown> = {};
-    for (let i = 0; i < params.length; i++) out[names?.[i] ?? String(i)] = valueToJson(params[i]!);
-    return out;
-  }
+  /**
+   * The VM's view of the ledger. One object for every call; contract lookups go through
+   * liveOf, which answers the contract a call touches again (nearly every lookup) by a
+   * 32-byte compare instead of a hex conversion.
+   */
+  readonly vmHost: Host = {
+    program: (id) => this.liveOf(id)?.program,
+    storageGet: (id, k) => this.state.getStorage(id, k),
+    storageSize: (id) => {
+      const live = this.liveOf(id);
+      return live ? (this.storageSize.get(live.rec.contract_id) ?? 0) : 0;
+    },
+  };
+  private lastLive: LiveContract | null = null;
 
-  host(): Host {
-    return {
-      program: (id) => this.contracts.get(hexOf(id))?.program,
-      storageGet: (id, k) => this.state.getStorage(id, k),
-      storageSize: (id) => this.storageSize.get(hexOf(id)) ?? 0,
-    };
+  private liveOf(id: Uint8Array): LiveContract | undefined {
+    const last = this.lastLive;
+    if (last !== null && last.id.length === id.length) {
+      const own = last.id;
+      let i = 0;
+      while (i < id.length && id[i] === own[i]) i++;
+      if (i === id.length && this.contracts.get(last.rec.contract_id) === last) return last;
+    }
+    const live = this.contracts.get(hexOf(id));
+    if (live) this.lastLive = live;
+    return live;
   }
 
   // ---------------------------------------------------------------- rewinds
@@ -943,8 +1012,8 @@ export class Ledger {
     await wipe(Bucket.orphanStamp);
     await wipe(Bucket.stateRoot, (k) => k.readUInt32BE(1) === anchor.height);
     if (opts.dropJournalAbove) await wipe(Bucket.block, (k) => k.readUInt32BE(1) <= height);
-    for (const { key: k, value } of await this.db.range(key(Bucket.call), prefixEnd(key(Bucket.call)))) {
-      ops.push({ type: 'put', key: k, value: encodeCallRecord(storedCallFixed(value), PENDING_DECISION) });
+    await wipe(Bucket.callDecision);
+    for (const { key: k } of await this.db.range(key(Bucket.call), prefixEnd(key(Bucket.call)))) {
       ops.push({ type: 'put', key: key(Bucket.pendingCall, k.subarray(1)), value: Buffer.alloc(0) });
     }
     for (const { key: k, value } of await this.db.range(key(Bucket.contract), prefixEnd(key(Bucket.contract)))) {
@@ -958,7 +1027,7 @@ export class Ledger {
     for (let h = anchor.height + 1; h <= height; h++) {
       const raw = await this.db.get(key(Bucket.block, u32be(h)));
       if (!raw) throw new Error(`block journal entry ${h} is missing`);
-      const rec = parse<BlockRecord>(raw);
+      const rec = decodeBlockRecord(raw);
       // The undo window is rebuilt for the last blocks only; older undo logs are not kept.
       await this.applyBlock({ height: rec.height, hash: rec.hash, prevHash: rec.prevHash, txs: rec.txs, dropped: rec.dropped, unstamped: rec.unstamped }, { sync: false });
       const old = oldRoots.get(h);
@@ -983,7 +1052,7 @@ export class Ledger {
       for (let h = fromHeight; h <= target; h++) {
         const raw = await this.db.get(key(Bucket.block, u32be(h)));
         if (!raw) throw new Error(`block journal entry ${h} is missing`);
-        const rec = parse<BlockRecord>(raw);
+        const rec = decodeBlockRecord(raw);
         await this.applyBlock({ height: rec.height, hash: rec.hash, prevHash: rec.prevHash, txs: rec.txs, dropped: rec.dropped, unstamped: rec.unstamped });
       }
       await this.flushBlocks();

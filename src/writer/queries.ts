@@ -17,7 +17,7 @@ import type { TrieProof } from '../state/trie.js';
 import type { AbiEntry } from '../vm/types.js';
 import type { Writer } from './writer.js';
 import type { CallRecord } from './records.js';
-import { statusBody, storedCallStatus } from './records.js';
+import { statusBody, storedDecisionStatus } from './records.js';
 export { statusBody };
 import {
   BLOCK_APPLY_BUCKETS,
@@ -217,18 +217,18 @@ export class WriterQueries {
     });
   }
 
-  /** Calls by status: one scan of the call records, cached until the state or the pending set changes. */
+  /** Calls by status: pending from memory, the rest by one scan of the decisions, cached until the state or the pending set changes. */
   private async callsByStatus(): Promise<Record<string, number>> {
     const l = this.writer.ledger;
     const at = `${l.tip?.height}:${l.stateRoot}:${l.pendingCount}`;
     if (this.statusCache?.at === at) return this.statusCache.counts;
-    const counts: Record<string, number> = { pending: 0, executed: 0, failed: 0, invalid: 0, dropped: 0 };
-    const start = key(Bucket.call);
+    const counts: Record<string, number> = { pending: l.pendingCount, executed: 0, failed: 0, invalid: 0, dropped: 0 };
+    const start = key(Bucket.callDecision);
     let from = start;
     for (;;) {
       const rows = await l.db.range(from, prefixEnd(start), { limit: 1000 });
       for (const r of rows) {
-        const status = storedCallStatus(r.value);
+        const status = storedDecisionStatus(r.value);
         counts[status] = (counts[status] ?? 0) + 1;
       }
       if (rows.length < 1000) break;

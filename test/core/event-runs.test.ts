@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
 import { Bucket, key, prefixEnd } from '../../src/writer/db.js';
-import { EVENT_CHUNK } from '../../src/writer/records.js';
+import { EVENT_CHUNK, decodeBlockEvents, encodeBlockEvents, type StoredEventRow } from '../../src/writer/records.js';
+import { valueToJson, type Value } from '../../src/protocol/value.js';
 
 test('event pages from any cursor across runs and blocks; runs hold at most EVENT_CHUNK events', async () => {
   const b = await LedgerBench.open();
@@ -45,8 +46,41 @@ test('event pages from any cursor across runs and blocks; runs hold at most EVEN
     const prefix = key(Bucket.event, Buffer.from(emitter, 'hex'));
     const runs = await b.ledger.db.range(prefix, prefixEnd(prefix));
     assert.equal(runs.length, Math.ceil(4_000 / EVENT_CHUNK) + Math.ceil(2_000 / EVENT_CHUNK)); // runs per contract and block
-    for (const r of runs) assert.ok((JSON.parse(r.value.toString('utf8')) as unknown[]).length <= EVENT_CHUNK);
+    for (const r of runs) assert.ok(decodeBlockEvents(emitter, r.key.readUInt32BE(33), r.value, () => undefined).length <= EVENT_CHUNK);
   } finally {
     await b.close();
   }
+});
+
+test('stored event runs keep every value type exactly, named from the ABI or by position', () => {
+  const txid = Uint8Array.from({ length: 32 }, (_, i) => i);
+  const values: Value[] = [
+    { type: 'u64', value: (1n << 64n) - 1n },
+    { type: 'u64', value: 0n },
+    { type: 'i64', value: -(1n << 63n) },
+    { type: 'i64', value: (1n << 63n) - 1n },
+    { type: 'u128', value: (1n << 128n) - 1n },
+    { type: 'u128', value: (1n << 64n) + 5n },
+    { type: 'bool', value: true },
+    { type: 'bool', value: false },
+    { type: 'string', value: '' },
+    { type: 'string', value: 'grüße \u{1F600}' },
+    { type: 'bytes', value: new Uint8Array(0) },
+    { type: 'bytes', value: Uint8Array.of(0, 255, 7) },
+    { type: 'key', value: Uint8Array.from({ length: 32 }, (_, i) => 255 - i) },
+  ];
+  const rows: StoredEventRow[] = [
+    [3, 0, 'Every', values, txid],
+    [3, 1, 'Empty', [], txid],
+    [9, 0, 'Ünïcode', values.slice(0, 2), txid],
+  ];
+  const names = values.map((_, i) => `p${i}`);
+  const cid = 'ab'.repeat(32);
+  const hex = Buffer.from(txid).toString('hex');
+  const decoded = decodeBlockEvents(cid, 42, encodeBlockEvents(rows), (e) => (e === 'Every' ? names : undefined));
+  assert.deepEqual(decoded, [
+    { name: 'Every', params: Object.fromEntries(values.map((v, i) => [`p${i}`, valueToJson(v)])), txid: hex, block_height: 42, tx_index: 3, log_index: 0, contract_id: cid },
+    { name: 'Empty', params: {}, txid: hex, block_height: 42, tx_index: 3, log_index: 1, contract_id: cid },
+    { name: 'Ünïcode', params: { '0': valueToJson(values[0]!), '1': valueToJson(values[1]!) }, txid: hex, block_height: 42, tx_index: 9, log_index: 0, contract_id: cid },
+  ]);
 });

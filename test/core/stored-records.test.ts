@@ -1,0 +1,64 @@
+/**
+ * Records as stored (records.ts): a reader gets back exactly what the block made: call
+ * decisions for every status, result type and error (unicode included), call records
+ * from their two parts, and journal entries.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeBlockRecord, decodeCallDecision, decodeCallRecord, encodeBlockRecord, encodeCallDecision, encodeCallFixed, storedBlockHash, storedDecisionStatus, type CallOutcome } from '../../src/writer/records.js';
+import { valueToJson, type Value } from '../../src/protocol/value.js';
+
+test('stored call decisions give back every status, result type and error exactly', () => {
+  const results: (Value | null)[] = [
+    null,
+    { type: 'u64', value: (1n << 64n) - 1n },
+    { type: 'i64', value: -5n },
+    { type: 'u128', value: (1n << 128n) - 1n },
+    { type: 'bool', value: false },
+    { type: 'string', value: 'ok ✓' },
+    { type: 'bytes', value: Uint8Array.of(1, 2, 3) },
+    { type: 'key', value: new Uint8Array(32).fill(9) },
+  ];
+  const outcomes: CallOutcome[] = [
+    ...results.map((result, i): CallOutcome => ({ status: 'executed', block_height: 0, tx_index: i, result, error: null, instructions: 0 })),
+    { status: 'failed', block_height: 7, tx_index: 2, result: null, error: { code: 'out_of_gas', message: 'ran out after 1 000 000 instructions' }, instructions: 1_000_000 },
+    { status: 'invalid', block_height: 4_294_967_294, tx_index: 4_294_967_294, result: null, error: { code: 'anchor_mismatch', message: 'binding failed: ünïcode' }, instructions: null },
+    { status: 'invalid', block_height: 1, tx_index: 1, result: null, error: { code: '', message: '' }, instructions: null },
+    { status: 'dropped', block_height: null, tx_index: null, result: null, error: null, instructions: null },
+  ];
+  for (const d of outcomes) {
+    const stored = encodeCallDecision(d);
+    assert.equal(storedDecisionStatus(stored), d.status);
+    assert.deepEqual(decodeCallDecision(stored), { ...d, result: d.result ? valueToJson(d.result) : null });
+  }
+});
+
+test('a call record is its fixed part with its decision, pending when there is none', () => {
+  const fixed = { txid: 'aa'.repeat(32), contract_id: 'bb'.repeat(32), envelope_hash: 'cc'.repeat(32), function: 'transfer', caller: 'dd'.repeat(32), call_id: '18446744073709551615', outpoint: `${'ee'.repeat(32)}:3` };
+  const stored = encodeCallFixed({ ...fixed, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null });
+  assert.deepEqual(decodeCallRecord(stored, undefined), { ...fixed, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null });
+  const decision = encodeCallDecision({ status: 'executed', block_height: 12, tx_index: 3, result: { type: 'u64', value: 5n }, error: null, instructions: 77 });
+  assert.deepEqual(decodeCallRecord(stored, decision), { ...fixed, status: 'executed', block_height: 12, tx_index: 3, result: '5', error: null, instructions: 77 });
+});
+
+test('a stored journal entry gives back the block as applied', () => {
+  const h = (c: string): string => c.repeat(64);
+  const rec = {
+    height: 4_294_967_295,
+    hash: h('1'),
+    prevHash: h('2'),
+    state_root: h('3'),
+    txs: [
+      { txIndex: 1, txid: h('a'), hex: '0200000001' + 'ab'.repeat(40) },
+      { txIndex: 70_000, txid: h('b'), hex: '00' },
+    ],
+    dropped: [h('c'), h('d')],
+    unstamped: [[5, h('e')]] as [number, string][],
+  };
+  const stored = encodeBlockRecord(rec);
+  assert.deepEqual(decodeBlockRecord(stored), rec);
+  assert.equal(storedBlockHash(stored), h('1'));
+  assert.deepEqual(decodeBlockRecord(encodeBlockRecord({ ...rec, txs: [], dropped: [], unstamped: [] })), { ...rec, txs: [], dropped: [], unstamped: [] });
+  assert.throws(() => encodeBlockRecord({ ...rec, hash: 'zz'.repeat(32) }), /not 32 bytes of hex/);
+  assert.throws(() => encodeBlockRecord({ ...rec, txs: [{ txIndex: 1, txid: h('a'), hex: '0g' }] }), /not hex/);
+});
