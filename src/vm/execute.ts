@@ -74,6 +74,13 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
+/** A private copy in a Buffer of its own (see encodeRt: the writer stores Buffers as they are). */
+function copyToBuffer(b: Uint8Array): Uint8Array {
+  const out = Buffer.allocUnsafeSlow(b.length);
+  out.set(b, 0);
+  return out;
+}
+
 function hexOf(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }
@@ -573,7 +580,7 @@ class Machine {
         delta += (raw ? s.kb.length + raw.length : 0) - (orig ? s.kb.length + orig.length : 0);
         // cs.id and slot keys are private copies (scalar keys are the program's prefix: copied);
         // bytes/key values may be shared with constants or arguments: copied.
-        const value = raw === null ? null : s.type === TY.bytes || s.type === TY.key ? new Uint8Array(raw) : raw;
+        const value = raw === null ? null : s.type === TY.bytes || s.type === TY.key ? copyToBuffer(raw) : raw;
         writes.push({ contractId: cs.id, key: s.shared ? new Uint8Array(s.kb) : s.kb, value });
         any = true;
       }

@@ -32,7 +32,6 @@ export function inRange(code: number, x: number | bigint): boolean {
   }
 }
 
-const enc = new TextEncoder();
 const dec = new TextDecoder('utf-8', { fatal: true });
 
 export function utf8Length(s: string): number {
@@ -107,11 +106,17 @@ export function isDefaultRt(x: RtValue, code: number): boolean {
   }
 }
 
-/** Storage encoding of a runtime value (same bytes as storage-layout encodeStorageValue). */
+/**
+ * Storage encoding of a runtime value (same bytes as storage-layout encodeStorageValue).
+ * Integers, bools and strings are encoded into a new Buffer of its own (allocUnsafeSlow:
+ * every byte is written, and no shared pool slab that one long-lived stored value would
+ * keep alive): the writer hands it to RocksDB as is, where a Uint8Array would first need
+ * a Buffer view (about 1 us for a small array, whose ArrayBuffer V8 must then create).
+ */
 export function encodeRt(x: RtValue, code: number): Uint8Array {
   switch (code) {
     case TY.u64: case TY.i64: {
-      const out = new Uint8Array(8);
+      const out = Buffer.allocUnsafeSlow(8);
       if (typeof x === 'number' && x >= 0) {
         const hi = Math.floor(x / 4294967296);
         const lo = x - hi * 4294967296;
@@ -124,8 +129,9 @@ export function encodeRt(x: RtValue, code: number): Uint8Array {
       return out;
     }
     case TY.u128: {
-      const out = new Uint8Array(16);
+      const out = Buffer.allocUnsafeSlow(16);
       if (typeof x === 'number') {
+        out.fill(0, 0, 8);
         const hi = Math.floor(x / 4294967296);
         const lo = x - hi * 4294967296;
         out[8] = hi >>> 24; out[9] = hi >>> 16; out[10] = hi >>> 8; out[11] = hi;
@@ -140,8 +146,8 @@ export function encodeRt(x: RtValue, code: number): Uint8Array {
       }
       return out;
     }
-    case TY.bool: return Uint8Array.of(x ? 1 : 0);
-    case TY.string: return enc.encode(x as string);
+    case TY.bool: { const out = Buffer.allocUnsafeSlow(1); out[0] = x ? 1 : 0; return out; }
+    case TY.string: { const s = x as string; const out = Buffer.allocUnsafeSlow(Buffer.byteLength(s, 'utf8')); out.write(s, 0, 'utf8'); return out; }
     default: return x as Uint8Array;
   }
 }

@@ -119,7 +119,7 @@ test('determinism: repeated runs and runs in worker threads give byte-identical 
   assert.equal(results[1], here);
 });
 
-test('Buffers from the host or the codec come out as plain, unshared Uint8Arrays', () => {
+test('Buffers from the host or the codec come out unshared: plain Uint8Arrays, stored values in Buffers of their own', () => {
   const host = new MemHost();
   const C = host.deploy(id(9), compile(`contract B {
     field last: bytes;
@@ -135,9 +135,15 @@ test('Buffers from the host or the codec come out as plain, unshared Uint8Arrays
   r = execute({ contractId: C, function: 'put', args: [{ type: 'bytes', value: Buffer.from('01', 'hex') }], context: ctx(), host });
   assert.equal(r.status, 'executed');
   if (r.status !== 'executed') return;
-  for (const x of [r.result!.value, r.writes[0]!.value, r.writes[0]!.key, r.events[0]!.params[0]!.value, r.events[0]!.params[1]!.value]) {
+  for (const x of [r.result!.value, r.writes[0]!.key, r.events[0]!.params[0]!.value, r.events[0]!.params[1]!.value]) {
     assert.equal(Object.getPrototypeOf(x), Uint8Array.prototype);
   }
+  // A stored value is a Buffer (the writer hands it to RocksDB without a view), never a
+  // slice of a shared pool or of the caller's memory: its ArrayBuffer is its own.
+  const stored = r.writes[0]!.value!;
+  assert.ok(Buffer.isBuffer(stored));
+  assert.equal(stored.byteOffset, 0);
+  assert.equal(stored.buffer.byteLength, stored.length);
   assert.equal(hex(r.result!.value as Uint8Array), 'abcdef');
   arg[0] = 0; // mutating the caller's buffer afterwards changes nothing stored
   assert.equal(hex(host.storageGet(C, r.writes[0]!.key)!), 'abcdef');
