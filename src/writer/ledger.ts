@@ -143,7 +143,7 @@ class UndoBatch {
   /** Calls decided per contract in this block (written once, not once per call). */
   readonly callCounts = new Map<string, number>();
   /** Call-id index keys (latin1) this block claims. */
-  readonly claims = new Set<string>();
+  readonly claims: string[] = [];
   /**
    * Per contract (hex id): this block's events and decided calls, written as one record
    * each at the end of the block rather than one key per event and per call.
@@ -288,7 +288,7 @@ export class Ledger {
    * meanwhile (catch-up, replays) and handed over once this one is durable. `claims` are
    * its call-id claims, which a read of the disk may not show yet.
    */
-  private inflight: { done: Promise<Error | null>; claims: Set<string> } | null = null;
+  private inflight: { done: Promise<Error | null>; claims: string[] } | null = null;
 
   constructor(
     readonly db: Db,
@@ -723,17 +723,9 @@ export class Ledger {
     // Whether each call's (caller, call_id) is taken is known since its acceptance for most
     // calls (claimUsed); the rest are read in one batch (not one awaited get per call). The
     // previous block may still be on its way to the disk: its claims come from memory.
-    const usedCallIds = new Set<string>();
-    const unknown: PendingCall[] = [];
-    for (const it of items) {
-      const p = this.pending.get(it.txid);
-      if (p === undefined) continue;
-      if (p.claimUsed === null) unknown.push(p);
-      else if (p.claimUsed) usedCallIds.add(p.claimId);
-    }
-    const idKeys = unknown.map((p) => p.claimKey);
-    const inflightClaims = this.inflight?.claims;
-    const reading = this.db.getManyNow(idKeys);
+    const pend = items.map((it) => this.pending.get(it.txid));
+    const unknown = pend.filter((p): p is PendingCall => p !== undefined && p.claimUsed === null);
+    const reading = this.db.getManyNow(unknown.map((p) => p.claimKey));
     // While RocksDB reads: the transactions and their stamps, which depend on nothing stored.
     const parsed = items.map((it) => {
       // Parts are the bitcoinjs shape the binding check and the context read.
@@ -741,17 +733,20 @@ export class Ledger {
       return { tx, stamp: tx ? findStamp(tx) : null };
     });
     const found = await reading;
-    found.forEach((v, i) => {
-      const id = unknown[i]!.claimId;
-      if (v !== undefined || inflightClaims?.has(id)) usedCallIds.add(id);
-    });
+    if (unknown.length > 0) {
+      const inflightClaims = new Set(this.inflight?.claims);
+      found.forEach((v, i) => {
+        const p = unknown[i]!;
+        p.claimUsed = v !== undefined || inflightClaims.has(p.claimId);
+      });
+    }
     for (let n = 0; n < items.length; n++) {
       const it = items[n]!;
       const { tx, stamp } = parsed[n]!;
       if (stamp?.ok && stamp.stamp.kind === 'deploy') this.onDeployStamp(batch, it.txid, stamp.stamp.codeHash, height, it.txIndex);
-      const p = this.pending.get(it.txid);
+      const p = pend[n];
       if (p) {
-        await this.decideCall(batch, p, tx, stamp, height, it.txIndex, usedCallIds);
+        this.decideCall(batch, p, tx, stamp, height, it.txIndex);
       } else if (stamp?.ok && stamp.stamp.kind === 'call' && !(await this.payloadAt(it.txid))) {
         this.putOrphan(batch, { txid: it.txid, kind: 'call', block_height: height, tx_index: it.txIndex });
       }
@@ -837,7 +832,8 @@ export class Ledger {
     }
   }
 
-  private async decideCall(batch: UndoBatch, p: PendingCall, tx: Transaction | null, stamp: StampResult | null, height: number, txIndex: number, usedCallIds: Set<string>): Promise<void> {
+  /** Synchronous: a block's calls are decided without a promise and a microtask per call. */
+  private decideCall(batch: UndoBatch, p: PendingCall, tx: Transaction | null, stamp: StampResult | null, height: number, txIndex: number): void {
     const e = p.envelope;
     const invalid = (code: string, message: string): void =>
       this.finishCall(batch, p, { status: 'invalid', block_height: height, tx_index: txIndex, result: null, error: { code, message }, instructions: null });
@@ -854,7 +850,7 @@ export class Ledger {
       return invalid('unknown_contract', 'the call is confirmed at or before its contract deploy');
     }
     const callIdHex = p.claimId;
-    if (usedCallIds.has(callIdHex)) {
+    if (p.claimUsed === true) {
       return invalid('duplicate_call_id', `(caller, call_id ${e.callId}) already belongs to an executed or failed call`);
     }
 
@@ -874,8 +870,7 @@ export class Ledger {
       },
       host: this.vmHost,
     });
-    usedCallIds.add(callIdHex);
-    batch.claims.add(callIdHex);
+    batch.claims.push(callIdHex);
     batch.putNew(p.claimKey, Buffer.from(p.txid));
     // Other pending calls with this pair can no longer execute: known without a read.
     for (const t of this.pendingByClaim.get(callIdHex)) this.pending.get(t)!.claimUsed = true;
