@@ -36,13 +36,26 @@ export function triePath(key: Uint8Array): Uint8Array {
   return oneShot('sha256', buf, 'buffer') as unknown as Uint8Array;
 }
 
+/**
+ * Scratch for leaf hashes of values up to LEAF_SCRATCH_VALUE bytes (nearly all: storage
+ * values are integers, keys and short strings): prefix (64) || path (32) || value.
+ * Larger values get a buffer of their own.
+ */
+const LEAF_SCRATCH_VALUE = 1024;
+const leafScratch = Buffer.alloc(96 + LEAF_SCRATCH_VALUE);
+LEAF_PREFIX.copy(leafScratch, 0);
+
 /** TH("SVC/leaf", path || value). */
 export function trieLeafHash(path: Uint8Array, value: Uint8Array): Uint8Array {
-  const buf = Buffer.allocUnsafe(96 + value.length);
-  LEAF_PREFIX.copy(buf, 0);
+  let buf: Buffer;
+  if (value.length <= LEAF_SCRATCH_VALUE) buf = leafScratch;
+  else {
+    buf = Buffer.allocUnsafe(96 + value.length);
+    LEAF_PREFIX.copy(buf, 0);
+  }
   buf.set(path, 64);
   buf.set(value, 96);
-  return oneShot('sha256', buf, 'buffer') as unknown as Uint8Array;
+  return oneShot('sha256', buf.subarray(0, 96 + value.length), 'buffer') as unknown as Uint8Array;
 }
 
 /** TH("SVC/node", left || right). */

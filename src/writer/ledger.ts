@@ -168,21 +168,27 @@ class UndoBatch {
   constructor(readonly out: WriteBatch) {}
 
   storageWrite(k: Buffer, v: Buffer | null, prev: Buffer | null): void {
+    if (this.flushed) throw new Error('storage write after the block was flushed');
     const id = k.toString('latin1');
-    if (!this.seen.has(id)) {
-      this.seen.add(id);
-      this.undo.push([k, prev]);
+    const pending = this.storage.get(id);
+    if (pending !== undefined) {
+      pending[1] = v; // the first previous value is the one to restore
+      return;
     }
+    this.undo.push([k, prev]);
     this.storage.set(id, [k, v]);
   }
 
+  /** Once, after the block's last call: a write after it would be lost. */
   flushStorage(): void {
+    if (this.flushed) throw new Error('block storage flushed twice');
+    this.flushed = true;
     for (const [k, v] of this.storage.values()) {
       if (v) this.out.put(k, v);
       else this.out.del(k);
     }
-    this.storage.clear();
   }
+  private flushed = false;
 
   put(k: Buffer, v: Buffer, prev: Buffer | null): void {
     this.remember(k, prev);
