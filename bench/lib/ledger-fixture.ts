@@ -14,7 +14,7 @@ import { Ledger } from '../../src/writer/ledger.js';
 import { compileSource } from '../../src/compiler/index.js';
 import { encodeEnvelope, type CallEnvelope } from '../../src/protocol/envelope.js';
 import { taggedHash, Tags, toHex, sha256 } from '../../src/protocol/hash.js';
-import { callStampScript, deployStampScript } from '../../src/protocol/stamp.js';
+import { callStampScript, deployStampScript, findStamp } from '../../src/protocol/stamp.js';
 import { codeHash, contractId as deriveId } from '../../src/protocol/contract.js';
 import { logger } from '../../src/log.js';
 import { threadCpuNs } from '../harness.js';
@@ -77,7 +77,7 @@ export class LedgerBench {
         txIndex: i + 1,
         txid: tx.getId(),
         hex: tx.toHex(),
-        parts: txPartsOf(tx),
+        parts: txPartsOf(tx, findStamp(tx)),
       })),
       txids: ['00'.repeat(32), ...txs.map((t) => t.getId())],
       spends: [],

@@ -7,6 +7,7 @@ import { BlockWatcher, type ChainEvent, type ConnectedBlock } from '../chain/wat
 import type { EsploraClient } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import { txPartsOf, type BlockInput } from '../writer/records.js';
+import type { StampResult } from '../protocol/stamp.js';
 import type { WriterApi, WriterStatus } from '../messages.js';
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
@@ -20,14 +21,18 @@ const ANCHOR_RETRY_CAP_MS = 30_000;
 const PROGRESS_EVERY_MS = 5_000;
 
 export function blockInputOf(b: ConnectedBlock): BlockInput {
-  const svc = new Set<number>([...b.stamps.map((s) => s.txIndex), ...b.rejectedStamps.map((s) => s.txIndex)]);
+  // The watcher parsed every stamp once: the writer is handed its result, not the work.
+  const stampAt = new Map<number, StampResult>([
+    ...b.stamps.map((s): [number, StampResult] => [s.txIndex, { ok: true, stamp: s.stamp }]),
+    ...b.rejectedStamps.map((s): [number, StampResult] => [s.txIndex, { ok: false, reason: s.reason }]),
+  ]);
   const txs = b.txs
-    .filter((t) => svc.has(t.index))
+    .filter((t) => stampAt.has(t.index))
     .map((t) => ({
       txIndex: t.index,
       txid: t.txid,
       hex: t.tx.toHex(),
-      parts: txPartsOf(t.tx),
+      parts: txPartsOf(t.tx, stampAt.get(t.index)),
     }));
   const spends: [string, string][] = [];
   for (const t of b.txs) {

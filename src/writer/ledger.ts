@@ -374,6 +374,7 @@ export class Ledger {
     }
     // Swap in one synchronous step.
     this.contracts = next.contracts;
+    this.lastLive = null;
     this.pendingContracts = next.pendingContracts;
     this.state = next.state;
     this.storageSize = next.storageSize;
@@ -736,7 +737,7 @@ export class Ledger {
     const parsed = items.map((it) => {
       // Parts are the bitcoinjs shape the binding check and the context read.
       const tx = it.parts ? (it.parts as unknown as Transaction) : it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
-      return { tx, stamp: tx ? findStamp(tx) : null };
+      return { tx, stamp: it.parts?.stamp ?? (tx ? findStamp(tx) : null) };
     });
     const found = await reading;
     if (unknown.length > 0) {
@@ -940,6 +941,7 @@ export class Ledger {
       return live ? (this.storageSize.get(live.rec.contract_id) ?? 0) : 0;
     },
   };
+  /** Cleared whenever `contracts` is replaced (load); entries are never changed in place. */
   private lastLive: LiveContract | null = null;
 
   private liveOf(id: Uint8Array): LiveContract | undefined {
@@ -948,7 +950,7 @@ export class Ledger {
       const own = last.id;
       let i = 0;
       while (i < id.length && id[i] === own[i]) i++;
-      if (i === id.length && this.contracts.get(last.rec.contract_id) === last) return last;
+      if (i === id.length) return last;
     }
     const live = this.contracts.get(hexOf(id));
     if (live) this.lastLive = live;

@@ -4,6 +4,7 @@
  */
 import type { ErrorCode } from '../errors.js';
 import type { CallStatusBody } from '../messages.js';
+import type { StampResult } from '../protocol/stamp.js';
 import { VALUE_TAG, VALUE_TYPES, valueToJson, type Value } from '../protocol/value.js';
 
 export type CallStatus = 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';
@@ -68,14 +69,17 @@ export interface TxParts {
   outs: { script: Uint8Array; value: bigint }[];
   /** The inputs as the execution context gives them (txids in display order), made by the core. */
   inputs?: { txid: Uint8Array; vout: number }[];
+  /** The transaction's stamp (findStamp), which the core's watcher already parsed. */
+  stamp?: StampResult;
 }
 
 /**
  * The parts of a parsed transaction, as the core sends them with a block. The context's
  * inputs are made here, on the sender's thread, rather than by the writer for every call.
  */
-export function txPartsOf(tx: { ins: { hash: Uint8Array; index: number }[]; outs: { script: Uint8Array; value: bigint }[] }): TxParts {
+export function txPartsOf(tx: { ins: { hash: Uint8Array; index: number }[]; outs: { script: Uint8Array; value: bigint }[] }, stamp?: StampResult): TxParts {
   return {
+    stamp,
     ins: tx.ins.map((i) => ({ hash: i.hash, index: i.index })),
     outs: tx.outs.map((o) => ({ script: o.script, value: o.value })),
     inputs: tx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
