@@ -44,6 +44,12 @@ export const STORE_FORMAT = 4;
 
 const hexOf = (b: Uint8Array): string => toHex(b);
 const bytesOf = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
+/** 32 bytes of hex in a Buffer of its own: kept while a call is pending, so not a slice of the shared pool. */
+const ownBytes = (h: string): Buffer => {
+  const b = Buffer.allocUnsafeSlow(h.length >>> 1);
+  if (b.write(h, 'hex') !== b.length) throw new Error(`not hex: ${h}`);
+  return b;
+};
 const u32be = (n: number): Buffer => {
   const b = Buffer.allocUnsafe(4);
   b.writeUInt32BE(n, 0);
@@ -410,10 +416,14 @@ export class Ledger {
 
   private trackPending(full: CallRecord, envelope: CallEnvelope, claimUsed: boolean | null = null): void {
     // The payload stays on disk only (Bucket.callBody): memory holds its decoded envelope.
-    const { payload: _onDisk, ...rec } = full;
+    let rec = full;
+    if (full.payload !== undefined) {
+      const { payload: _onDisk, ...rest } = full;
+      rec = rest;
+    }
     const claimKey = key(Bucket.callIdIndex, envelope.caller, u64be(envelope.callId));
     const claimId = claimKey.toString('latin1');
-    this.pending.set(rec.txid, { rec, envelope, txid: bytesOf(rec.txid), envelopeHash: bytesOf(rec.envelope_hash), claimKey, claimId, claimUsed });
+    this.pending.set(rec.txid, { rec, envelope, txid: ownBytes(rec.txid), envelopeHash: ownBytes(rec.envelope_hash), claimKey, claimId, claimUsed });
     this.pendingByOutpoint.add(rec.outpoint, rec.txid);
     this.pendingByClaim.add(claimId, rec.txid);
   }

@@ -399,7 +399,17 @@ const PENDING: CallDecision = { status: 'pending', block_height: null, tx_index:
 
 /** A call record from its stored fixed part and its decision (none: pending). */
 export function decodeCallRecord(fixed: Buffer, decision: Buffer | undefined): CallRecord {
-  return { ...(JSON.parse(fixed.toString('utf8')) as CallFixed), ...(decision ? decodeCallDecision(decision) : PENDING) };
+  // Fields set on the parsed object, not spread into a new one: a rewind decodes every
+  // call it makes pending again.
+  const rec = JSON.parse(fixed.toString('utf8')) as CallRecord;
+  const d = decision ? decodeCallDecision(decision) : PENDING;
+  rec.status = d.status;
+  rec.block_height = d.block_height;
+  rec.tx_index = d.tx_index;
+  rec.result = d.result;
+  rec.error = d.error;
+  rec.instructions = d.instructions;
+  return rec;
 }
 
 /** One event as the VM emitted it: [tx_index, log_index, name, params, txid (32 bytes, display order)]. */
