@@ -23,7 +23,6 @@ import { findStamp, type StampResult } from '../protocol/stamp.js';
 import { decodeEnvelope, type CallEnvelope } from '../protocol/envelope.js';
 import { checkCallBindingWithStamp } from '../protocol/binding.js';
 import { contractId as deriveContractId } from '../protocol/contract.js';
-import type { Value } from '../protocol/value.js';
 import { execute } from '../vm/execute.js';
 import { verifyArtifact } from '../vm/verifier.js';
 import type { Host, Program } from '../vm/types.js';

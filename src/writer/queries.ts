@@ -16,12 +16,10 @@ import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/st
 import type { TrieProof } from '../state/trie.js';
 import type { AbiEntry } from '../vm/types.js';
 import type { Writer } from './writer.js';
-import type { CallRecord } from './records.js';
 import { statusBody, storedDecisionStatus } from './records.js';
 export { statusBody };
 import {
   BLOCK_APPLY_BUCKETS,
-  type CallStatusBody,
   type CallsPage,
   type EventsPage,
   type EventsParams,
