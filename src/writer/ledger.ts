@@ -43,6 +43,12 @@ export const STORE_FORMAT = 4;
 
 const hexOf = (b: Uint8Array): string => toHex(b);
 const bytesOf = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
+/** A copy of `k` in memory of its own (kept while a call is pending: not a slice of the shared pool). */
+const ownKey = (k: Buffer): Buffer => {
+  const b = Buffer.allocUnsafeSlow(k.length);
+  k.copy(b);
+  return b;
+};
 /** 32 bytes of hex in a Buffer of its own: kept while a call is pending, so not a slice of the shared pool. */
 const ownBytes = (h: string): Buffer => {
   const b = Buffer.allocUnsafeSlow(h.length >>> 1);
@@ -435,7 +441,7 @@ export class Ledger {
       const { payload: _onDisk, ...rest } = full;
       rec = rest;
     }
-    const claimKey = key(Bucket.callIdIndex, envelope.caller, u64be(envelope.callId));
+    const claimKey = ownKey(key(Bucket.callIdIndex, envelope.caller, u64be(envelope.callId)));
     const claimId = claimKey.toString('latin1');
     this.pending.set(rec.txid, { rec, envelope, txid: ownBytes(rec.txid), envelopeHash: ownBytes(rec.envelope_hash), claimKey, claimId, claimUsed });
     this.pendingByOutpoint.add(rec.outpoint, rec.txid);
@@ -659,8 +665,9 @@ export class Ledger {
     this.refuseWhileHalted();
     // With each payload key, its (caller, call_id) key: whether the pair is already used is
     // then known before the confirming block, which need not read it (claimUsed).
-    // Intake verified every payload, so each decodes.
-    const envelopes = recs.map((r) => decodeEnvelope(Buffer.from(r.payload ?? '', 'base64')));
+    // Intake verified every payload, so each decodes. From a Uint8Array of its own: the
+    // decoder then copies each field, so a pending call holds no slice of a pool slab.
+    const envelopes = recs.map((r) => decodeEnvelope(new Uint8Array(Buffer.from(r.payload ?? '', 'base64'))));
     const read = await this.db.getMany([
       ...recs.map((r) => key(Bucket.payload, bytesOf(r.txid))),
       ...envelopes.map((e) => key(Bucket.callIdIndex, e.caller, u64be(e.callId))),
