@@ -98,7 +98,7 @@ interface PendingCall {
   claimId: string;
   /**
    * Whether an executed or failed call already holds its (caller, call_id): read from disk
-   * with its acceptance, then kept true by the blocks that claim the pair (claimsOf). Null
+   * with its acceptance, then kept true by the blocks that claim the pair (pendingByClaim). Null
    * when unknown (after a load or a rewind): the block that confirms it reads the disk.
    */
   claimUsed: boolean | null;
@@ -434,16 +434,16 @@ export class Ledger {
     this.storageSize.set(rec.contract_id, size);
   }
 
-  private trackPending(full: CallRecord, envelope: CallEnvelope, claimUsed: boolean | null = null): void {
+  /** `claimKey`: the call's (caller, call_id) index key when the caller already built it. */
+  private trackPending(full: CallRecord, envelope: CallEnvelope, claimUsed: boolean | null = null, claimKey = key(Bucket.callIdIndex, envelope.caller, u64be(envelope.callId))): void {
     // The payload stays on disk only (Bucket.callBody): memory holds its decoded envelope.
     let rec = full;
     if (full.payload !== undefined) {
       const { payload: _onDisk, ...rest } = full;
       rec = rest;
     }
-    const claimKey = ownKey(key(Bucket.callIdIndex, envelope.caller, u64be(envelope.callId)));
     const claimId = claimKey.toString('latin1');
-    this.pending.set(rec.txid, { rec, envelope, txid: ownBytes(rec.txid), envelopeHash: ownBytes(rec.envelope_hash), claimKey, claimId, claimUsed });
+    this.pending.set(rec.txid, { rec, envelope, txid: ownBytes(rec.txid), envelopeHash: ownBytes(rec.envelope_hash), claimKey: ownKey(claimKey), claimId, claimUsed });
     this.pendingByOutpoint.add(rec.outpoint, rec.txid);
     this.pendingByClaim.add(claimId, rec.txid);
   }
@@ -668,10 +668,8 @@ export class Ledger {
     // Intake verified every payload, so each decodes. From a Uint8Array of its own: the
     // decoder then copies each field, so a pending call holds no slice of a pool slab.
     const envelopes = recs.map((r) => decodeEnvelope(new Uint8Array(Buffer.from(r.payload ?? '', 'base64'))));
-    const read = await this.db.getMany([
-      ...recs.map((r) => key(Bucket.payload, bytesOf(r.txid))),
-      ...envelopes.map((e) => key(Bucket.callIdIndex, e.caller, u64be(e.callId))),
-    ]);
+    const claimKeys = envelopes.map((e) => key(Bucket.callIdIndex, e.caller, u64be(e.callId)));
+    const read = await this.db.getMany([...recs.map((r) => key(Bucket.payload, bytesOf(r.txid))), ...claimKeys]);
     const stored = read.slice(0, recs.length);
     const inBatch = new Map<string, { kind: 'call'; contract_id: string; body_hash: string }>();
     const ops: BatchOp[] = [];
@@ -702,7 +700,7 @@ export class Ledger {
     out.forEach((r, i) => {
       if (!r.ok || !r.created) return;
       const rec = r.record!;
-      this.trackPending(rec, envelopes[i]!, read[recs.length + i] !== undefined);
+      this.trackPending(rec, envelopes[i]!, read[recs.length + i] !== undefined, claimKeys[i]);
       r.replayFrom = this.orphans.get(rec.txid)?.block_height ?? null;
     });
     // Repeats are answered with the record as stored (a pending one from memory).
