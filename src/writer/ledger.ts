@@ -136,6 +136,11 @@ class TxidIndex {
     const v = this.map.get(k);
     return v === undefined ? [] : typeof v === 'string' ? [v] : v;
   }
+
+  /** The txids under `k` without building an array (block application asks once per call). */
+  raw(k: string): string | readonly string[] | undefined {
+    return this.map.get(k);
+  }
 }
 
 /** Block records (event runs or call-log entries of one contract) read per page of a scan at most: bounds memory. */
@@ -152,8 +157,6 @@ export interface Tip {
 /** Collects one block's writes with the previous value of each key, for its undo log. */
 class UndoBatch {
   readonly undo = new UndoLog();
-  /** Calls decided per contract in this block (written once, not once per call). */
-  readonly callCounts = new Map<string, number>();
   /** Call-id index keys (latin1) this block claims. */
   readonly claims: string[] = [];
   /**
@@ -256,13 +259,17 @@ export class UndoLog {
       this.buf.copy(next, 0, 0, this.len);
       this.buf = next;
     }
+    // set(), not copy(): copy() goes through a native call, about twice the cost for
+    // entries this small (tens of bytes), and a block adds thousands of them.
     const out = this.buf;
     let o = out.writeUInt32LE(k.length, this.len);
-    o += k.copy(out, o);
+    out.set(k, o);
+    o += k.length;
     out[o++] = v ? 1 : 0;
     if (v) {
       o = out.writeUInt32LE(v.length, o);
-      o += v.copy(out, o);
+      out.set(v, o);
+      o += v.length;
     }
     this.len = o;
   }
@@ -448,8 +455,8 @@ export class Ledger {
     this.pendingByClaim.add(claimId, rec.txid);
   }
 
-  private untrackPending(txid: string): void {
-    const p = this.pending.get(txid);
+  private untrackPending(txid: string, known?: PendingCall): void {
+    const p = known ?? this.pending.get(txid);
     if (!p) return;
     this.pending.delete(txid);
     this.pendingByOutpoint.remove(p.rec.outpoint, txid);
@@ -804,9 +811,12 @@ export class Ledger {
       }
       if (c.calls.length > 0) batch.putNew(key(Bucket.contractCalls, c.id, u32be(height)), encodeBlockCalls(c.calls));
     }
-    for (const cid of [...batch.callCounts.keys()].sort()) {
+    // Calls decided per contract in this block: the length of its call-log entry.
+    for (const cid of [...batch.perContract.keys()].sort()) {
+      const decided = batch.perContract.get(cid)!.calls.length;
+      if (decided === 0) continue;
       const before = this.callCount(cid);
-      const after = before + batch.callCounts.get(cid)!;
+      const after = before + decided;
       batch.put(key(Bucket.callCount, bytesOf(cid)), Buffer.from(String(after)), before ? Buffer.from(String(before)) : null);
       this.callCounts.set(cid, after);
     }
@@ -857,15 +867,12 @@ export class Ledger {
     // A pending call has no decision record: this block creates it (its undo deletes it).
     batch.putNew(key(Bucket.callDecision, txid), encodeCallDecision(upd));
     batch.delOnce(key(Bucket.pendingCall, txid), EMPTY);
-    this.untrackPending(p.rec.txid);
-    if (this.orphans.has(p.rec.txid)) {
+    this.untrackPending(p.rec.txid, p);
+    if (this.orphans.size > 0 && this.orphans.has(p.rec.txid)) {
       batch.del(key(Bucket.orphanStamp, txid), json(this.orphans.get(p.rec.txid)));
       this.orphans.delete(p.rec.txid);
     }
-    if (upd.block_height !== null && upd.tx_index !== null) {
-      batch.contractLog(p.rec.contract_id, p.envelope.contractId).calls.push(txid);
-      batch.callCounts.set(p.rec.contract_id, (batch.callCounts.get(p.rec.contract_id) ?? 0) + 1);
-    }
+    if (upd.block_height !== null && upd.tx_index !== null) batch.contractLog(p.rec.contract_id, p.envelope.contractId).calls.push(txid);
   }
 
   /** Synchronous: a block's calls are decided without a promise and a microtask per call. */
@@ -909,7 +916,9 @@ export class Ledger {
     batch.claims.push(callIdHex);
     batch.putNew(p.claimKey, p.txid);
     // Other pending calls with this pair can no longer execute: known without a read.
-    for (const t of this.pendingByClaim.get(callIdHex)) this.pending.get(t)!.claimUsed = true;
+    const sharing = this.pendingByClaim.raw(callIdHex);
+    if (typeof sharing === 'string') this.pending.get(sharing)!.claimUsed = true;
+    else if (sharing !== undefined) for (const t of sharing) this.pending.get(t)!.claimUsed = true;
     if (out.status === 'failed') {
       this.finishCall(batch, p, { status: 'failed', block_height: height, tx_index: txIndex, result: null, error: { code: out.code, message: out.message }, instructions: out.instructions });
       return;
