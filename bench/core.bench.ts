@@ -31,6 +31,15 @@ const ROOT_LARGE = 100_000;
 /** State-root rounds per size (alternating), each one UTXO-token-shaped block. */
 const ROOT_ROUNDS = 7;
 
+/**
+ * Calls left pending (never mined) around the 1-block reorg figure: its small and large
+ * case. A rewind used to reload every pending call, so its cost grew with this number.
+ */
+const PENDING_SMALL = 1_000;
+const PENDING_LARGE = 100_000;
+/** 1-block reorgs measured per case. */
+const PENDING_REORGS = 5;
+
 const key = (b: Uint8Array): Value => ({ type: 'key', value: b });
 
 /**
@@ -177,6 +186,30 @@ export default async function run(): Promise<Figure[]> {
       reorgMs.push(performance.now() - t0);
     }
 
+    // A 1-block reorg (rewind the last block through its undo log, replay it) with few and
+    // with many other calls pending: it must cost what the block wrote, not what is pending.
+    const oneBlockReorg = async (): Promise<number[]> => {
+      const out: number[] = [];
+      for (let i = 0; i < PENDING_REORGS; i++) {
+        const t0 = performance.now();
+        await lb.ledger.replayFrom(lb.height);
+        out.push(performance.now() - t0);
+      }
+      return out.slice(1); // the first warms up
+    };
+    const leavePending = async (n: number): Promise<void> => {
+      for (let done = 0; done < n; done += BLOCK_CALLS) {
+        const recs = [];
+        for (let i = 0; i < BLOCK_CALLS; i++) recs.push(lb.callRecord(cid, 'transfer', [key(senders[(i * 3 + 1) % SENDERS]!), u64(1)], senders[i]!, callId++).rec);
+        await lb.ledger.acceptCalls(recs);
+      }
+    };
+    await leavePending(PENDING_SMALL);
+    const reorgFew = await oneBlockReorg();
+    await leavePending(PENDING_LARGE - PENDING_SMALL);
+    const reorgMany = await oneBlockReorg();
+    if (lb.ledger.pendingCount !== PENDING_LARGE) throw new Error(`expected ${PENDING_LARGE} pending calls, have ${lb.ledger.pendingCount}`);
+
     const roots = stateRootByContractSize();
     const blocksPerS = (ms: number[]): ReturnType<typeof stat> => stat(ms.map((x) => 1000 / x));
 
@@ -215,6 +248,14 @@ export default async function run(): Promise<Figure[]> {
         ceiling: { name: 'apply the same 6 blocks once (ms)', median: onceMs, min: onceMs, max: onceMs },
         maxRatio: 3,
         target: '<= 3x applying once',
+      }),
+      figure({
+        name: `reorg of 1 block (1000 transfers: rewind and replay) with ${PENDING_LARGE / 1000}k other calls pending`,
+        unit: 'ms',
+        value: stat(reorgMany),
+        ceiling: { name: `the same with ${PENDING_SMALL / 1000}k calls pending (ms)`, ...stat(reorgFew) },
+        maxRatio: 2,
+        target: '<= 2x: a rewind costs what the rewound blocks wrote, not what is pending (a full reload read 100k calls: about 3 s)',
       }),
     ];
   } finally {

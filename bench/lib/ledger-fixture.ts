@@ -66,7 +66,8 @@ export class LedgerBench {
     return b;
   }
 
-  async block(txs: Transaction[]): Promise<{ ms: number; cpuNs: number; input: BlockInput }> {
+  /** Applies a block of `txs`; `spends` are outpoints ("txid:vout") other transactions of the block spend. */
+  async block(txs: Transaction[], spends: [string, string][] = []): Promise<{ ms: number; cpuNs: number; input: BlockInput }> {
     const height = this.height + 1;
     const hash = toHex(id32('block', height));
     const input: BlockInput = {
@@ -80,7 +81,7 @@ export class LedgerBench {
         parts: txPartsOf(tx, findStamp(tx)),
       })),
       txids: ['00'.repeat(32), ...txs.map((t) => t.getId())],
-      spends: [],
+      spends,
     };
     const c0 = threadCpuNs();
     const t0 = performance.now();
