@@ -209,13 +209,29 @@ export class Writer {
     });
   }
 
-  /** A payload whose stamp was already mined: replay from its block (after the answer). */
+  /** The lowest block the replay waiting in the queue starts from; null when none waits. */
+  private replayWaitingFrom: number | null = null;
+
+  /**
+   * A payload whose stamp was already mined: replay from its block (after the answer).
+   * Replays not yet started merge into one from the lowest block: a replay re-applies
+   * every block from its height to the tip with every payload stored by then, so one
+   * covers them all, where a replay per payload would redo the same blocks once per late
+   * payload (a peer sync can bring hundreds at once).
+   */
   private scheduleReplay(height: number): void {
+    if (this.replayWaitingFrom !== null) {
+      this.replayWaitingFrom = Math.min(this.replayWaitingFrom, height);
+      return;
+    }
+    this.replayWaitingFrom = height;
     void this.mutate(async () => {
+      const from = this.replayWaitingFrom!;
+      this.replayWaitingFrom = null;
       try {
-        await this.ledger.replayFrom(height);
+        await this.ledger.replayFrom(from);
       } catch (e) {
-        if (!(e instanceof NodeError)) await this.ledger.halt(`internal error while replaying from ${height}: ${(e as Error).message}`);
+        if (!(e instanceof NodeError)) await this.ledger.halt(`internal error while replaying from ${from}: ${(e as Error).message}`);
       }
     });
   }
