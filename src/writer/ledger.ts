@@ -1102,6 +1102,10 @@ export class Ledger {
       }
     }
     const stored = await this.db.get(key(Bucket.stateRoot, u32be(height)));
+    // Block hashes a load keeps (JOURNAL_WINDOW * 2 below the tip) that memory dropped as
+    // the rewound blocks came: as many journal entries as blocks rewound, at most.
+    const oldTip = this.tip!.height;
+    const refill = await this.db.range(key(Bucket.block, u32be(Math.max(0, height - 2 * JOURNAL_WINDOW))), key(Bucket.block, u32be(Math.max(0, oldTip - 2 * JOURNAL_WINDOW))));
 
     // One synchronous step from here.
     let tip = this.tip;
@@ -1155,7 +1159,9 @@ export class Ledger {
     for (const { rec, envelope } of records) this.trackPending(rec, envelope);
     // A claim the rewound blocks had taken is free again: calls sharing it no longer know.
     for (const claim of freedClaims) for (const t of this.pendingByClaim.get(claim)) this.pending.get(t)!.claimUsed = null;
-    for (let h = this.tip!.height; h > height; h--) this.recentHashes.delete(h);
+    for (let h = oldTip; h > height; h--) this.recentHashes.delete(h);
+    for (const { key: k, value } of refill) this.recentHashes.set(k.readUInt32BE(1), storedBlockHash(value));
+    if (this.anchor) this.recentHashes.set(this.anchor.height, this.anchor.hash);
     this.tip = tip;
     this.stateRoot = hexOf(this.state.root());
     const want = stored ? parse<{ state_root: string }>(stored).state_root : null;
@@ -1177,6 +1183,7 @@ export class Ledger {
       pending: sorted(this.pending, (p) => [p.rec, p.claimId]),
       orphans: sorted(this.orphans),
       callCounts: sorted(this.callCounts),
+      recentHashes: [...this.recentHashes].sort(([a], [b]) => a - b),
     };
   }
 

@@ -4,7 +4,8 @@
  * The memory it gives must be exactly what a full load of the same disk builds, for
  * every kind of entry a block writes: a contract activated and then written to; calls
  * executed, failed, invalid and dropped; an orphan stamp; call counts; and a (caller,
- * call_id) claim that a call still pending shares, which must be free again afterwards.
+ * call_id) claim that a call still pending shares, which must be free again afterwards;
+ * and the recent block hashes, whose window a rewind moves down.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,10 +17,14 @@ import type { Value } from '../../src/protocol/value.js';
 const key = (b: Uint8Array): Value => ({ type: 'key', value: b });
 const u64 = (n: number): Value => ({ type: 'u64', value: BigInt(n) });
 
-async function loadedFresh(b: LedgerBench): Promise<Record<string, unknown>> {
+async function loadedFreshLedger(b: LedgerBench): Promise<Ledger> {
   const fresh = new Ledger(b.ledger.db, logger('test'));
   await fresh.load();
-  return fresh.memorySummary();
+  return fresh;
+}
+
+async function loadedFresh(b: LedgerBench): Promise<Record<string, unknown>> {
+  return (await loadedFreshLedger(b)).memorySummary();
 }
 
 test('a rewind restores memory from the undo logs, equal to a full load, without reloading', async () => {
@@ -91,6 +96,30 @@ test('a rewind restores memory from the undo logs, equal to a full load, without
     assert.equal((await b.ledger.call(second.rec.txid))!.status, 'executed');
     assert.equal(loads, 0);
     assert.deepEqual(b.ledger.memorySummary(), await loadedFresh(b));
+  } finally {
+    await b.close();
+  }
+});
+
+test('after a rewind deeper in a long chain, the recent block hashes are those a load keeps', async () => {
+  const b = await LedgerBench.open();
+  try {
+    const cid = await b.deploy(compileContract('test/fixtures/contracts/counter.svc').artifact as never);
+    const caller = id32('rewind-long', 1);
+    // More blocks than the hash window (2 x 144): its lower edge moves as blocks come.
+    for (let h = 0; h < 300; h++) await b.block(h % 50 === 0 ? [await b.call(cid, 'bump', [u64(h + 1)], caller, BigInt(h + 1))] : []);
+    const tip = b.height;
+    let loads = 0;
+    const load = b.ledger.load.bind(b.ledger);
+    b.ledger.load = async () => {
+      loads++;
+      return load();
+    };
+    await b.ledger.rewindTo(tip - 5, { dropJournal: true });
+    assert.equal(loads, 0);
+    assert.deepEqual(b.ledger.memorySummary(), await loadedFresh(b));
+    assert.equal(b.ledger.knownHash(tip - 5 - 288), (await loadedFreshLedger(b)).knownHash(tip - 5 - 288));
+    assert.notEqual(b.ledger.knownHash(tip - 5 - 288), null);
   } finally {
     await b.close();
   }
