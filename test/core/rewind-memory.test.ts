@@ -23,6 +23,17 @@ async function loadedFreshLedger(b: LedgerBench): Promise<Ledger> {
   return fresh;
 }
 
+/** Counts full reloads of the bench's ledger from here on. */
+function countLoads(b: LedgerBench): () => number {
+  let loads = 0;
+  const load = b.ledger.load.bind(b.ledger);
+  b.ledger.load = async () => {
+    loads++;
+    return load();
+  };
+  return () => loads;
+}
+
 async function loadedFresh(b: LedgerBench): Promise<Record<string, unknown>> {
   return (await loadedFreshLedger(b)).memorySummary();
 }
@@ -64,17 +75,12 @@ test('a rewind restores memory from the undo logs, equal to a full load, without
     const tipRoot = b.ledger.stateRoot;
     const tipHeight = b.height;
 
-    let loads = 0;
-    const load = b.ledger.load.bind(b.ledger);
-    b.ledger.load = async () => {
-      loads++;
-      return load();
-    };
+    const loads = countLoads(b);
     const stable = (m: Record<string, unknown>) => ({ tip: m.tip, stateRoot: m.stateRoot, contracts: m.contracts, storageSize: m.storageSize, orphans: m.orphans, callCounts: m.callCounts });
 
     // A late payload's path: rewind to base through the undo logs, replay the journal.
     await b.ledger.replayFrom(base + 1);
-    assert.equal(loads, 0, 'the replay restored memory without a full reload');
+    assert.equal(loads(), 0, 'the replay restored memory without a full reload');
     assert.equal(b.ledger.tip!.height, tipHeight);
     assert.equal(b.ledger.stateRoot, tipRoot);
     assert.deepEqual(b.ledger.memorySummary(), atTip);
@@ -82,7 +88,7 @@ test('a rewind restores memory from the undo logs, equal to a full load, without
 
     // A reorg's path: the blocks above base leave the chain.
     await b.ledger.rewindTo(base, { dropJournal: true });
-    assert.equal(loads, 0, 'the rewind restored memory without a full reload');
+    assert.equal(loads(), 0, 'the rewind restored memory without a full reload');
     assert.deepEqual(b.ledger.memorySummary(), await loadedFresh(b), 'memory after the rewind is what a load from disk builds');
     assert.deepEqual(stable(b.ledger.memorySummary()), stable(atBase), 'contracts, storage, orphans and counts as they were at base');
     assert.equal(b.ledger.stateRoot, rootAtBase);
@@ -94,7 +100,7 @@ test('a rewind restores memory from the undo logs, equal to a full load, without
     b.hash = b.ledger.tip!.hash;
     await b.block([second.tx]);
     assert.equal((await b.ledger.call(second.rec.txid))!.status, 'executed');
-    assert.equal(loads, 0);
+    assert.equal(loads(), 0);
     assert.deepEqual(b.ledger.memorySummary(), await loadedFresh(b));
   } finally {
     await b.close();
@@ -109,14 +115,9 @@ test('after a rewind deeper in a long chain, the recent block hashes are those a
     // More blocks than the hash window (2 x 144): its lower edge moves as blocks come.
     for (let h = 0; h < 300; h++) await b.block(h % 50 === 0 ? [await b.call(cid, 'bump', [u64(h + 1)], caller, BigInt(h + 1))] : []);
     const tip = b.height;
-    let loads = 0;
-    const load = b.ledger.load.bind(b.ledger);
-    b.ledger.load = async () => {
-      loads++;
-      return load();
-    };
+    const loads = countLoads(b);
     await b.ledger.rewindTo(tip - 5, { dropJournal: true });
-    assert.equal(loads, 0);
+    assert.equal(loads(), 0);
     assert.deepEqual(b.ledger.memorySummary(), await loadedFresh(b));
     assert.equal(b.ledger.knownHash(tip - 5 - 288), (await loadedFreshLedger(b)).knownHash(tip - 5 - 288));
     assert.notEqual(b.ledger.knownHash(tip - 5 - 288), null);
