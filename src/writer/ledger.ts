@@ -413,18 +413,12 @@ export class Ledger {
       else next.pendingContracts.set(rec.contract_id, rec);
     }
     const pendingTxids = (await this.db.range(key(Bucket.pendingCall), prefixEnd(key(Bucket.pendingCall)))).map((r) => r.key.subarray(1));
-    // Records and payloads of pending calls in batched reads.
-    for (let i = 0; i < pendingTxids.length; i += RELOAD_CHUNK) {
-      const chunk = pendingTxids.slice(i, i + RELOAD_CHUNK);
-      const got = await this.db.getMany(chunk.flatMap((t) => [key(Bucket.call, t), key(Bucket.callBody, t)]));
-      chunk.forEach((t, j) => {
-        const rec = got[2 * j];
-        const body = got[2 * j + 1];
-        if (!rec) return;
-        if (!body) throw new Error(`pending call ${t.toString('hex')} has no stored payload`);
-        next.trackPending(decodeCallRecord(rec, undefined), decodeEnvelope(body));
-      });
-    }
+    const calls = await this.readCalls(pendingTxids);
+    calls.forEach((c, i) => {
+      if (c === 'no record') return;
+      if (c === 'no payload') throw new Error(`pending call ${pendingTxids[i]!.toString('hex')} has no stored payload`);
+      next.trackPending(c.rec, c.envelope);
+    });
     for (const { value } of await this.db.range(key(Bucket.orphanStamp), prefixEnd(key(Bucket.orphanStamp)))) {
       const o = parse<OrphanStamp>(value);
       next.orphans.set(o.txid, o);
@@ -433,10 +427,7 @@ export class Ledger {
       next.callCounts.set(k.subarray(1).toString('hex'), Number(value.toString('utf8')));
     }
     if (tip) {
-      const from = Math.max(0, tip.height - 2 * JOURNAL_WINDOW);
-      for (const { key: k, value } of await this.db.range(key(Bucket.block, u32be(from)), key(Bucket.block, u32be(tip.height + 1)))) {
-        next.recentHashes.set(k.readUInt32BE(1), storedBlockHash(value));
-      }
+      for (const [h, hash] of await this.journalHashes(tip.height - 2 * JOURNAL_WINDOW, tip.height + 1)) next.recentHashes.set(h, hash);
       if (anchor) next.recentHashes.set(anchor.height, anchor.hash);
     }
     // Swap in one synchronous step.
@@ -456,6 +447,32 @@ export class Ledger {
     this.halted = halt !== null;
     this.haltReason = halt?.reason ?? null;
     this.stateRoot = hexOf(this.state.root());
+  }
+
+  /**
+   * Records and payloads of these calls in batched reads (one round trip per
+   * RELOAD_CHUNK calls), in order. Envelopes are decoded from a copy, as at acceptance,
+   * so a call held in memory keeps no slice of a larger buffer.
+   */
+  private async readCalls(txids: readonly Buffer[]): Promise<({ rec: CallRecord; envelope: CallEnvelope } | 'no record' | 'no payload')[]> {
+    const out: ({ rec: CallRecord; envelope: CallEnvelope } | 'no record' | 'no payload')[] = [];
+    for (let i = 0; i < txids.length; i += RELOAD_CHUNK) {
+      const chunk = txids.slice(i, i + RELOAD_CHUNK);
+      const got = await this.db.getMany(chunk.flatMap((t) => [key(Bucket.call, t), key(Bucket.callBody, t)]));
+      for (let j = 0; j < chunk.length; j++) {
+        const fixed = got[2 * j];
+        const body = got[2 * j + 1];
+        out.push(!fixed ? 'no record' : !body ? 'no payload' : { rec: decodeCallRecord(fixed, undefined), envelope: decodeEnvelope(new Uint8Array(body)) });
+      }
+    }
+    return out;
+  }
+
+  /** Block hashes of the journal entries at heights from..to-1 (from below 0 counts from 0). */
+  private async journalHashes(from: number, to: number): Promise<[number, string][]> {
+    if (to <= Math.max(0, from)) return [];
+    const rows = await this.db.range(key(Bucket.block, u32be(Math.max(0, from))), key(Bucket.block, u32be(to)));
+    return rows.map(({ key: k, value }) => [k.readUInt32BE(1), storedBlockHash(value)]);
   }
 
   private async activateInMemory(rec: ContractRecord): Promise<void> {
@@ -902,7 +919,7 @@ export class Ledger {
     batch.putNew(key(Bucket.callDecision, txid), encodeCallDecision(upd));
     batch.delOnce(key(Bucket.pendingCall, txid), EMPTY);
     this.untrackPending(p.rec.txid, p);
-    if (this.orphans.size > 0 && this.orphans.has(p.rec.txid)) {
+    if (this.orphans.has(p.rec.txid)) {
       batch.del(key(Bucket.orphanStamp, txid), json(this.orphans.get(p.rec.txid)));
       this.orphans.delete(p.rec.txid);
     }
@@ -1091,21 +1108,17 @@ export class Ledger {
       }
     }
     const records: { rec: CallRecord; envelope: CallEnvelope }[] = [];
-    for (let i = 0; i < reopened.length; i += RELOAD_CHUNK) {
-      const chunk = reopened.slice(i, i + RELOAD_CHUNK);
-      const got = await this.db.getMany(chunk.flatMap((t) => [key(Bucket.call, t), key(Bucket.callBody, t)]));
-      for (let j = 0; j < chunk.length; j++) {
-        const fixed = got[2 * j];
-        const body = got[2 * j + 1];
-        if (!fixed || !body) return fallback(`call ${chunk[j]!.toString('hex')} has no stored record or payload`);
-        records.push({ rec: decodeCallRecord(fixed, undefined), envelope: decodeEnvelope(new Uint8Array(body)) });
-      }
+    const calls = await this.readCalls(reopened);
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i]!;
+      if (typeof c === 'string') return fallback(`call ${reopened[i]!.toString('hex')}: ${c}`);
+      records.push(c);
     }
     const stored = await this.db.get(key(Bucket.stateRoot, u32be(height)));
     // Block hashes a load keeps (JOURNAL_WINDOW * 2 below the tip) that memory dropped as
     // the rewound blocks came: as many journal entries as blocks rewound, at most.
     const oldTip = this.tip!.height;
-    const refill = await this.db.range(key(Bucket.block, u32be(Math.max(0, height - 2 * JOURNAL_WINDOW))), key(Bucket.block, u32be(Math.max(0, oldTip - 2 * JOURNAL_WINDOW))));
+    const refill = await this.journalHashes(height - 2 * JOURNAL_WINDOW, oldTip - 2 * JOURNAL_WINDOW);
 
     // One synchronous step from here.
     let tip = this.tip;
@@ -1160,7 +1173,7 @@ export class Ledger {
     // A claim the rewound blocks had taken is free again: calls sharing it no longer know.
     for (const claim of freedClaims) for (const t of this.pendingByClaim.get(claim)) this.pending.get(t)!.claimUsed = null;
     for (let h = oldTip; h > height; h--) this.recentHashes.delete(h);
-    for (const { key: k, value } of refill) this.recentHashes.set(k.readUInt32BE(1), storedBlockHash(value));
+    for (const [h, hash] of refill) this.recentHashes.set(h, hash);
     if (this.anchor) this.recentHashes.set(this.anchor.height, this.anchor.hash);
     this.tip = tip;
     this.stateRoot = hexOf(this.state.root());
