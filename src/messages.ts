@@ -415,26 +415,43 @@ export type WriterPeerApi = {
   peerVerifyReplay(params: Record<string, never>): WriterStatus;
 };
 
+/**
+ * What intake learned about the outpoint a call names, for PROTOCOL section 5's `dropped`
+ * (a chain fact: the outpoint spent by a confirmed transaction other than the anchor),
+ * so a node that receives the call after that spend decides what a node that held it
+ * before decided (docs/STATE.md, "Dropped calls").
+ */
+export interface OutpointCheck {
+  /**
+   * The writer's processed height and chain epoch (a count of reorgs) at intake's look-up,
+   * before it asked the chain endpoint: every block applied since, on any branch, is
+   * checked by the writer (`Ledger.droppedAt`).
+   */
+  lookedUpAt: { height: number; epoch: number } | null;
+  /** The confirmed transaction other than the anchor that spends the outpoint, as the endpoint answered; null when none. */
+  spentBy: { txid: string; height: number; blockHash: string } | null;
+}
+
 export type WriterCoreApi = {
   status(params: Record<string, never>): WriterStatus;
   initAnchor(params: { height: number; hash: string }): WriterStatus;
   knownHash(params: { height: number }): string | null;
   payloadAt(params: { txid: string }): { kind: 'deploy' | 'call'; contract_id: string; body_hash: string } | null;
   contract(params: { id: string }): ContractRecord | null;
-  isCallIdUsed(params: { caller: string; callId: string }): boolean;
   /**
-   * Intake's three look-ups for a call in one round trip: what the node holds for the
-   * txid (`payloadAt`), whether the contract is known (`contract`), and whether the
-   * caller's call id is used (`isCallIdUsed`).
+   * Intake's look-ups for a call in one round trip: what the node holds for the txid
+   * (`payloadAt`), whether the contract's deploy payload is held (`contract`), and the
+   * processed height and chain epoch they were read at (the start of the window
+   * `OutpointCheck` covers).
    */
-  callLookup(params: { txid: string; contractId: string; caller: string; callId: string }): {
+  callLookup(params: { txid: string; contractId: string }): {
     known: { kind: 'deploy' | 'call'; contract_id: string; body_hash: string } | null;
     contractKnown: boolean;
-    callIdUsed: boolean;
+    lookedUpAt: { height: number; epoch: number } | null;
   };
   acceptDeploy(params: { record: ContractRecord }): { created: boolean; record: ContractRecord };
   /** `pendingCalls`: the writer's pending count once the call's batch is durable (intake's early bound check). */
-  acceptCall(params: { record: CallRecord }): { created: boolean; record: CallRecord; pendingCalls: number };
+  acceptCall(params: { record: CallRecord; outpoint: OutpointCheck }): { created: boolean; record: CallRecord; pendingCalls: number };
   call(params: { txid: string }): CallRecord | null;
   applyChainUpdate(params: ChainUpdate): WriterStatus;
   stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string } | null;

@@ -419,10 +419,13 @@ export class EsploraClient implements ChainSource {
   }
 
   /** GET /tx/:txid/outspend/:vout. Unknown outputs answer {spent:false}. */
-  async outspend(txid: string, vout: number): Promise<Outspend> {
+  async outspend(txid: string, vout: number, opts: RequestOptions = {}): Promise<Outspend> {
     requireHash(txid, 'txid');
     requireNat(vout, 'vout');
-    return this.request(`/tx/${txid}/outspend/${vout}`, 'json', validateOutspend);
+    const deadline = opts.budgetMs === undefined ? Infinity : performance.now() + opts.budgetMs;
+    const path = `/tx/${txid}/outspend/${vout}`;
+    const got = this.request(path, 'json', validateOutspend, { deadline });
+    return deadline === Infinity ? got : this.withinDeadline(got, deadline, path, opts.budgetMs!);
   }
 
   /** GET /tx/:txid/outspends: one entry per output (not_found for unknown txids). */

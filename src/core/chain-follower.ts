@@ -1,6 +1,6 @@
 /**
  * Follows the chain-data endpoint for the writer: anchors the block journal of a node
- * with no data (at the tip or at start_height), then runs the block watcher from the
+ * with no data (below the network's protocol activation, or at start_height), then runs the block watcher from the
  * writer's last processed block and hands each update to the writer, in order.
  */
 import { BlockWatcher, type ChainEvent, type ConnectedBlock } from '../chain/watcher.js';
@@ -11,6 +11,7 @@ import type { StampResult } from '../protocol/stamp.js';
 import type { WriterApi, WriterStatus } from '../messages.js';
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
+import { journalAnchorHeight } from '../protocol/activation.js';
 
 const log = logger('chain');
 
@@ -65,7 +66,7 @@ export class ChainFollower {
     let delay = ANCHOR_RETRY_BASE_MS;
     while (status.processedHeight === null && !this.stopped) {
       try {
-        const height = this.opts.startHeight ?? (await this.chain.tipHeight());
+        const height = journalAnchorHeight(await this.chain.blockHashAt(0), this.opts.startHeight);
         const hash = await this.chain.blockHashAt(height);
         status = await this.writer.call('initAnchor', { height, hash });
         this.opts.onStatus(status);

@@ -15,7 +15,8 @@ import type { RpcClient } from '../ipc/rpc.js';
 import type { WorkPool } from '../pool/pool.js';
 import type { CheckedDeploy } from '../pool/tasks.js';
 import type { EsploraClient } from '../chain/esplora-client.js';
-import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, WriterApi } from '../messages.js';
+import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, OutpointCheck, WriterApi } from '../messages.js';
+import { dropsCall, repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
 import type { CallRecord, ContractRecord } from '../writer/records.js';
 import { statusBody } from '../writer/records.js';
 
@@ -43,7 +44,7 @@ export interface IntakeDeps {
 }
 
 /** The outcome of vetting: the node already holds exactly this payload, or a new record to store. */
-type Vetted<R> = { repeat: true; contractId: string } | { repeat: false; record: R };
+type Vetted<R, X = object> = { repeat: true; contractId: string } | ({ repeat: false; record: R } & X);
 
 export class Intake {
   /**
@@ -94,24 +95,21 @@ export class Intake {
     throw new NodeError('overloaded', `the node holds ${st.pendingCalls} pending calls, its max_pending_calls; retry once blocks have confirmed some`);
   }
 
-  /** A repeat of what the node holds for `txid`, or a conflict, or null when it holds nothing. */
-  private async known(txid: string, kind: 'call' | 'deploy', bodyHash: string): Promise<{ contractId: string } | null> {
-    return this.repeatOf(await this.d.writer.call('payloadAt', { txid }), txid, kind, bodyHash);
-  }
-
-  private repeatOf(known: { kind: 'deploy' | 'call'; contract_id: string; body_hash: string } | null, txid: string, kind: 'call' | 'deploy', bodyHash: string): { contractId: string } | null {
-    if (!known) return null;
-    if (known.kind === kind && known.body_hash === bodyHash) return { contractId: known.contract_id };
-    const what = known.kind === 'call' ? 'payload' : 'artifact';
-    throw new NodeError('conflict', `txid ${txid} is already known with a different ${what}`);
+  /** A repeat of what the node holds for `txid` (its contract id), null when it holds nothing; throws on a conflict. */
+  private repeatOf(held: HeldPayload | null, txid: string, kind: 'call' | 'deploy', bodyHash: string): { contractId: string } | null {
+    return repeatOrConflict(held, txid, kind, bodyHash) === 'repeat' ? { contractId: held!.contract_id } : null;
   }
 
   /**
-   * Every check of a call short of storing it. `toStore`: the call is to be stored
-   * (submitCall), so a node at max_pending_calls refuses it first; PreparePayload stores
-   * nothing and is not bounded.
+   * Every check of a call short of storing it (docs/ARCHITECTURE.md, "Intake refusals"):
+   * only what is wrong with the payload itself (shape, signature, the binding to its
+   * anchor) or not checkable yet (the anchor not visible, the contract's deploy payload
+   * not held) is refused. A claimed call id, a deploy later on the chain or a spent
+   * outpoint are decided when the call's block is applied, so the outcome never depends
+   * on arrival order. `toStore`: the call is to be stored (submitCall), so a node at
+   * max_pending_calls refuses it first; PreparePayload stores nothing and is not bounded.
    */
-  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord>> {
+  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord, { outpoint: OutpointCheck }>> {
     this.refuseWhenHalted();
     if (toStore) await this.refuseWhenFull(s.txid);
     const opened = await this.d.pool.openCall(s.payload);
@@ -120,19 +118,17 @@ export class Intake {
     }
     const payloadB64 = Buffer.from(s.payload).toString('base64');
     const bodyHash = createHash('sha256').update(s.contract_id).update(payloadB64).digest('hex');
-    // One writer round trip for the three look-ups, checked in the order they matter:
-    // a repeat (or conflict) first, then the contract, then the call id.
-    const look = await this.d.writer.call('callLookup', { txid: s.txid, contractId: s.contract_id, caller: opened.caller, callId: opened.callId });
+    // One writer round trip: a repeat (or conflict) first, then the contract.
+    const look = await this.d.writer.call('callLookup', { txid: s.txid, contractId: s.contract_id });
     const repeat = this.repeatOf(look.known, s.txid, 'call', bodyHash);
     if (repeat) return { repeat: true, contractId: repeat.contractId };
     if (!look.contractKnown) {
-      throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node`);
+      // Retryable: the deploy payload has not reached this node yet (sync brings deploys first).
+      throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node (its deploy payload has not reached it yet)`);
     }
-    if (look.callIdUsed) {
-      throw new NodeError('duplicate_call_id', `call_id ${opened.callId} of caller ${opened.caller} already belongs to an executed or failed call`);
-    }
-    const anchor = await this.anchorTx(s.txid);
     const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
+    // The anchor and what spends the named outpoint, asked together (one round trip of latency).
+    const [anchor, spend] = await Promise.all([this.anchorTx(s.txid), this.d.chain.outspend(otxid, Number(ovout), { budgetMs: this.d.chainBudgetMs })]);
     // The binding check reads only these fields of the envelope.
     const bindingView = {
       contractId: Buffer.from(opened.contractId, 'hex'),
@@ -141,8 +137,10 @@ export class Intake {
     } as unknown as CallEnvelope;
     const binding = checkCallBinding(anchor, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
+    const spentBy = spend.spent && spend.status.confirmed && dropsCall(spend.txid, s.txid) ? { txid: spend.txid, height: spend.status.block_height, blockHash: spend.status.block_hash } : null;
     return {
       repeat: false,
+      outpoint: { lookedUpAt: look.lookedUpAt, spentBy },
       record: {
         txid: s.txid,
         contract_id: s.contract_id,
@@ -171,7 +169,7 @@ export class Intake {
     if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw new NodeError('bad_request', 'metadata must be a JSON object when present', { field: 'metadata' });
     const checked = await this.d.pool.run<CheckedDeploy>({ kind: 'checkDeploy', body });
     const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
-    const repeat = await this.known(txid, 'deploy', bodyHash);
+    const repeat = this.repeatOf(await this.d.writer.call('payloadAt', { txid }), txid, 'deploy', bodyHash);
     if (repeat) return { repeat: true, contractId: repeat.contractId };
     const anchor = await this.anchorTx(txid);
     const binding = checkDeployBinding(anchor, Buffer.from(checked.codeHash, 'hex'));
@@ -192,13 +190,24 @@ export class Intake {
   }
 
   async submitCall(s: CallSubmission): Promise<CallAnswer> {
+    try {
+      return await this.submitCallOnce(s);
+    } catch (e) {
+      // The writer applied more blocks than it remembers the spends of while the outpoint
+      // was being checked (a fast catch-up): check again, once, against the new tip.
+      if (e instanceof NodeError && e.detail?.['reason'] === 'chain_moved') return this.submitCallOnce(s);
+      throw e;
+    }
+  }
+
+  private async submitCallOnce(s: CallSubmission): Promise<CallAnswer> {
     const v = await this.vetCall(s, true);
     const answer = (rec: CallRecord, created: boolean): CallAnswer => ({
       created,
       body: { txid: rec.txid, contract_id: rec.contract_id, envelope_hash: rec.envelope_hash, status: rec.status },
     });
     if (v.repeat) return answer((await this.d.writer.call('call', { txid: s.txid }))!, false);
-    const r = await this.d.writer.call('acceptCall', { record: v.record });
+    const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint });
     this.pendingKnown = r.pendingCalls;
     return answer(r.record, r.created);
   }

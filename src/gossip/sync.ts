@@ -24,6 +24,18 @@ import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
 import type { Logger } from '../log.js';
+import { refusalIsRetryable } from '../protocol/rules.js';
+
+/**
+ * Payloads intake refused, remembered so sync does not fetch them again every round: an
+ * intrinsic refusal (src/protocol/rules.ts) for good, a retryable one (the anchor not
+ * visible at this node's endpoint, the node overloaded) again after 1, 2, 4 ... up to
+ * REFUSED_BACKOFF_MAX rounds. At most REFUSED_MAX txids (oldest forgotten first): enough
+ * for any honest peer set; a peer that lists junk costs one fetch per txid per backoff.
+ */
+const REFUSED_MAX = 100_000;
+/** 64 rounds of the default 5-minute sync: a retryable refusal is retried at least every ~5 h. */
+const REFUSED_BACKOFF_MAX = 64;
 
 interface Missing {
   txid: string;
@@ -66,6 +78,31 @@ export class SyncEngine {
   private running: Promise<void> | null = null;
   /** Per peer, the divergence already checked by a local re-derivation (not repeated). */
   private readonly verified = new Map<string, string>();
+  /** Sync rounds started (the clock of `refused`). */
+  private roundNo = 0;
+  /** Refused txids: retried from round `next` (never when intrinsic); `wait` doubles per refusal. */
+  private readonly refused = new Map<string, { next: number; wait: number; code: string }>();
+
+  /** Whether sync should fetch `txid` now (not refused, or its backoff is over). */
+  private worthFetching(txid: string): boolean {
+    const r = this.refused.get(txid);
+    return !r || (refusalIsRetryable(r.code) && this.roundNo >= r.next);
+  }
+
+  private noteRefused(txid: string, code: string): void {
+    const prev = this.refused.get(txid);
+    const wait = prev ? Math.min(prev.wait * 2, REFUSED_BACKOFF_MAX) : 1;
+    this.refused.delete(txid); // re-inserted last: the Map's order is the eviction order
+    this.refused.set(txid, { next: this.roundNo + wait, wait, code });
+    if (this.refused.size > REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!);
+  }
+
+  /** Refused txids sync currently skips (node_status, tests). */
+  get refusedCount(): number {
+    let n = 0;
+    for (const txid of this.refused.keys()) if (!this.worthFetching(txid)) n++;
+    return n;
+  }
 
   constructor(private readonly d: SyncDeps) {}
 
@@ -74,6 +111,7 @@ export class SyncEngine {
     this.running ??= (async () => {
       // Yield first, so `running` is set before the finally below can clear it.
       await Promise.resolve();
+      this.roundNo++;
       try {
         for (const peer of this.d.peers.all()) {
           try {
@@ -236,7 +274,7 @@ export class SyncEngine {
       const have = new Set((local?.payloads ?? []).map((p) => p.txid));
       (t.txids ?? []).forEach((b, i) => {
         const txid = bytes32(b, 'txid');
-        if (have.has(txid)) return;
+        if (have.has(txid) || !this.worthFetching(txid)) return;
         const pos = t.positions?.[i];
         const height = pos && pos.height > 0 ? pos.height : null;
         missing.push({ txid, contract_id: id, deploy: i === 0, height, tx_index: height === null ? null : pos!.tx_index });
@@ -267,13 +305,16 @@ export class SyncEngine {
       fetched++;
       try {
         const r = await core.call('peerSubmit', { payload: f.v });
+        this.refused.delete(m.txid);
         this.d.stored(f.v);
         if (r.created) {
           applied++;
           c.sync_payloads_applied++;
         }
       } catch (e) {
-        this.d.log.debug('synced payload refused', { peer: peer.url, txid: m.txid, code: e instanceof NodeError ? e.code : 'internal', reason: (e as Error).message });
+        const code = e instanceof NodeError ? e.code : 'internal';
+        this.noteRefused(m.txid, code);
+        this.d.log.debug('synced payload refused', { peer: peer.url, txid: m.txid, code, reason: (e as Error).message });
       }
     };
 

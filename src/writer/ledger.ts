@@ -22,6 +22,8 @@ import { toHex } from '../protocol/hash.js';
 import { findStamp, type StampResult } from '../protocol/stamp.js';
 import { decodeEnvelope, type CallEnvelope } from '../protocol/envelope.js';
 import { checkCallBindingWithStamp } from '../protocol/binding.js';
+import { callVerdict, dropsCall, repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
+import type { OutpointCheck } from '../messages.js';
 import { contractId as deriveContractId } from '../protocol/contract.js';
 import { execute } from '../vm/execute.js';
 import { verifyArtifact } from '../vm/verifier.js';
@@ -289,6 +291,20 @@ export type UndoEntry = [Buffer, Buffer | null];
 const RELOAD_CHUNK = 512;
 
 /**
+ * Spent outpoints of the latest live blocks the ledger keeps in memory (the core hands
+ * every live block's spends over), to close the window between intake asking the chain
+ * endpoint what spends a call's outpoint and the call reaching the writer: a block applied
+ * meanwhile may spend it (acceptCalls). That window is one endpoint round trip (at most
+ * esplora_timeout_ms) plus a group commit. Bounded by outpoints, not blocks: 200,000 are
+ * ~25 MB, some 27 full mainnet blocks (hours at the tip), or thousands of small blocks
+ * during a devnet's catch-up. A call whose window is not covered (a fast catch-up of
+ * full blocks, a restart) is refused as retryable, once retried by intake itself.
+ */
+const RECENT_SPEND_LIMIT = 200_000;
+/** Reorg fork heights remembered for droppedAt: far more reorgs than one intake round trip can see. */
+const REORG_LOG = 64;
+
+/**
  * Why restoring memory from this undo entry is not expected (null when it is): the
  * entries a block writes are known (applyBlock, onDeployStamp, putOrphan, finishCall,
  * decideCall), and anything else sends a rewind to the full reload.
@@ -350,6 +366,16 @@ export class Ledger {
   private orphans = new Map<string, OrphanStamp>();
   private callCounts = new Map<string, number>();
   private recentHashes = new Map<number, string>();
+  /** Outpoints spent by the latest live blocks (RECENT_SPEND_LIMIT): height -> (outpoint, spender txid) pairs. */
+  private recentSpends = new Map<number, readonly (readonly [string, string])[]>();
+  private recentSpendCount = 0;
+  /**
+   * Counts the reorgs this ledger has rewound (since it was opened), with the fork height
+   * of the last REORG_LOG of them: a call checked before a reorg had the blocks above
+   * that fork checked on another branch (droppedAt).
+   */
+  chainEpoch = 0;
+  private reorgForks: { epoch: number; fork: number }[] = [];
   tip: Tip | null = null;
   anchor: Tip | null = null;
   stateRoot: string | null = null;
@@ -442,6 +468,8 @@ export class Ledger {
     this.orphans = next.orphans;
     this.callCounts = next.callCounts;
     this.recentHashes = next.recentHashes;
+    this.recentSpends = new Map();
+    this.recentSpendCount = 0;
     this.tip = tip;
     this.anchor = anchor;
     this.halted = halt !== null;
@@ -690,10 +718,8 @@ export class Ledger {
   async acceptDeploy(rec: ContractRecord): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
     await this.flushBlocks();
     this.refuseWhileHalted();
-    const known = await this.payloadAt(rec.txid);
-    if (known) {
-      if (known.kind === 'deploy' && known.body_hash === rec.body_hash) return { created: false, record: this.contract(known.contract_id)!, replayFrom: null };
-      throw new NodeError('conflict', `txid ${rec.txid} is already known with a different ${known.kind === 'deploy' ? 'artifact' : 'payload'}`);
+    if (repeatOrConflict(await this.payloadAt(rec.txid), rec.txid, 'deploy', rec.body_hash) === 'repeat') {
+      return { created: false, record: this.contract(rec.contract_id)!, replayFrom: null };
     }
     const ops: BatchOp[] = [
       { type: 'put', key: key(Bucket.contract, bytesOf(rec.contract_id)), value: json(rec) },
@@ -706,19 +732,64 @@ export class Ledger {
   }
 
   /** Stores a verified call durably. */
-  async acceptCall(rec: CallRecord): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
-    const [r] = await this.acceptCalls([rec]);
+  async acceptCall(rec: CallRecord, outpoint?: OutpointCheck): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
+    const [r] = await this.acceptCalls([rec], [outpoint]);
     if (!r!.ok) throw r!.error;
     return r!;
+  }
+
+  /**
+   * Where a call accepted now was already dropped (PROTOCOL section 5): the height of the
+   * processed block in which a transaction other than its anchor spent its outpoint, or
+   * null when no processed block did (a block applied later drops it while it is
+   * pending). `check` is what intake learned from the chain endpoint; the blocks applied
+   * since intake's look-up are checked from memory (recentSpends). Without a check (the
+   * node's own tests and tools) nothing is looked for. Throws a retryable refusal when
+   * the window since the look-up is not covered.
+   */
+  private droppedAt(rec: CallRecord, check: OutpointCheck | undefined): number | null {
+    const tip = this.tip;
+    if (!check || !tip) return null;
+    const s = check.spentBy;
+    if (s && s.height <= tip.height) {
+      if (s.height <= this.anchor!.height) {
+        throw new NodeError('anchor_mismatch', `anchor mismatch: the outpoint ${rec.outpoint} was spent by ${s.txid} at height ${s.height}, before this node's journal begins; the anchoring transaction can never confirm`);
+      }
+      // On another branch than the endpoint's (a reorg in flight): the block that confirms
+      // the spend on this node's chain drops the call, which is pending by then.
+      return this.recentHashes.get(s.height) === s.blockHash ? s.height : null;
+    }
+    if (s) return null;
+    // Blocks applied since the look-up, on whatever branch: above the lower of the height
+    // looked up at and every fork since.
+    let from = this.anchor!.height + 1;
+    const at = check.lookedUpAt;
+    if (at) {
+      from = at.height + 1;
+      if (at.epoch < this.chainEpoch) {
+        const since = this.reorgForks.filter((r) => r.epoch > at.epoch);
+        if (since.length < this.chainEpoch - at.epoch) from = this.anchor!.height + 1; // forgotten: everything
+        for (const r of since) from = Math.min(from, r.fork + 1);
+      }
+    }
+    for (let h = from; h <= tip.height; h++) {
+      const spends = this.recentSpends.get(h);
+      if (!spends) throw new NodeError('chain_unavailable', `the node applied blocks ${from}..${tip.height} while this call was being checked; send it again`, { reason: 'chain_moved' });
+      for (const [outpoint, spender] of spends) if (outpoint === rec.outpoint && dropsCall(spender, rec.txid)) return h;
+    }
+    return null;
   }
 
   /**
    * Stores verified calls durably in one synced batch (group commit): one outcome per
    * record, in the given order, each exactly what `acceptCall` alone would give in that
    * order (a txid repeated in the batch is a repeat or a conflict of the first). Nothing
-   * is stored, and every record fails, when the batch cannot be written.
+   * is stored, and every record fails, when the batch cannot be written. A call whose
+   * outpoint a processed block already spent is added to that block's journal entry as
+   * dropped and replayed from there (`droppedAt`): the same record a node that held it
+   * before the block made.
    */
-  async acceptCalls(recs: readonly CallRecord[]): Promise<({ ok: true; created: boolean; record: CallRecord; replayFrom: number | null } | { ok: false; error: NodeError })[]> {
+  async acceptCalls(recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[] = []): Promise<({ ok: true; created: boolean; record: CallRecord; replayFrom: number | null } | { ok: false; error: NodeError })[]> {
     await this.flushBlocks();
     this.refuseWhileHalted();
     // With each payload key, its (caller, call_id) key: whether the pair is already used is
@@ -729,21 +800,28 @@ export class Ledger {
     const claimKeys = envelopes.map((e) => key(Bucket.callIdIndex, e.caller, u64be(e.callId)));
     const read = await this.db.getMany([...recs.map((r) => key(Bucket.payload, bytesOf(r.txid))), ...claimKeys]);
     const stored = read.slice(0, recs.length);
-    const inBatch = new Map<string, { kind: 'call'; contract_id: string; body_hash: string }>();
+    const inBatch = new Map<string, HeldPayload>();
     const ops: BatchOp[] = [];
+    /** Journal entries gaining dropped calls: height -> txids. */
+    const drops = new Map<number, string[]>();
     const out: ({ ok: true; created: boolean; record: CallRecord | null; replayFrom: number | null } | { ok: false; error: NodeError })[] = [];
     recs.forEach((rec, i) => {
       const payload = rec.payload ?? '';
       const bodyHash = createHash('sha256').update(rec.contract_id).update(payload).digest('hex');
       const v = stored[i];
-      const known = inBatch.get(rec.txid) ?? (v ? parse<{ kind: 'deploy' | 'call'; contract_id: string; body_hash: string }>(v) : null);
-      if (known) {
-        if (known.kind === 'call' && known.body_hash === bodyHash) out.push({ ok: true, created: false, record: null, replayFrom: null });
-        else out.push({ ok: false, error: new NodeError('conflict', `txid ${rec.txid} is already known with a different ${known.kind === 'call' ? 'payload' : 'artifact'}`) });
+      let dropAt: number | null;
+      try {
+        if (repeatOrConflict(inBatch.get(rec.txid) ?? (v ? parse<HeldPayload>(v) : null), rec.txid, 'call', bodyHash) === 'repeat') {
+          out.push({ ok: true, created: false, record: null, replayFrom: null });
+          return;
+        }
+        dropAt = this.droppedAt(rec, outpoints[i]);
+      } catch (e) {
+        out.push({ ok: false, error: e as NodeError });
         return;
       }
       const txid = bytesOf(rec.txid);
-      const claim = { kind: 'call' as const, contract_id: rec.contract_id, body_hash: bodyHash };
+      const claim: HeldPayload = { kind: 'call', contract_id: rec.contract_id, body_hash: bodyHash };
       const body = Buffer.from(payload, 'base64');
       ops.push(
         { type: 'put', key: key(Bucket.call, txid), value: encodeCallFixed(rec) },
@@ -751,15 +829,24 @@ export class Ledger {
         { type: 'put', key: key(Bucket.callBody, txid), value: body },
         { type: 'put', key: key(Bucket.payload, txid), value: json(claim) },
       );
+      if (dropAt !== null) drops.set(dropAt, [...(drops.get(dropAt) ?? []), rec.txid]);
       inBatch.set(rec.txid, claim);
-      out.push({ ok: true, created: true, record: rec, replayFrom: null });
+      out.push({ ok: true, created: true, record: rec, replayFrom: dropAt });
     });
+    for (const [height, txids] of drops) {
+      const raw = await this.db.get(key(Bucket.block, u32be(height)));
+      if (!raw) throw new NodeError('internal', `block journal entry ${height} is missing`);
+      const entry = decodeBlockRecord(raw);
+      entry.dropped = [...entry.dropped, ...txids.filter((t) => !entry.dropped.includes(t))];
+      ops.push({ type: 'put', key: key(Bucket.block, u32be(height)), value: encodeBlockRecord(entry) });
+    }
     if (ops.length > 0) await this.writeOrHalt(ops);
     out.forEach((r, i) => {
       if (!r.ok || !r.created) return;
       const rec = r.record!;
       this.trackPending(rec, envelopes[i]!, read[recs.length + i] !== undefined, claimKeys[i]);
-      r.replayFrom = this.orphans.get(rec.txid)?.block_height ?? null;
+      const orphanAt = this.orphans.get(rec.txid)?.block_height ?? null;
+      r.replayFrom = r.replayFrom === null ? orphanAt : orphanAt === null ? r.replayFrom : Math.min(r.replayFrom, orphanAt);
     });
     // Repeats are answered with the record as stored (a pending one from memory).
     return Promise.all(
@@ -792,7 +879,7 @@ export class Ledger {
     const dropped: string[] = [];
     if (b.spends) {
       for (const [outpoint, spender] of b.spends) {
-        for (const txid of [...this.pendingByOutpoint.get(outpoint)].sort()) if (txid !== spender) dropped.push(txid);
+        for (const txid of [...this.pendingByOutpoint.get(outpoint)].sort()) if (dropsCall(spender, txid)) dropped.push(txid);
       }
     } else if (b.dropped) dropped.push(...b.dropped);
     for (const txid of dropped) {
@@ -884,6 +971,19 @@ export class Ledger {
     this.tip = { height, hash: b.hash };
     this.recentHashes.set(height, b.hash);
     this.recentHashes.delete(height - 2 * JOURNAL_WINDOW - 1);
+    // Replays apply journal entries (no spends: the journal keeps the verdicts), which are
+    // the blocks whose live spends are already here; a reorg's rewind forgets its blocks.
+    if (b.spends && !this.recentSpends.has(height)) {
+      this.recentSpends.set(height, b.spends);
+      this.recentSpendCount += b.spends.length;
+      // Oldest first (Map order is insertion order, and heights come in ascending order
+      // but for a reorg's, which forgot the ones above its fork first).
+      for (const [h, spends] of this.recentSpends) {
+        if (this.recentSpendCount <= RECENT_SPEND_LIMIT || h === height) break;
+        this.recentSpends.delete(h);
+        this.recentSpendCount -= spends.length;
+      }
+    }
     this.stateRoot = root;
     this.lastBlockAt = new Date().toISOString();
     return record;
@@ -932,21 +1032,19 @@ export class Ledger {
     const invalid = (code: string, message: string): void =>
       this.finishCall(batch, p, { status: 'invalid', block_height: height, tx_index: txIndex, result: null, error: { code, message }, instructions: null });
 
-    // Binding again, against the transaction as confirmed (consensus-critical).
-    if (!tx || !stamp) return invalid('anchor_mismatch', 'the confirmed anchoring transaction carries no SVC stamp');
-    const binding = checkCallBindingWithStamp(tx, stamp, e, p.envelopeHash);
-    if (!binding.ok) return invalid('anchor_mismatch', `binding failed at confirmation: ${binding.reason}`);
-    // The signature was verified at intake; every stored payload passed that check.
+    // PROTOCOL section 4 (src/protocol/rules.ts): the binding again, against the
+    // transaction as confirmed (consensus-critical), the contract active before the call,
+    // and the (caller, call_id) pair not taken by a call decided earlier on the chain.
     const live = this.contracts.get(p.rec.contract_id);
-    if (!live) return invalid('unknown_contract', 'the contract is unknown or not yet active at this position');
-    const pos = live.rec;
-    if (pos.block_height! > height || (pos.block_height === height && pos.tx_index! >= txIndex)) {
-      return invalid('unknown_contract', 'the call is confirmed at or before its contract deploy');
-    }
+    const verdict = callVerdict({
+      binding: tx && stamp ? checkCallBindingWithStamp(tx, stamp, e, p.envelopeHash) : null,
+      deployAt: live ? { height: live.rec.block_height!, txIndex: live.rec.tx_index! } : null,
+      at: { height, txIndex },
+      claimTaken: p.claimUsed === true,
+    });
+    if (!verdict.execute) return invalid(verdict.code, verdict.message);
+    const anchorTx = tx!; // a binding was checked, so the transaction is there
     const callIdHex = p.claimId;
-    if (p.claimUsed === true) {
-      return invalid('duplicate_call_id', `(caller, call_id ${e.callId}) already belongs to an executed or failed call`);
-    }
 
     const out = execute({
       contractId: e.contractId,
@@ -955,10 +1053,10 @@ export class Ledger {
       context: {
         height,
         txid: p.txid,
-        inputs: (tx as unknown as TxParts).inputs ?? tx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
+        inputs: (anchorTx as unknown as TxParts).inputs ?? anchorTx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
         // bitcoinjs and the core's parts both carry u64 values as bigint and scripts as bytes;
         // the VM never changes a value it reads (byte values it stores are copied).
-        outputs: tx.outs,
+        outputs: anchorTx.outs,
         caller: e.caller,
         callId: e.callId,
       },
@@ -1063,6 +1161,11 @@ export class Ledger {
     await this.flushBlocks();
     if (!this.tip || height >= this.tip.height) return;
     if (height < this.anchor!.height) throw new NodeError('internal', `cannot rewind below the journal anchor ${this.anchor!.height}`);
+    if (opts.dropJournal) {
+      this.chainEpoch++;
+      this.reorgForks.push({ epoch: this.chainEpoch, fork: height });
+      if (this.reorgForks.length > REORG_LOG) this.reorgForks.shift();
+    }
     if (height >= this.undoFloor) {
       const undone: UndoEntry[][] = [];
       for (let h = this.tip.height; h > height; h--) {
@@ -1071,7 +1174,11 @@ export class Ledger {
         const entries = decodeUndo(raw);
         const ops: BatchOp[] = entries.map(([k, v]) => (v === null ? { type: 'del', key: k } : { type: 'put', key: k, value: v }));
         ops.push({ type: 'del', key: key(Bucket.undo, u32be(h)) });
-        if (opts.dropJournal) ops.push({ type: 'del', key: key(Bucket.block, u32be(h)) });
+        if (opts.dropJournal) {
+          ops.push({ type: 'del', key: key(Bucket.block, u32be(h)) });
+          this.recentSpendCount -= this.recentSpends.get(h)?.length ?? 0;
+          this.recentSpends.delete(h);
+        }
         await this.writeOrHalt(ops);
         undone.push(entries);
       }

@@ -25,13 +25,12 @@ serveTransport<WriterApi>(
     knownHash: (p) => l.knownHash(p.height),
     payloadAt: (p) => l.payloadAt(p.txid),
     contract: (p) => l.contract(p.id),
-    isCallIdUsed: (p) => l.isCallIdUsed(Buffer.from(p.caller, 'hex'), BigInt(p.callId)),
     callLookup: async (p) => {
-      const [known, callIdUsed] = await Promise.all([l.payloadAt(p.txid), l.isCallIdUsed(Buffer.from(p.caller, 'hex'), BigInt(p.callId))]);
-      return { known, contractKnown: l.contract(p.contractId) !== null, callIdUsed };
+      const lookedUpAt = l.tip ? { height: l.tip.height, epoch: l.chainEpoch } : null;
+      return { known: await l.payloadAt(p.txid), contractKnown: l.contract(p.contractId) !== null, lookedUpAt };
     },
     acceptDeploy: (p) => writer.acceptDeploy(p.record),
-    acceptCall: (p) => writer.acceptCall(p.record),
+    acceptCall: (p) => writer.acceptCall(p.record, p.outpoint),
     call: (p) => l.call(p.txid),
     applyChainUpdate: (p) => writer.applyChainUpdate(p),
     stateRoot: (p) => (p.height === null ? (l.tip ? l.stateRootAt(l.tip.height) : null) : l.stateRootAt(p.height)),

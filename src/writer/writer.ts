@@ -6,7 +6,7 @@
 import { Db, Bucket, key } from './db.js';
 import { Ledger } from './ledger.js';
 import { NodeError } from '../errors.js';
-import type { ChainUpdate, WriterStatus } from '../messages.js';
+import type { ChainUpdate, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from './records.js';
 import type { Logger } from '../log.js';
 
@@ -43,6 +43,7 @@ export interface AcceptedCall {
 
 interface QueuedAccept {
   record: CallRecord;
+  outpoint: OutpointCheck | undefined;
   resolve: (r: AcceptedCall) => void;
   reject: (e: unknown) => void;
 }
@@ -158,9 +159,9 @@ export class Writer {
    * would be; what ends up stored does not depend on that order (a txid is stored once,
    * the chain orders application).
    */
-  acceptCall(record: CallRecord): Promise<AcceptedCall> {
+  acceptCall(record: CallRecord, outpoint?: OutpointCheck): Promise<AcceptedCall> {
     return new Promise((resolve, reject) => {
-      this.accepts.push({ record, resolve, reject });
+      this.accepts.push({ record, outpoint, resolve, reject });
       if (this.accepts.length === 1) void this.serial(() => this.commitAccepts());
     });
   }
@@ -194,7 +195,10 @@ export class Writer {
     try {
       group = await this.admit(group);
       if (group.length === 0) return;
-      results = await this.ledger.acceptCalls(group.map((a) => a.record));
+      results = await this.ledger.acceptCalls(
+        group.map((a) => a.record),
+        group.map((a) => a.outpoint),
+      );
     } catch (e) {
       for (const a of group) a.reject(e);
       return;

@@ -1,0 +1,84 @@
+/**
+ * Sync remembers what intake refused (src/gossip/sync.ts): a payload refused for good
+ * (intrinsic, src/protocol/rules.ts) is never fetched again, a retryable refusal is
+ * fetched again after 1, 2, 4 ... rounds, and a payload taken later is forgotten. Before,
+ * a peer listing a payload this node refused made it fetch the payload every round.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SyncEngine } from '../../src/gossip/sync.js';
+import { NodeError } from '../../src/errors.js';
+import { logger } from '../../src/log.js';
+
+const CONTRACT = 'cc'.repeat(32);
+const INTRINSIC = '01'.repeat(32);
+const RETRYABLE = '02'.repeat(32);
+const LATER_OK = '03'.repeat(32);
+
+test('sync fetches an intrinsically refused payload once, a retryable one with backoff, and stops once taken', async () => {
+  const fetches = new Map<string, number>();
+  const laterOkTakenFromRound = 6;
+  const taken = new Set<string>();
+  let round = 0;
+  const peerClient = {
+    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+      switch (method) {
+        case 'GetStateRoots':
+          return { roots: [], anchor_height: '0', tip_height: '0' };
+        case 'GetContractIds':
+          return { contract_ids: [Buffer.from(CONTRACT, 'hex')] };
+        case 'GetContractMerkleRoot':
+          return { merkle_root: Buffer.alloc(32, 9) };
+        case 'GetContractTxids':
+          return { txids: [Buffer.alloc(32, 0xdd), ...[INTRINSIC, RETRYABLE, LATER_OK].map((t) => Buffer.from(t, 'hex'))], positions: [] };
+        case 'GetPayloadByTxid': {
+          const txid = Buffer.from(params['txid'] as Uint8Array).toString('hex');
+          fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
+          return { payload: { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) } };
+        }
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+  };
+  const core = {
+    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+      switch (method) {
+        case 'peerStateRoots':
+          return { roots: [], anchor_height: null, tip_height: null };
+        case 'peerRoots':
+          return { [CONTRACT]: { root: '00'.repeat(32), count: 1 } };
+        case 'peerSummary':
+          // The deploy (txid dd..) is held, and whatever was taken since.
+          return { payloads: [{ txid: 'dd'.repeat(32) }, ...[...taken].map((txid) => ({ txid }))] };
+        case 'peerSubmit': {
+          const txid = (params['payload'] as { txid: string }).txid;
+          if (txid === INTRINSIC) throw new NodeError('anchor_mismatch', 'binding fails');
+          if (txid === RETRYABLE) throw new NodeError('anchor_not_found', 'not visible here');
+          if (round < laterOkTakenFromRound) throw new NodeError('unknown_contract', 'deploy not here yet');
+          taken.add(txid);
+          return { created: true };
+        }
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+  };
+  const peer = { url: 'http://peer', client: peerClient };
+  const engine = new SyncEngine({
+    core: () => core as never,
+    peers: { all: () => [peer], failed: () => undefined, ok: () => undefined } as never,
+    counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
+    concurrency: 2,
+    log: logger('test'),
+    stored: () => undefined,
+    changed: () => undefined,
+  });
+  for (round = 1; round <= 12; round++) await engine.round();
+  assert.equal(fetches.get(INTRINSIC), 1, 'an intrinsic refusal is final');
+  // Rounds 1, 2, 4, 8: the wait doubles after each refusal.
+  assert.equal(fetches.get(RETRYABLE), 4, 'a retryable refusal is retried with backoff');
+  // Refused in rounds 1, 2, 4 (waits 1, 2, 4); taken in round 8; never fetched again.
+  assert.equal(fetches.get(LATER_OK), 4, 'a payload taken is not fetched again');
+  assert.equal(engine.refusedCount, 2);
+});
