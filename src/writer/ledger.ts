@@ -453,7 +453,12 @@ export class Ledger {
       next.callCounts.set(k.subarray(1).toString('hex'), Number(value.toString('utf8')));
     }
     if (tip) {
-      for (const [h, hash] of await this.journalHashes(tip.height - 2 * JOURNAL_WINDOW, tip.height + 1)) next.recentHashes.set(h, hash);
+      // Up to the journal's last entry, which is above the tip only while a replay re-applies
+      // the journal (or after a stop in one): those blocks are still this node's chain, and
+      // the block watcher may ask for them meanwhile (knownHash).
+      const [last] = await this.db.range(key(Bucket.block), prefixEnd(key(Bucket.block)), { limit: 1, reverse: true });
+      const top = Math.max(tip.height, last ? last.key.readUInt32BE(1) : 0);
+      for (const [h, hash] of await this.journalHashes(top - 2 * JOURNAL_WINDOW, top + 1)) next.recentHashes.set(h, hash);
       if (anchor) next.recentHashes.set(anchor.height, anchor.hash);
     }
     // Swap in one synchronous step.
@@ -1182,7 +1187,7 @@ export class Ledger {
         await this.writeOrHalt(ops);
         undone.push(entries);
       }
-      await this.restoreFromUndo(height, undone);
+      await this.restoreFromUndo(height, undone, opts.dropJournal);
       return;
     }
     await this.rederive(height, { dropJournalAbove: opts.dropJournal, verifyBelow: height + 1 });
@@ -1200,7 +1205,7 @@ export class Ledger {
    * meanwhile never sees half of it. The restored state root must be the one stored for
    * `height`, and anything unexpected in a log falls back to the full reload.
    */
-  private async restoreFromUndo(height: number, undone: UndoEntry[][]): Promise<void> {
+  private async restoreFromUndo(height: number, undone: UndoEntry[][], dropJournal: boolean): Promise<void> {
     const fallback = async (reason: string): Promise<void> => {
       this.log.warn('rewind: memory reloaded from disk', { height, reason });
       await this.load();
@@ -1225,7 +1230,8 @@ export class Ledger {
     // Block hashes a load keeps (JOURNAL_WINDOW * 2 below the tip) that memory dropped as
     // the rewound blocks came: as many journal entries as blocks rewound, at most.
     const oldTip = this.tip!.height;
-    const refill = await this.journalHashes(height - 2 * JOURNAL_WINDOW, oldTip - 2 * JOURNAL_WINDOW);
+    // A replay keeps the journal: the blocks above `height` stay this node's chain.
+    const refill = dropJournal ? await this.journalHashes(height - 2 * JOURNAL_WINDOW, oldTip - 2 * JOURNAL_WINDOW) : [];
 
     // One synchronous step from here.
     let tip = this.tip;
@@ -1279,7 +1285,7 @@ export class Ledger {
     for (const { rec, envelope } of records) this.trackPending(rec, envelope);
     // A claim the rewound blocks had taken is free again: calls sharing it no longer know.
     for (const claim of freedClaims) for (const t of this.pendingByClaim.get(claim)) this.pending.get(t)!.claimUsed = null;
-    for (let h = oldTip; h > height; h--) this.recentHashes.delete(h);
+    if (dropJournal) for (let h = oldTip; h > height; h--) this.recentHashes.delete(h);
     for (const [h, hash] of refill) this.recentHashes.set(h, hash);
     if (this.anchor) this.recentHashes.set(this.anchor.height, this.anchor.hash);
     this.tip = tip;

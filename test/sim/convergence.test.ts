@@ -24,7 +24,9 @@ const DEFAULT_SEEDS = 120;
 test('convergence: every node reaches the model\'s roots, statuses and events, whatever the arrival order', async () => {
   // Halts are errors: keep them, drop the info lines of hundreds of writers.
   const errors: string[] = [];
-  configureLogging({ filter: 'error', sink: (line) => errors.push(line) });
+  // SIM_TRACE=1 also shows the writers' warnings (rewinds, re-derivations) as they come.
+  const trace = process.env['SIM_TRACE'] !== undefined;
+  configureLogging({ filter: trace ? 'warn' : 'error', sink: (line) => (trace ? process.stderr.write(`sim: log ${line}\n`) : errors.push(line)) });
   const file = join(fixturesDir, 'contracts', 'counter.svc');
   const compiled = compileSource(readFileSync(file, 'utf8'), file);
   assert.ok(compiled.ok);

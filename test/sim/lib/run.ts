@@ -73,6 +73,8 @@ class SimNode {
 
   /** Follows the endpoint to its tip, and lets queued replays finish. */
   async syncChain(): Promise<void> {
+    const l = this.writer.ledger;
+    trace(`${this.name} polls from ${l.tip?.height}; known below: ${[1, 2, 3].map((d) => l.knownHash((l.tip?.height ?? 0) - d)?.slice(0, 8)).join(' ')}`);
     await this.watcher.pollNow();
     await this.settle();
     trace(`${this.name} at ${this.writer.ledger.tip?.height}:${this.writer.ledger.tip?.hash.slice(0, 8)} root ${this.writer.ledger.stateRoot?.slice(0, 8)}`);
