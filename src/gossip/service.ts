@@ -17,6 +17,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { createHash } from 'node:crypto';
 import { NodeError } from '../errors.js';
+import { refusalIsRetryable } from '../protocol/rules.js';
 import PQueue from 'p-queue';
 import { LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_BATCH_PAYLOADS, MAX_PAYLOAD_BYTES, PEER_LIMITER_KEYS } from './limits.js';
 import { PeerLimiter } from './peer-limiter.js';
@@ -38,8 +39,6 @@ export interface PayloadVerdict {
   error_message: string;
 }
 
-/** Errors worth retrying later: not remembered in the seen set. */
-const TRANSIENT = new Set(['overloaded', 'chain_unavailable', 'halted', 'internal', 'rate_limited']);
 
 export interface ServiceDeps {
   core: () => RpcClient<CoreApi>;
@@ -276,7 +275,9 @@ export class PeerService {
       } catch (e) {
         c.payloads_refused++;
         const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
-        if (TRANSIENT.has(n.code)) this.seen.delete(k);
+        // A retryable refusal (src/protocol/rules.ts: the anchor not visible yet, the
+        // deploy not here yet, the node busy) is forgotten, so a later copy is checked again.
+        if (refusalIsRetryable(n.code)) this.seen.delete(k);
         this.d.log.debug('peer payload refused', { txid: p.txid, kind: p.kind, code: n.code, reason: n.message });
         return { txid: p.txid, accepted: false, error_code: n.code, error_message: n.message };
       }
