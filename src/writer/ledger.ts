@@ -68,6 +68,8 @@ const u64be = (n: bigint): Buffer => {
   return b;
 };
 const EMPTY = Buffer.alloc(0);
+/** The decision of a dropped call: no position, no result (PROTOCOL section 5). */
+const DROPPED: CallOutcome = { status: 'dropped', block_height: null, tx_index: null, result: null, error: null, instructions: null };
 const bufferView = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v), 'utf8');
 const parse = <T>(b: Buffer): T => JSON.parse(b.toString('utf8')) as T;
@@ -790,9 +792,9 @@ export class Ledger {
    * record, in the given order, each exactly what `acceptCall` alone would give in that
    * order (a txid repeated in the batch is a repeat or a conflict of the first). Nothing
    * is stored, and every record fails, when the batch cannot be written. A call whose
-   * outpoint a processed block already spent is added to that block's journal entry as
-   * dropped and replayed from there (`droppedAt`): the same record a node that held it
-   * before the block made.
+   * outpoint a processed block already spent (`droppedAt`) is stored decided, `dropped`,
+   * and recorded in that block's journal entry and undo log: the same record, with the
+   * same fate in a reorg, as on a node that held it before the block.
    */
   async acceptCalls(recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[] = []): Promise<({ ok: true; created: boolean; record: CallRecord; replayFrom: number | null } | { ok: false; error: NodeError })[]> {
     await this.flushBlocks();
@@ -830,28 +832,41 @@ export class Ledger {
       const body = Buffer.from(payload, 'base64');
       ops.push(
         { type: 'put', key: key(Bucket.call, txid), value: encodeCallFixed(rec) },
-        { type: 'put', key: key(Bucket.pendingCall, txid), value: EMPTY },
         { type: 'put', key: key(Bucket.callBody, txid), value: body },
         { type: 'put', key: key(Bucket.payload, txid), value: json(claim) },
+        // Dropped already: decided now, as block `dropAt` decided it on nodes that held it.
+        dropAt === null ? { type: 'put', key: key(Bucket.pendingCall, txid), value: EMPTY } : { type: 'put', key: key(Bucket.callDecision, txid), value: encodeCallDecision(DROPPED) },
       );
       if (dropAt !== null) drops.set(dropAt, [...(drops.get(dropAt) ?? []), rec.txid]);
       inBatch.set(rec.txid, claim);
-      out.push({ ok: true, created: true, record: rec, replayFrom: dropAt });
+      out.push({ ok: true, created: true, record: dropAt === null ? rec : { ...rec, status: 'dropped' }, replayFrom: null });
     });
+    // A drop changes no state (no writes, events or claims): it is recorded in block
+    // `dropAt`'s journal entry (what re-derivations replay) and undo log (a reorg that
+    // removes the block makes the call pending again), in the same batch as the call, so
+    // no replay is needed and a stop cannot leave it half done.
     for (const [height, txids] of drops) {
-      const raw = await this.db.get(key(Bucket.block, u32be(height)));
+      const [raw, undo] = await this.db.getMany([key(Bucket.block, u32be(height)), key(Bucket.undo, u32be(height))]);
       if (!raw) throw new NodeError('internal', `block journal entry ${height} is missing`);
       const entry = decodeBlockRecord(raw);
       entry.dropped = [...entry.dropped, ...txids.filter((t) => !entry.dropped.includes(t))];
       ops.push({ type: 'put', key: key(Bucket.block, u32be(height)), value: encodeBlockRecord(entry) });
+      if (undo) {
+        const more = new UndoLog();
+        for (const t of txids) {
+          more.add(key(Bucket.callDecision, bytesOf(t)), null);
+          more.add(key(Bucket.pendingCall, bytesOf(t)), EMPTY);
+        }
+        ops.push({ type: 'put', key: key(Bucket.undo, u32be(height)), value: Buffer.concat([undo, more.bytes()]) });
+      }
     }
     if (ops.length > 0) await this.writeOrHalt(ops);
     out.forEach((r, i) => {
       if (!r.ok || !r.created) return;
       const rec = r.record!;
+      if (rec.status === 'dropped') return;
       this.trackPending(rec, envelopes[i]!, read[recs.length + i] !== undefined, claimKeys[i]);
-      const orphanAt = this.orphans.get(rec.txid)?.block_height ?? null;
-      r.replayFrom = r.replayFrom === null ? orphanAt : orphanAt === null ? r.replayFrom : Math.min(r.replayFrom, orphanAt);
+      r.replayFrom = this.orphans.get(rec.txid)?.block_height ?? null;
     });
     // Repeats are answered with the record as stored (a pending one from memory).
     return Promise.all(
@@ -890,7 +905,7 @@ export class Ledger {
     for (const txid of dropped) {
       const p = this.pending.get(txid);
       if (!p) continue;
-      this.finishCall(batch, p, { status: 'dropped', block_height: null, tx_index: null, result: null, error: null, instructions: null });
+      this.finishCall(batch, p, DROPPED);
     }
 
     // 2. Everything positioned in this block, in transaction order.
