@@ -258,18 +258,21 @@ export class BlockWatcher {
     }
   }
 
-  /** The block `hash`, from the blocks fetched ahead when it is among them. */
+  /**
+   * The block `hash`, from the blocks fetched ahead when it is among them. One that failed
+   * there is asked for again, so the error a step reports is always its own.
+   */
   private block(hash: string): Promise<ParsedBlock> {
     const got = this.ahead?.blocks.get(hash);
     if (!got) return this.source.rawBlock(hash);
     this.ahead!.blocks.delete(hash);
-    return got;
+    return got.catch(() => this.source.rawBlock(hash));
   }
 
   /**
    * Starts fetching the blocks above `fromHeight` up to `toHeight` in the background,
-   * walking back from the best chain's block at `toHeight`. Failures are left to the
-   * step that needs those blocks (it fetches them itself and reports its own error).
+   * walking back from the best chain's block at `toHeight`. A failure ends the walk; the
+   * step that needs those blocks fetches them itself (see block()).
    */
   private fetchAhead(fromHeight: number, toHeight: number): void {
     const ahead: FetchAhead = { blocks: new Map(), stopped: false, done: Promise.resolve() };
