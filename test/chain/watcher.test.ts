@@ -191,6 +191,27 @@ test('a reorg while blocks are fetched ahead: the stale ones are dropped and the
   await src.close();
 });
 
+test('a block whose fetch ahead failed is fetched again by the step that needs it', async () => {
+  const anchorH = dn.chain.height - 16;
+  const cons = new Consumer({ height: anchorH, hash: dn.chain.blockAt(anchorH)!.hash }, 10);
+  const flaky = dn.chain.blockAt(anchorH + 16)!.hash; // the first block fetched ahead
+  let failed = 0;
+  const source: ChainSource = {
+    tipHeight: () => client.tipHeight(),
+    tipHash: () => client.tipHash(),
+    blockHashAt: (h) => client.blockHashAt(h),
+    rawBlock: async (h) => {
+      if (h === flaky && failed++ === 0) throw new Error('connection reset');
+      return client.rawBlock(h);
+    },
+  };
+  const w = newWatcher(cons, { source, maxBlocksPerEvent: 8 });
+  await w.pollNow();
+  assert.equal(failed, 2, 'failed once ahead, then fetched by the step');
+  assert.deepEqual(cons.events.map((e) => e.connected.length), [8, 8]);
+  assert.deepEqual(cons.tip, tipRef());
+});
+
 test('a failing consumer gets the same event again; timer polling delivers without pollNow', async () => {
   const cons = new Consumer(tipRef(), 5);
   let fail = true;
