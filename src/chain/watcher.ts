@@ -17,11 +17,18 @@
  * committed and the next poll recomputes the same step.
  *
  * Cost: one /block/:hash/raw per connected block (never one request per transaction),
- * plus /blocks/tip/height and one /block-height/:h per step.
+ * plus /blocks/tip/height and one /block-height/:h per step (and one more per step of a
+ * catch-up, for the next step's blocks fetched ahead).
  * Catch-up is split into events of at most `maxBlocksPerEvent` connected blocks (a reorg
  * event always reaches at least the old tip's height). A reorg event holds every block of
  * the new branch down to the fork in memory (deep reorgs are bounded by maxReorgDepth and
  * by the consumer's journal: the walk stops at the first height it does not know).
+ * Pipelined catch-up: while the consumer applies one event, the blocks of the next one
+ * (up to `maxBlocksPerEvent` above it, walked back from the best chain's block at that
+ * height) are fetched and parsed, so fetching and applying overlap. They are held by
+ * hash and only used if the next step's own walk meets those hashes: a reorg in between
+ * costs some wasted fetches, never a wrong event. At most two events' blocks are in
+ * memory at once.
  * If the chain moves during a step (a 404 for a height or a block that just left the best
  * chain), the step restarts from the new tip (up to 3 times per poll).
  */
@@ -95,7 +102,11 @@ export interface BlockWatcherOptions {
   knownBlocks?: readonly BlockRef[];
   /** Seconds between polls; fractions allowed. Default 60 (SERVICE-SPEC section 8). */
   pollIntervalSeconds?: number;
-  /** Connected blocks per catch-up event. Default 16: bounds memory (~16 full mainnet blocks). */
+  /**
+   * Connected blocks per catch-up event. Default 8: with the next event's blocks fetched
+   * ahead, at most 16 full blocks are in memory (as with the 16-block events before
+   * fetching ahead), and a smaller event lets fetching and applying alternate finely.
+   */
   maxBlocksPerEvent?: number;
   /** Deepest reorg followed. Default 288 (two days of blocks, twice the node's 144-block journal). */
   maxReorgDepth?: number;
@@ -129,6 +140,13 @@ export function connectedBlockOf(b: ParsedBlock, height: number): ConnectedBlock
   return { height, hash: b.hash, prevHash: b.header.prevHash, header: b.header, txs, stamps, rejectedStamps };
 }
 
+/** Blocks fetched ahead by hash, and the background walk fetching them. */
+interface FetchAhead {
+  blocks: Map<string, Promise<ParsedBlock>>;
+  stopped: boolean;
+  done: Promise<void>;
+}
+
 export class BlockWatcher {
   private readonly source: ChainSource;
   private readonly onEvent: (e: ChainEvent) => Promise<void>;
@@ -144,6 +162,8 @@ export class BlockWatcher {
   private pending: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  /** Blocks of the next catch-up step fetched while the consumer applies the current one. */
+  private ahead: FetchAhead | null = null;
 
   constructor(opts: BlockWatcherOptions) {
     if (!Number.isSafeInteger(opts.anchor.height) || opts.anchor.height < 0) throw new RangeError('anchor height');
@@ -153,7 +173,7 @@ export class BlockWatcher {
     const secs = opts.pollIntervalSeconds ?? 60;
     if (!(secs > 0)) throw new RangeError('pollIntervalSeconds must be > 0');
     this.intervalMs = Math.max(1, Math.round(secs * 1000));
-    this.maxBlocks = Math.max(1, opts.maxBlocksPerEvent ?? 16);
+    this.maxBlocks = Math.max(1, opts.maxBlocksPerEvent ?? 8);
     this.maxDepth = Math.max(1, opts.maxReorgDepth ?? 288);
     this.onError = opts.onError ?? (() => undefined);
     this.tipRef = { ...opts.anchor };
@@ -216,25 +236,71 @@ export class BlockWatcher {
 
   private async poll(): Promise<void> {
     let restarts = 0;
-    for (;;) {
-      let step: boolean;
-      try {
-        step = await this.step();
-      } catch (e) {
-        // The best chain moved under the walk (a height vanished, a block left the best
-        // chain and now answers 404): start the step again from the new tip, a few times.
-        if (e instanceof NodeError && e.code === 'not_found' && restarts < 3) {
-          restarts++;
-          continue;
+    try {
+      for (;;) {
+        let step: boolean;
+        try {
+          step = await this.step();
+        } catch (e) {
+          // The best chain moved under the walk (a height vanished, a block left the best
+          // chain and now answers 404): start the step again from the new tip, a few times.
+          if (e instanceof NodeError && e.code === 'not_found' && restarts < 3) {
+            restarts++;
+            continue;
+          }
+          throw e;
         }
-        throw e;
+        if (!step) return;
       }
-      if (!step) return;
+    } finally {
+      // Nothing fetched ahead outlives the poll (stop() waits for this).
+      await this.dropAhead();
     }
+  }
+
+  /**
+   * The block `hash`, from the blocks fetched ahead when it is among them. One that failed
+   * there is asked for again, so the error a step reports is always its own.
+   */
+  private block(hash: string): Promise<ParsedBlock> {
+    const got = this.ahead?.blocks.get(hash);
+    if (!got) return this.source.rawBlock(hash);
+    this.ahead!.blocks.delete(hash);
+    return got.catch(() => this.source.rawBlock(hash));
+  }
+
+  /**
+   * Starts fetching the blocks above `fromHeight` up to `toHeight` in the background,
+   * walking back from the best chain's block at `toHeight`. A failure ends the walk; the
+   * step that needs those blocks fetches them itself (see block()).
+   */
+  private fetchAhead(fromHeight: number, toHeight: number): void {
+    const ahead: FetchAhead = { blocks: new Map(), stopped: false, done: Promise.resolve() };
+    ahead.done = (async () => {
+      let hash = await this.source.blockHashAt(toHeight);
+      for (let h = toHeight; h > fromHeight && !ahead.stopped; h--) {
+        const p = this.source.rawBlock(hash);
+        p.catch(() => undefined); // the step that takes it sees the rejection
+        ahead.blocks.set(hash, p);
+        hash = (await p).header.prevHash;
+      }
+    })().catch(() => undefined);
+    this.ahead = ahead;
+  }
+
+  private async dropAhead(): Promise<void> {
+    const ahead = this.ahead;
+    if (!ahead) return;
+    this.ahead = null;
+    ahead.stopped = true;
+    await ahead.done;
   }
 
   /** One event's worth of work; true when more remains (catch-up). */
   private async step(): Promise<boolean> {
+    // Blocks still being fetched ahead are this step's most likely: let that walk finish
+    // rather than asking for the same blocks twice.
+    await this.ahead?.done;
     const ourH = this.tipRef.height;
     const tipH = await this.source.tipHeight();
     const target = tipH <= ourH ? tipH : Math.min(tipH, ourH + this.maxBlocks);
@@ -253,7 +319,7 @@ export class BlockWatcher {
         if (k === undefined) throw new ReorgTooDeepError(ourH, h);
       }
       if (h < 0 || ourH - h >= this.maxDepth) throw new ReorgTooDeepError(ourH, Math.max(0, h));
-      const b = await this.source.rawBlock(hash);
+      const b = await this.block(hash);
       connected.push(connectedBlockOf(b, h));
       hash = b.header.prevHash;
       h--;
@@ -267,6 +333,9 @@ export class BlockWatcher {
       disconnected.push({ height: x, hash: k });
     }
 
+    // Blocks fetched ahead that this walk did not meet belong to a branch that is gone.
+    await this.dropAhead();
+    if (target < tipH) this.fetchAhead(target, Math.min(tipH, target + this.maxBlocks));
     await this.onEvent({ fork_height: fork, disconnected, connected });
 
     for (let x = ourH; x > fork; x--) this.held.delete(x);

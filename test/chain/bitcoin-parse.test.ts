@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import * as bitcoin from 'bitcoinjs-lib';
 import { merkleRootOfTxids, parseRawBlock, parseTxHex } from '../../src/chain/bitcoin.js';
+import { DevnetChain } from '../../src/devnet/chain.js';
 import { entryBody, manifest } from './servers.js';
 
 const SEGWIT = '000000000000000000143a2c56c0214236dadfd30df41d4a0345492ad6d861ec';
@@ -36,6 +37,20 @@ test('truncations and random bytes are refused with an Error', () => {
     }),
     { numRuns: 300 },
   );
+});
+
+test('txids are hashed from the block\'s own bytes and agree with bitcoinjs, past 252 transactions too', () => {
+  const fixture = parseRawBlock(raw, SEGWIT);
+  assert.deepEqual(fixture.txids, bitcoin.Block.fromBuffer(raw).transactions!.map((t) => t.getId()));
+  // 301 transactions: a 3-byte transaction count, so offsets start at byte 83.
+  const chain = new DevnetChain();
+  chain.mine(101);
+  const payee = bitcoin.payments.p2wpkh({ hash: new Uint8Array(20).fill(7), network: chain.network }).address!;
+  for (let i = 0; i < 300; i++) chain.faucet(payee, 10_000);
+  chain.mine(1);
+  const big = parseRawBlock(chain.tip.raw, chain.tip.hash);
+  assert.equal(big.txids.length, 301);
+  assert.deepEqual(big.txids, big.txs.map((t) => t.getId()));
 });
 
 test('merkle roots agree with bitcoinjs, and duplicated-tail lists are refused', () => {

@@ -120,6 +120,98 @@ test('extension and catch-up: in order, bounded events, one raw block request pe
   await fresh.close();
 });
 
+/** A source counting raw block requests, with a wait for the count to reach n. */
+function countingSource(): { source: ChainSource; raw: () => number; reached: (n: number) => Promise<void>; close: () => Promise<void> } {
+  const fresh = new EsploraClient({ baseUrl: dn.url, rateLimit: false, retries: 0 });
+  let rawCalls = 0;
+  const waiters: { n: number; resolve: () => void }[] = [];
+  return {
+    source: {
+      tipHeight: () => fresh.tipHeight(),
+      tipHash: () => fresh.tipHash(),
+      blockHashAt: (h) => fresh.blockHashAt(h),
+      rawBlock: async (h) => {
+        rawCalls++;
+        const b = await fresh.rawBlock(h);
+        for (const w of waiters.filter((x) => rawCalls >= x.n)) waiters.splice(waiters.indexOf(w), 1), w.resolve();
+        return b;
+      },
+    },
+    raw: () => rawCalls,
+    reached: (n) =>
+      new Promise<void>((resolve, reject) => {
+        if (rawCalls >= n) return resolve();
+        const timer = setTimeout(() => reject(new Error(`only ${rawCalls} of ${n} raw blocks were fetched`)), 10_000);
+        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+      }),
+    close: () => fresh.close(),
+  };
+}
+
+/**
+ * A consumer `below` blocks under the tip and its watcher (8-block events) on a counting
+ * source; `duringFirst` runs while the first event is being applied.
+ */
+function catchUpFrom(below: number, duringFirst: (src: ReturnType<typeof countingSource>) => Promise<void>) {
+  const anchorH = dn.chain.height - below;
+  const cons = new Consumer({ height: anchorH, hash: dn.chain.blockAt(anchorH)!.hash }, 10);
+  const src = countingSource();
+  const w = newWatcher(cons, {
+    source: src.source,
+    maxBlocksPerEvent: 8,
+    onEvent: async (e) => {
+      if (cons.events.length === 0) await duringFirst(src);
+      await cons.onEvent(e);
+    },
+  });
+  return { anchorH, cons, src, w };
+}
+
+test('catch-up fetches the next event\'s blocks while the consumer applies the current one', async () => {
+  // Blocks 9-16 arrive while the first event is still being applied: without fetching
+  // ahead they would only be asked for after it returns, and this wait would time out.
+  const { cons, src, w } = catchUpFrom(24, (s) => s.reached(16));
+  await w.pollNow();
+  assert.deepEqual(cons.events.map((e) => e.connected.length), [8, 8, 8]);
+  assert.equal(src.raw(), 24, 'each block fetched once');
+  assert.deepEqual(cons.tip, tipRef());
+  await src.close();
+});
+
+test('a reorg while blocks are fetched ahead: the stale ones are dropped and the events follow the new branch', async () => {
+  const { anchorH, cons, src, w } = catchUpFrom(20, async (s) => {
+    await s.reached(16); // the next 8 blocks are fetched ahead...
+    dn.chain.reorg({ depth: 17 }); // ...and all of them, and 5 of the first event's, leave the best chain
+  });
+  await w.pollNow();
+  const back = cons.events.find((e) => e.disconnected.length > 0);
+  assert.deepEqual(back?.disconnected.map((d) => d.height), [anchorH + 8, anchorH + 7, anchorH + 6, anchorH + 5, anchorH + 4]);
+  assert.equal(back?.fork_height, anchorH + 3);
+  assert.deepEqual(cons.tip, tipRef());
+  await src.close();
+});
+
+test('a block whose fetch ahead failed is fetched again by the step that needs it', async () => {
+  const anchorH = dn.chain.height - 16;
+  const cons = new Consumer({ height: anchorH, hash: dn.chain.blockAt(anchorH)!.hash }, 10);
+  const flaky = dn.chain.blockAt(anchorH + 16)!.hash; // the first block fetched ahead
+  let failed = 0;
+  const source: ChainSource = {
+    tipHeight: () => client.tipHeight(),
+    tipHash: () => client.tipHash(),
+    blockHashAt: (h) => client.blockHashAt(h),
+    rawBlock: async (h) => {
+      if (h === flaky && failed++ === 0) throw new Error('connection reset');
+      return client.rawBlock(h);
+    },
+  };
+  const w = newWatcher(cons, { source, maxBlocksPerEvent: 8 });
+  await w.pollNow();
+  assert.equal(failed, 2, 'failed once ahead, then fetched by the step');
+  assert.deepEqual(cons.events.map((e) => e.connected.length), [8, 8]);
+  assert.deepEqual(cons.tip, tipRef());
+});
+
 test('a failing consumer gets the same event again; timer polling delivers without pollNow', async () => {
   const cons = new Consumer(tipRef(), 5);
   let fail = true;

@@ -1,0 +1,329 @@
+/**
+ * Catch-up speed (issue 18): blocks/s for a node process started with no data and the
+ * default journal anchor (start_height empty: the devnet's activation, block 0), catching
+ * up over mainnet-sized devnet blocks (3,000 transactions, 200 of them stamped calls whose
+ * payloads the node holds), against the same run's ceiling: fetching and parsing the same
+ * blocks alone through the node's own EsploraClient (GET /block/:hash/raw, as many at once
+ * as the node's client lets through). Target: at least half of the ceiling.
+ *
+ * How the node comes to hold the payloads: the devnet's tip is held back (a gate in front
+ * of its HTTP server answers /blocks/tip/* and /block-height/:h as if the measured blocks
+ * were not mined yet). The node catches up the short prefix (faucet, funding, deploy),
+ * then every call is sent to its REST intake while its anchor waits in the devnet's
+ * mempool, exactly as a client sends it; the block is mined behind the gate. Opening the
+ * gate starts the clock; it stops when the node logs the tip applied. So the figure is
+ * block fetching and block application (execution, state root, RocksDB), not intake.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import * as bitcoin from 'bitcoinjs-lib';
+import * as ecc from 'tiny-secp256k1';
+import { DevnetChain, devnetChainHandler } from '../src/devnet/chain-server.js';
+import { buildCallAnchor, buildDeploy } from '../src/client/sdk.js';
+import { walletFromSecret, networkOf, type Wallet } from '../src/client/wallet.js';
+import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
+import { sha256 } from '../src/protocol/hash.js';
+import { figure, stat, type Figure } from './harness.js';
+import { compileContract, repoRoot } from './lib/ledger-fixture.js';
+import type { FetchBlocksJob } from './lib/fetch-blocks-worker.js';
+
+/** Measured blocks: enough for two full catch-up events and some, under ~2 minutes in all. */
+const BLOCKS = 24;
+/** Transactions per block, coinbase included: a full mainnet block holds 2,500-4,000. */
+const TXS_PER_BLOCK = 3000;
+/** Stamped calls per block (the rest are ordinary payments). */
+const CALLS_PER_BLOCK = 200;
+/** Ordinary payments per block: each spends two outputs of its lane and pays six others. */
+const LANES = TXS_PER_BLOCK - CALLS_PER_BLOCK - 1;
+const PAYOUTS = 6;
+/** Sats per lane output at the start; each block takes PAYOUTS * PAYOUT_SATS + fee from a lane. */
+const LANE_SATS = 200_000;
+const PAYOUT_SATS = 1_000;
+const LANE_FEE = 1_000;
+/** Ceiling runs (fresh client each): two before the node's catch-up, one after. */
+const CEILING_RUNS = 3;
+/** Concurrent intake submissions while the calls are sent (not measured). */
+const SUBMIT_CONCURRENCY = 16;
+/**
+ * The node's chain-client limit in this run. The rate limit is lifted (a local endpoint;
+ * the default 4 req/s is for public Esplora, and would make both sides of the ratio that
+ * limit); the number of connections stays the default, 4.
+ */
+const RATE_LIMIT = { minTimeMs: 0, maxConcurrent: 4 };
+
+/** Anyone-can-spend witness script (OP_TRUE): ordinary payments need no signatures to build. */
+const LANE_WITNESS_SCRIPT = Uint8Array.from([bitcoin.opcodes.OP_TRUE!]);
+
+interface Coin {
+  txid: string;
+  vout: number;
+  value: number;
+}
+
+/** The devnet's HTTP API with its tip held at `visible` (null: the real tip). */
+function gatedServer(chain: DevnetChain): { url: Promise<string>; setVisible(h: number | null): void; close(): Promise<void> } {
+  const inner = devnetChainHandler(chain);
+  let visible: number | null = null;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').replace(/^\/api(?=\/)/, '');
+    if (visible !== null && req.method === 'GET') {
+      const plain = (status: number, body: string): void => {
+        res.writeHead(status, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      };
+      if (path === '/blocks/tip/height') return plain(200, String(visible));
+      if (path === '/blocks/tip/hash') return plain(200, chain.blockAt(visible)!.hash);
+      const m = /^\/block-height\/(\d+)$/.exec(path);
+      if (m && Number(m[1]) > visible) return plain(404, 'Block not found');
+    }
+    inner(req, res);
+  });
+  server.keepAliveTimeout = 30_000;
+  const url = new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return {
+    url,
+    setVisible: (h) => void (visible = h),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Signs a one-input P2WPKH transaction paying `outs` from `coin` (the funding fan-outs). */
+function fanOut(wallet: Wallet, coin: Coin, outs: { script: Uint8Array; value: number }[]): bitcoin.Transaction {
+  const tx = new bitcoin.Transaction();
+  tx.version = 2;
+  tx.addInput(Buffer.from(coin.txid, 'hex').reverse(), coin.vout);
+  for (const o of outs) tx.addOutput(o.script, BigInt(o.value));
+  const scriptCode = bitcoin.payments.p2pkh({ pubkey: wallet.publicKey }).output!;
+  const h = tx.hashForWitnessV0(0, scriptCode, BigInt(coin.value), bitcoin.Transaction.SIGHASH_ALL);
+  tx.setWitness(0, [bitcoin.script.signature.encode(wallet.signer.sign(h), bitcoin.Transaction.SIGHASH_ALL), wallet.publicKey]);
+  return tx;
+}
+
+/** Runs the ceiling once in a worker thread: blocks/s fetched and parsed. */
+function ceilingRun(url: string, hashes: string[]): Promise<number> {
+  const job: FetchBlocksJob = { url, hashes, rateLimit: RATE_LIMIT };
+  const w = new Worker(new URL('./lib/fetch-blocks-worker.js', import.meta.url), { workerData: job });
+  return new Promise((resolve, reject) => {
+    w.once('message', (m: { ms: number; txs: number }) => {
+      if (m.txs !== hashes.length * TXS_PER_BLOCK) reject(new Error(`ceiling parsed ${m.txs} transactions`));
+      else resolve((hashes.length * 1000) / m.ms);
+    });
+    w.once('error', reject);
+  });
+}
+
+/** A node process and its JSON log lines, with a wait for a line. */
+function startNodeProcess(url: string, dir: string): { proc: ChildProcess; waitLog(pred: (l: Record<string, unknown>) => boolean, what: string, ms?: number): Promise<Record<string, unknown>>; restUrl: Promise<string> } {
+  // SVC_BENCH_NODE_ARGS (space-separated) goes to the node's processes, e.g. '--cpu-prof
+  // --cpu-prof-dir=/tmp/prof' (NODE_OPTIONS refuses --cpu-prof; forks inherit execArgv).
+  const nodeArgs = (process.env['SVC_BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0);
+  const proc = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'dist/src/main.js')], {
+    env: {
+      ...process.env,
+      SVC_CONFIG: join(repoRoot, 'test/fixtures/empty-config.toml'),
+      SVC_REST_ADDRESS: '127.0.0.1:0',
+      SVC_BIND_ADDRESS: '127.0.0.1:0',
+      SVC_DB_PATH: join(dir, 'db'),
+      SVC_ESPLORA_URL: url,
+      SVC_ESPLORA_RATE_PER_S: '100000',
+      // The gate opens between two polls: a short interval makes the node see it at once
+      // (catch-up itself never waits for the timer: it polls again until it reaches the tip).
+      SVC_BLOCK_CHECK_INTERVAL_S: '0.05',
+      RUST_LOG: 'warn,chain=info,rest=info,rest::access=warn',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  let buf = '';
+  proc.stdout!.on('data', (c: Buffer) => {
+    buf += c.toString('utf8');
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      let o: Record<string, unknown>;
+      try {
+        o = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      lines.push(o);
+      for (const w of [...waiters]) if (w.pred(o)) waiters.splice(waiters.indexOf(w), 1), w.resolve(o);
+    }
+  });
+  const exited = new Promise<never>((_, reject) => proc.once('exit', (code) => reject(new Error(`node exited (${code})`))));
+  exited.catch(() => undefined);
+  const waitLog = (pred: (l: Record<string, unknown>) => boolean, what: string, ms = 120_000): Promise<Record<string, unknown>> => {
+    const seen = lines.find(pred);
+    if (seen) return Promise.resolve(seen);
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
+      exited,
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+        waiters.push({ pred, resolve });
+      }),
+    ]).finally(() => clearTimeout(timer));
+  };
+  const restUrl = waitLog((l) => l['msg'] === 'listening' && l['role'] === 'rest', 'REST listening', 60_000).then((l) => `http://${String(l['address'])}`);
+  return { proc, waitLog, restUrl };
+}
+
+async function postJson(url: string, body: unknown): Promise<{ status: number; text: string }> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, text: await r.text() };
+}
+
+export default async function run(): Promise<Figure[]> {
+  const net = networkOf('regtest');
+  const chain = new DevnetChain();
+  chain.mine(101); // a mature faucet coinbase
+  const gate = gatedServer(chain);
+  const url = await gate.url;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-catchup-bench-'));
+
+  const secret = sha256(Buffer.from('catch-up bench wallet'));
+  const wallet = walletFromSecret(secret, 'p2wpkh', net);
+  const callerSecrets = Array.from({ length: CALLS_PER_BLOCK }, (_, i) => sha256(Buffer.from(`catch-up bench caller ${i}`)));
+  const callers = callerSecrets.map((s) => ecc.xOnlyPointFromScalar(s));
+  const laneScript = bitcoin.payments.p2wsh({ redeem: { output: LANE_WITNESS_SCRIPT }, network: net }).output!;
+  const payoutScripts = Array.from({ length: 64 }, (_, i) => bitcoin.payments.p2wpkh({ hash: sha256(Buffer.from(`payee ${i}`)).subarray(0, 20), network: net }).output!);
+
+  // Funding (one block): lane outputs (two per lane) and one P2WPKH coin per call.
+  const callCoinSats = 20_000;
+  const need = LANES * 2 * LANE_SATS + BLOCKS * CALLS_PER_BLOCK * callCoinSats + 100_000;
+  const big = chain.faucet(wallet.address, need + 50_000);
+  const fundLanes = fanOut(wallet, { ...big, value: need + 50_000 }, [
+    ...Array.from({ length: LANES * 2 }, () => ({ script: laneScript, value: LANE_SATS })),
+    ...Array.from({ length: BLOCKS * CALLS_PER_BLOCK + 2 }, () => ({ script: wallet.outputScript, value: callCoinSats })),
+  ]);
+  chain.submitTx(fundLanes.toHex());
+  const fundTxid = fundLanes.getId();
+  chain.mine(1);
+  let lanes: Coin[][] = Array.from({ length: LANES }, (_, i) => [0, 1].map((k) => ({ txid: fundTxid, vout: 2 * i + k, value: LANE_SATS })));
+  const callCoins: Coin[] = Array.from({ length: BLOCKS * CALLS_PER_BLOCK + 2 }, (_, i) => ({ txid: fundTxid, vout: LANES * 2 + i, value: callCoinSats }));
+
+  const node = startNodeProcess(url, dir);
+  try {
+    const restUrl = await node.restUrl;
+    const bank = compileContract('test/fixtures/contracts/bank.svc').artifact;
+    const dep = buildDeploy(wallet, [callCoins.pop()!, callCoins.pop()!], bank, 1);
+    chain.submitTx(dep.anchor.hex);
+    const reg = await postJson(`${restUrl}/deploy_contract`, dep.body);
+    if (reg.status !== 202) throw new Error(`deploy refused: ${reg.text}`);
+    chain.mine(1);
+    const prefixHeight = chain.height;
+    await node.waitLog((l) => l['msg'] === 'block applied' && l['height'] === prefixHeight, 'the prefix applied');
+    gate.setVisible(prefixHeight);
+
+    // The measured blocks, mined behind the gate; each block's calls sent while their
+    // anchors wait in the mempool.
+    const contractId = Buffer.from(dep.contractId, 'hex');
+    const hashes: string[] = [];
+    const anchors: string[] = [];
+    let callId = 1n;
+    const buildStart = performance.now();
+    for (let b = 0; b < BLOCKS; b++) {
+      const next: Coin[][] = [];
+      for (let l = 0; l < LANES; l++) {
+        const [a, c] = lanes[l] as [Coin, Coin];
+        const tx = new bitcoin.Transaction();
+        tx.version = 2;
+        tx.addInput(Buffer.from(a.txid, 'hex').reverse(), a.vout);
+        tx.addInput(Buffer.from(c.txid, 'hex').reverse(), c.vout);
+        const keep = Math.floor((a.value + c.value - PAYOUTS * PAYOUT_SATS - LANE_FEE) / 2);
+        tx.addOutput(laneScript, BigInt(keep));
+        tx.addOutput(laneScript, BigInt(keep));
+        for (let p = 0; p < PAYOUTS; p++) tx.addOutput(payoutScripts[(l + p + b) % payoutScripts.length]!, BigInt(PAYOUT_SATS));
+        tx.setWitness(0, [LANE_WITNESS_SCRIPT]);
+        tx.setWitness(1, [LANE_WITNESS_SCRIPT]);
+        const txid = chain.submitTx(tx.toHex());
+        next.push([0, 1].map((k) => ({ txid, vout: k, value: keep })));
+      }
+      lanes = next;
+      const bodies: { txid: string; contract_id: string; payload: string }[] = [];
+      for (let i = 0; i < CALLS_PER_BLOCK; i++) {
+        const u = callCoins[b * CALLS_PER_BLOCK + i]!;
+        const unsigned = {
+          version: 1,
+          contractId,
+          function: 'mint',
+          args: [
+            { type: 'key' as const, value: callers[(i + b) % CALLS_PER_BLOCK]! },
+            { type: 'u64' as const, value: BigInt(1 + i) },
+          ],
+          caller: callers[i]!,
+          callId: callId++,
+          outpointTxid: Buffer.from(u.txid, 'hex'),
+          outpointVout: u.vout,
+        };
+        const envelope: CallEnvelope = { ...unsigned, signature: ecc.signSchnorr(signingMessage(unsigned), callerSecrets[i]!, new Uint8Array(32)) };
+        const bytes = encodeEnvelope(envelope);
+        const payload = Buffer.from(bytes).toString('base64');
+        const anchor = buildCallAnchor(wallet, [u], { envelope, bytes, payload, envelopeHash: envelopeHash(bytes) }, 1);
+        chain.submitTx(anchor.hex);
+        bodies.push({ txid: anchor.txid, contract_id: dep.contractId, payload });
+        anchors.push(anchor.txid);
+      }
+      let at = 0;
+      await Promise.all(
+        Array.from({ length: SUBMIT_CONCURRENCY }, async () => {
+          while (at < bodies.length) {
+            const r = await postJson(`${restUrl}/contract_call`, bodies[at++]);
+            if (r.status !== 202) throw new Error(`call refused: ${r.status} ${r.text}`);
+          }
+        }),
+      );
+      const mined = chain.mine(1);
+      hashes.push(mined.hashes[0]!);
+      if (chain.tip.txids.length !== TXS_PER_BLOCK) throw new Error(`block holds ${chain.tip.txids.length} transactions`);
+    }
+    const buildS = (performance.now() - buildStart) / 1000;
+    const blockBytes = stat(hashes.map((h) => chain.blockByHash(h)!.size));
+
+    const ceilings: number[] = [];
+    for (let r = 0; r < CEILING_RUNS - 1; r++) ceilings.push(await ceilingRun(url, hashes));
+
+    const tip = chain.height;
+    const t0 = performance.now();
+    gate.setVisible(null);
+    await node.waitLog((l) => l['msg'] === 'block applied' && l['height'] === tip, 'the tip applied');
+    const catchUp = (BLOCKS * 1000) / (performance.now() - t0);
+
+    ceilings.push(await ceilingRun(url, hashes));
+
+    // Every call executed: the blocks were applied, not skipped.
+    for (const txid of [anchors[0]!, anchors[anchors.length - 1]!]) {
+      const s = (await (await fetch(`${restUrl}/contract_call/${txid}/status`)).json()) as { status?: string };
+      if (s.status !== 'executed') throw new Error(`call ${txid} is ${JSON.stringify(s)}`);
+    }
+    const calls = (await (await fetch(`${restUrl}/node_status`)).json()) as Record<string, unknown>;
+    const ceiling = stat(ceilings);
+    return [
+      figure({
+        name: `catch-up of a fresh node (default journal anchor, RocksDB): ${BLOCKS} blocks of ${TXS_PER_BLOCK} txs, ${CALLS_PER_BLOCK} stamped calls each`,
+        unit: 'blocks/s',
+        value: stat([catchUp]),
+        ceiling: { name: `fetch + parse the same blocks alone (EsploraClient.rawBlock, ${RATE_LIMIT.maxConcurrent} connections, fresh client per run)`, ...ceiling },
+        minRatio: 0.5,
+        target: '>= 50% of fetching and parsing alone',
+        notes: `one catch-up per run (the node needs its payloads first); ceiling: ${CEILING_RUNS} runs around it; block size median ${(blockBytes.median / 1e6).toFixed(2)} MB; building the chain and sending ${BLOCKS * CALLS_PER_BLOCK} calls took ${buildS.toFixed(0)} s (not measured); node ended at height ${String(calls['processed_height'])}`,
+      }),
+    ];
+  } finally {
+    node.proc.kill('SIGTERM');
+    await new Promise((r) => (node.proc.exitCode !== null ? r(null) : node.proc.once('exit', r)));
+    await gate.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
