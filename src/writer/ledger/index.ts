@@ -20,6 +20,7 @@ import { Bucket, key, type BatchOp, type Db } from '../db.js';
 import type { FieldProof } from '../../state/state-tree.js';
 import { NodeError } from '../../errors.js';
 import type { OutpointCheck } from '../../messages.js';
+import type { HeldPayload } from '../../protocol/rules.js';
 import type { Program } from '../../vm/types.js';
 import type { Logger } from '../../log.js';
 import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../records.js';
@@ -31,7 +32,7 @@ import { applyBlock, type ApplicableBlock } from './apply-block.js';
 import { rewindTo } from './rewind.js';
 import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
-import { owedReplayHeight, readCall, readCallIdUsed, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt, type HeldPayloadAt } from './reads.js';
+import { owedReplayHeight, readCall, readCallIdUsed, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
 import { JOURNAL_WINDOW, STORE_FORMAT, type Tip } from './stored.js';
 import type { LedgerObserver } from './observer.js';
 
@@ -187,7 +188,7 @@ export class Ledger {
   }
 
   /** What the node holds for a txid: a deploy (contract id) or a call. */
-  payloadAt(txid: string): Promise<HeldPayloadAt | null> {
+  payloadAt(txid: string): Promise<HeldPayload | null> {
     return readPayloadAt(this.db, txid);
   }
 

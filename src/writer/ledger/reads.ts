@@ -6,12 +6,11 @@ import { Bucket, key, prefixEnd, type Db } from '../db.js';
 import { EVENT_CHUNK, decodeBlockCalls, decodeBlockEvents, decodeCallRecord, type CallRecord, type EventRecord } from '../records.js';
 import { bytesOf, parse, u32be, u64be } from './bytes.js';
 import type { LedgerMemory } from './memory.js';
+import type { HeldPayload } from '../../protocol/rules.js';
 
 /** Block records (event runs or call-log entries of one contract) read per page of a scan at most: bounds memory. */
 const EVENT_PAGE = 64;
 const CALL_LOG_PAGE = 64;
-
-export type HeldPayloadAt = { kind: 'deploy'; contract_id: string; body_hash: string } | { kind: 'call'; contract_id: string; body_hash: string };
 
 /**
  * The lowest block a replay is owed from: a stored payload (pending call or deploy) whose
@@ -49,7 +48,7 @@ export async function readCallPayload(db: Db, txid: string): Promise<Uint8Array 
 }
 
 /** What the node holds for a txid: a deploy (contract id) or a call. */
-export async function readPayloadAt(db: Db, txid: string): Promise<HeldPayloadAt | null> {
+export async function readPayloadAt(db: Db, txid: string): Promise<HeldPayload | null> {
   const v = await db.get(key(Bucket.payload, bytesOf(txid)));
   return v ? parse(v) : null;
 }
