@@ -30,7 +30,7 @@ import type { Transaction } from 'bitcoinjs-lib';
 import { configureLogging } from '../../src/log.js';
 import { encodeEnvelope } from '../../src/protocol/envelope.js';
 import type { Value } from '../../src/protocol/value.js';
-import type { Ledger } from '../../src/writer/ledger.js';
+import type { Ledger } from '../../src/writer/ledger/index.js';
 import { LedgerBench, compileContract, id32 } from './ledger-fixture.js';
 import type { GrowthResult, Mem } from './growth.js';
 

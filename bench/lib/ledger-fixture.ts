@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Transaction } from 'bitcoinjs-lib';
 import { Db } from '../../src/writer/db.js';
-import { Ledger } from '../../src/writer/ledger.js';
+import { Ledger } from '../../src/writer/ledger/index.js';
 import { compileSource } from '../../src/compiler/index.js';
 import { encodeEnvelope, type CallEnvelope } from '../../src/protocol/envelope.js';
 import { taggedHash, Tags, toHex, sha256 } from '../../src/protocol/hash.js';

@@ -1,7 +1,7 @@
 /**
  * The decision rules of PROTOCOL sections 4 and 5, and the intake rules that keep them
  * independent of arrival order, as pure functions. Intake (src/core/intake.ts), the
- * ledger (src/writer/ledger.ts) and the gossip layer import them from here, so each rule
+ * ledger (src/writer/ledger/) and the gossip layer import them from here, so each rule
  * has exactly one definition; the deterministic simulation (test/sim) checks the ledger
  * against a reference model of the same sections.
  *

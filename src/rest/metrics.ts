@@ -34,7 +34,7 @@ export class RestMetrics {
   private readonly intakeDuration = new Histogram({ name: 'svc_intake_duration_seconds', help: 'Deploy and call intake latency (REST to answer), by kind', labelNames: ['kind'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly coreUp = new Gauge({ name: 'svc_core_up', help: '1 when the core answered this scrape', registers: [this.registry] });
   private readonly calls = new Gauge({ name: 'svc_calls', help: 'Known calls by status', labelNames: ['status'], registers: [this.registry] });
-  private readonly blocks = new Counter({ name: 'svc_blocks_applied_total', help: 'Blocks applied by the writer since the core started (replays included)', registers: [this.registry] });
+  private readonly blocks = new Counter({ name: 'svc_blocks_applied_total', help: 'Blocks from the chain applied by the writer since the core started (replays of the journal not counted)', registers: [this.registry] });
   private readonly reorgs = new Counter({ name: 'svc_reorgs_total', help: 'Chain reorganisations by depth (blocks disconnected)', labelNames: ['depth'], registers: [this.registry] });
   private readonly undoDepth = new Gauge({ name: 'svc_undo_log_depth', help: 'Blocks the undo logs can rewind (at most 144)', registers: [this.registry] });
   private readonly processed = new Gauge({ name: 'svc_processed_height', help: 'Last processed Bitcoin block height', registers: [this.registry] });

@@ -65,44 +65,26 @@ export class WriterQueries {
     /** Called synchronously each time the processed state (height, root) is set. */
     private readonly onState: (v: StateVersion) => void = () => undefined,
   ) {
-    this.instrument();
+    this.writer.ledger.observe({
+      blockApplied: (_height, seconds, replay) => this.blockApplied(seconds, replay),
+      rewound: (depth, dropJournal) => {
+        if (dropJournal) this.reorgs[String(depth)] = (this.reorgs[String(depth)] ?? 0) + 1;
+      },
+      stateChanged: () => this.onState(this.stateVersion()),
+    });
   }
 
   /**
-   * Instrumentation only (no logic changes): the ledger's `stateRoot` becomes an accessor
-   * so every assignment (applyBlock, load, initAnchor; always after `tip`) announces the new
-   * state version; applyBlock and rewindTo are timed and counted for the metrics.
+   * A block the chain brought counts and is timed; a journal entry applied again (a late
+   * payload's replay, a re-derivation) is not a block applied.
    */
-  private instrument(): void {
-    const l = this.writer.ledger;
-    let root = l.stateRoot;
-    Object.defineProperty(l, 'stateRoot', {
-      configurable: true,
-      enumerable: true,
-      get: () => root,
-      set: (v: string | null) => {
-        root = v;
-        this.onState(this.stateVersion());
-      },
+  private blockApplied(seconds: number, replay: boolean): void {
+    if (replay) return;
+    this.blocksApplied++;
+    this.applySum += seconds;
+    BLOCK_APPLY_BUCKETS.forEach((b, i) => {
+      if (seconds <= b) this.applyBuckets[i]!++;
     });
-    const applyBlock = l.applyBlock.bind(l);
-    l.applyBlock = async (...args: Parameters<typeof applyBlock>) => {
-      const t0 = performance.now();
-      const r = await applyBlock(...args);
-      const s = (performance.now() - t0) / 1000;
-      this.blocksApplied++;
-      this.applySum += s;
-      BLOCK_APPLY_BUCKETS.forEach((b, i) => {
-        if (s <= b) this.applyBuckets[i]!++;
-      });
-      return r;
-    };
-    const rewindTo = l.rewindTo.bind(l);
-    l.rewindTo = async (height, opts) => {
-      const depth = l.tip ? l.tip.height - height : 0;
-      await rewindTo(height, opts);
-      if (opts.dropJournal && depth > 0) this.reorgs[String(depth)] = (this.reorgs[String(depth)] ?? 0) + 1;
-    };
   }
 
   stateVersion(): StateVersion {

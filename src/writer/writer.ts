@@ -4,7 +4,7 @@
  * order in which concurrent requests happen to finish.
  */
 import { Db, Bucket, key } from './db.js';
-import { Ledger } from './ledger.js';
+import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
 import type { ChainUpdate, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from './records.js';

@@ -1,6 +1,6 @@
 /**
  * A rewind through the undo logs restores the writer's memory from the entries the
- * rewound blocks wrote (Ledger.restoreFromUndo), not by reloading everything from disk.
+ * rewound blocks wrote (LedgerMemory.restoreFromUndo), not by reloading everything from disk.
  * The memory it gives must be exactly what a full load of the same disk builds, for
  * every kind of entry a block writes: a contract activated and then written to; calls
  * executed, failed, invalid and dropped; an orphan stamp; call counts; and a (caller,
@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
-import { Ledger } from '../../src/writer/ledger.js';
+import { Ledger } from '../../src/writer/ledger/index.js';
 import { logger } from '../../src/log.js';
 import type { Value } from '../../src/protocol/value.js';
 

@@ -1,0 +1,263 @@
+/**
+ * Block application (PROTOCOL sections 4 and 5): drops, activations and call decisions
+ * in the chain's (height, transaction index) order, then the state root; all in one
+ * atomic batch with the block's undo log. Within a call the VM orders writes.
+ */
+import { Transaction } from 'bitcoinjs-lib';
+import { Bucket, key } from '../db.js';
+import { NodeError } from '../../errors.js';
+import { findStamp, type StampResult } from '../../protocol/stamp.js';
+import { checkCallBindingWithStamp } from '../../protocol/binding.js';
+import { callVerdict, dropsCall } from '../../protocol/rules.js';
+import { contractId as deriveContractId } from '../../protocol/contract.js';
+import { execute } from '../../vm/execute.js';
+import { verifyArtifact } from '../../vm/verifier.js';
+import { EVENT_CHUNK, encodeBlockCalls, encodeBlockEvents, encodeBlockRecord, encodeCallDecision, type BlockInput, type BlockRecord, type CallOutcome, type ContractRecord, type OrphanStamp, type TxParts } from '../records.js';
+import { DROPPED, EMPTY, bufferView, bytesOf, hexOf, json, u32be } from './bytes.js';
+import type { LedgerMemory, PendingCall } from './memory.js';
+import { JOURNAL_WINDOW } from './stored.js';
+import { UndoBatch } from './undo-log.js';
+import type { Ledger } from './index.js';
+
+/** A block as the chain brings it (spends, txids) or as the journal replays it (dropped, unstamped). */
+export type ApplicableBlock = BlockInput & { dropped?: string[]; unstamped?: [number, string][] };
+
+/**
+ * Applies one block on top of the tip. The batch is handed to RocksDB once the previous
+ * block is durable; the caller may compute the next block meanwhile (Ledger.flushBlocks).
+ */
+export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: boolean }): Promise<BlockRecord> {
+  l.refuseWhileHalted();
+  const prevTip = l.tip;
+  if (!prevTip) throw new NodeError('internal', 'block before the journal is anchored');
+  if (b.height !== prevTip.height + 1) throw new NodeError('internal', `block ${b.height} does not follow tip ${prevTip.height}`);
+  if (b.prevHash !== prevTip.hash) throw new NodeError('internal', `block ${b.height} does not link to tip ${prevTip.hash}`);
+  // Only a load replaces memory, and none runs while a block is applied (the writer's
+  // queue; a failed write halts and throws before anything below runs).
+  const m = l.memory;
+  const batch = new UndoBatch(l.db.newBatch());
+  const height = b.height;
+
+  // 1. Calls whose named outpoint another confirmed transaction spends are dropped.
+  const dropped: string[] = [];
+  if (b.spends) {
+    for (const [outpoint, spender] of b.spends) {
+      for (const txid of [...m.pendingByOutpoint.get(outpoint)].sort()) if (dropsCall(spender, txid)) dropped.push(txid);
+    }
+  } else if (b.dropped) dropped.push(...b.dropped);
+  for (const txid of dropped) {
+    const p = m.pending.get(txid);
+    if (!p) continue;
+    finishCall(m, batch, p, DROPPED);
+  }
+
+  // 2. Everything positioned in this block, in transaction order.
+  type Item = { txIndex: number; txid: string; hex: string | null; parts?: TxParts };
+  const items: Item[] = b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex, parts: t.parts }));
+  const unstamped: [number, string][] = [];
+  if (b.txids) {
+    const withSvc = new Set(b.txs.map((t) => t.txid));
+    b.txids.forEach((txid, i) => {
+      if (!withSvc.has(txid) && m.pending.has(txid)) unstamped.push([i, txid]);
+    });
+  } else if (b.unstamped) unstamped.push(...b.unstamped);
+  for (const [txIndex, txid] of unstamped) items.push({ txIndex, txid, hex: null });
+  items.sort((x, y) => x.txIndex - y.txIndex);
+
+  // Whether each call's (caller, call_id) is taken is known since its acceptance for most
+  // calls (claimUsed); the rest are read in one batch (not one awaited get per call). The
+  // previous block may still be on its way to the disk: its claims come from memory.
+  const pend = items.map((it) => m.pending.get(it.txid));
+  const unknown = pend.filter((p): p is PendingCall => p !== undefined && p.claimUsed === null);
+  const reading = l.db.getManyNow(unknown.map((p) => p.claimKey));
+  // While RocksDB reads: the transactions and their stamps, which depend on nothing stored.
+  const parsed = items.map((it) => {
+    // Parts are the bitcoinjs shape the binding check and the context read.
+    const tx = it.parts ? (it.parts as unknown as Transaction) : it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
+    return { tx, stamp: it.parts?.stamp ?? (tx ? findStamp(tx) : null) };
+  });
+  const found = await reading;
+  if (unknown.length > 0) {
+    const inflightClaims = new Set(l.inflight?.claims);
+    found.forEach((v, i) => {
+      const p = unknown[i]!;
+      p.claimUsed = v !== undefined || inflightClaims.has(p.claimId);
+    });
+  }
+  for (let n = 0; n < items.length; n++) {
+    const it = items[n]!;
+    const { tx, stamp } = parsed[n]!;
+    if (stamp?.ok && stamp.stamp.kind === 'deploy') onDeployStamp(m, batch, it.txid, stamp.stamp.codeHash, height, it.txIndex);
+    const p = pend[n];
+    if (p) {
+      decideCall(m, batch, p, tx, stamp, height, it.txIndex);
+    } else if (stamp?.ok && stamp.stamp.kind === 'call' && !(await l.payloadAt(it.txid))) {
+      putOrphan(m, batch, { txid: it.txid, kind: 'call', block_height: height, tx_index: it.txIndex });
+    }
+  }
+
+  // 3. The state root and the journal.
+  batch.flushStorage();
+  const root = m.root();
+  const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex })), dropped, unstamped, state_root: root };
+  batch.put(key(Bucket.stateRoot, u32be(height)), json({ height, block_hash: b.hash, state_root: root }), null);
+  batch.put(key(Bucket.meta, 'tip'), json({ height, hash: b.hash }), json(prevTip));
+  batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: encodeBlockRecord(record) });
+  for (const cid of [...batch.perContract.keys()].sort()) {
+    const c = batch.perContract.get(cid)!;
+    for (let i = 0; i < c.events.length; i += EVENT_CHUNK) {
+      const run = c.events.slice(i, i + EVENT_CHUNK);
+      batch.putNew(key(Bucket.event, c.id, u32be(height), u32be(run[0]![0]), u32be(run[0]![1])), encodeBlockEvents(run));
+    }
+    if (c.calls.length > 0) batch.putNew(key(Bucket.contractCalls, c.id, u32be(height)), encodeBlockCalls(c.calls));
+  }
+  // Calls decided per contract in this block: the length of its call-log entry.
+  for (const cid of [...batch.perContract.keys()].sort()) {
+    const decided = batch.perContract.get(cid)!.calls.length;
+    if (decided === 0) continue;
+    const before = m.callCounts.get(cid) ?? 0;
+    const after = before + decided;
+    batch.put(key(Bucket.callCount, bytesOf(cid)), Buffer.from(String(after)), before ? Buffer.from(String(before)) : null);
+    m.callCounts.set(cid, after);
+  }
+  batch.raw({ type: 'put', key: key(Bucket.undo, u32be(height)), value: batch.undo.bytes() });
+  if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: key(Bucket.undo, u32be(height - JOURNAL_WINDOW)) });
+  // Hand the batch over once the previous block is durable, and go on: the caller may
+  // compute the next block while RocksDB writes this one (flushBlocks waits for it).
+  await l.flushBlocks();
+  const done = l.db.commit(batch.out, opts.sync ?? true).then(
+    () => null,
+    (e: Error) => e,
+  );
+  l.inflight = { done, claims: batch.claims };
+  m.recentHashes.set(height, b.hash);
+  m.recentHashes.delete(height - 2 * JOURNAL_WINDOW - 1);
+  // A reorg's rewind forgets its blocks' spends; replays bring none (the journal keeps the verdicts).
+  if (b.spends) m.rememberSpends(height, b.spends);
+  l.setProcessed({ height, hash: b.hash }, root);
+  l.lastBlockAt = new Date().toISOString();
+  return record;
+}
+
+function onDeployStamp(m: LedgerMemory, batch: UndoBatch, txid: string, codeHash: Uint8Array, height: number, txIndex: number): void {
+  const id = hexOf(deriveContractId(bytesOf(txid), codeHash));
+  const rec = m.pendingContracts.get(id);
+  if (!rec) {
+    if (!m.contracts.has(id)) putOrphan(m, batch, { txid, kind: 'deploy', block_height: height, tx_index: txIndex });
+    return;
+  }
+  const prev = json(rec);
+  const active: ContractRecord = { ...rec, status: 'active', block_height: height, tx_index: txIndex };
+  batch.put(key(Bucket.contract, bytesOf(id)), json(active), prev);
+  const v = verifyArtifact(active.artifact as never);
+  if (!v.ok) throw new Error(`registered contract ${id} does not verify: ${v.reason}`);
+  m.activate(active, codeHash, v.program);
+}
+
+function putOrphan(m: LedgerMemory, batch: UndoBatch, o: OrphanStamp): void {
+  const prev = m.orphans.get(o.txid);
+  batch.put(key(Bucket.orphanStamp, bytesOf(o.txid)), json(o), prev ? json(prev) : null);
+  m.orphans.set(o.txid, o);
+}
+
+function finishCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, upd: CallOutcome): void {
+  const txid = p.txid;
+  // A pending call has no decision record: this block creates it (its undo deletes it).
+  batch.putNew(key(Bucket.callDecision, txid), encodeCallDecision(upd));
+  batch.delOnce(key(Bucket.pendingCall, txid), EMPTY);
+  m.untrackPending(p.rec.txid, p);
+  if (m.orphans.has(p.rec.txid)) {
+    batch.del(key(Bucket.orphanStamp, txid), json(m.orphans.get(p.rec.txid)));
+    m.orphans.delete(p.rec.txid);
+  }
+  if (upd.block_height !== null && upd.tx_index !== null) batch.contractLog(p.rec.contract_id, p.envelope.contractId).calls.push(txid);
+}
+
+/** Synchronous: a block's calls are decided without a promise and a microtask per call. */
+function decideCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, tx: Transaction | null, stamp: StampResult | null, height: number, txIndex: number): void {
+  const e = p.envelope;
+  const invalid = (code: string, message: string): void =>
+    finishCall(m, batch, p, { status: 'invalid', block_height: height, tx_index: txIndex, result: null, error: { code, message }, instructions: null });
+
+  // PROTOCOL section 4 (src/protocol/rules.ts): the binding again, against the
+  // transaction as confirmed (consensus-critical), the contract active before the call,
+  // and the (caller, call_id) pair not taken by a call decided earlier on the chain.
+  const live = m.contracts.get(p.rec.contract_id);
+  const verdict = callVerdict({
+    binding: tx && stamp ? checkCallBindingWithStamp(tx, stamp, e, p.envelopeHash) : null,
+    deployAt: live ? { height: live.rec.block_height!, txIndex: live.rec.tx_index! } : null,
+    at: { height, txIndex },
+    claimTaken: p.claimUsed === true,
+  });
+  if (!verdict.execute) return invalid(verdict.code, verdict.message);
+  const anchorTx = tx!; // a binding was checked, so the transaction is there
+  const callIdHex = p.claimId;
+
+  const out = execute({
+    contractId: e.contractId,
+    function: e.function,
+    args: e.args,
+    context: {
+      height,
+      txid: p.txid,
+      inputs: (anchorTx as unknown as TxParts).inputs ?? anchorTx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
+      // bitcoinjs and the core's parts both carry u64 values as bigint and scripts as bytes;
+      // the VM never changes a value it reads (byte values it stores are copied).
+      outputs: anchorTx.outs,
+      caller: e.caller,
+      callId: e.callId,
+    },
+    host: m.vmHost,
+  });
+  batch.claims.push(callIdHex);
+  batch.putNew(p.claimKey, p.txid);
+  // Other pending calls with this pair can no longer execute: known without a read.
+  const sharing = m.pendingByClaim.raw(callIdHex);
+  if (typeof sharing === 'string') m.pending.get(sharing)!.claimUsed = true;
+  else if (sharing !== undefined) for (const t of sharing) m.pending.get(t)!.claimUsed = true;
+  if (out.status === 'failed') {
+    finishCall(m, batch, p, { status: 'failed', block_height: height, tx_index: txIndex, result: null, error: { code: out.code, message: out.message }, instructions: out.instructions });
+    return;
+  }
+  // Writes come sorted by contract: the size bookkeeping is per run of one contract.
+  let cid = '';
+  let cidBytes: Uint8Array | null = null;
+  let size = 0;
+  for (const w of out.writes) {
+    if (w.contractId !== cidBytes) {
+      if (cidBytes) m.storageSize.set(cid, size);
+      cidBytes = w.contractId;
+      cid = contractHex(w.contractId, p);
+      size = m.storageSize.get(cid) ?? 0;
+    }
+    // Buffer views, not copies (RocksDB copies into its batch, the undo log copies again),
+    // made once: the tree keeps them, so a value is already a Buffer when it is replaced.
+    const value = w.value ? bufferView(w.value) : null;
+    const prev = m.state.setStorage(w.contractId, w.key, value);
+    size += (value ? w.key.length + value.length : 0) - (prev ? w.key.length + prev.length : 0);
+    batch.storageWrite(key(Bucket.storage, w.contractId, w.key), value, prev ? bufferView(prev) : null);
+  }
+  if (cidBytes) m.storageSize.set(cid, size);
+  out.events.forEach((ev, logIndex) => {
+    batch.contractLog(contractHex(ev.contractId, p), ev.contractId).events.push([txIndex, logIndex, ev.name, ev.params, p.txid]);
+  });
+  finishCall(m, batch, p, {
+    status: 'executed',
+    block_height: height,
+    tx_index: txIndex,
+    result: out.result,
+    error: null,
+    instructions: out.instructions,
+  });
+}
+
+/** Hex of a contract id the call touched: the called contract's without converting (nearly always). */
+function contractHex(id: Uint8Array, p: PendingCall): string {
+  const own = p.envelope.contractId;
+  if (id.length === own.length) {
+    let i = 0;
+    while (i < id.length && id[i] === own[i]) i++;
+    if (i === id.length) return p.rec.contract_id;
+  }
+  return hexOf(id);
+}

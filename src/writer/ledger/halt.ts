@@ -1,0 +1,51 @@
+/**
+ * Halts (docs/ARCHITECTURE.md, Halts): the node stops applying blocks and refuses
+ * payloads until the operator clears the halt, which re-derives from the journal.
+ */
+import { Bucket, key } from '../db.js';
+import { NodeError } from '../../errors.js';
+import { json } from './bytes.js';
+import type { Ledger } from './index.js';
+
+export async function halt(l: Ledger, reason: string, persist: boolean): Promise<void> {
+  if (l.halted) return;
+  l.halted = true;
+  l.haltReason = reason;
+  l.log.error('consensus halt', { reason });
+  if (persist) {
+    try {
+      await l.db.batch([{ type: 'put', key: key(Bucket.meta, 'halt'), value: json({ reason }) }], true);
+    } catch {
+      /* the halt stays in memory; the reason is logged */
+    }
+  }
+  // Memory may be ahead of what reached the disk: reload what is durable.
+  try {
+    await l.load();
+    l.halted = true;
+    l.haltReason = reason;
+  } catch {
+    /* reads may be stale until the operator clears the halt */
+  }
+}
+
+/** Operator action: re-derive from the journal and resume if it agrees with itself. */
+export async function clearHalt(l: Ledger): Promise<void> {
+  await l.flushBlocks().catch(() => undefined);
+  const reason = l.haltReason;
+  l.halted = false;
+  l.haltReason = null;
+  try {
+    // After a storage failure RocksDB refuses writes until reopened.
+    if (reason?.startsWith('storage write failed')) await l.db.reopen();
+    await l.db.batch([{ type: 'del', key: key(Bucket.meta, 'halt') }], true);
+  } catch (e) {
+    l.halted = true;
+    l.haltReason = reason;
+    throw new NodeError('halted', `cannot clear the halt: storage still failing (${(e as NodeJS.ErrnoException).code ?? 'write error'})`);
+  }
+  await l.load();
+  if (l.tip && l.anchor) await l.rederive(l.tip.height, { dropJournalAbove: false, verifyBelow: l.tip.height + 1 });
+  if (l.halted) throw new NodeError('halted', `halt not cleared: ${l.haltReason}`);
+  l.log.info('halt cleared', { previous_reason: reason });
+}

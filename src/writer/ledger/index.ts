@@ -1,0 +1,328 @@
+/**
+ * The ledger: everything the writer thread knows and every rule of PROTOCOL.md sections
+ * 3 to 5 that changes state. Hot state (active contracts, their storage, pending calls,
+ * orphan stamps) lives in memory (memory.ts) with RocksDB as the durable copy; history
+ * (decided calls, events, state roots, the block journal) is read from RocksDB (reads.ts).
+ *
+ * Every connected block is applied (apply-block.ts) in one atomic, synced write batch
+ * that also carries its undo log (undo-log.ts) for the last JOURNAL_WINDOW blocks.
+ * Rewinds (rewind.ts) run the undo logs; deeper rewinds, late payloads and cleared halts
+ * re-apply the block journal (replay.ts), which keeps every stamped transaction the node
+ * has seen. Payloads come in through accept.ts, memory is built by load.ts, and halts
+ * are halt.ts. The decision rules themselves are src/protocol/rules.ts.
+ *
+ * This class is the coordinator: it holds the processed tip, the halt flag and the
+ * memory, orders writes (flushBlocks, writeOrHalt), and tells its observers
+ * (observer.ts) what happened. Its public fields are shared with the phase modules of
+ * this folder; elsewhere the ledger is read and driven through its methods.
+ */
+import { Bucket, key, type BatchOp, type Db } from '../db.js';
+import type { FieldProof } from '../../state/state-tree.js';
+import { NodeError } from '../../errors.js';
+import type { OutpointCheck } from '../../messages.js';
+import type { HeldPayload } from '../../protocol/rules.js';
+import type { Program } from '../../vm/types.js';
+import type { Logger } from '../../log.js';
+import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../records.js';
+import { bytesOf, json, u32be } from './bytes.js';
+import { LedgerMemory } from './memory.js';
+import { loadFromDisk } from './load.js';
+import { acceptCalls, acceptDeploy, type AcceptedCall } from './accept.js';
+import { applyBlock, type ApplicableBlock } from './apply-block.js';
+import { rewindTo } from './rewind.js';
+import { rederive, replayFrom } from './replay.js';
+import { clearHalt, halt } from './halt.js';
+import { owedReplayHeight, readCall, readCallIdUsed, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
+import { JOURNAL_WINDOW, STORE_FORMAT, type Tip } from './stored.js';
+import type { LedgerObserver } from './observer.js';
+
+export { JOURNAL_WINDOW, STORE_FORMAT, type Tip } from './stored.js';
+export { UndoLog, decodeUndo, type UndoEntry } from './undo-log.js';
+export type { LedgerObserver } from './observer.js';
+
+export class Ledger {
+  /** The in-memory model; a load replaces it whole. */
+  memory = new LedgerMemory();
+  /**
+   * Counts the reorgs this ledger has rewound (since it was opened), with the fork height
+   * of the last ones (rewind.ts): a call checked before a reorg had the blocks above that
+   * fork checked on another branch (accept.ts, droppedAt).
+   */
+  chainEpoch = 0;
+  readonly reorgForks: { epoch: number; fork: number }[] = [];
+  anchor: Tip | null = null;
+  halted = false;
+  haltReason: string | null = null;
+  lastBlockAt: string | null = null;
+  /**
+   * The last applied block's batch while RocksDB writes it: the next block is computed
+   * meanwhile (catch-up, replays) and handed over once this one is durable. `claims` are
+   * its call-id claims, which a read of the disk may not show yet.
+   */
+  inflight: { done: Promise<Error | null>; claims: string[] } | null = null;
+  private processedTip: Tip | null = null;
+  private processedRoot: string | null = null;
+  private readonly observers: LedgerObserver[] = [];
+
+  constructor(
+    readonly db: Db,
+    readonly log: Logger,
+  ) {}
+
+  /** The last block applied (the anchor before any). */
+  get tip(): Tip | null {
+    return this.processedTip;
+  }
+
+  /** The state root after `tip`. */
+  get stateRoot(): string | null {
+    return this.processedRoot;
+  }
+
+  /** Registers an observer, called from here on (observer.ts). */
+  observe(o: LedgerObserver): void {
+    this.observers.push(o);
+  }
+
+  /** Sets the processed tip and state root together and tells the observers, synchronously. */
+  setProcessed(tip: Tip | null, stateRoot: string | null): void {
+    this.processedTip = tip;
+    this.processedRoot = stateRoot;
+    for (const o of this.observers) o.stateChanged(tip, stateRoot);
+  }
+
+  // ---------------------------------------------------------------- durability
+
+  /**
+   * Waits until the last applied block is durable. A failed write halts the node (memory
+   * is reloaded from what reached the disk) and throws `halted`. Every entry point that
+   * changes state calls this first, and the writer calls it after each chain update.
+   */
+  async flushBlocks(): Promise<void> {
+    const f = this.inflight;
+    if (!f) return;
+    const err = await f.done;
+    if (this.inflight === f) this.inflight = null;
+    if (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? err.message;
+      await this.halt(`storage write failed: ${code}`, false);
+      throw new NodeError('halted', 'node is halted: storage write failed');
+    }
+  }
+
+  /** One synced batch; a failed write halts the node and throws `halted`. */
+  async writeOrHalt(ops: BatchOp[], sync = true): Promise<void> {
+    try {
+      await this.db.batch(ops, sync);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      await this.halt(`storage write failed: ${code}`, false);
+      throw new NodeError('halted', 'node is halted: storage write failed');
+    }
+  }
+
+  refuseWhileHalted(): void {
+    if (this.halted) throw new NodeError('halted', `node is halted: ${this.haltReason ?? 'unknown reason'}`);
+  }
+
+  // ---------------------------------------------------------------- loading
+
+  /**
+   * Rebuilds every in-memory structure from RocksDB (load.ts). Everything is built aside
+   * and swapped in at once, so reads served while a rewind or replay runs never see a
+   * half-loaded state.
+   */
+  async load(): Promise<void> {
+    const loaded = await loadFromDisk(this.db);
+    // Swap in one synchronous step.
+    this.memory = loaded.memory;
+    this.anchor = loaded.anchor;
+    this.halted = loaded.halt !== null;
+    this.haltReason = loaded.halt?.reason ?? null;
+    this.setProcessed(loaded.tip, loaded.memory.root());
+  }
+
+  /** What tests compare after a rewind: the memory a full load from disk would build. */
+  memorySummary(): Record<string, unknown> {
+    return { tip: this.tip, stateRoot: this.stateRoot, ...this.memory.summary() };
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  get pendingCount(): number {
+    return this.memory.pending.size;
+  }
+
+  get contractCount(): number {
+    return this.memory.contracts.size + this.memory.pendingContracts.size;
+  }
+
+  /** The lowest block a replay is owed from (reads.ts), null when nothing is owed. */
+  owedReplayHeight(): number | null {
+    return owedReplayHeight(this.memory);
+  }
+
+  knownHash(height: number): string | null {
+    return this.memory.recentHashes.get(height) ?? null;
+  }
+
+  contractIds(): string[] {
+    return [...this.memory.contracts.keys(), ...this.memory.pendingContracts.keys()].sort();
+  }
+
+  contract(id: string): ContractRecord | null {
+    return this.memory.contracts.get(id)?.rec ?? this.memory.pendingContracts.get(id) ?? null;
+  }
+
+  program(id: string): Program | null {
+    return this.memory.contracts.get(id)?.program ?? null;
+  }
+
+  call(txid: string): Promise<CallRecord | null> {
+    return readCall(this.db, this.memory, txid);
+  }
+
+  /** A call's payload (borsh envelope bytes) as received, or null. */
+  callPayload(txid: string): Promise<Uint8Array | null> {
+    return readCallPayload(this.db, txid);
+  }
+
+  /** What the node holds for a txid: a deploy (contract id) or a call. */
+  payloadAt(txid: string): Promise<HeldPayload | null> {
+    return readPayloadAt(this.db, txid);
+  }
+
+  storageGet(contractId: string, storageKey: Uint8Array): Uint8Array | undefined {
+    const c = this.memory.contracts.get(contractId);
+    return c ? this.memory.state.getStorage(c.id, storageKey) : undefined;
+  }
+
+  prove(contractId: string, storageKey: Uint8Array): FieldProof {
+    return this.memory.state.prove(bytesOf(contractId), storageKey);
+  }
+
+  stateRootAt(height: number): Promise<{ height: number; block_hash: string; state_root: string } | null> {
+    return readStateRootAt(this.db, height);
+  }
+
+  isCallIdUsed(caller: Uint8Array, callId: bigint): Promise<boolean> {
+    return readCallIdUsed(this.db, caller, callId);
+  }
+
+  callCount(contractId: string): number {
+    return this.memory.callCounts.get(contractId) ?? 0;
+  }
+
+  /** The contract's call log from `offset`: txids in (height, tx_index) order. */
+  callTxids(contractId: string, offset: number, limit: number): Promise<string[]> {
+    return readCallTxids(this.db, contractId, offset, limit);
+  }
+
+  callsOf(contractId: string, offset: number, limit: number): Promise<CallRecord[]> {
+    return readCallsOf(this.db, this.memory, contractId, offset, limit);
+  }
+
+  events(contractId: string, fromHeight: number, toHeight: number, after: [number, number, number] | null, limit: number, name: string | null): Promise<EventRecord[]> {
+    return readEvents(this.db, this.memory, contractId, fromHeight, toHeight, after, limit, name);
+  }
+
+  // ---------------------------------------------------------------- anchoring
+
+  async initAnchor(tip: Tip): Promise<void> {
+    await this.flushBlocks();
+    if (this.tip) return;
+    const root = this.memory.root();
+    const ops: BatchOp[] = [
+      { type: 'put', key: key(Bucket.meta, 'format'), value: json(STORE_FORMAT) },
+      { type: 'put', key: key(Bucket.meta, 'anchor'), value: json(tip) },
+      { type: 'put', key: key(Bucket.meta, 'tip'), value: json(tip) },
+      { type: 'put', key: key(Bucket.stateRoot, u32be(tip.height)), value: json({ height: tip.height, block_hash: tip.hash, state_root: root }) },
+    ];
+    await this.writeOrHalt(ops);
+    this.anchor = tip;
+    this.memory.recentHashes.set(tip.height, tip.hash);
+    this.setProcessed(tip, this.memory.root());
+    this.log.info('anchored block journal', { height: tip.height, hash: tip.hash });
+  }
+
+  // ---------------------------------------------------------------- intake (accept.ts)
+
+  /** Stores a verified deploy registration durably; `created` is false when it was already known. */
+  acceptDeploy(rec: ContractRecord): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
+    return acceptDeploy(this, rec);
+  }
+
+  /** Stores a verified call durably. */
+  async acceptCall(rec: CallRecord, outpoint?: OutpointCheck): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
+    const [r] = await this.acceptCalls([rec], [outpoint]);
+    if (!r!.ok) throw r!.error;
+    return r!;
+  }
+
+  /** Stores verified calls durably in one synced batch (group commit), one outcome per record. */
+  acceptCalls(recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[] = []): Promise<AcceptedCall[]> {
+    return acceptCalls(this, recs, outpoints);
+  }
+
+  // ---------------------------------------------------------------- blocks (apply-block.ts)
+
+  /** Applies one block the chain brought on top of the tip. */
+  applyBlock(b: ApplicableBlock, opts: { sync?: boolean } = {}): Promise<BlockRecord> {
+    return this.timedApply(b, opts, false);
+  }
+
+  /** Applies a journal entry again (a late payload's replay, a re-derivation). */
+  reapplyBlock(rec: BlockRecord, opts: { sync?: boolean }): Promise<BlockRecord> {
+    return this.timedApply({ height: rec.height, hash: rec.hash, prevHash: rec.prevHash, txs: rec.txs, dropped: rec.dropped, unstamped: rec.unstamped }, opts, true);
+  }
+
+  private async timedApply(b: ApplicableBlock, opts: { sync?: boolean }, replay: boolean): Promise<BlockRecord> {
+    const t0 = performance.now();
+    const record = await applyBlock(this, b, opts);
+    const seconds = (performance.now() - t0) / 1000;
+    for (const o of this.observers) o.blockApplied(b.height, seconds, replay);
+    return record;
+  }
+
+  // ---------------------------------------------------------------- rewinds and replays (rewind.ts, replay.ts)
+
+  /** The oldest height the undo logs can rewind to. */
+  get undoFloor(): number {
+    if (!this.tip || !this.anchor) return 0;
+    return Math.max(this.anchor.height, this.tip.height - JOURNAL_WINDOW);
+  }
+
+  /**
+   * Makes the state that after block `height`. Within the journal window the undo logs run
+   * backwards, one atomic batch per block; deeper, the state is re-derived from the
+   * journal. `dropJournal`: the blocks above `height` left the best chain (a reorg).
+   */
+  async rewindTo(height: number, opts: { dropJournal: boolean }): Promise<void> {
+    const depth = await rewindTo(this, height, opts);
+    if (depth > 0) for (const o of this.observers) o.rewound(depth, opts.dropJournal);
+  }
+
+  /**
+   * Resets derived state to the anchor and replays the journal up to `height`. Heights
+   * below `verifyBelow` must reproduce their stored state roots; a difference is a halt.
+   */
+  rederive(height: number, opts: { dropJournalAbove: boolean; verifyBelow: number }): Promise<void> {
+    return rederive(this, height, opts);
+  }
+
+  /** Replays blocks from `fromHeight` after a late payload, keeping the journal. */
+  replayFrom(fromHeight: number): Promise<void> {
+    return replayFrom(this, fromHeight);
+  }
+
+  // ---------------------------------------------------------------- halts (halt.ts)
+
+  halt(reason: string, persist = true): Promise<void> {
+    return halt(this, reason, persist);
+  }
+
+  /** Operator action: re-derive from the journal and resume if it agrees with itself. */
+  clearHalt(): Promise<void> {
+    return clearHalt(this);
+  }
+}
