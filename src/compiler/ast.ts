@@ -20,6 +20,8 @@ export type Expr =
 export type Stmt =
   | { k: 'let'; pos: Pos; name: string; type: ValueType | null; init: Expr }
   | { k: 'assign'; pos: Pos; name: string; key: Expr | null; value: Expr }
+  /** `name op= value` / `name[key] op= value`: the key is evaluated once. */
+  | { k: 'compound'; pos: Pos; opPos: Pos; op: BinOp; name: string; key: Expr | null; value: Expr }
   | { k: 'if'; pos: Pos; cond: Expr; then: Stmt[]; else: Stmt[] | null }
   | { k: 'for'; pos: Pos; name: string; from: bigint; to: bigint; body: Stmt[] }
   | { k: 'break'; pos: Pos }

@@ -15,6 +15,9 @@ const RANGE: Record<string, [bigint, bigint]> = {
 };
 const ARITH_BASE: Record<string, number> = { u64: OP.ADD_U64, i64: OP.ADD_I64, u128: OP.ADD_U128 };
 const ARITH_K: Record<string, number> = { '+': 0, '-': 1, '*': 2, '/': 3, '%': 4 };
+const isArith = (op: string): boolean => ARITH_K[op] !== undefined;
+const ORDERING = new Set(['<', '<=', '>', '>=']);
+type BinExpr = Extract<Expr, { k: 'bin' }>;
 
 interface Builtin { params: (ValueType | 'bytes|string')[]; ret: ValueType; op: number; ctx?: boolean }
 const BUILTINS: Record<string, Builtin> = {
@@ -44,6 +47,15 @@ function builtin(name: string): Builtin | undefined {
 
 interface Local { slot: number; type: ValueType; mutable: boolean }
 interface LoopCtx { breaks: number[]; continues: number[] }
+
+/** What to suggest when two operands differ in type: only conversions that exist. */
+function conversionHint(a: Ty, b: Ty): string {
+  if (INT.has(a) && INT.has(b)) return " (use 'as' to convert)";
+  const pair = new Set([a, b]);
+  if (pair.has('key') && pair.has('bytes')) return ' (use to_bytes or to_key to convert)';
+  if (pair.has('bytes') && INT.has(a === 'bytes' ? b : a)) return ' (use to_bytes to turn the integer into bytes)';
+  return '';
+}
 
 export interface CodegenResult { core: ArtifactCore; interfaces: string[] }
 
@@ -109,23 +121,28 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
 
   // ---- call graph: reject cycles (no recursion, also through helpers) ----
   const callees = new Map<string, { name: string; pos: Pos }[]>();
-  const collectCalls = (e: Expr, out: { name: string; pos: Pos }[]): void => {
-    switch (e.k) {
-      case 'call': if (fns.has(e.name)) out.push({ name: e.name, pos: e.pos }); e.args.forEach((a) => collectCalls(a, out)); break;
-      case 'xcall': collectCalls(e.target, out); e.args.forEach((a) => collectCalls(a, out)); break;
-      case 'index': collectCalls(e.key, out); break;
-      case 'unary': case 'cast': collectCalls(e.e, out); break;
-      case 'bin': collectCalls(e.l, out); collectCalls(e.r, out); break;
-      default: break;
+  // a work list, not recursion: a flat sum of thousands of terms is a tree that deep
+  const collectCalls = (root: Expr, out: { name: string; pos: Pos }[]): void => {
+    const work: Expr[] = [root];
+    for (let e = work.pop(); e; e = work.pop()) {
+      switch (e.k) {
+        case 'call': if (fns.has(e.name)) out.push({ name: e.name, pos: e.pos }); work.push(...e.args); break;
+        case 'xcall': work.push(e.target, ...e.args); break;
+        case 'index': work.push(e.key); break;
+        case 'unary': case 'cast': work.push(e.e); break;
+        case 'bin': work.push(e.l, e.r); break;
+        default: break;
+      }
     }
   };
-  const collectStmts = (ss: Stmt[], out: { name: string; pos: Pos }[]): void => {
-    for (const s of ss) {
+  const collectStmts = (root: Stmt[], out: { name: string; pos: Pos }[]): void => {
+    const work: Stmt[][] = [root];
+    for (let ss = work.pop(); ss; ss = work.pop()) for (const s of ss) {
       switch (s.k) {
         case 'let': collectCalls(s.init, out); break;
-        case 'assign': if (s.key) collectCalls(s.key, out); collectCalls(s.value, out); break;
-        case 'if': collectCalls(s.cond, out); collectStmts(s.then, out); if (s.else) collectStmts(s.else, out); break;
-        case 'for': collectStmts(s.body, out); break;
+        case 'assign': case 'compound': if (s.key) collectCalls(s.key, out); collectCalls(s.value, out); break;
+        case 'if': collectCalls(s.cond, out); work.push(s.then); if (s.else) work.push(s.else); break;
+        case 'for': work.push(s.body); break;
         case 'return': if (s.value) collectCalls(s.value, out); break;
         case 'require': collectCalls(s.cond, out); break;
         case 'emit': s.args.forEach((a) => collectCalls(a, out)); break;
@@ -216,13 +233,24 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
     u8(f.ret ? TY[f.ret] : 0);
     for (const p of f.params) u8(TY[p.type]);
     let nlocals = 0;
+    let tooManyLocalsReported = false;
+    /** A fresh local slot, or slot 0 after one error per function when all 255 are taken. */
+    const allocSlot = (p: Pos): number | null => {
+      if (nlocals < 255) return nlocals++;
+      if (!tooManyLocalsReported) err(p, 'too many local variables in one function (at most 255)');
+      tooManyLocalsReported = true;
+      return null;
+    };
+    /** Hidden slots holding a map key while a compound assignment reads and writes the entry, one per key type. */
+    const keyTemps = new Map<ValueType, number>();
     const scopes: Map<string, Local>[] = [new Map()];
     const loops: LoopCtx[] = [];
     const newLocal = (name: string, type: ValueType, mutable: boolean, p: Pos): Local | null => {
       if (fields.has(name)) err(p, `'${name}' shadows a field`);
       for (const s of scopes) if (s.has(name)) { err(p, `variable '${name}' is already declared`); break; }
-      if (nlocals >= 255) { err(p, 'too many local variables in one function (at most 255)'); return null; }
-      const l = { slot: nlocals++, type, mutable };
+      const slot = allocSlot(p);
+      if (slot === null) return null;
+      const l = { slot, type, mutable };
       scopes[scopes.length - 1]!.set(name, l);
       return l;
     };
@@ -232,6 +260,7 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
     };
     for (const p of f.params) newLocal(p.name, p.type, true, p.pos);
 
+    const inferred = new Map<Expr, Ty | null>();
     // type inference without code (null = adaptable literal)
     const infer = (e: Expr): Ty | null => {
       switch (e.k) {
@@ -249,7 +278,20 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
         }
         case 'xcall': return e.ret ?? 'void';
         case 'unary': return e.op === '!' ? 'bool' : infer(e.e);
-        case 'bin': return ['+', '-', '*', '/', '%'].includes(e.op) ? infer(e.l) ?? infer(e.r) : 'bool';
+        case 'bin': {
+          if (!isArith(e.op)) return 'bool';
+          // infer(l) ?? infer(r), down the left spine without recursion; memoised because
+          // the generator asks again at every level of a long chain
+          const known = inferred.get(e);
+          if (known !== undefined) return known;
+          const rights: Expr[] = [];
+          let n: Expr = e;
+          while (n.k === 'bin' && isArith(n.op)) { rights.push(n.r); n = n.l; }
+          let t = infer(n);
+          for (let i = rights.length - 1; i >= 0 && t === null; i--) t = infer(rights[i]!);
+          inferred.set(e, t);
+          return t;
+        }
         case 'cast': return e.to;
       }
     };
@@ -333,53 +375,97 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
           if (t !== e.to) { u8(OP.CAST); u8(TY[e.to]); }
           return e.to;
         }
-        case 'bin': {
-          if (e.op === '&&' || e.op === '||') {
-            want(gen(e.l, 'bool'), 'bool', e.l.pos, `left of '${e.op}'`);
-            if (e.op === '&&') {
-              const j1 = jump(OP.JMPF);
-              want(gen(e.r, 'bool'), 'bool', e.r.pos, "right of '&&'");
-              const j2 = jump(OP.JMP);
-              patch32(j1, here()); u8(OP.FALSE);
-              patch32(j2, here());
-            } else {
-              const j1 = jump(OP.JMPF);
-              u8(OP.TRUE);
-              const j2 = jump(OP.JMP);
-              patch32(j1, here());
-              want(gen(e.r, 'bool'), 'bool', e.r.pos, "right of '||'");
-              patch32(j2, here());
-            }
-            return 'bool';
-          }
-          const arith = ARITH_K[e.op] !== undefined;
-          const li = infer(e.l), ri = infer(e.r);
-          let t: ValueType | null = (li && li !== 'void' && li !== 'error' ? li : null) ?? (ri && ri !== 'void' && ri !== 'error' ? ri : null);
-          if (!t) t = arith && expected && INT.has(expected) ? expected : e.l.k === 'hex' ? 'bytes' : 'u64';
-          const lt = gen(e.l, t), rt = gen(e.r, t);
-          if (lt === 'error' || rt === 'error') return arith ? 'error' : 'bool';
-          if (lt !== rt) { err(e.pos, `operands of '${e.op}' have different types: ${lt} and ${rt} (use 'as' to convert)`); return arith ? 'error' : 'bool'; }
-          if (arith) {
-            if (!INT.has(lt)) { err(e.pos, `'${e.op}' needs integers, found ${lt}`); return 'error'; }
-            u8(ARITH_BASE[lt]! + ARITH_K[e.op]!);
-            return lt;
-          }
-          if (e.op === '==' || e.op === '!=') {
-            if (lt === 'void') { err(e.pos, 'cannot compare values of no type'); return 'bool'; }
-            u8(e.op === '==' ? OP.EQ : OP.NE);
-            return 'bool';
-          }
-          if (!INT.has(lt)) { err(e.pos, `'${e.op}' needs integers, found ${lt}`); return 'bool'; }
-          u8({ '<': OP.LT, '<=': OP.LE, '>': OP.GT, '>=': OP.GE }[e.op as '<']);
-          return 'bool';
-        }
+        case 'bin': return genBinChain(e, expected);
       }
+    };
+
+    /**
+     * A binary expression and the left operands below it that are binary too: a flat sum of
+     * thousands of terms is a tree that deep, so the spine is walked with a loop. Top-down
+     * each level fixes the type its left operand is generated for; then the leaf is
+     * generated and each level, bottom-up, adds its right operand and operator.
+     */
+    const genBinChain = (top: BinExpr, expected: ValueType | null): Ty => {
+      const levels: { e: BinExpr; t: ValueType }[] = [];
+      let n: Expr = top;
+      let exp = expected;
+      while (n.k === 'bin') {
+        let t: ValueType = 'bool';
+        if (n.op !== '&&' && n.op !== '||') {
+          const li = infer(n.l), ri = infer(n.r);
+          const known = (li && li !== 'void' && li !== 'error' ? li : null) ?? (ri && ri !== 'void' && ri !== 'error' ? ri : null);
+          t = known ?? (isArith(n.op) && exp && INT.has(exp) ? exp : n.l.k === 'hex' ? 'bytes' : 'u64');
+        }
+        levels.push({ e: n, t });
+        exp = t;
+        n = n.l;
+      }
+      let lt = gen(n, exp);
+      const chain = { comparisonReported: false };
+      for (let i = levels.length - 1; i >= 0; i--) lt = genBinLevel(levels[i]!.e, lt, levels[i]!.t, chain);
+      return lt;
+    };
+    /** One operator whose left operand (of type lt) is already generated. */
+    const genBinLevel = (e: BinExpr, lt: Ty, t: ValueType, chain: { comparisonReported: boolean }): Ty => {
+      if (ORDERING.has(e.op) && e.l.k === 'bin' && (ORDERING.has(e.l.op) || e.l.op === '==' || e.l.op === '!=')) {
+        // `a < b < c`: one error for the whole chain, not one per operator
+        if (!chain.comparisonReported) err(e.pos, `comparisons cannot be chained: write a ${e.l.op} b && b ${e.op} c`);
+        chain.comparisonReported = true;
+        gen(e.r, t);
+        return 'bool';
+      }
+      if (e.op === '&&' || e.op === '||') {
+        want(lt, 'bool', e.l.pos, `left of '${e.op}'`);
+        if (e.op === '&&') {
+          const j1 = jump(OP.JMPF);
+          want(gen(e.r, 'bool'), 'bool', e.r.pos, "right of '&&'");
+          const j2 = jump(OP.JMP);
+          patch32(j1, here()); u8(OP.FALSE);
+          patch32(j2, here());
+        } else {
+          const j1 = jump(OP.JMPF);
+          u8(OP.TRUE);
+          const j2 = jump(OP.JMP);
+          patch32(j1, here());
+          want(gen(e.r, 'bool'), 'bool', e.r.pos, "right of '||'");
+          patch32(j2, here());
+        }
+        return 'bool';
+      }
+      const arith = isArith(e.op);
+      const rt = gen(e.r, t);
+      if (lt === 'error' || rt === 'error') return arith ? 'error' : 'bool';
+      if (lt !== rt) { err(e.pos, `operands of '${e.op}' have different types: ${lt} and ${rt}${conversionHint(lt, rt)}`); return arith ? 'error' : 'bool'; }
+      if (arith) {
+        if (!INT.has(lt)) { err(e.pos, `'${e.op}' needs integers, found ${lt}`); return 'error'; }
+        u8(ARITH_BASE[lt]! + ARITH_K[e.op]!);
+        return lt;
+      }
+      if (e.op === '==' || e.op === '!=') {
+        if (lt === 'void') { err(e.pos, 'cannot compare values of no type'); return 'bool'; }
+        u8(e.op === '==' ? OP.EQ : OP.NE);
+        return 'bool';
+      }
+      if (!INT.has(lt)) { err(e.pos, `'${e.op}' needs integers, found ${lt}`); return 'bool'; }
+      u8({ '<': OP.LT, '<=': OP.LE, '>': OP.GT, '>=': OP.GE }[e.op as '<']);
+      return 'bool';
     };
 
     const genCall = (e: Extract<Expr, { k: 'call' }>): Ty => {
       const b = builtin(e.name);
       if (b) {
         if (e.args.length !== b.params.length) { err(e.pos, `${e.name} takes ${b.params.length} argument(s), got ${e.args.length}`); return 'error'; }
+        if (e.name === 'to_bytes') {
+          // a key's 32 bytes, or an integer in the storage layout's encoding (big-endian)
+          const arg = e.args[0]!;
+          const inf = infer(arg);
+          const t = gen(arg, inf === null && arg.k === 'hex' ? 'key' : null);
+          if (t === 'error') return 'error';
+          if (t === 'key') u8(OP.TOBYTES);
+          else if (INT.has(t)) { u8(OP.INTBYTES); u8(TY[t as 'u64']); }
+          else { err(arg.pos, `to_bytes needs a key or an integer, found ${t}`); return 'error'; }
+          return 'bytes';
+        }
         if (e.name === 'concat') {
           const t0 = infer(e.args[0]!) ?? infer(e.args[1]!) ?? 'bytes';
           const a = gen(e.args[0]!, t0 === 'string' ? 'string' : 'bytes');
@@ -455,16 +541,59 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
           }
           return false;
         }
+        case 'compound': {
+          const what = `'${s.op}='`;
+          const l = s.key ? undefined : lookup(s.name);
+          if (l) {
+            if (!l.mutable) err(s.pos, `cannot assign to loop variable '${s.name}'`);
+            if (!INT.has(l.type)) { err(s.opPos, `${what} needs an integer, '${s.name}' is ${l.type}`); return false; }
+            u8(OP.LOAD); u8(l.slot);
+            want(gen(s.value, l.type), l.type, s.value.pos, `right of ${what}`);
+            u8(ARITH_BASE[l.type]! + ARITH_K[s.op]!);
+            u8(OP.STORE); u8(l.slot);
+            return false;
+          }
+          const fd = fields.get(s.name);
+          if (!fd) { err(s.pos, `unknown variable or field '${s.name}'`); return false; }
+          if (f.readonly) err(s.pos, `readonly function '${f.name}' cannot write field '${s.name}'`);
+          if (!!fd.key !== !!s.key) { err(s.pos, fd.key ? `'${s.name}' is a map: use ${s.name}[key] ${s.op}= ...` : `'${s.name}' is not a map`); return false; }
+          if (!INT.has(fd.value)) { err(s.opPos, `${what} needs an integer, '${s.name}' holds ${fd.value}`); return false; }
+          if (s.key && fd.key) {
+            // the key is evaluated once (it may call other code), kept in a hidden local
+            want(gen(s.key, fd.key), fd.key, s.key.pos, `key of ${s.name}`);
+            let tmp = keyTemps.get(fd.key);
+            if (tmp === undefined) { tmp = allocSlot(s.pos) ?? 0; keyTemps.set(fd.key, tmp); }
+            u8(OP.STORE); u8(tmp); u8(OP.LOAD); u8(tmp); u8(OP.LOAD); u8(tmp);
+            u8(OP.MLOAD); u16(fd.idx);
+          } else {
+            u8(OP.SLOAD); u16(fd.idx);
+          }
+          want(gen(s.value, fd.value), fd.value, s.value.pos, `right of ${what}`);
+          u8(ARITH_BASE[fd.value]! + ARITH_K[s.op]!);
+          u8(s.key ? OP.MSTORE : OP.SSTORE); u16(fd.idx);
+          return false;
+        }
         case 'if': {
-          want(gen(s.cond, 'bool'), 'bool', s.cond.pos, 'if condition');
-          const jf = jump(OP.JMPF);
-          const r1 = block(s.then);
-          if (!s.else) { patch32(jf, here()); return false; }
-          const jend = r1 ? -1 : jump(OP.JMP);
-          patch32(jf, here());
-          const r2 = block(s.else);
-          if (jend >= 0) patch32(jend, here());
-          return r1 && r2;
+          // an else-if chain is walked with a loop (the parser reads it the same way)
+          const ends: number[] = [];
+          let arm: Extract<Stmt, { k: 'if' }> = s;
+          let allReturn = true;
+          for (;;) {
+            want(gen(arm.cond, 'bool'), 'bool', arm.cond.pos, 'if condition');
+            const jf = jump(OP.JMPF);
+            const r1 = block(arm.then);
+            if (!arm.else) { patch32(jf, here()); allReturn = false; break; }
+            allReturn = allReturn && r1;
+            if (!r1) ends.push(jump(OP.JMP));
+            patch32(jf, here());
+            const only = arm.else.length === 1 ? arm.else[0]! : null;
+            if (only && only.k === 'if') { arm = only; continue; }
+            const r2 = block(arm.else); // always generated: `&&=` would skip it
+            allReturn &&= r2;
+            break;
+          }
+          for (const j of ends) patch32(j, here());
+          return allReturn;
         }
         case 'for': {
           const n = s.to - s.from;
@@ -472,7 +601,7 @@ export function generate(c: ContractDecl, file: string): { ok: true; result: Cod
           if (n > BigInt(LIMITS.loopBound)) { err(s.pos, `loop runs ${n} times, at most ${LIMITS.loopBound} allowed`); return false; }
           if (n === 0n) return false;
           scopes.push(new Map());
-          const counter = nlocals < 255 ? nlocals++ : (err(s.pos, 'too many local variables in one function (at most 255)'), 0);
+          const counter = allocSlot(s.pos) ?? 0;
           u8(OP.CONST); u16(intConst('u64', 0n)); u8(OP.STORE); u8(counter);
           let user: Local | null;
           if (s.from === 0n) {

@@ -23,11 +23,12 @@ export function codeHash(core: ArtifactCore): string {
 
 export function compileSource(source: string, fileName: string): { ok: true; artifact: Artifact } | { ok: false; errors: CompileError[] } {
   const { contract, errors } = parse(source, fileName);
-  if (!contract) return { ok: false, errors };
+  // After a syntax error the tree has holes (a skipped function, a half statement), so the
+  // checker would report their consequences as more errors: one error per cause.
+  if (!contract || errors.length) return { ok: false, errors };
   const g = generate(contract, fileName);
-  const all = [...errors, ...(g.ok ? [] : g.errors)];
-  if (all.length || !g.ok) {
-    all.sort((a, b) => a.line - b.line || a.col - b.col);
+  if (!g.ok) {
+    const all = [...g.errors].sort((a, b) => a.line - b.line || a.col - b.col);
     return { ok: false, errors: all };
   }
   const core = g.result.core;
