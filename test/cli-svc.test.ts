@@ -14,6 +14,7 @@ import { startFake, deadUrl, type Fake } from './helpers/fake-endpoints.js';
 import { walletFromSecret, networkOf, DEFAULT_FEE_RATE } from '../src/client/index.js';
 import { decodePayload, decodeEnvelope, checkCallBinding, toHex } from '../src/protocol/index.js';
 import { run, errorOf } from '../src/cli/run.js';
+import { compileSource } from '../src/compiler/index.js';
 
 const svcJs = join(repoRoot, 'dist', 'src', 'cli', 'svc.js');
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
@@ -23,12 +24,18 @@ const CID = contract.contract_id as string;
 
 let dir: string;
 let artifactPath: string;
+/** A compiled example: the vectors' artifact carries an ABI but is not code the node accepts. */
+let deployPath: string;
+const token = compileSource(readFileSync(join(repoRoot, 'examples', 'token.svc'), 'utf8'), 'token.svc');
+if (!token.ok) throw new Error('examples/token.svc does not compile');
 let fake: Fake;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
   artifactPath = join(dir, 'artifact.json');
   writeFileSync(artifactPath, JSON.stringify(contract.artifact));
+  deployPath = join(dir, 'token.json');
+  writeFileSync(deployPath, JSON.stringify(token.artifact));
   writeFileSync(join(dir, 'broken.json'), '{');
   fake = await startFake({ utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], abi: null });
 });
@@ -169,7 +176,7 @@ test('runtime errors: insufficient funds and unreachable endpoints exit 1', asyn
   const empty = await startFake({ utxos: [] });
   try {
     oneLineError(
-      await svc(['deploy', artifactPath], { SVC_NODE_URL: empty.nodeUrl, SVC_ESPLORA_URL: empty.esploraUrl, SVC_WALLET_KEY: walletHex }),
+      await svc(['deploy', deployPath], { SVC_NODE_URL: empty.nodeUrl, SVC_ESPLORA_URL: empty.esploraUrl, SVC_WALLET_KEY: walletHex }),
       'insufficient_funds',
       1,
       /insufficient funds: wallet bcrt1q\w+ has 0 sats/,
@@ -179,17 +186,17 @@ test('runtime errors: insufficient funds and unreachable endpoints exit 1', asyn
   }
   const dead = await deadUrl();
   oneLineError(await svc(['status', 'a'.repeat(64), '--node', dead]), 'unreachable', 1, /node unreachable at http:\/\/127\.0\.0\.1:\d+/);
-  oneLineError(await svc(['deploy', artifactPath], { ...endpoints(), SVC_ESPLORA_URL: dead }), 'unreachable', 1, /chain-data endpoint unreachable/);
+  oneLineError(await svc(['deploy', deployPath], { ...endpoints(), SVC_ESPLORA_URL: dead }), 'unreachable', 1, /chain-data endpoint unreachable/);
   const j = await svc(['status', 'a'.repeat(64), '--node', dead, '--json']);
   assert.equal(j.code, 1);
   assert.equal(JSON.parse(j.stderr).error.code, 'unreachable');
 });
 
 test('deploy --json: anchors, registers, prints the contract id', async () => {
-  const r = await svc(['deploy', artifactPath, '--json', '--fee-rate', '3'], endpoints());
+  const r = await svc(['deploy', deployPath, '--json', '--fee-rate', '3'], endpoints());
   assert.equal(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout);
-  assert.equal(j.code_hash, contract.code_hash);
+  assert.equal(j.code_hash, token.ok && token.artifact.metadata.code_hash);
   assert.match(j.txid, /^[0-9a-f]{64}$/);
   const reg = fake.requests.filter((q) => q.path === '/node/deploy_contract').at(-1)!;
   assert.equal(JSON.parse(reg.body).txid, j.txid);

@@ -17,7 +17,8 @@ async function main(): Promise<void> {
   } catch (e) {
     const err = errorOf(e);
     const line = err.message.replace(/\s+/g, ' ').trim();
-    process.stderr.write(json ? `${JSON.stringify({ error: { code: err.code, message: line } })}\n` : `svc: ${err.code}: ${line}\n`);
+    const body = { code: err.code, message: line, ...(err.txid ? { txid: err.txid } : {}) };
+    process.stderr.write(json ? `${JSON.stringify({ error: body })}\n` : `svc: ${err.code}: ${line}\n`);
     process.exitCode = err.exit;
   }
 }
