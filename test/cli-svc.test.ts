@@ -14,6 +14,7 @@ import { startFake, deadUrl, type Fake } from './helpers/fake-endpoints.js';
 import { walletFromSecret, networkOf, DEFAULT_FEE_RATE } from '../src/client/index.js';
 import { decodePayload, decodeEnvelope, checkCallBinding, toHex } from '../src/protocol/index.js';
 import { run, errorOf } from '../src/cli/run.js';
+import { Transaction } from 'bitcoinjs-lib';
 import { compileSource } from '../src/compiler/index.js';
 
 const svcJs = join(repoRoot, 'dist', 'src', 'cli', 'svc.js');
@@ -127,6 +128,15 @@ test('usage errors, in-process: every message names what is wrong', async () => 
     [['call', CID, 'transfer', '--call-id=-1', '--abi', artifactPath], endpoints(), /--call-id must be a u64, got "-1"/],
     [['call', CID, 'transfer', '--call-id', '18446744073709551616', '--abi', artifactPath], endpoints(), /--call-id must be a u64/],
     [['call', CID, 'transfer', '--abi', join(dir, 'broken.json')], endpoints(), /ABI file .* not valid JSON/],
+    [['call', CID, 'transfer', '--pay', 'bcrt1qnoamount', '--abi', artifactPath], endpoints(), /--pay must be ADDRESS:SATS with SATS a whole number > 0, got "bcrt1qnoamount"/],
+    [['call', CID, 'transfer', '--pay', 'bcrt1qx:0', '--abi', artifactPath], endpoints(), /--pay must be ADDRESS:SATS/],
+    [['call', CID, 'transfer', '--outpoint', 'ab:1', '--abi', artifactPath], endpoints(), /--outpoint must be TXID:VOUT, got "ab:1"/],
+    [['simulate', CID], {}, /simulate takes CONTRACT FUNCTION/],
+    [['simulate', CID, 'transfer', '--input', `${'a'.repeat(64)}:x`, '--abi', artifactPath], {}, /--input must be TXID:VOUT/],
+    [['deploy', artifactPath, '--txid', 'zz'], endpoints(), /--txid must be 64 hex characters/],
+    [['devnet', 'frob'], endpoints(), /devnet takes fund \[ADDRESS\] \[SATS\] or mine \[N\]/],
+    [['devnet', 'fund', 'addr', '5.5'], endpoints(), /SATS must be a whole number >= 1, got "5.5"/],
+    [['contract'], {}, /contract takes CONTRACT/],
   ];
   for (const [args, env, re] of cases) {
     const e = await runError(args, env);
@@ -221,6 +231,51 @@ test('call --wait: signs with the caller key, spends a wallet UTXO, submits, pol
   assert.deepEqual(checkCallBinding(posted, e), { ok: true, stampVout: 0 });
   assert.equal(submit.txid, j.txid);
   assert.notEqual(toHex(e.caller), toHex(wallet.xOnly));
+});
+
+test('call --pay: payments at vouts 1..n in order, change last, printed; bad addresses and dust refused before broadcast', async () => {
+  const them = walletFromSecret(new Uint8Array(32).fill(0x21), 'p2tr', networkOf('regtest'));
+  const args = ['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath];
+  const r = await run([...args, '--pay', `${them.address}:1000`, '--pay', `${wallet.address}:700`], endpoints());
+  const posted = Transaction.fromHex(fake.requests.filter((q) => q.path === '/esplora/tx').at(-1)!.body);
+  assert.deepEqual(posted.outs.slice(1).map((o) => [toHex(o.script), Number(o.value)]), [
+    [toHex(them.outputScript), 1000],
+    [toHex(wallet.outputScript), 700],
+    [toHex(wallet.outputScript), Number(posted.outs[3]!.value)],
+  ]);
+  assert.deepEqual((r.json as { payments: unknown }).payments, [
+    { vout: 1, address: them.address, sats: 1000 },
+    { vout: 2, address: wallet.address, sats: 700 },
+  ]);
+  assert.ok(r.text.includes(`pay: vout 1 -> ${them.address} 1000 sats`) && r.text.includes('change: vout 3'), r.text.join('\n'));
+  const sent = fake.requests.filter((q) => q.path === '/esplora/tx').length;
+  const mainnet = walletFromSecret(new Uint8Array(32).fill(0x21), 'p2wpkh', networkOf('bitcoin')).address;
+  assert.match((await runError([...args, '--pay', `${mainnet}:1000`], endpoints())).message, /payment 1: "bc1\w+" is not an address of the network \(bcrt\)/);
+  assert.match((await runError([...args, '--pay', `${them.address}:329`], endpoints())).message, /payment 1 to bcrt1p\w+: 329 sats is below the dust threshold of 330 sats/);
+  assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent, 'nothing broadcast');
+});
+
+test('an error after the broadcast names the txid (text and --json) and keeps the node code once', async () => {
+  const failing = await startFake({
+    utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }],
+    override: { '/node/contract_call': [409, { error: { code: 'conflict', message: 'txid already known with a different payload' } }] },
+  });
+  try {
+    const env = { SVC_NODE_URL: failing.nodeUrl, SVC_ESPLORA_URL: failing.esploraUrl, SVC_WALLET_KEY: walletHex };
+    const args = ['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath];
+    const text = await svc(args, env);
+    const txid = Transaction.fromHex(failing.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
+    oneLineError(text, 'conflict', 1);
+    assert.ok(text.stderr.startsWith('svc: conflict: txid already known with a different payload (anchoring transaction '), text.stderr);
+    assert.ok(text.stderr.includes(txid));
+    const j = await svc([...args, '--json'], env);
+    const e = JSON.parse(j.stderr).error;
+    assert.equal(e.code, 'conflict');
+    assert.match(e.txid, /^[0-9a-f]{64}$/);
+    assert.ok(e.message.includes(e.txid));
+  } finally {
+    await failing.close();
+  }
 });
 
 test('status (spawned), read and events (in-process) use the node answers and paths', async () => {

@@ -49,6 +49,8 @@ options:
   --pay ADDRESS:SATS  call/simulate: add an output paying ADDRESS (repeatable); the i-th --pay
                       is vout i of the anchoring transaction (vout 0 is the stamp, change comes
                       last), so a contract argument can name it (e.g. transfer(1, ..., 2))
+  --outpoint TXID:VOUT  call: the wallet UTXO the call names and spends first (e.g. the outpoint
+                      holding a token balance; default: the wallet's largest confirmed UTXO)
   --txid TXID         deploy: register an artifact whose deploy stamp TXID is already broadcast
                       (retry after a failed registration; spends nothing)
   --caller KEY        simulate: caller x-only key, 64 hex (default: the caller or wallet key's)
@@ -73,6 +75,7 @@ const OPTIONS = {
   txid: { type: 'string' },
   caller: { type: 'string' },
   input: { type: 'string', multiple: true },
+  outpoint: { type: 'string' },
   wait: { type: 'boolean' },
   timeout: { type: 'string' },
   interval: { type: 'string' },
@@ -190,6 +193,13 @@ function payments(f: Flags): { address: string; value: number }[] {
     if (!m) throw usage(`--pay must be ADDRESS:SATS with SATS a whole number > 0, got "${p}"`);
     return { address: m[1]!, value: Number(m[2]) };
   });
+}
+
+/** TXID:VOUT of --input / --outpoint. */
+function outpointFlag(text: string, flag: string): { txid: string; vout: number } {
+  const m = /^([0-9a-fA-F]{64}):(0|[1-9][0-9]{0,9})$/.exec(text);
+  if (!m || Number(m[2]) > 0xffffffff) throw usage(`${flag} must be TXID:VOUT, got "${text}"`);
+  return { txid: m[1]!.toLowerCase(), vout: Number(m[2]) };
 }
 
 function contractLines(c: ContractInfoAnswer): string[] {
@@ -357,6 +367,7 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
       if (callId !== undefined && BigInt(callId) > 0xffffffffffffffffn) throw usage(`--call-id must be a u64, got "${callId}"`);
       const fallback = f.abi ? abiFromFile(f.abi) : undefined;
       const pay = payments(f);
+      const outpoint = f.outpoint === undefined ? undefined : outpointFlag(f.outpoint, '--outpoint');
       const c = await client(f);
       const abi = await c.abiFor(contract, fallback);
       const r = await c.call({
@@ -366,6 +377,7 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
         abi,
         callId: callId === undefined ? undefined : BigInt(callId),
         pay,
+        outpoint,
         wait: f.wait ? waitOptions(f, json, (s) => s.status) : undefined,
       });
       const out = {
@@ -391,16 +403,12 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
       if (pos.length < 2) throw usage('simulate takes CONTRACT FUNCTION [ARG...]');
       const contract = hex64(pos[0], 'contract id');
       const fnName = pos[1]!;
+      const inputs = (f.input ?? []).map((t) => outpointFlag(t, '--input'));
+      const pay = payments(f);
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
       const abi = f.abi ? abiFromFile(f.abi) : await node.abi(contract);
       if (!abi) throw new ClientError('bad_argument', `the node does not serve the ABI of ${contract}; pass --abi ARTIFACT.json`);
       const args = argsFromText(findFunction(abi, fnName), pos.slice(2)).map(typedValueToJson);
-      const inputs = (f.input ?? []).map((t) => {
-        const m = /^([0-9a-fA-F]{64}):(0|[1-9][0-9]{0,9})$/.exec(t);
-        if (!m || Number(m[2]) > 0xffffffff) throw usage(`--input must be TXID:VOUT, got "${t}"`);
-        return { txid: m[1]!.toLowerCase(), vout: Number(m[2]) };
-      });
-      const pay = payments(f);
       const outputs: { value: string; script: string }[] = [];
       if (pay.length) {
         // the same vouts as `svc call --pay`: vout 0 is the stamp (value 0), payments follow
@@ -445,7 +453,8 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
       const ctl = new DevnetControl(checkUrl(esploraUrl(f), 'devnet chain'));
       if (sub === 'mine') {
         arity(1, 2, 'mine [N]');
-        const n = pos[1] === undefined ? 1 : num(pos[1], 'N', { int: true, min: 1 })!;
+        const n = pos[1] === undefined ? 1 : Number(pos[1]);
+        if (!Number.isSafeInteger(n) || n < 1 || !/^[0-9]+$/.test(pos[1] ?? '1')) throw usage(`devnet mine N: N must be a whole number >= 1, got "${pos[1]}"`);
         if (n > 1000) throw usage(`devnet mine mines at most 1000 blocks at once, got ${n}`);
         const r = await ctl.mine(n);
         return { json: r, text: [`mined ${r.hashes.length} block(s), height ${r.height}`] };
@@ -453,7 +462,8 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
       if (sub === 'fund') {
         arity(1, 3, 'fund [ADDRESS] [SATS]');
         const address = pos[1] ?? (await wallet(f)).address;
-        const sats = pos[2] === undefined ? DEVNET_FUND_SATS : num(pos[2], 'SATS', { int: true, min: 1 })!;
+        const sats = pos[2] === undefined ? DEVNET_FUND_SATS : Number(pos[2]);
+        if (!Number.isSafeInteger(sats) || sats < 1 || !/^[0-9]+$/.test(pos[2] ?? '1')) throw usage(`devnet fund SATS: SATS must be a whole number >= 1, got "${pos[2]}"`);
         const paid = await ctl.faucet(address, sats);
         const mined = await ctl.mine(1);
         return {

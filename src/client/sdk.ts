@@ -296,11 +296,18 @@ export class SvcClient {
     feeRate?: number;
     /** Extra outputs of the anchoring transaction, at vouts 1..n in this order (change after them). */
     pay?: readonly Payment[];
+    /** The wallet UTXO the envelope names (e.g. the outpoint holding a token balance); default: chooseOutpoint. */
+    outpoint?: { txid: string; vout: number };
     wait?: boolean | WaitOptions<CallStatus>;
   }): Promise<CallResult> {
     const wallet = this.wallet();
     const utxos = await this.esplora.utxos(wallet.address);
-    const outpoint = chooseOutpoint(utxos);
+    let outpoint = chooseOutpoint(utxos);
+    if (p.outpoint) {
+      const named = utxos.find((u) => u.txid === p.outpoint!.txid && u.vout === p.outpoint!.vout);
+      if (!named) throw new ClientError('bad_argument', `outpoint ${p.outpoint.txid}:${p.outpoint.vout} is not among the wallet's UTXOs (${wallet.address})`);
+      outpoint = named;
+    }
     const call = buildCall({
       contractId: p.contractId,
       function: p.function,
