@@ -36,6 +36,8 @@ commands:
   devnet fund [ADDRESS] [SATS]            devnet faucet: pay ADDRESS (default: the wallet) SATS
                                           (default 5000000) and mine a block (--esplora is the devnet)
   devnet mine [N]                         devnet: mine N blocks (default 1)
+  test CONTRACT.svc [TESTS]               compile and run the contract's tests in the VM, no chain
+                                          (TESTS default: CONTRACT.tests; format in docs/CLI.md)
 
 options:
   --node URL          node REST URL (env SVC_NODE_URL, default http://127.0.0.1:8080)
@@ -284,7 +286,7 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   }
 }
 
-const COMMANDS = 'keygen, deploy, call, simulate, status, contract, read, events, devnet';
+const COMMANDS = 'keygen, deploy, call, simulate, status, contract, read, events, devnet, test';
 
 async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
   const json = !!f.json;
@@ -447,6 +449,36 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
       const c = f.wait ? await node.waitForContract(contract, waitOptions(f, json, (x) => x.status)) : await node.contractInfo(contract);
       const { abi: _abi, ...shown } = c;
       return { json: shown, text: contractLines(c) };
+    }
+    case 'test': {
+      arity(1, 2, 'CONTRACT.svc [TESTS]');
+      const file = pos[0]!;
+      const testsFile = pos[1] ?? file.replace(/\.svc$/, '') + '.tests';
+      const read = (p: string, what: string): string => {
+        try {
+          return readFileSync(p, 'utf8');
+        } catch (e) {
+          throw usage(`cannot read ${what} ${p}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+      };
+      const source = read(file, 'contract');
+      const tests = read(testsFile, 'tests');
+      const { compileSource, formatCompileError } = await import('../compiler/index.js');
+      const { runTests } = await import('../compiler/contract-test.js');
+      const compiled = compileSource(source, file);
+      if (!compiled.ok) throw new ClientError('compile_error', compiled.errors.map((e) => formatCompileError(e, source).split('\n')[0]).join('; '));
+      const r = runTests(compiled.artifact, tests);
+      if (!r.ok) throw usage(r.errors.map((e) => `${testsFile}:${e.line}: ${e.message}`).join('; '));
+      const text: string[] = [];
+      let failed = 0;
+      for (const t of r.tests) {
+        if (t.failures.length) failed++;
+        text.push(`${t.failures.length ? 'FAIL' : 'ok  '} ${t.name} (${t.calls} call${t.calls === 1 ? '' : 's'})`);
+        for (const x of t.failures) text.push(`  ${testsFile}:${x.line}: ${x.message}`);
+      }
+      text.push(`${r.tests.length} test${r.tests.length === 1 ? '' : 's'}, ${failed} failed`);
+      const out = { file, tests_file: testsFile, tests: r.tests.map((t) => ({ name: t.name, line: t.line, calls: t.calls, failures: t.failures.map((x) => ({ line: x.line, message: x.message })) })), failed };
+      return { json: out, text, exit: failed ? 3 : 0 };
     }
     case 'devnet': {
       const sub = pos[0];
