@@ -253,16 +253,18 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
         case 'unary': return e.op === '!' ? 'bool' : infer(e.e);
         case 'bin': {
           if (!isArith(e.op)) return 'bool';
-          // infer(l) ?? infer(r), down the left spine without recursion; memoised because
-          // the checker asks again at every level of a long chain
+          // infer(l) ?? infer(r), down the left spine without recursion; every node of the
+          // spine is memoised in the same pass, as the checker asks again at each level
           const known = inferred.get(e);
           if (known !== undefined) return known;
-          const rights: Expr[] = [];
+          const spine: BinExpr[] = [];
           let n: Expr = e;
-          while (n.k === 'bin' && isArith(n.op)) { rights.push(n.r); n = n.l; }
-          let t = infer(n);
-          for (let i = rights.length - 1; i >= 0 && t === null; i--) t = infer(rights[i]!);
-          inferred.set(e, t);
+          while (n.k === 'bin' && isArith(n.op) && !inferred.has(n)) { spine.push(n); n = n.l; }
+          let t = n.k === 'bin' && isArith(n.op) ? inferred.get(n)! : infer(n);
+          for (let i = spine.length - 1; i >= 0; i--) {
+            if (t === null) t = infer(spine[i]!.r);
+            inferred.set(spine[i]!, t);
+          }
           return t;
         }
         case 'cast': return e.to;

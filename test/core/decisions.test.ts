@@ -87,7 +87,7 @@ test('duplicate (caller, call_id): the later position is invalid; intake refuses
   const sa = await status(a.anchor.txid);
   assert.equal(sa.status, 'invalid');
   assert.equal(sa.error.code, 'duplicate_call_id');
-  await assert.rejects(svc.call({ contractId: counterId, function: 'bump', args: ['u64:3'], abi: counter.abi, callId: 777n }), (e: Error & { status?: number }) => /duplicate_call_id/.test(e.message));
+  await assert.rejects(svc.call({ contractId: counterId, function: 'bump', args: ['u64:3'], abi: counter.abi, callId: 777n }), (e: Error & { code?: string }) => e.code === 'duplicate_call_id');
 });
 
 test('a call confirmed before its contract deploy is invalid', async () => {
