@@ -12,6 +12,7 @@ export type ClientErrorCode =
   | 'chain_error' // the chain-data endpoint answered with an error
   | 'node_error' // the node answered with an error without a JSON error body
   | 'timeout' // polling gave up
+  | 'compile_error' // svc test: the contract does not compile
   | 'internal';
 
 export class ClientError extends Error {

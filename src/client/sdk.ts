@@ -163,8 +163,8 @@ export function checkArtifact(artifact: unknown): Uint8Array {
   if (!r.ok) refuse(r.error.code, r.error.message);
   const metadata = (artifact as { metadata?: unknown }).metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))) refuse('bad_request', 'metadata must be a JSON object when present');
-  // the body adds `"txid":"<64 hex>",` to the artifact's JSON
-  const size = Buffer.byteLength(JSON.stringify(artifact)) + 75;
+  // the body as it will be posted (any txid has the same length)
+  const size = Buffer.byteLength(JSON.stringify(deployBody(artifact, '0'.repeat(64))));
   if (size > MAX_DEPLOY_BODY_BYTES) refuse('payload_too_large', `the registration body would be ${size} bytes, the node reads at most ${MAX_DEPLOY_BODY_BYTES}`);
   return parseHex((r as { value: { codeHash: string } }).value.codeHash, 32)!;
 }
