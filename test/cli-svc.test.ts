@@ -255,6 +255,17 @@ test('call --pay: payments at vouts 1..n in order, change last, printed; bad add
   assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent, 'nothing broadcast');
 });
 
+test('call of a readonly function is refused before anything is built, pointing to simulate; --force anchors it', async () => {
+  const sent = fake.requests.filter((q) => q.path === '/esplora/tx').length;
+  const e = await runError(['call', CID, 'supply', '--abi', deployPath], endpoints());
+  assert.equal(e.code, 'bad_argument');
+  assert.equal(e.message, `supply is readonly: read it for free with svc simulate ${CID} supply (--force anchors it anyway)`);
+  assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent);
+  const r = await run(['call', CID, 'supply', '--abi', deployPath, '--force'], endpoints());
+  assert.match((r.json as { txid: string }).txid, /^[0-9a-f]{64}$/);
+  assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent + 1);
+});
+
 test('an error after the broadcast names the txid (text and --json) and keeps the node code once', async () => {
   const failing = await startFake({
     utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }],

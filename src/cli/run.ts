@@ -53,6 +53,8 @@ options:
                       last), so a contract argument can name it (e.g. transfer(1, ..., 2))
   --outpoint TXID:VOUT  call: the wallet UTXO the call names and spends first (e.g. the outpoint
                       holding a token balance; default: the wallet's largest confirmed UTXO)
+  --force             call: anchor a call of a readonly function (it changes nothing; by
+                      default svc refuses and points to svc simulate)
   --txid TXID         deploy: register an artifact whose deploy stamp TXID is already broadcast
                       (retry after a failed registration; spends nothing)
   --caller KEY        simulate: caller x-only key, 64 hex (default: the caller or wallet key's)
@@ -78,6 +80,7 @@ const OPTIONS = {
   caller: { type: 'string' },
   input: { type: 'string', multiple: true },
   outpoint: { type: 'string' },
+  force: { type: 'boolean' },
   wait: { type: 'boolean' },
   timeout: { type: 'string' },
   interval: { type: 'string' },
@@ -372,6 +375,10 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
       const outpoint = f.outpoint === undefined ? undefined : outpointFlag(f.outpoint, '--outpoint');
       const c = await client(f);
       const abi = await c.abiFor(contract, fallback);
+      if (findFunction(abi, fn).readonly && !f.force) {
+        // a readonly call changes nothing: anchoring it would only spend the fee
+        throw usage(`${fn} is readonly: read it for free with svc simulate ${contract} ${[fn, ...args].join(' ')} (--force anchors it anyway)`);
+      }
       const r = await c.call({
         contractId: contract,
         function: fn,
