@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Artifact } from '../protocol/contract.js';
-import { codeHash as computeCodeHash, contractId as computeContractId, extractCore } from '../protocol/contract.js';
+import { contractId as computeContractId, extractCore } from '../protocol/contract.js';
 import { deployStampScript, callStampScript } from '../protocol/stamp.js';
 import { type CallEnvelope, encodeEnvelope, envelopeHash, signEnvelope, encodePayload } from '../protocol/envelope.js';
 import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
