@@ -14,6 +14,8 @@ import { startFake, deadUrl, type Fake } from './helpers/fake-endpoints.js';
 import { walletFromSecret, networkOf, DEFAULT_FEE_RATE } from '../src/client/index.js';
 import { decodePayload, decodeEnvelope, checkCallBinding, toHex } from '../src/protocol/index.js';
 import { run, errorOf } from '../src/cli/run.js';
+import { Transaction } from 'bitcoinjs-lib';
+import { compileSource } from '../src/compiler/index.js';
 
 const svcJs = join(repoRoot, 'dist', 'src', 'cli', 'svc.js');
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
@@ -23,12 +25,18 @@ const CID = contract.contract_id as string;
 
 let dir: string;
 let artifactPath: string;
+/** A compiled example: the vectors' artifact carries an ABI but is not code the node accepts. */
+let deployPath: string;
+const token = compileSource(readFileSync(join(repoRoot, 'examples', 'token.svc'), 'utf8'), 'token.svc');
+if (!token.ok) throw new Error('examples/token.svc does not compile');
 let fake: Fake;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
   artifactPath = join(dir, 'artifact.json');
   writeFileSync(artifactPath, JSON.stringify(contract.artifact));
+  deployPath = join(dir, 'token.json');
+  writeFileSync(deployPath, JSON.stringify(token.artifact));
   writeFileSync(join(dir, 'broken.json'), '{');
   fake = await startFake({ utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], abi: null });
 });
@@ -120,6 +128,15 @@ test('usage errors, in-process: every message names what is wrong', async () => 
     [['call', CID, 'transfer', '--call-id=-1', '--abi', artifactPath], endpoints(), /--call-id must be a u64, got "-1"/],
     [['call', CID, 'transfer', '--call-id', '18446744073709551616', '--abi', artifactPath], endpoints(), /--call-id must be a u64/],
     [['call', CID, 'transfer', '--abi', join(dir, 'broken.json')], endpoints(), /ABI file .* not valid JSON/],
+    [['call', CID, 'transfer', '--pay', 'bcrt1qnoamount', '--abi', artifactPath], endpoints(), /--pay must be ADDRESS:SATS with SATS a whole number > 0, got "bcrt1qnoamount"/],
+    [['call', CID, 'transfer', '--pay', 'bcrt1qx:0', '--abi', artifactPath], endpoints(), /--pay must be ADDRESS:SATS/],
+    [['call', CID, 'transfer', '--outpoint', 'ab:1', '--abi', artifactPath], endpoints(), /--outpoint must be TXID:VOUT, got "ab:1"/],
+    [['simulate', CID], {}, /simulate takes CONTRACT FUNCTION/],
+    [['simulate', CID, 'transfer', '--input', `${'a'.repeat(64)}:x`, '--abi', artifactPath], {}, /--input must be TXID:VOUT/],
+    [['deploy', artifactPath, '--txid', 'zz'], endpoints(), /--txid must be 64 hex characters/],
+    [['devnet', 'frob'], endpoints(), /devnet takes fund \[ADDRESS\] \[SATS\] or mine \[N\]/],
+    [['devnet', 'fund', 'addr', '5.5'], endpoints(), /SATS must be a whole number >= 1, got "5.5"/],
+    [['contract'], {}, /contract takes CONTRACT/],
   ];
   for (const [args, env, re] of cases) {
     const e = await runError(args, env);
@@ -169,7 +186,7 @@ test('runtime errors: insufficient funds and unreachable endpoints exit 1', asyn
   const empty = await startFake({ utxos: [] });
   try {
     oneLineError(
-      await svc(['deploy', artifactPath], { SVC_NODE_URL: empty.nodeUrl, SVC_ESPLORA_URL: empty.esploraUrl, SVC_WALLET_KEY: walletHex }),
+      await svc(['deploy', deployPath], { SVC_NODE_URL: empty.nodeUrl, SVC_ESPLORA_URL: empty.esploraUrl, SVC_WALLET_KEY: walletHex }),
       'insufficient_funds',
       1,
       /insufficient funds: wallet bcrt1q\w+ has 0 sats/,
@@ -179,17 +196,17 @@ test('runtime errors: insufficient funds and unreachable endpoints exit 1', asyn
   }
   const dead = await deadUrl();
   oneLineError(await svc(['status', 'a'.repeat(64), '--node', dead]), 'unreachable', 1, /node unreachable at http:\/\/127\.0\.0\.1:\d+/);
-  oneLineError(await svc(['deploy', artifactPath], { ...endpoints(), SVC_ESPLORA_URL: dead }), 'unreachable', 1, /chain-data endpoint unreachable/);
+  oneLineError(await svc(['deploy', deployPath], { ...endpoints(), SVC_ESPLORA_URL: dead }), 'unreachable', 1, /chain-data endpoint unreachable/);
   const j = await svc(['status', 'a'.repeat(64), '--node', dead, '--json']);
   assert.equal(j.code, 1);
   assert.equal(JSON.parse(j.stderr).error.code, 'unreachable');
 });
 
 test('deploy --json: anchors, registers, prints the contract id', async () => {
-  const r = await svc(['deploy', artifactPath, '--json', '--fee-rate', '3'], endpoints());
+  const r = await svc(['deploy', deployPath, '--json', '--fee-rate', '3'], endpoints());
   assert.equal(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout);
-  assert.equal(j.code_hash, contract.code_hash);
+  assert.equal(j.code_hash, token.ok && token.artifact.metadata.code_hash);
   assert.match(j.txid, /^[0-9a-f]{64}$/);
   const reg = fake.requests.filter((q) => q.path === '/node/deploy_contract').at(-1)!;
   assert.equal(JSON.parse(reg.body).txid, j.txid);
@@ -214,6 +231,62 @@ test('call --wait: signs with the caller key, spends a wallet UTXO, submits, pol
   assert.deepEqual(checkCallBinding(posted, e), { ok: true, stampVout: 0 });
   assert.equal(submit.txid, j.txid);
   assert.notEqual(toHex(e.caller), toHex(wallet.xOnly));
+});
+
+test('call --pay: payments at vouts 1..n in order, change last, printed; bad addresses and dust refused before broadcast', async () => {
+  const them = walletFromSecret(new Uint8Array(32).fill(0x21), 'p2tr', networkOf('regtest'));
+  const args = ['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath];
+  const r = await run([...args, '--pay', `${them.address}:1000`, '--pay', `${wallet.address}:700`], endpoints());
+  const posted = Transaction.fromHex(fake.requests.filter((q) => q.path === '/esplora/tx').at(-1)!.body);
+  assert.deepEqual(posted.outs.slice(1).map((o) => [toHex(o.script), Number(o.value)]), [
+    [toHex(them.outputScript), 1000],
+    [toHex(wallet.outputScript), 700],
+    [toHex(wallet.outputScript), Number(posted.outs[3]!.value)],
+  ]);
+  assert.deepEqual((r.json as { payments: unknown }).payments, [
+    { vout: 1, address: them.address, sats: 1000 },
+    { vout: 2, address: wallet.address, sats: 700 },
+  ]);
+  assert.ok(r.text.includes(`pay: vout 1 -> ${them.address} 1000 sats`) && r.text.includes('change: vout 3'), r.text.join('\n'));
+  const sent = fake.requests.filter((q) => q.path === '/esplora/tx').length;
+  const mainnet = walletFromSecret(new Uint8Array(32).fill(0x21), 'p2wpkh', networkOf('bitcoin')).address;
+  assert.match((await runError([...args, '--pay', `${mainnet}:1000`], endpoints())).message, /payment 1: "bc1\w+" is not an address of the network \(bcrt\)/);
+  assert.match((await runError([...args, '--pay', `${them.address}:329`], endpoints())).message, /payment 1 to bcrt1p\w+: 329 sats is below the dust threshold of 330 sats/);
+  assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent, 'nothing broadcast');
+});
+
+test('call of a readonly function is refused before anything is built, pointing to simulate; --force anchors it', async () => {
+  const sent = fake.requests.filter((q) => q.path === '/esplora/tx').length;
+  const e = await runError(['call', CID, 'supply', '--abi', deployPath], endpoints());
+  assert.equal(e.code, 'bad_argument');
+  assert.equal(e.message, `supply is readonly: read it for free with svc simulate ${CID} supply (--force anchors it anyway)`);
+  assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent);
+  const r = await run(['call', CID, 'supply', '--abi', deployPath, '--force'], endpoints());
+  assert.match((r.json as { txid: string }).txid, /^[0-9a-f]{64}$/);
+  assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent + 1);
+});
+
+test('an error after the broadcast names the txid (text and --json) and keeps the node code once', async () => {
+  const failing = await startFake({
+    utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }],
+    override: { '/node/contract_call': [409, { error: { code: 'conflict', message: 'txid already known with a different payload' } }] },
+  });
+  try {
+    const env = { SVC_NODE_URL: failing.nodeUrl, SVC_ESPLORA_URL: failing.esploraUrl, SVC_WALLET_KEY: walletHex };
+    const args = ['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath];
+    const text = await svc(args, env);
+    const txid = Transaction.fromHex(failing.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
+    oneLineError(text, 'conflict', 1);
+    assert.ok(text.stderr.startsWith('svc: conflict: txid already known with a different payload (anchoring transaction '), text.stderr);
+    assert.ok(text.stderr.includes(txid));
+    const j = await svc([...args, '--json'], env);
+    const e = JSON.parse(j.stderr).error;
+    assert.equal(e.code, 'conflict');
+    assert.match(e.txid, /^[0-9a-f]{64}$/);
+    assert.ok(e.message.includes(e.txid));
+  } finally {
+    await failing.close();
+  }
 });
 
 test('status (spawned), read and events (in-process) use the node answers and paths', async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { fixturesDir } from './helpers/paths.js';
+import { compileFile } from './vm/helpers.js';
 import {
   buildCall,
   buildCallAnchor,
@@ -36,6 +37,8 @@ import {
 
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
 const abi = contract.artifact.abi as unknown[];
+/** A deployable artifact (the vectors' artifact is not code the verifier accepts). */
+const token = compileFile('examples/token.svc');
 const regtest = networkOf('regtest');
 const txid = (n: number) => n.toString(16).padStart(2, '0').repeat(32);
 const secret = new Uint8Array(32).fill(0x11);
@@ -117,12 +120,12 @@ for (const kind of ['p2wpkh', 'p2tr'] as const) {
 
   test(`${kind}: deploy anchor carries the deploy stamp; contract id from its txid`, () => {
     const wallet = walletFromSecret(secret, kind, regtest);
-    const d = buildDeploy(wallet, [{ txid: txid(9), vout: 0, value: 10_000 }], contract.artifact, 1);
-    assert.equal(toHex(d.codeHash), contract.code_hash);
+    const d = buildDeploy(wallet, [{ txid: txid(9), vout: 0, value: 10_000 }], token, 1);
+    assert.equal(toHex(d.codeHash), token.metadata.code_hash);
     assert.deepEqual(checkDeployBinding(d.anchor.hex, d.codeHash), { ok: true, stampVout: 0 });
     assert.equal(d.contractId, toHex(contractId(parseHex(d.anchor.txid)!, d.codeHash)));
     assert.equal(d.body.txid, d.anchor.txid);
-    assert.deepEqual(d.body.metadata, contract.artifact.metadata);
+    assert.deepEqual(d.body.metadata, token.metadata);
     assertSignedInputs(bitcoin.Transaction.fromHex(d.anchor.hex), wallet, d.anchor.inputs);
   });
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir } from './helpers/paths.js';
+import { compileFile } from './vm/helpers.js';
 import { startFake, deadUrl } from './helpers/fake-endpoints.js';
 import { SvcClient, walletFromSecret, networkOf, ClientError, NodeClient, EsploraClient } from '../src/client/index.js';
 import {
@@ -21,6 +22,8 @@ import {
 
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
 const wallet = walletFromSecret(new Uint8Array(32).fill(0x33), 'p2tr', networkOf('regtest'));
+/** A deployable artifact (the vectors' artifact is not code the verifier accepts). */
+const token = compileFile('examples/token.svc') as unknown as Record<string, unknown>;
 const utxos = [
   { txid: 'ab'.repeat(32), vout: 1, value: 20_000, status: { confirmed: true } },
   { txid: 'cd'.repeat(32), vout: 0, value: 90_000, status: { confirmed: true } },
@@ -30,22 +33,59 @@ test('deploy: broadcasts the stamped tx as text/plain, then registers the artifa
   const fake = await startFake({ utxos });
   try {
     const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
-    const r = await c.deploy(contract.artifact);
+    const r = await c.deploy(token);
     const [u, tx, reg] = fake.requests;
     assert.equal(u!.path, `/esplora/address/${wallet.address}/utxo`);
     assert.equal(tx!.method, 'POST');
     assert.equal(tx!.path, '/esplora/tx');
     assert.match(tx!.contentType, /^text\/plain/);
     assert.equal(tx!.body, r.anchor.hex);
-    assert.deepEqual(checkDeployBinding(tx!.body, codeHash(contract.artifact)), { ok: true, stampVout: 0 });
+    assert.deepEqual(checkDeployBinding(tx!.body, codeHash(token as never)), { ok: true, stampVout: 0 });
     assert.equal(reg!.path, '/node/deploy_contract');
     const body = JSON.parse(reg!.body);
     assert.equal(body.txid, r.anchor.txid);
     for (const k of ['bytecode', 'abi', 'function_offsets', 'function_offset_to_locals', 'constants', 'metadata']) {
-      assert.deepEqual(body[k], contract.artifact[k], k);
+      assert.deepEqual(body[k], token[k], k);
     }
-    assert.equal(r.contractId, toHex(contractId(parseHex(r.anchor.txid)!, codeHash(contract.artifact))));
+    assert.equal(r.contractId, toHex(contractId(parseHex(r.anchor.txid)!, codeHash(token as never))));
     assert.equal(r.answer.status, 'pending');
+  } finally {
+    await fake.close();
+  }
+});
+
+test('deploy: an artifact the node would refuse costs nothing (no UTXO read, no broadcast), with the node\'s code', async () => {
+  const fake = await startFake({ utxos });
+  try {
+    const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
+    const bad = { ...token, bytecode: (token['bytecode'] as string).slice(0, -2) }; // a truncated last instruction
+    await assert.rejects(c.deploy(bad), (e: ClientError) => e.code === 'invalid_bytecode' && /nothing was broadcast/.test(e.message) && /offset/.test(e.message));
+    await assert.rejects(c.deploy(contract.artifact), (e: ClientError) => e.code === 'invalid_bytecode');
+    await assert.rejects(c.deploy({ ...token, metadata: [] }), (e: ClientError) => e.code === 'bad_request' && /metadata must be a JSON object/.test(e.message));
+    const huge = { ...token, metadata: { notes: 'x'.repeat(70_000) } };
+    await assert.rejects(c.deploy(huge), (e: ClientError) => e.code === 'payload_too_large');
+    assert.deepEqual(fake.requests, []);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('deploy: a registration failure after the broadcast keeps the node\'s code once and names the txid; register() retries without paying', async () => {
+  const override: Record<string, [number, unknown]> = { '/node/deploy_contract': [503, { error: { code: 'unavailable', message: 'node is catching up' } }] };
+  const fake = await startFake({ utxos, override });
+  try {
+    const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
+    const e = (await c.deploy(token).then(() => null, (x: unknown) => x)) as ClientError;
+    const broadcast = fake.requests.find((q) => q.path === '/esplora/tx')!;
+    assert.ok(broadcast, 'the anchor was broadcast');
+    assert.equal(e.code, 'unavailable');
+    assert.match(e.txid ?? '', /^[0-9a-f]{64}$/);
+    assert.equal(e.message, `node is catching up (anchoring transaction ${e.txid} is broadcast; register it again without paying: svc deploy ARTIFACT --txid ${e.txid})`);
+    delete override['/node/deploy_contract'];
+    const n = fake.requests.length;
+    const again = await c.register(token, e.txid!);
+    assert.equal(again.contractId, toHex(contractId(parseHex(e.txid!)!, codeHash(token as never))));
+    assert.deepEqual(fake.requests.slice(n).map((q) => q.path), ['/node/deploy_contract'], 'register only posts the registration');
   } finally {
     await fake.close();
   }

@@ -7,8 +7,10 @@ import { readFileSync } from 'node:fs';
 // Light modules only at start-up: usage errors and node reads answer without loading
 // bitcoinjs-lib, the WASM verifier and noble (~0.25 s); deploy, call and keygen load them.
 import { ClientError } from '../client/errors.js';
-import { NodeClient, type CallStatus } from '../client/node.js';
-import { findField, encodeFieldArg, splitTyped } from '../client/abi.js';
+import { NodeClient, type CallStatus, type ContractInfoAnswer } from '../client/node.js';
+import { findField, findFunction, encodeFieldArg, splitTyped, argsFromText } from '../client/abi.js';
+import { DevnetControl } from '../devnet/control-client.js';
+import { typedValueToJson } from '../protocol/value.js';
 import { toHex } from '../protocol/hash.js';
 import { NodeError } from '../errors.js';
 
@@ -21,12 +23,21 @@ const USAGE = `usage: svc <command> [options]
 
 commands:
   keygen                                  new secret key, caller (x-only) key and addresses
-  deploy ARTIFACT.json                    anchor the deploy stamp, register with the node
+  deploy ARTIFACT.json                    check the artifact as the node will (nothing spent if
+                                          refused), anchor the deploy stamp, register with the node
   call CONTRACT FUNCTION [ARG...]         sign, anchor and submit a call (ARG as TYPE:VALUE,
                                           e.g. u64:5 i64:-3 bool:true string:hello bytes:beef key:<64 hex>)
+  simulate CONTRACT FUNCTION [ARG...]     run a call against the node's state without anchoring
+                                          (readonly reads and dry runs; nothing is spent or stored)
   status TXID                             status of a call
+  contract CONTRACT                       status of a deploy (pending, then active) and its position
   read CONTRACT FIELD [ARG]               read a contract field (ARG: the map key)
   events CONTRACT                         list events
+  devnet fund [ADDRESS] [SATS]            devnet faucet: pay ADDRESS (default: the wallet) SATS
+                                          (default 5000000) and mine a block (--esplora is the devnet)
+  devnet mine [N]                         devnet: mine N blocks (default 1)
+  test CONTRACT.svc [TESTS]               compile and run the contract's tests in the VM, no chain
+                                          (TESTS default: CONTRACT.tests; format in docs/CLI.md)
 
 options:
   --node URL          node REST URL (env SVC_NODE_URL, default http://127.0.0.1:8080)
@@ -37,7 +48,18 @@ options:
   --fee-rate N        sat/vB for anchoring transactions (env SVC_FEE_RATE, default ${DEFAULT_FEE_RATE})
   --abi FILE          artifact JSON whose ABI is used when the node does not serve it
   --call-id N         u64 call id (default random)
-  --wait              call/status: poll until executed, failed, invalid or dropped
+  --pay ADDRESS:SATS  call/simulate: add an output paying ADDRESS (repeatable); the i-th --pay
+                      is vout i of the anchoring transaction (vout 0 is the stamp, change comes
+                      last), so a contract argument can name it (e.g. transfer(1, ..., 2))
+  --outpoint TXID:VOUT  call: the wallet UTXO the call names and spends first (e.g. the outpoint
+                      holding a token balance; default: the wallet's largest confirmed UTXO)
+  --force             call: anchor a call of a readonly function (it changes nothing; by
+                      default svc refuses and points to svc simulate)
+  --txid TXID         deploy: register an artifact whose deploy stamp TXID is already broadcast
+                      (retry after a failed registration; spends nothing)
+  --caller KEY        simulate: caller x-only key, 64 hex (default: the caller or wallet key's)
+  --input TXID:VOUT   simulate: an input of the simulated anchoring transaction (repeatable)
+  --wait              deploy: poll until active; call/status: until executed, failed, invalid or dropped
   --timeout S         --wait gives up after S seconds (default 1800)
   --interval S        --wait polls every S seconds (default 2)
   --name N --from H --to H --limit L --offset O   events filters
@@ -53,6 +75,12 @@ const OPTIONS = {
   'fee-rate': { type: 'string' },
   abi: { type: 'string' },
   'call-id': { type: 'string' },
+  pay: { type: 'string', multiple: true },
+  txid: { type: 'string' },
+  caller: { type: 'string' },
+  input: { type: 'string', multiple: true },
+  outpoint: { type: 'string' },
+  force: { type: 'boolean' },
   wait: { type: 'boolean' },
   timeout: { type: 'string' },
   interval: { type: 'string' },
@@ -65,7 +93,9 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Flags = { -readonly [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+type Flags = {
+  -readonly [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+};
 
 const USAGE_CODES = new Set(['bad_argument', 'bad_key', 'unknown_function']);
 
@@ -161,6 +191,35 @@ async function client(f: Flags) {
 
 export type Out = { json: unknown; text: string[]; exit?: number };
 
+/** `--pay ADDRESS:SATS` flags (the address is checked against the network when the transaction is built). */
+function payments(f: Flags): { address: string; value: number }[] {
+  return (f.pay ?? []).map((p) => {
+    const m = /^([^:\s]+):([1-9][0-9]{0,15})$/.exec(p);
+    if (!m) throw usage(`--pay must be ADDRESS:SATS with SATS a whole number > 0, got "${p}"`);
+    return { address: m[1]!, value: Number(m[2]) };
+  });
+}
+
+/** TXID:VOUT of --input / --outpoint. */
+function outpointFlag(text: string, flag: string): { txid: string; vout: number } {
+  const m = /^([0-9a-fA-F]{64}):(0|[1-9][0-9]{0,9})$/.exec(text);
+  if (!m || Number(m[2]) > 0xffffffff) throw usage(`${flag} must be TXID:VOUT, got "${text}"`);
+  return { txid: m[1]!.toLowerCase(), vout: Number(m[2]) };
+}
+
+function contractLines(c: ContractInfoAnswer): string[] {
+  const lines = [`contract: ${c.contract_id}`, `status: ${c.status}`, `deploy txid: ${c.txid}`, `code hash: ${c.code_hash}`];
+  if (c.block_height !== null && c.block_height !== undefined) lines.push(`block: ${c.block_height} (tx index ${c.tx_index})`);
+  return lines;
+}
+
+/** On a devnet (its chain-data endpoint answers /devnet/info), how to fund the wallet. */
+async function devnetFundingHint(f: Flags): Promise<string | null> {
+  if (!f.esplora) return null;
+  const info = await new DevnetControl(f.esplora, { timeoutMs: 2_000 }).info().catch(() => null);
+  return info ? ' (this is a devnet: fund the wallet with `svc devnet fund`)' : null;
+}
+
 function statusLines(s: CallStatus): string[] {
   const lines = [`status: ${s.status}`, `txid: ${s.txid}`, `contract: ${s.contract_id}`, `function: ${s.function}`];
   if (s.block_height !== null && s.block_height !== undefined) lines.push(`block: ${s.block_height} (tx index ${s.tx_index})`);
@@ -169,14 +228,29 @@ function statusLines(s: CallStatus): string[] {
   return lines;
 }
 
-function waitOptions(f: Flags, json: boolean) {
+function waitOptions<T>(f: Flags, json: boolean, statusOf: (t: T) => string) {
   const timeout = num(f.timeout, 'timeout', { min: 1 });
   const interval = num(f.interval, 'interval', { min: 0.01 });
   return {
     timeoutMs: timeout === undefined ? undefined : timeout * 1000,
     intervalMs: interval === undefined ? undefined : interval * 1000,
-    onStatus: json ? undefined : (s: CallStatus) => process.stderr.write(`... ${s.status}\n`),
+    onStatus: json ? undefined : (s: T) => process.stderr.write(`... ${statusOf(s)}\n`),
   };
+}
+
+/** Sats `svc devnet fund` pays when no amount is given: enough for hundreds of anchors. */
+const DEVNET_FUND_SATS = 5_000_000;
+
+/** The caller key of a simulation when --caller is not given: the caller key's, else the wallet key's, else none. */
+async function defaultCaller(f: Flags): Promise<string | null> {
+  const text = f['caller-key'] ?? f['wallet-key'];
+  if (!text) return null;
+  if (f['caller-key']) {
+    const { parseSecret } = await sdk();
+    const { xOnlyPublicKey } = await schnorrLib();
+    return toHex(xOnlyPublicKey(parseSecret(text, 'caller key')));
+  }
+  return toHex((await wallet(f)).xOnly);
 }
 
 /**
@@ -201,9 +275,23 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   f['caller-key'] ??= env('SVC_CALLER_KEY');
   f.network ??= env('SVC_NETWORK');
   f['fee-rate'] ??= env('SVC_FEE_RATE');
-  const [cmd, ...pos] = parsed.positionals;
+  const cmd = parsed.positionals[0];
   if (f.help || cmd === 'help') return { json: { usage: USAGE }, text: [USAGE] };
-  if (cmd === undefined) throw usage('no command (keygen, deploy, call, status, read, events; svc --help)');
+  if (cmd === undefined) throw usage(`no command (${COMMANDS}; svc --help)`);
+  try {
+    return await command(cmd, parsed.positionals.slice(1), f);
+  } catch (e) {
+    if (e instanceof ClientError && e.code === 'insufficient_funds') {
+      const hint = await devnetFundingHint(f);
+      if (hint) throw new ClientError(e.code, e.message + hint, e.status, e.txid);
+    }
+    throw e;
+  }
+}
+
+const COMMANDS = 'keygen, deploy, call, simulate, status, contract, read, events, devnet, test';
+
+async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
   const json = !!f.json;
   const arity = (min: number, max: number, shape: string) => {
     if (pos.length < min || pos.length > max) throw usage(`${cmd} takes ${shape}`);
@@ -240,13 +328,23 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
     case 'deploy': {
       arity(1, 1, 'ARTIFACT.json');
       const artifact = readJsonFile(pos[0]!, 'artifact');
+      if (f.txid !== undefined) {
+        const txid = hex64(f.txid, '--txid');
+        const { SvcClient, checkArtifact } = await sdk();
+        checkArtifact(artifact);
+        const node = new SvcClient({ nodeUrl: checkUrl(nodeUrl(f), 'node'), esploraUrl: 'http://unused.invalid' });
+        const r = await node.register(artifact, txid, { wait: f.wait ? waitOptions(f, json, (c) => c.status) : undefined });
+        const out = { contract_id: r.answer.contract_id ?? r.contractId, txid, status: r.active?.status ?? r.answer.status };
+        return { json: out, text: [`contract: ${out.contract_id}`, `txid: ${txid}`, `status: ${out.status}`] };
+      }
       const c = await client(f);
-      const r = await c.deploy(artifact);
+      const r = await c.deploy(artifact, { wait: f.wait ? waitOptions(f, json, (x) => x.status) : undefined });
       const out = {
         contract_id: r.answer.contract_id ?? r.contractId,
         txid: r.anchor.txid,
         code_hash: toHex(r.codeHash),
-        status: r.answer.status,
+        status: r.active?.status ?? r.answer.status,
+        ...(r.active ? { block_height: r.active.block_height, tx_index: r.active.tx_index } : {}),
         fee: r.anchor.fee,
         vsize: r.anchor.vsize,
       };
@@ -255,7 +353,13 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
       }
       return {
         json: out,
-        text: [`contract: ${out.contract_id}`, `txid: ${out.txid}`, `code hash: ${out.code_hash}`, `status: ${out.status}`, `fee: ${out.fee} sats (${out.vsize} vB)`],
+        text: [
+          `contract: ${out.contract_id}`,
+          `txid: ${out.txid}`,
+          `code hash: ${out.code_hash}`,
+          `status: ${out.status}${r.active ? ` at block ${r.active.block_height} (tx index ${r.active.tx_index})` : ''}`,
+          `fee: ${out.fee} sats (${out.vsize} vB)`,
+        ],
       };
     }
     case 'call': {
@@ -267,15 +371,23 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
       if (callId !== undefined && !/^(?:0|[1-9][0-9]{0,19})$/.test(callId)) throw usage(`--call-id must be a u64, got "${callId}"`);
       if (callId !== undefined && BigInt(callId) > 0xffffffffffffffffn) throw usage(`--call-id must be a u64, got "${callId}"`);
       const fallback = f.abi ? abiFromFile(f.abi) : undefined;
+      const pay = payments(f);
+      const outpoint = f.outpoint === undefined ? undefined : outpointFlag(f.outpoint, '--outpoint');
       const c = await client(f);
       const abi = await c.abiFor(contract, fallback);
+      if (findFunction(abi, fn).readonly && !f.force) {
+        // a readonly call changes nothing: anchoring it would only spend the fee
+        throw usage(`${fn} is readonly: read it for free with svc simulate ${contract} ${[fn, ...args].join(' ')} (--force anchors it anyway)`);
+      }
       const r = await c.call({
         contractId: contract,
         function: fn,
         args,
         abi,
         callId: callId === undefined ? undefined : BigInt(callId),
-        wait: f.wait ? waitOptions(f, json) : undefined,
+        pay,
+        outpoint,
+        wait: f.wait ? waitOptions(f, json, (s) => s.status) : undefined,
       });
       const out = {
         txid: r.anchor.txid,
@@ -284,20 +396,121 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
         call_id: r.call.envelope.callId.toString(),
         outpoint: `${toHex(r.call.envelope.outpointTxid)}:${r.call.envelope.outpointVout}`,
         fee: r.anchor.fee,
+        payments: pay.map((p, i) => ({ vout: r.anchor.paymentVouts[i]!, address: p.address, sats: p.value })),
+        change_vout: r.anchor.changeVout,
         status: r.status?.status ?? r.answer.status,
         ...(r.status ? { final: r.status } : {}),
       };
       const text = [`txid: ${out.txid}`, `envelope hash: ${out.envelope_hash}`, `call id: ${out.call_id}`, `outpoint: ${out.outpoint}`, `fee: ${out.fee} sats`];
+      for (const p of out.payments) text.push(`pay: vout ${p.vout} -> ${p.address} ${p.sats} sats`);
+      if (out.payments.length) text.push(`change: ${out.change_vout === null ? 'none' : `vout ${out.change_vout}`}`);
       text.push(...(r.status ? statusLines(r.status) : [`status: ${out.status}`]));
       const bad = r.status && r.status.status !== 'executed';
       return { json: out, text, exit: bad ? 3 : 0 };
+    }
+    case 'simulate': {
+      if (pos.length < 2) throw usage('simulate takes CONTRACT FUNCTION [ARG...]');
+      const contract = hex64(pos[0], 'contract id');
+      const fnName = pos[1]!;
+      const inputs = (f.input ?? []).map((t) => outpointFlag(t, '--input'));
+      const pay = payments(f);
+      const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
+      const abi = f.abi ? abiFromFile(f.abi) : await node.abi(contract);
+      if (!abi) throw new ClientError('bad_argument', `the node does not serve the ABI of ${contract}; pass --abi ARTIFACT.json`);
+      const args = argsFromText(findFunction(abi, fnName), pos.slice(2)).map(typedValueToJson);
+      const outputs: { value: string; script: string }[] = [];
+      if (pay.length) {
+        // the same vouts as `svc call --pay`: vout 0 is the stamp (value 0), payments follow
+        const { networkOf, paymentOutputs } = await sdk();
+        const net = networkOf(f.network ?? 'regtest');
+        outputs.push({ value: '0', script: '6a' });
+        for (const o of paymentOutputs(net, pay)) outputs.push({ value: String(o.value), script: toHex(o.script) });
+      }
+      const caller = f.caller !== undefined ? hex64(f.caller, '--caller') : await defaultCaller(f);
+      const r = await node.simulate(contract, { function: fnName, args, caller, inputs, outputs });
+      const text = [`status: ${r.status}`];
+      if (r.status === 'executed') text.push(`result: ${JSON.stringify(r.result)}`);
+      if (r.error) text.push(`error: ${r.error.code}: ${r.error.message}`);
+      for (const e of r.events) text.push(`event: ${e.name} ${JSON.stringify(e.params)}${e.contract_id !== contract ? ` (contract ${e.contract_id})` : ''}`);
+      text.push(`instructions: ${r.instructions}`, `state: height ${r.height}, root ${r.state_root}`);
+      return { json: r, text, exit: r.status === 'executed' ? 0 : 3 };
     }
     case 'status': {
       arity(1, 1, 'TXID');
       const txid = hex64(pos[0], 'txid');
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
-      const s = f.wait ? await node.waitForCall(txid, waitOptions(f, json)) : await node.callStatus(txid);
-      return { json: s, text: statusLines(s) };
+      try {
+        const s = f.wait ? await node.waitForCall(txid, waitOptions(f, json, (x) => x.status)) : await node.callStatus(txid);
+        return { json: s, text: statusLines(s) };
+      } catch (e) {
+        if (e instanceof ClientError && e.code === 'not_found') {
+          throw new ClientError(e.code, `${e.message} (for a deploy, use svc contract CONTRACT_ID or svc deploy --wait)`, e.status);
+        }
+        throw e;
+      }
+    }
+    case 'contract': {
+      arity(1, 1, 'CONTRACT');
+      const contract = hex64(pos[0], 'contract id');
+      const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
+      const c = f.wait ? await node.waitForContract(contract, waitOptions(f, json, (x) => x.status)) : await node.contractInfo(contract);
+      const { abi: _abi, ...shown } = c;
+      return { json: shown, text: contractLines(c) };
+    }
+    case 'test': {
+      arity(1, 2, 'CONTRACT.svc [TESTS]');
+      const file = pos[0]!;
+      const testsFile = pos[1] ?? file.replace(/\.svc$/, '') + '.tests';
+      const read = (p: string, what: string): string => {
+        try {
+          return readFileSync(p, 'utf8');
+        } catch (e) {
+          throw usage(`cannot read ${what} ${p}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+      };
+      const source = read(file, 'contract');
+      const tests = read(testsFile, 'tests');
+      const { compileSource, formatCompileError } = await import('../compiler/index.js');
+      const { runTests } = await import('../compiler/contract-test.js');
+      const compiled = compileSource(source, file);
+      if (!compiled.ok) throw new ClientError('compile_error', compiled.errors.map((e) => formatCompileError(e, source).split('\n')[0]).join('; '));
+      const r = runTests(compiled.artifact, tests);
+      if (!r.ok) throw usage(r.errors.map((e) => `${testsFile}:${e.line}: ${e.message}`).join('; '));
+      const text: string[] = [];
+      let failed = 0;
+      for (const t of r.tests) {
+        if (t.failures.length) failed++;
+        text.push(`${t.failures.length ? 'FAIL' : 'ok  '} ${t.name} (${t.calls} call${t.calls === 1 ? '' : 's'})`);
+        for (const x of t.failures) text.push(`  ${testsFile}:${x.line}: ${x.message}`);
+      }
+      text.push(`${r.tests.length} test${r.tests.length === 1 ? '' : 's'}, ${failed} failed`);
+      const out = { file, tests_file: testsFile, tests: r.tests.map((t) => ({ name: t.name, line: t.line, calls: t.calls, failures: t.failures.map((x) => ({ line: x.line, message: x.message })) })), failed };
+      return { json: out, text, exit: failed ? 3 : 0 };
+    }
+    case 'devnet': {
+      const sub = pos[0];
+      const ctl = new DevnetControl(checkUrl(esploraUrl(f), 'devnet chain'));
+      if (sub === 'mine') {
+        arity(1, 2, 'mine [N]');
+        const n = pos[1] === undefined ? 1 : Number(pos[1]);
+        if (!Number.isSafeInteger(n) || n < 1 || !/^[0-9]+$/.test(pos[1] ?? '1')) throw usage(`devnet mine N: N must be a whole number >= 1, got "${pos[1]}"`);
+        if (n > 1000) throw usage(`devnet mine mines at most 1000 blocks at once, got ${n}`);
+        const r = await ctl.mine(n);
+        return { json: r, text: [`mined ${r.hashes.length} block(s), height ${r.height}`] };
+      }
+      if (sub === 'fund') {
+        arity(1, 3, 'fund [ADDRESS] [SATS]');
+        const address = pos[1] ?? (await wallet(f)).address;
+        const sats = pos[2] === undefined ? DEVNET_FUND_SATS : Number(pos[2]);
+        if (!Number.isSafeInteger(sats) || sats < 1 || !/^[0-9]+$/.test(pos[2] ?? '1')) throw usage(`devnet fund SATS: SATS must be a whole number >= 1, got "${pos[2]}"`);
+        const paid = await ctl.faucet(address, sats);
+        const mined = await ctl.mine(1);
+        return {
+          json: { ...paid, address, sats, height: mined.height },
+          text: [`paid ${sats} sats to ${address} in ${paid.txid}:${paid.vout}`, `mined 1 block, height ${mined.height}`],
+        };
+      }
+      throw usage('devnet takes fund [ADDRESS] [SATS] or mine [N]');
     }
     case 'read': {
       arity(2, 3, 'CONTRACT FIELD [ARG]');
@@ -338,12 +551,12 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
       return { json: a, text };
     }
     default:
-      throw usage(`unknown command "${cmd}" (keygen, deploy, call, status, read, events; svc --help)`);
+      throw usage(`unknown command "${cmd}" (${COMMANDS}; svc --help)`);
   }
 }
 
-export function errorOf(e: unknown): { code: string; message: string; exit: number } {
-  if (e instanceof ClientError) return { code: e.code, message: e.message, exit: USAGE_CODES.has(e.code) ? 2 : 1 };
+export function errorOf(e: unknown): { code: string; message: string; exit: number; txid?: string } {
+  if (e instanceof ClientError) return { code: e.code, message: e.message, exit: USAGE_CODES.has(e.code) ? 2 : 1, ...(e.txid ? { txid: e.txid } : {}) };
   if (e instanceof NodeError) return { code: e.code, message: e.message, exit: e.code === 'bad_request' ? 2 : 1 };
   return { code: 'internal', message: (e as Error)?.message ?? String(e), exit: 1 };
 }

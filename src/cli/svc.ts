@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
- * svc: command-line client of a validator node (deploy, call, status, read, events).
+ * svc: command-line client of a validator node (deploy, call, simulate, status, read,
+ * events, devnet funding) and contract test runner (svc test).
  * Run `svc --help`. Exit codes: 0 ok; 1 runtime failure (endpoint unreachable or
- * refusing, insufficient funds); 2 usage error (bad argument, bad key, unknown function);
- * 3 `call --wait` ended in failed, invalid or dropped.
+ * refusing, insufficient funds, a contract that does not compile); 2 usage error (bad
+ * argument, bad key, unknown function, malformed test file); 3 `call --wait` ended in
+ * failed, invalid or dropped, `simulate` failed, or a `svc test` test failed.
  */
 import { run, errorOf } from './run.js';
 
@@ -17,7 +19,8 @@ async function main(): Promise<void> {
   } catch (e) {
     const err = errorOf(e);
     const line = err.message.replace(/\s+/g, ' ').trim();
-    process.stderr.write(json ? `${JSON.stringify({ error: { code: err.code, message: line } })}\n` : `svc: ${err.code}: ${line}\n`);
+    const body = { code: err.code, message: line, ...(err.txid ? { txid: err.txid } : {}) };
+    process.stderr.write(json ? `${JSON.stringify({ error: body })}\n` : `svc: ${err.code}: ${line}\n`);
     process.exitCode = err.exit;
   }
 }

@@ -1,7 +1,9 @@
 /**
- * Funded, signed anchoring transactions: one OP_RETURN stamp output (vout 0), change to
- * the wallet (vout 1, dropped when it would be dust), inputs from the wallet's UTXOs with
- * the envelope's named outpoint first. Returned as a finalized PSBT and as raw hex.
+ * Funded, signed anchoring transactions: one OP_RETURN stamp output (vout 0), then the
+ * payments asked for (vouts 1..n, in the order given: a contract can credit another owner's
+ * output, e.g. a token's `transfer(to_vout, ...)`), then change to the wallet (vout n+1,
+ * dropped when it would be dust), inputs from the wallet's UTXOs with the envelope's named
+ * outpoint first. Returned as a finalized PSBT and as raw hex.
  */
 import * as bitcoin from 'bitcoinjs-lib';
 import { ClientError } from './errors.js';
@@ -15,6 +17,13 @@ export interface Utxo {
   status?: { confirmed: boolean; block_height?: number };
 }
 
+/** One extra output of an anchoring transaction. */
+export interface Payment {
+  address: string;
+  /** sats; at least the output's dust threshold. */
+  value: number;
+}
+
 export interface AnchorRequest {
   wallet: Wallet;
   utxos: readonly Utxo[];
@@ -24,6 +33,8 @@ export interface AnchorRequest {
   feeRate: number;
   /** The outpoint the envelope names: always spent, as input 0. */
   mustSpend?: { txid: string; vout: number };
+  /** Outputs after the stamp, at vouts 1..n in this order. */
+  payments?: readonly Payment[];
 }
 
 export interface AnchorTx {
@@ -38,6 +49,8 @@ export interface AnchorTx {
   vsize: number;
   inputs: Utxo[];
   stampVout: number;
+  /** vout of each payment, in the order asked (1..n). */
+  paymentVouts: number[];
   changeVout: number | null;
   change: number;
 }
@@ -58,10 +71,40 @@ function inputWU(wallet: Wallet): number {
   return INPUT_BASE_WU + (wallet.kind === 'p2wpkh' ? P2WPKH_WITNESS_WU : P2TR_WITNESS_WU);
 }
 
-/** Upper bound of the vsize of an anchoring transaction with `nIn` wallet inputs. */
-export function estimateVsize(wallet: Wallet, nIn: number, stampLen: number, withChange: boolean): number {
-  const wu = TX_OVERHEAD_WU + nIn * inputWU(wallet) + outputWU(stampLen) + (withChange ? outputWU(wallet.outputScript.length) : 0);
+/** Upper bound of the vsize of an anchoring transaction with `nIn` wallet inputs (`paymentScriptLens`: one per payment output). */
+export function estimateVsize(wallet: Wallet, nIn: number, stampLen: number, withChange: boolean, paymentScriptLens: readonly number[] = []): number {
+  const payWU = paymentScriptLens.reduce((s, n) => s + outputWU(n), 0);
+  const wu = TX_OVERHEAD_WU + nIn * inputWU(wallet) + outputWU(stampLen) + payWU + (withChange ? outputWU(wallet.outputScript.length) : 0);
   return Math.ceil(wu / 4);
+}
+
+/**
+ * Bitcoin Core's dust threshold at its default dust relay fee (3 sat/vB): three times the
+ * bytes of the output plus of the input that would spend it (a witness input counts a
+ * quarter of its witness). 294 for P2WPKH, 330 for P2TR, 546 for P2PKH.
+ */
+export function dustThreshold(script: Uint8Array): number {
+  const n = script.length;
+  const witnessProgram = n >= 4 && n <= 42 && (script[0] === 0x00 || (script[0]! >= 0x51 && script[0]! <= 0x60)) && script[1] === n - 2;
+  const outputBytes = 8 + (n < 253 ? 1 : 3) + n;
+  const inputBytes = 32 + 4 + 1 + 4 + (witnessProgram ? Math.floor(107 / 4) : 107);
+  return 3 * (outputBytes + inputBytes);
+}
+
+/** Output scripts of the payments, each checked against the wallet's network and the dust threshold. */
+export function paymentOutputs(network: bitcoin.Network, payments: readonly Payment[]): { script: Uint8Array; value: number }[] {
+  return payments.map((p, i) => {
+    let script: Uint8Array;
+    try {
+      script = bitcoin.address.toOutputScript(p.address, network);
+    } catch {
+      throw new ClientError('bad_argument', `payment ${i + 1}: "${p.address}" is not an address of the network (${network.bech32})`);
+    }
+    if (!Number.isSafeInteger(p.value) || p.value < dustThreshold(script)) {
+      throw new ClientError('bad_argument', `payment ${i + 1} to ${p.address}: ${p.value} sats is below the dust threshold of ${dustThreshold(script)} sats`);
+    }
+    return { script, value: p.value };
+  });
 }
 
 const TXID_RE = /^[0-9a-f]{64}$/;
@@ -83,6 +126,9 @@ export function selectInputs(req: AnchorRequest): { inputs: Utxo[]; fee: number;
     throw new ClientError('bad_argument', `fee rate must be a number of sat/vB in (0, 100000], got ${String(feeRate)}`);
   }
   req.utxos.forEach(checkUtxo);
+  const outs = paymentOutputs(wallet.network, req.payments ?? []);
+  const pay = outs.reduce((s, o) => s + o.value, 0);
+  const payLens = outs.map((o) => o.script.length);
   const pool = [...req.utxos];
   const chosen: Utxo[] = [];
   if (req.mustSpend) {
@@ -97,20 +143,20 @@ export function selectInputs(req: AnchorRequest): { inputs: Utxo[]; fee: number;
   let total = chosen.reduce((s, u) => s + u.value, 0);
   for (;;) {
     if (chosen.length > 0) {
-      const feeWith = Math.ceil(feeRate * estimateVsize(wallet, chosen.length, stampScript.length, true));
-      if (total - feeWith >= dust) return { inputs: chosen, fee: feeWith, change: total - feeWith };
-      const feeWithout = Math.ceil(feeRate * estimateVsize(wallet, chosen.length, stampScript.length, false));
-      if (total >= feeWithout) return { inputs: chosen, fee: total, change: 0 };
+      const feeWith = Math.ceil(feeRate * estimateVsize(wallet, chosen.length, stampScript.length, true, payLens));
+      if (total - pay - feeWith >= dust) return { inputs: chosen, fee: feeWith, change: total - pay - feeWith };
+      const feeWithout = Math.ceil(feeRate * estimateVsize(wallet, chosen.length, stampScript.length, false, payLens));
+      if (total - pay >= feeWithout) return { inputs: chosen, fee: total - pay, change: 0 };
     }
     const next = pool.shift();
     if (!next) break;
     chosen.push(next);
     total += next.value;
   }
-  const need = Math.ceil(feeRate * estimateVsize(wallet, Math.max(1, chosen.length), stampScript.length, false));
+  const need = pay + Math.ceil(feeRate * estimateVsize(wallet, Math.max(1, chosen.length), stampScript.length, false, payLens));
   throw new ClientError(
     'insufficient_funds',
-    `insufficient funds: wallet ${wallet.address} has ${total} sats in ${req.utxos.length} UTXO(s), the anchoring transaction needs at least ${need} sats at ${feeRate} sat/vB`,
+    `insufficient funds: wallet ${wallet.address} has ${total} sats in ${req.utxos.length} UTXO(s), the anchoring transaction needs at least ${need} sats${pay ? ` (${pay} of them payments)` : ''} at ${feeRate} sat/vB`,
   );
 }
 
@@ -129,7 +175,10 @@ export function buildAnchorTx(req: AnchorRequest): AnchorTx {
     });
   }
   psbt.addOutput({ script: req.stampScript, value: 0n });
-  const changeVout = change > 0 ? 1 : null;
+  const outs = paymentOutputs(wallet.network, req.payments ?? []);
+  for (const o of outs) psbt.addOutput({ script: o.script, value: BigInt(o.value) });
+  const paymentVouts = outs.map((_, i) => 1 + i);
+  const changeVout = change > 0 ? 1 + outs.length : null;
   if (change > 0) psbt.addOutput({ script: wallet.outputScript, value: BigInt(change) });
   const unsignedPsbt = psbt.toBase64();
   psbt.signAllInputs(wallet.signer);
@@ -140,5 +189,5 @@ export function buildAnchorTx(req: AnchorRequest): AnchorTx {
     // The estimate is an upper bound; reaching this is a bug, not a user error.
     throw new ClientError('internal', `fee ${fee} below ${req.feeRate} sat/vB for vsize ${vsize}`);
   }
-  return { psbt: psbt.toBase64(), unsignedPsbt, hex: tx.toHex(), txid: tx.getId(), fee, vsize, inputs, stampVout: 0, changeVout, change };
+  return { psbt: psbt.toBase64(), unsignedPsbt, hex: tx.toHex(), txid: tx.getId(), fee, vsize, inputs, stampVout: 0, paymentVouts, changeVout, change };
 }

@@ -12,16 +12,20 @@ export type ClientErrorCode =
   | 'chain_error' // the chain-data endpoint answered with an error
   | 'node_error' // the node answered with an error without a JSON error body
   | 'timeout' // polling gave up
+  | 'compile_error' // svc test: the contract does not compile
   | 'internal';
 
 export class ClientError extends Error {
   readonly code: string;
   /** HTTP status when the error is an endpoint's answer. */
   readonly status: number | undefined;
-  constructor(code: ClientErrorCode | string, message: string, status?: number) {
+  /** Set when the failure came after the anchoring transaction was broadcast (its fee is spent). */
+  readonly txid: string | undefined;
+  constructor(code: ClientErrorCode | string, message: string, status?: number, txid?: string) {
     super(message);
     this.name = 'ClientError';
     this.code = code;
     this.status = status;
+    this.txid = txid;
   }
 }

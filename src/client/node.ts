@@ -22,6 +22,35 @@ export interface DeployAnswer {
   code_hash: string;
   status: string;
 }
+export interface ContractInfoAnswer {
+  contract_id: string;
+  txid: string;
+  code_hash: string;
+  status: 'pending' | 'active' | string;
+  block_height: number | null;
+  tx_index: number | null;
+  abi: unknown[];
+  metadata: Record<string, unknown>;
+}
+export interface SimulateRequest {
+  function: string;
+  /** Typed JSON values {type, value} (typedValueToJson). */
+  args: { type: string; value: unknown }[];
+  caller?: string | null;
+  inputs?: { txid: string; vout: number }[];
+  outputs?: { value: string; script: string }[];
+}
+export interface SimulateAnswer {
+  contract_id: string;
+  function: string;
+  height: number;
+  state_root: string | null;
+  status: 'executed' | 'failed';
+  result: unknown;
+  error: { code: string; message: string } | null;
+  events: { contract_id: string; name: string; params: Record<string, unknown> }[];
+  instructions: number;
+}
 export interface CallBody {
   txid: string;
   contract_id: string;
@@ -165,6 +194,26 @@ export interface EventsAnswer {
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['executed', 'failed', 'invalid', 'dropped']);
 
+export interface WaitOptions<T> { intervalMs?: number; timeoutMs?: number; onStatus?: (s: T) => void }
+
+/** Asks until `done`; a 404 (not yet known to this node, e.g. still gossiping) is asked again. */
+async function poll<T>(ask: () => Promise<T>, done: (t: T) => boolean, notYet: string, o: WaitOptions<T>): Promise<T> {
+  const interval = o.intervalMs ?? 2_000;
+  const timeout = o.timeoutMs ?? 30 * 60_000; // blocks take ~10 min; allow a few
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    try {
+      const t = await ask();
+      o.onStatus?.(t);
+      if (done(t)) return t;
+    } catch (e) {
+      if (!(e instanceof ClientError && e.status === 404)) throw e;
+    }
+    if (Date.now() + interval > deadline) throw new ClientError('timeout', `${notYet} after ${Math.round(timeout / 1000)} s`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
 export class NodeClient {
   constructor(
     readonly baseUrl: string,
@@ -183,8 +232,9 @@ export class NodeClient {
     try {
       const e = (JSON.parse(a.text) as { error?: { code?: unknown; message?: unknown } }).error;
       if (e && typeof e.code === 'string') {
+        // the code travels as ClientError.code; printers show it once, before the message
         code = e.code;
-        message = `${e.code}: ${typeof e.message === 'string' ? e.message : ''}`;
+        message = typeof e.message === 'string' && e.message ? e.message : `node ${init.method ?? 'GET'} ${path} answered ${a.status}`;
       }
     } catch {
       if (a.text) message += `: ${oneLine(a.text, 120)}`;
@@ -208,25 +258,23 @@ export class NodeClient {
    * Polls GET /contract_call/{txid}/status until executed, failed, invalid or dropped.
    * A 404 (not yet known, e.g. still gossiping) is polled again. `onStatus` sees each answer.
    */
-  async waitForCall(
-    txid: string,
-    o: { intervalMs?: number; timeoutMs?: number; onStatus?: (s: CallStatus) => void } = {},
-  ): Promise<CallStatus> {
-    const interval = o.intervalMs ?? 2_000;
-    const deadline = Date.now() + (o.timeoutMs ?? 30 * 60_000); // blocks take ~10 min; allow a few
-    for (;;) {
-      try {
-        const s = await this.callStatus(txid);
-        o.onStatus?.(s);
-        if (FINAL_STATUSES.has(s.status)) return s;
-      } catch (e) {
-        if (!(e instanceof ClientError && e.status === 404)) throw e;
-      }
-      if (Date.now() + interval > deadline) {
-        throw new ClientError('timeout', `call ${txid} not final after ${Math.round((o.timeoutMs ?? 1_800_000) / 1000)} s`);
-      }
-      await new Promise((r) => setTimeout(r, interval));
-    }
+  waitForCall(txid: string, o: WaitOptions<CallStatus> = {}): Promise<CallStatus> {
+    return poll(() => this.callStatus(txid), (s) => FINAL_STATUSES.has(s.status), `call ${txid} not final`, o);
+  }
+
+  /** POST /v2/{id}/simulate: a call run against the node's state, nothing anchored or stored. */
+  simulate(contractId: string, body: SimulateRequest): Promise<SimulateAnswer> {
+    return this.json(`/v2/${encodeURIComponent(contractId)}/simulate`, { method: 'POST', body }) as Promise<SimulateAnswer>;
+  }
+
+  /** GET /contracts/{id}: status (pending until the deploy confirms, then active), position, ABI. */
+  contractInfo(contractId: string): Promise<ContractInfoAnswer> {
+    return this.json(`/contracts/${encodeURIComponent(contractId)}`) as Promise<ContractInfoAnswer>;
+  }
+
+  /** Polls GET /contracts/{id} until the deploy is active (its anchoring transaction confirmed); 404 is polled again. */
+  waitForContract(contractId: string, o: WaitOptions<ContractInfoAnswer> = {}): Promise<ContractInfoAnswer> {
+    return poll(() => this.contractInfo(contractId), (c) => c.status === 'active', `contract ${contractId} not active`, o);
   }
 
   async contracts(): Promise<string[]> {

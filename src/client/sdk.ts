@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Artifact } from '../protocol/contract.js';
-import { codeHash as computeCodeHash, contractId as computeContractId, extractCore } from '../protocol/contract.js';
+import { contractId as computeContractId, extractCore } from '../protocol/contract.js';
 import { deployStampScript, callStampScript } from '../protocol/stamp.js';
 import { type CallEnvelope, encodeEnvelope, envelopeHash, signEnvelope, encodePayload } from '../protocol/envelope.js';
 import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
@@ -15,10 +15,11 @@ import { xOnlyPublicKey } from '../protocol/schnorr.js';
 import { NodeError } from '../errors.js';
 import { ClientError } from './errors.js';
 import { argsFromText, checkArgs, findFunction } from './abi.js';
-import { buildAnchorTx, type AnchorTx, type Utxo } from './anchor.js';
+import { buildAnchorTx, type AnchorTx, type Payment, type Utxo } from './anchor.js';
+import { runTask } from '../pool/tasks.js';
 import type { Wallet } from './wallet.js';
 import { EsploraClient } from './esplora.js';
-import { NodeClient, type CallAnswer, type CallStatus, type DeployAnswer, type DeployBody } from './node.js';
+import { NodeClient, type CallAnswer, type CallStatus, type ContractInfoAnswer, type DeployAnswer, type DeployBody, type WaitOptions } from './node.js';
 import type { HttpOptions } from './http.js';
 
 /** Default fee rate, sat/vB: enough for regtest/signet; pass feeRate for mainnet conditions. */
@@ -114,8 +115,12 @@ export function buildCall(p: BuildCallParams): BuiltCall {
   }
 }
 
-/** Anchoring transaction of a call: spends the envelope's outpoint and carries its stamp; checked with the codec. */
-export function buildCallAnchor(wallet: Wallet, utxos: readonly Utxo[], call: BuiltCall, feeRate: number): AnchorTx {
+/**
+ * Anchoring transaction of a call: spends the envelope's outpoint and carries its stamp;
+ * `payments` become vouts 1..n (so a contract can credit them), change comes last. Checked
+ * with the codec.
+ */
+export function buildCallAnchor(wallet: Wallet, utxos: readonly Utxo[], call: BuiltCall, feeRate: number, payments: readonly Payment[] = []): AnchorTx {
   const e = call.envelope;
   const anchor = buildAnchorTx({
     wallet,
@@ -123,6 +128,7 @@ export function buildCallAnchor(wallet: Wallet, utxos: readonly Utxo[], call: Bu
     feeRate,
     stampScript: callStampScript(e.contractId, call.envelopeHash),
     mustSpend: { txid: toHex(e.outpointTxid), vout: e.outpointVout },
+    payments,
   });
   const r = checkCallBinding(anchor.hex, e, call.envelopeHash);
   if (!r.ok) throw bindingError(r.reason); // a bug in this SDK, never expected
@@ -136,24 +142,61 @@ export interface BuiltDeploy {
   body: DeployBody;
 }
 
-/** Deploy anchoring transaction + the registration body (no network). */
+/**
+ * The largest registration body the node reads (its MAX_BODY_BYTES, src/rest/http.ts; not
+ * imported because that module loads the HTTP server's native addon).
+ */
+export const MAX_DEPLOY_BODY_BYTES = 65_536;
+
+/**
+ * The node's own registration checks, run here before anything is built or broadcast so a
+ * refused artifact costs nothing: the same code the node runs (the worker task checkDeploy:
+ * artifact shape, bytecode verifier, code hash), the metadata shape and the body size.
+ * Throws ClientError with the code the node would answer (invalid_bytecode, bad_request,
+ * payload_too_large).
+ */
+export function checkArtifact(artifact: unknown): Uint8Array {
+  const refuse = (code: string, message: string): never => {
+    throw new ClientError(code, `the node would refuse this artifact (nothing was broadcast): ${message}`);
+  };
+  const r = runTask({ kind: 'checkDeploy', body: artifact as Record<string, unknown> });
+  if (!r.ok) refuse(r.error.code, r.error.message);
+  const metadata = (artifact as { metadata?: unknown }).metadata;
+  if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))) refuse('bad_request', 'metadata must be a JSON object when present');
+  // the body as it will be posted (any txid has the same length)
+  const size = Buffer.byteLength(JSON.stringify(deployBody(artifact, '0'.repeat(64))));
+  if (size > MAX_DEPLOY_BODY_BYTES) refuse('payload_too_large', `the registration body would be ${size} bytes, the node reads at most ${MAX_DEPLOY_BODY_BYTES}`);
+  return parseHex((r as { value: { codeHash: string } }).value.codeHash, 32)!;
+}
+
+/** The registration body of an artifact anchored by `txid`. */
+export function deployBody(artifact: Artifact | unknown, txid: string): DeployBody {
+  const core = extractCore(artifact);
+  const a = artifact as Artifact;
+  const body: DeployBody = { txid, ...core };
+  if (a.metadata !== undefined) body.metadata = a.metadata;
+  return body;
+}
+
+/** Deploy anchoring transaction + the registration body (no network); checks the artifact first (checkArtifact). */
 export function buildDeploy(wallet: Wallet, utxos: readonly Utxo[], artifact: Artifact | unknown, feeRate: number): BuiltDeploy {
-  let core;
-  try {
-    core = extractCore(artifact);
-  } catch (e) {
-    if (e instanceof NodeError) throw new ClientError('bad_argument', e.message);
-    throw e;
-  }
-  const ch = computeCodeHash(core);
+  const ch = checkArtifact(artifact);
   const anchor = buildAnchorTx({ wallet, utxos, feeRate, stampScript: deployStampScript(ch) });
   const r = checkDeployBinding(anchor.hex, ch);
   if (!r.ok) throw bindingError(r.reason);
   const contractId = toHex(computeContractId(parseHex(anchor.txid, 32)!, ch));
-  const a = artifact as Artifact;
-  const body: DeployBody = { txid: anchor.txid, ...core };
-  if (a.metadata !== undefined) body.metadata = a.metadata;
-  return { codeHash: ch, anchor, contractId, body };
+  return { codeHash: ch, anchor, contractId, body: deployBody(artifact, anchor.txid) };
+}
+
+/**
+ * An error after the anchoring transaction was broadcast: its fee is spent, so the error
+ * keeps the original code and names the txid (in the message and as `txid`), with what to do next.
+ */
+export function afterBroadcast(e: unknown, txid: string, next: string): ClientError {
+  if (e instanceof ClientError && e.txid) return e;
+  const code = e instanceof ClientError || e instanceof NodeError ? e.code : 'internal';
+  const status = e instanceof ClientError ? e.status : undefined;
+  return new ClientError(code, `${(e as Error)?.message ?? String(e)} (anchoring transaction ${txid} is broadcast; ${next})`, status, txid);
 }
 
 export interface SvcClientOptions {
@@ -168,6 +211,8 @@ export interface SvcClientOptions {
 
 export interface DeployResult extends BuiltDeploy {
   answer: DeployAnswer;
+  /** The contract once active, when deploy was asked to wait. */
+  active?: ContractInfoAnswer;
 }
 
 export interface CallResult {
@@ -197,14 +242,35 @@ export class SvcClient {
     }
   }
 
-  /** Anchor the deploy stamp, broadcast, register with the node. */
-  async deploy(artifact: unknown, o: { feeRate?: number } = {}): Promise<DeployResult> {
+  /**
+   * Check the artifact as the node will (nothing is spent when it would be refused), anchor
+   * the deploy stamp, broadcast, register with the node; with `wait`, poll until active.
+   */
+  async deploy(artifact: unknown, o: { feeRate?: number; wait?: boolean | WaitOptions<ContractInfoAnswer> } = {}): Promise<DeployResult> {
+    checkArtifact(artifact);
     const wallet = this.wallet();
     const utxos = await this.esplora.utxos(wallet.address);
     const built = buildDeploy(wallet, utxos, artifact, o.feeRate ?? this.o.feeRate ?? DEFAULT_FEE_RATE);
     await this.broadcast(built.anchor);
-    const answer = await this.node.deployContract(built.body);
-    return { ...built, answer };
+    const txid = built.anchor.txid;
+    try {
+      const answer = await this.node.deployContract(built.body);
+      const result: DeployResult = { ...built, answer };
+      if (o.wait) result.active = await this.node.waitForContract(built.contractId, o.wait === true ? {} : o.wait);
+      return result;
+    } catch (e) {
+      throw afterBroadcast(e, txid, `register it again without paying: svc deploy ARTIFACT --txid ${txid}`);
+    }
+  }
+
+  /** Register an artifact whose deploy stamp `txid` is already broadcast (a retry after a failed registration); spends nothing. */
+  async register(artifact: unknown, txid: string, o: { wait?: boolean | WaitOptions<ContractInfoAnswer> } = {}): Promise<{ contractId: string; answer: DeployAnswer; active?: ContractInfoAnswer }> {
+    const ch = checkArtifact(artifact);
+    if (!/^[0-9a-f]{64}$/.test(txid)) throw new ClientError('bad_argument', `txid must be 64 lowercase hex characters, got "${txid}"`);
+    const contractId = toHex(computeContractId(parseHex(txid, 32)!, ch));
+    const answer = await this.node.deployContract(deployBody(artifact, txid));
+    const active = o.wait ? await this.node.waitForContract(contractId, o.wait === true ? {} : o.wait) : undefined;
+    return { contractId, answer, ...(active ? { active } : {}) };
   }
 
   /** Resolve the ABI from the node, else from the given fallback. */
@@ -228,11 +294,20 @@ export class SvcClient {
     abi?: readonly unknown[];
     callId?: bigint;
     feeRate?: number;
-    wait?: boolean | { intervalMs?: number; timeoutMs?: number; onStatus?: (s: CallStatus) => void };
+    /** Extra outputs of the anchoring transaction, at vouts 1..n in this order (change after them). */
+    pay?: readonly Payment[];
+    /** The wallet UTXO the envelope names (e.g. the outpoint holding a token balance); default: chooseOutpoint. */
+    outpoint?: { txid: string; vout: number };
+    wait?: boolean | WaitOptions<CallStatus>;
   }): Promise<CallResult> {
     const wallet = this.wallet();
     const utxos = await this.esplora.utxos(wallet.address);
-    const outpoint = chooseOutpoint(utxos);
+    let outpoint = chooseOutpoint(utxos);
+    if (p.outpoint) {
+      const named = utxos.find((u) => u.txid === p.outpoint!.txid && u.vout === p.outpoint!.vout);
+      if (!named) throw new ClientError('bad_argument', `outpoint ${p.outpoint.txid}:${p.outpoint.vout} is not among the wallet's UTXOs (${wallet.address})`);
+      outpoint = named;
+    }
     const call = buildCall({
       contractId: p.contractId,
       function: p.function,
@@ -242,11 +317,20 @@ export class SvcClient {
       outpoint,
       callId: p.callId,
     });
-    const anchor = buildCallAnchor(wallet, utxos, call, p.feeRate ?? this.o.feeRate ?? DEFAULT_FEE_RATE);
+    const anchor = buildCallAnchor(wallet, utxos, call, p.feeRate ?? this.o.feeRate ?? DEFAULT_FEE_RATE, p.pay ?? []);
     await this.broadcast(anchor);
-    const answer = await this.node.submitCall({ txid: anchor.txid, contract_id: toHex(call.envelope.contractId), payload: call.payload });
+    let answer: CallAnswer;
+    try {
+      answer = await this.node.submitCall({ txid: anchor.txid, contract_id: toHex(call.envelope.contractId), payload: call.payload });
+    } catch (e) {
+      throw afterBroadcast(e, anchor.txid, `the node has not accepted the call; its payload is ${call.payload}`);
+    }
     const result: CallResult = { call, anchor, answer };
-    if (p.wait) result.status = await this.node.waitForCall(anchor.txid, p.wait === true ? {} : p.wait);
+    try {
+      if (p.wait) result.status = await this.node.waitForCall(anchor.txid, p.wait === true ? {} : p.wait);
+    } catch (e) {
+      throw afterBroadcast(e, anchor.txid, `the node accepted the call; follow it with: svc status ${anchor.txid} --wait`);
+    }
     return result;
   }
 }

@@ -1,9 +1,12 @@
-/** Compiler entry: source text -> artifact (PROTOCOL.md section 2). Deterministic: the same
- *  source and compiler version give a byte-identical artifact. */
+/** Compiler entry: source text -> artifact (PROTOCOL.md section 2), in stages: scan and parse
+ *  (parser.ts), type check and annotate (checker.ts), emit (codegen.ts), verify with the
+ *  node's verifier. Deterministic: the same source and compiler version give a
+ *  byte-identical artifact. */
 import canonicalize from 'canonicalize';
 import { taggedHash, toHex } from '../protocol/hash.js';
 import type { ArtifactCore } from '../vm/types.js';
 import { verifyArtifact } from '../vm/verifier.js';
+import { check } from './checker.js';
 import { generate } from './codegen.js';
 import { parse, type CompileError } from './parser.js';
 
@@ -23,13 +26,13 @@ export function codeHash(core: ArtifactCore): string {
 
 export function compileSource(source: string, fileName: string): { ok: true; artifact: Artifact } | { ok: false; errors: CompileError[] } {
   const { contract, errors } = parse(source, fileName);
-  if (!contract) return { ok: false, errors };
-  const g = generate(contract, fileName);
-  const all = [...errors, ...(g.ok ? [] : g.errors)];
-  if (all.length || !g.ok) {
-    all.sort((a, b) => a.line - b.line || a.col - b.col);
-    return { ok: false, errors: all };
-  }
+  // After a syntax error the tree has holes (a skipped function, a half statement), so the
+  // checker would report their consequences as more errors: one error per cause.
+  if (!contract || errors.length) return { ok: false, errors };
+  const checked = check(contract, fileName);
+  if (!checked.ok) return { ok: false, errors: [...checked.errors].sort((a, b) => a.line - b.line || a.col - b.col) };
+  const g = generate(checked.checked, fileName);
+  if (!g.ok) return { ok: false, errors: g.errors };
   const core = g.result.core;
   // The compiler's own output must pass the node's verifier; if not, that is a compiler bug.
   const v = verifyArtifact(core);

@@ -1,6 +1,8 @@
 /** Scanner and recursive-descent parser. Errors are collected; the parser resynchronises at
- *  the next ';' or '}' so one run reports every syntax error it can. */
+ *  the next ';' or '}' so one run reports every syntax error it can. Nesting is bounded
+ *  (MAX_NESTING), so no later stage can run out of stack on a hostile or generated file. */
 import type { ValueType } from '../protocol/value.js';
+import { LIMITS } from '../vm/isa.js';
 import type { BinOp, ContractDecl, EventDecl, Expr, FieldDecl, FnDecl, Param, Pos, Stmt } from './ast.js';
 
 export interface CompileError { file: string; line: number; col: number; message: string }
@@ -11,7 +13,16 @@ interface Tok { kind: TokKind; text: string; pos: Pos; value?: bigint | string |
 export const TYPE_WORDS = new Set(['u64', 'i64', 'u128', 'bool', 'string', 'bytes', 'key']);
 const KEYWORDS = new Set(['contract', 'implements', 'field', 'map', 'event', 'pub', 'readonly', 'fn', 'let', 'if', 'else', 'for', 'in',
   'break', 'continue', 'return', 'require', 'emit', 'true', 'false', 'call', 'as', 'while', 'loop']);
-const PUNCT = ['..', '->', '<=', '>=', '==', '!=', '&&', '||', '{', '}', '(', ')', '[', ']', '<', '>', '=', ';', ':', ',', '+', '-', '*', '/', '%', '!'];
+const PUNCT = ['..', '->', '+=', '-=', '*=', '/=', '%=', '<=', '>=', '==', '!=', '&&', '||', '{', '}', '(', ')', '[', ']', '<', '>', '=', ';', ':', ',', '+', '-', '*', '/', '%', '!'];
+
+/** Deepest nesting of parentheses, unary operators, casts, call arguments and blocks. Each
+ *  level costs the parser about ten stack frames and the checker two, so 128 levels stay far
+ *  inside Node's default stack, while real contracts rarely nest beyond ten. */
+export const MAX_NESTING = 128;
+/** The most digits a decimal literal may have (leading zeros aside): u128's maximum has 39. */
+const MAX_INT_DIGITS = 39;
+/** Compound assignment operators and the arithmetic operator each one applies. */
+const COMPOUND: Record<string, BinOp> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '%=': '%' };
 
 class Bail extends Error {}
 
@@ -30,6 +41,20 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
     throw new Bail();
   };
   const describe = (t: Tok): string => (t.kind === 'eof' ? 'end of file' : `'${t.text}'`);
+  let nesting = 0;
+  const enter = (t: Tok): void => {
+    if (nesting >= MAX_NESTING) fail(t, `nesting deeper than ${MAX_NESTING} levels (split the expression or the function)`);
+    nesting++;
+  };
+  /** Runs one nested construct starting at token t, failing at t beyond MAX_NESTING levels. */
+  const nested = <T>(t: Tok, body: () => T): T => {
+    enter(t);
+    try {
+      return body();
+    } finally {
+      nesting--;
+    }
+  };
   const expect = (text: string): Tok => {
     const t = peek();
     if (!at(text)) fail(t, `expected '${text}', found ${describe(t)}`);
@@ -91,9 +116,8 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
     if (t.kind === 'str') { next(); return { k: 'str', pos: t.pos, value: t.value as string }; }
     if (t.kind === 'hex') { next(); return { k: 'hex', pos: t.pos, value: t.value as Uint8Array }; }
     if (at('true') || at('false')) { next(); return { k: 'bool', pos: t.pos, value: t.text === 'true' }; }
-    if (at('(')) { next(); const e = expr(); expect(')'); return e; }
-    if (at('call')) {
-      next();
+    if (at('(')) return nested(next(), () => { const e = expr(); expect(')'); return e; });
+    if (at('call')) return nested(next(), () => {
       let ret: ValueType | null = null;
       if (at('<')) { next(); ret = type(); expect('>'); }
       expect('(');
@@ -105,29 +129,40 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
       const args: Expr[] = [];
       while (at(',')) { next(); args.push(expr()); }
       expect(')');
-      return { k: 'xcall', pos: t.pos, ret, target, fn: fnTok.value as string, args };
-    }
+      return { k: 'xcall', pos: t.pos, ret, target, fn: fnTok.value as string, args } as Expr;
+    });
     if (t.kind === 'ident' && !KEYWORDS.has(t.text) && !TYPE_WORDS.has(t.text)) {
       next();
       if (at('(')) {
-        next();
-        const args: Expr[] = [];
-        while (!at(')')) { args.push(expr()); if (!at(')')) expect(','); }
-        expect(')');
-        return { k: 'call', pos: t.pos, name: t.text, args };
+        return nested(next(), () => {
+          const args: Expr[] = [];
+          while (!at(')')) { args.push(expr()); if (!at(')')) expect(','); }
+          expect(')');
+          return { k: 'call', pos: t.pos, name: t.text, args } as Expr;
+        });
       }
-      if (at('[')) { next(); const key = expr(); expect(']'); return { k: 'index', pos: t.pos, name: t.text, key }; }
+      if (at('[')) return nested(next(), () => { const key = expr(); expect(']'); return { k: 'index', pos: t.pos, name: t.text, key } as Expr; });
       return { k: 'name', pos: t.pos, name: t.text };
     }
     return fail(t, `expected an expression, found ${describe(t)}`);
   };
   const postfix = (): Expr => {
     let e = primary();
-    while (at('as')) { const t = next(); e = { k: 'cast', pos: t.pos, e, to: type() }; }
+    // every cast wraps the tree one level deeper, so a chain counts against the bound
+    const outer = nesting;
+    try {
+      while (at('as')) {
+        const t = next();
+        enter(t);
+        e = { k: 'cast', pos: t.pos, e, to: type() };
+      }
+    } finally {
+      nesting = outer;
+    }
     return e;
   };
   const unary = (): Expr => {
-    if (at('!') || at('-')) { const t = next(); return { k: 'unary', pos: t.pos, op: t.text as '!' | '-', e: unary() }; }
+    if (at('!') || at('-')) { const t = next(); return nested(t, () => ({ k: 'unary', pos: t.pos, op: t.text as '!' | '-', e: unary() }) as Expr); }
     return postfix();
   };
   const mulExpr = binLevel(['*', '/', '%'], unary);
@@ -138,7 +173,8 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
   const orExpr = binLevel(['||'], andExpr);
 
   // ---- statements ----
-  const block = (): Stmt[] => {
+  // the bound is checked at the '{' before it is consumed, so resynchronising skips the whole block
+  const block = (): Stmt[] => nested(peek(), () => {
     expect('{');
     const out: Stmt[] = [];
     while (!at('}') && peek().kind !== 'eof') {
@@ -153,7 +189,7 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
     }
     expect('}');
     return out;
-  };
+  });
   const intLit = (): bigint => {
     const t = peek();
     if (t.kind !== 'int' || t.suffix) fail(t, 'loop bounds must be integer literals without suffix');
@@ -213,6 +249,15 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
       return { k: 'emit', pos: n.pos, name: n.text, args };
     }
     const e = expr();
+    const compound = peek().kind === 'punct' ? COMPOUND[peek().text] : undefined;
+    if (compound) {
+      const op = next();
+      if (e.k !== 'name' && e.k !== 'index') fail(op, `left side of ${op.text} must be a variable, a field or a map entry`);
+      const value = expr();
+      expect(';');
+      const target = e as Extract<Expr, { k: 'name' | 'index' }>;
+      return { k: 'compound', pos: target.pos, opPos: op.pos, op: compound, name: target.name, key: target.k === 'index' ? target.key : null, value };
+    }
     if (at('=')) {
       const eq = next();
       if (e.k !== 'name' && e.k !== 'index') fail(eq, 'left side of = must be a variable, a field or a map entry');
@@ -224,16 +269,21 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
     expect(';');
     return { k: 'expr', pos: t.pos, e };
   };
+  // An else-if chain is read with a loop, not recursion: a dispatch over thousands of cases
+  // is a chain that long, and it nests no deeper than one if (the checker walks it the same way).
   const ifStmt = (): Stmt => {
-    const t = next();
-    const cond = expr();
-    const then = block();
+    const arms: { pos: Pos; cond: Expr; then: Stmt[] }[] = [];
     let els: Stmt[] | null = null;
-    if (at('else')) {
+    for (;;) {
+      const t = next();
+      arms.push({ pos: t.pos, cond: expr(), then: block() });
+      if (!at('else')) break;
       next();
-      els = at('if') ? [ifStmt()] : block();
+      if (!at('if')) { els = block(); break; }
     }
-    return { k: 'if', pos: t.pos, cond, then, else: els };
+    let tail: Stmt[] | null = els;
+    for (let a = arms.length - 1; a >= 0; a--) tail = [{ k: 'if', pos: arms[a]!.pos, cond: arms[a]!.cond, then: arms[a]!.then, else: tail }];
+    return tail![0]!;
   };
 
   // ---- top level ----
@@ -335,6 +385,7 @@ function scan(src: string, err: (p: Pos, m: string) => void): Tok[] {
         while (j < src.length && /[0-9a-fA-F_]/.test(src[j]!)) j++;
         const digits = src.slice(i + 2, j).replace(/_/g, '');
         if (digits.length % 2 !== 0) err(p, 'hex literal needs an even number of digits');
+        if (digits.length > 2 * LIMITS.valueBytes) err(p, `hex literal is ${Math.ceil(digits.length / 2)} bytes, at most ${LIMITS.valueBytes} allowed`);
         toks.push({ kind: 'hex', text: src.slice(i, j), pos: p, value: new Uint8Array(Buffer.from(digits.length % 2 ? '0' + digits : digits, 'hex')) });
         i = j;
         continue;
@@ -346,7 +397,9 @@ function scan(src: string, err: (p: Pos, m: string) => void): Tok[] {
       const m = /^(u64|i64|u128)/.exec(src.slice(j, j + 4));
       if (m && !/[A-Za-z0-9_]/.test(src[j + m[1]!.length] ?? '')) { suffix = m[1] as ValueType; j += m[1]!.length; }
       else if (/[A-Za-z_]/.test(src[j] ?? '')) err(pos(j), 'bad integer literal suffix (use u64, i64 or u128)');
-      toks.push({ kind: 'int', text: src.slice(i, j), pos: p, value: BigInt(digits), suffix });
+      const tooLong = digits.replace(/^0+/, '').length > MAX_INT_DIGITS;
+      if (tooLong) err(p, `integer literal has more than ${MAX_INT_DIGITS} digits (u128 holds at most 340282366920938463463374607431768211455)`);
+      toks.push({ kind: 'int', text: src.slice(i, j), pos: p, value: tooLong ? 0n : BigInt(digits), suffix });
       i = j;
       continue;
     }
@@ -368,6 +421,7 @@ function scan(src: string, err: (p: Pos, m: string) => void): Tok[] {
         j++;
       }
       if (!ok || j >= src.length) { err(p, 'unterminated string literal'); i = j; continue; }
+      if (Buffer.byteLength(s, 'utf8') > LIMITS.valueBytes) err(p, `string literal is ${Buffer.byteLength(s, 'utf8')} bytes (UTF-8), at most ${LIMITS.valueBytes} allowed`);
       toks.push({ kind: 'str', text: src.slice(i, j + 1), pos: p, value: s });
       i = j + 1;
       continue;

@@ -28,7 +28,12 @@ const say = (line: string): void => void process.stdout.write(line + '\n');
 const chainPort = Number(process.env['SVC_DEVNET_PORT'] ?? 3002);
 const restAddress = process.env['SVC_REST_ADDRESS'] ?? '127.0.0.1:8080';
 const bindAddress = process.env['SVC_BIND_ADDRESS'] ?? '127.0.0.1:50051';
-const devnet = await startDevnetChain({ port: chainPort, initialBlocks: 101 });
+const devnet = await startDevnetChain({ port: chainPort, initialBlocks: 101 }).catch((e: NodeJS.ErrnoException) => {
+  // one line, never a stack trace: the usual cause is a devnet already running
+  const why = e.code === 'EADDRINUSE' ? `port ${chainPort} is in use (another devnet running? set SVC_DEVNET_PORT)` : e.message;
+  say(`devnet: cannot start the chain: ${why}`);
+  process.exit(1);
+});
 say(`devnet chain: ${devnet.url} (height ${devnet.chain.height})`);
 
 // The devnet chain lives in memory, so the node starts from empty storage every run.
@@ -100,13 +105,16 @@ Scenario done. The devnet keeps running (a block is mined every ${AUTOMINE_MS / 
 Try, in another terminal:
 
   export SVC_NODE_URL=${nodeUrl} SVC_ESPLORA_URL=${devnet.url} SVC_WALLET_KEY=${toHex(DEMO_SECRET)}
-  npx svc status ${r.lastTxid}
-  npx svc call ${r.nft} mint key:${toHex(wallet.xOnly)} string:ipfs://devnet/2 --wait
-  curl -s -X POST ${nodeUrl}/v2/${r.token}/simulate -d '{"function":"supply","args":[]}'
-  npx svc read ${r.market} listings
-  npx svc events ${r.token}
+  svc status ${r.lastTxid}
+  svc call ${r.nft} mint key:${toHex(wallet.xOnly)} string:ipfs://devnet/2 --wait
+  svc simulate ${r.token} supply
+  svc read ${r.market} listings
+  svc events ${r.token}
+  svc devnet fund          # 0.05 BTC to the wallet, then a block
+  svc devnet mine 1
   curl -s ${nodeUrl}/v2/state_root
-  curl -s -X POST ${devnet.url}/devnet/mine -d '{"blocks":1}'
+
+(svc is on your PATH after \`npm link\` in the checkout; else use \`npx svc\` inside it.)
 
 Ctrl-C stops the node and the chain.`);
 } catch (e) {

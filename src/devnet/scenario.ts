@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileSource } from '../compiler/index.js';
-import { SvcClient, buildCall, buildCallAnchor } from '../client/sdk.js';
-import type { Wallet } from '../client/wallet.js';
+import { SvcClient } from '../client/sdk.js';
+import { walletFromSecret, type Wallet } from '../client/wallet.js';
 import type { CallStatus } from '../client/node.js';
-import { toHex } from '../protocol/hash.js';
+import { sha256, toHex } from '../protocol/hash.js';
 import type { DevnetChain } from './chain.js';
 
 export interface ScenarioResult {
@@ -21,6 +21,11 @@ export interface ScenarioResult {
 }
 
 type Say = (line: string) => void;
+
+/** The other owner of the transfer step: a fixed, public key (devnet coins only). */
+const RECIPIENT_SECRET = sha256(Buffer.from('svc devnet recipient'));
+/** Sats paid to the recipient's output: above every output type's dust threshold. */
+const RECIPIENT_SATS = 1_000;
 
 /** The node's state root once it has processed the devnet's tip. */
 async function stateRoot(nodeUrl: string, chain: DevnetChain): Promise<string> {
@@ -80,16 +85,22 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
   const init = await call('token.init', dT.contractId, 'init', ['u128:1000000', 'u64:1'], token.abi);
   say(`  ${await stateRoot(o.nodeUrl, chain)}`);
 
-  say('4. Transfer: spend the outpoint holding the tokens, 250000 to output 1, the rest as change');
-  const utxos = await svc.esplora.utxos(wallet.address);
-  const tokenOutpoint = utxos.find((u) => u.txid === init.txid && u.vout === 1);
-  if (!tokenOutpoint) throw new Error('the token outpoint is not in the wallet');
-  const built = buildCall({ contractId: dT.contractId, function: 'transfer', args: ['u64:1', 'u128:250000', 'u64:1'], abi: token.abi, callerSecret: wallet.secret, outpoint: tokenOutpoint });
-  const anchor = buildCallAnchor(wallet, utxos, built, 1);
-  await svc.esplora.broadcast(anchor.hex);
-  await svc.node.submitCall({ txid: anchor.txid, contract_id: dT.contractId, payload: built.payload });
-  say(`  token.transfer: anchored in ${anchor.txid}, spending ${tokenOutpoint.txid}:${tokenOutpoint.vout}`);
-  await settle('token.transfer', anchor.txid);
+  say('4. Transfer: spend the outpoint holding the tokens, 250000 to another owner (output 1, paid to their address), the rest to our change (output 2)');
+  const recipient = walletFromSecret(RECIPIENT_SECRET, 'p2wpkh', wallet.network);
+  const tr = await svc.call({
+    contractId: dT.contractId,
+    function: 'transfer',
+    args: ['u64:1', 'u128:250000', 'u64:2'],
+    abi: token.abi,
+    outpoint: { txid: init.txid, vout: 1 },
+    pay: [{ address: recipient.address, value: RECIPIENT_SATS }],
+  });
+  say(`  token.transfer: anchored in ${tr.anchor.txid}, spending ${init.txid}:1, output 1 pays ${recipient.address}, change at output ${tr.anchor.changeVout}`);
+  await settle('token.transfer', tr.anchor.txid);
+  for (const [who, vout] of [['recipient', 1], ['sender change', 2]] as const) {
+    const b = await svc.node.simulate(dT.contractId, { function: 'balance_at', args: [{ type: 'key', value: tr.anchor.txid }, { type: 'u64', value: String(vout) }] });
+    say(`  ${who} ${tr.anchor.txid}:${vout} holds ${JSON.stringify(b.result)} units`);
+  }
   say(`  ${await stateRoot(o.nodeUrl, chain)}`);
 
   say('5. NFT collection: init, mint token 1 to the demo key, approve the market');

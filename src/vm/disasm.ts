@@ -38,7 +38,7 @@ export function disassemble(input: Program | ArtifactCore): string {
       case OP.LOOP: text = `${name} L${a} <${b} -> ${pad(c)}`; break;
       case OP.CALL: text = `${name} ${prog.functions[prog.funcAt[a]!]!.name}`; break;
       case OP.XCALL: text = `${name} ${show(prog.consts[a]!)} argc=${b} -> ${TYPE_NAMES[c]}`; break;
-      case OP.CAST: text = `${name} ${TYPE_NAMES[a]}`; break;
+      case OP.CAST: case OP.INTBYTES: text = `${name} ${TYPE_NAMES[a]}`; break;
       case OP.SLOAD: case OP.SSTORE: case OP.MLOAD: case OP.MSTORE: text = `${name} ${prog.fields[a]!.name}`; break;
       case OP.EMIT: text = `${name} ${prog.events[a]!.name}`; break;
     }

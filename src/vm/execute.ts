@@ -549,6 +549,10 @@ class Machine {
           }
           case OP.TOBYTES:
             break; // same bytes, now typed bytes
+          case OP.INTBYTES:
+            // the storage layout's encoding: 8 or 16 bytes big-endian, i64 two's complement
+            st[sp - 1] = new Uint8Array(encodeRt(st[sp - 1]!, A[cur]!));
+            break;
           case OP.TOKEY: {
             const v = st[sp - 1] as Uint8Array;
             if (v.length !== 32) halt('revert', 'to_key needs exactly 32 bytes');

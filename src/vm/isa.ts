@@ -29,7 +29,7 @@ export const OP = {
   SLOAD: 0x40, SSTORE: 0x41, MLOAD: 0x42, MSTORE: 0x43, EMIT: 0x44,
   HEIGHT: 0x50, TXID: 0x51, CALLER: 0x52, CALLID: 0x53, SELF: 0x54, NIN: 0x55, NOUT: 0x56,
   INTXID: 0x57, INVOUT: 0x58, OUTVAL: 0x59, OUTSCRIPT: 0x5a,
-  LEN: 0x60, CONCAT: 0x61, OUTPOINT: 0x62, TOBYTES: 0x63, TOKEY: 0x64, SHA256: 0x65,
+  LEN: 0x60, CONCAT: 0x61, OUTPOINT: 0x62, TOBYTES: 0x63, TOKEY: 0x64, SHA256: 0x65, INTBYTES: 0x66,
 } as const;
 
 /** Operand kinds: 1 = u8, 2 = u16, 4 = u32. */
@@ -41,7 +41,7 @@ export interface OpInfo { name: string; operands: Operands }
 export const OPINFO: (OpInfo | undefined)[] = new Array(256).fill(undefined);
 const layout: Record<string, Operands> = {
   FUNC: [1, 1, 1, 1], CALL: [4], XCALL: [2, 1, 1], JMP: [4], JMPF: [4], LOOP: [1, 4, 4], REQUIRE: [2],
-  CONST: [2], LOAD: [1], STORE: [1], CAST: [1], SLOAD: [2], SSTORE: [2], MLOAD: [2], MSTORE: [2], EMIT: [2],
+  CONST: [2], LOAD: [1], STORE: [1], CAST: [1], INTBYTES: [1], SLOAD: [2], SSTORE: [2], MLOAD: [2], MSTORE: [2], EMIT: [2],
 };
 for (const [name, code] of Object.entries(OP)) OPINFO[code] = { name, operands: layout[name] ?? [] };
 

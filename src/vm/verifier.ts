@@ -500,6 +500,11 @@ function verify(core: ArtifactCore): Program {
           pop(TY.key);
           push(TY.bytes);
           break;
+        case OP.INTBYTES:
+          if (!isIntCode(a)) fail(pc, 'INTBYTES type must be an integer type');
+          pop(a);
+          push(TY.bytes);
+          break;
         case OP.TOKEY:
           pop(TY.bytes);
           push(TY.key);

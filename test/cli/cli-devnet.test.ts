@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -82,4 +82,117 @@ test('compile -o, svc deploy, svc call, svc status --wait: a call executed throu
   assert.equal(bad.code, 2);
   assert.match(bad.stderr.trim(), /^svc: .*nosuch/);
   assert.equal(bad.stderr.trim().split('\n').length, 1);
+});
+
+/** Waits (polling the in-process chain, no fixed sleep) until the mempool holds a transaction, then mines it. */
+async function mineWhenBroadcast(): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (devnet.chain.mempoolTxids().length === 0) {
+    if (Date.now() > deadline) throw new Error('nothing was broadcast');
+    await new Promise((r) => setImmediate(r));
+  }
+  devnet.chain.mine(1);
+}
+
+test('a token reaches another owner from the CLI: deploy --wait, call --outpoint --pay, simulate; a refused artifact costs nothing', async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+  const artifact = join(tmp, 'token.json');
+  await run(process.execPath, [join(repoRoot, 'dist/src/compiler/cli.js'), join(repoRoot, 'examples/token.svc'), '-o', artifact]);
+
+  // refused before anything is built: no transaction reaches the chain
+  const broken = join(tmp, 'broken.json');
+  const a = JSON.parse(readFileSync(artifact, 'utf8')) as { bytecode: string };
+  writeFileSync(broken, JSON.stringify({ ...a, bytecode: a.bytecode.slice(0, -2) }));
+  const mempool = devnet.chain.mempoolTxids().length;
+  const refused = await svc(['deploy', broken]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /^svc: invalid_bytecode: the node would refuse this artifact \(nothing was broadcast\): bytecode rejected at offset \d+/);
+  assert.equal(devnet.chain.mempoolTxids().length, mempool);
+
+  const [dep] = await Promise.all([svc(['deploy', artifact, '--wait', '--interval', '0.05', '--json']), mineWhenBroadcast()]);
+  assert.equal(dep.code, 0, dep.stderr);
+  const d = JSON.parse(dep.stdout) as { contract_id: string; status: string; block_height: number };
+  assert.equal(d.status, 'active');
+  assert.equal(d.block_height, devnet.chain.height);
+
+  // mint to vout 1 of the init transaction (the wallet's change output)
+  const [init] = await Promise.all([svc(['call', d.contract_id, 'init', 'u128:1000000', 'u64:1', '--wait', '--interval', '0.05', '--json']), mineWhenBroadcast()]);
+  assert.equal(init.code, 0, init.stderr);
+  const minted = JSON.parse(init.stdout) as { txid: string; status: string };
+  assert.equal(minted.status, 'executed');
+
+  // transfer 250000 to another owner's output (vout 1, from --pay), the rest to change (vout 2)
+  const other = testWallet(11);
+  const [tr] = await Promise.all([
+    svc(['call', d.contract_id, 'transfer', 'u64:1', 'u128:250000', 'u64:2', '--outpoint', `${minted.txid}:1`, '--pay', `${other.address}:1000`, '--wait', '--interval', '0.05', '--json']),
+    mineWhenBroadcast(),
+  ]);
+  assert.equal(tr.code, 0, tr.stderr);
+  const t = JSON.parse(tr.stdout) as { txid: string; status: string; outpoint: string; payments: { vout: number; address: string; sats: number }[]; change_vout: number };
+  assert.equal(t.status, 'executed');
+  assert.equal(t.outpoint, `${minted.txid}:1`);
+  assert.deepEqual(t.payments, [{ vout: 1, address: other.address, sats: 1000 }]);
+  assert.equal(t.change_vout, 2);
+  const theirs = (await (await fetch(`${devnet.url}/address/${other.address}/utxo`)).json()) as { txid: string; vout: number; value: number }[];
+  assert.deepEqual(theirs.map((u) => [u.txid, u.vout, u.value]), [[t.txid, 1, 1000]]);
+
+  // readonly calls from the CLI: nothing anchored, the same argument syntax as call
+  const before = devnet.chain.mempoolTxids().length;
+  const bal = async (vout: number): Promise<unknown> => {
+    const r = await svc(['simulate', d.contract_id, 'balance_at', `key:${t.txid}`, `u64:${vout}`, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { result: unknown }).result;
+  };
+  assert.equal(await bal(1), '250000');
+  assert.equal(await bal(2), '750000');
+  const text = await svc(['simulate', d.contract_id, 'supply']);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /^status: executed\nresult: "1000000"\ninstructions: \d+\nstate: height \d+, root [0-9a-f]{64}\n$/);
+  // a dry run of a write: executed, events listed, nothing stored
+  const dry = await svc(['simulate', d.contract_id, 'transfer', 'u64:1', 'u128:5', 'u64:2', '--input', `${t.txid}:1`, '--pay', `${other.address}:1000`, '--pay', `${wallet.address}:1000`]);
+  assert.equal(dry.code, 0, dry.stdout + dry.stderr);
+  assert.match(dry.stdout, /^status: executed\nresult: "250000"\nevent: Debit .*\nevent: Credit .*\nevent: Credit /);
+  assert.equal(await bal(1), '250000');
+  const failing = await svc(['simulate', d.contract_id, 'transfer', 'u64:1', 'u128:5', 'u64:2']);
+  assert.equal(failing.code, 3);
+  assert.match(failing.stdout, /status: failed\nerror: revert: no tokens on the spent outpoints/);
+  assert.equal(devnet.chain.mempoolTxids().length, before);
+
+  // svc status of a deploy txid says where to look; svc contract shows the deploy
+  const st = await svc(['status', (JSON.parse(dep.stdout) as { txid: string }).txid]);
+  assert.equal(st.code, 1);
+  assert.equal(st.stderr.trim().split('\n').length, 1);
+  assert.match(st.stderr, /^svc: not_found: (?!not_found)/);
+  assert.match(st.stderr, /svc contract CONTRACT_ID/);
+  const info = await svc(['contract', d.contract_id]);
+  assert.equal(info.code, 0, info.stderr);
+  assert.match(info.stdout, new RegExp(`^contract: ${d.contract_id}\nstatus: active\n`));
+});
+
+test('svc devnet fund and mine; insufficient_funds on a devnet says how to fund', async () => {
+  const poor = testWallet(12);
+  const poorEnv = { ...env, SVC_WALLET_KEY: toHex(poor.secret) };
+  const artifact = join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'counter.json');
+  await run(process.execPath, [join(repoRoot, 'dist/src/compiler/cli.js'), join(repoRoot, 'test/fixtures/contracts/counter.svc'), '-o', artifact]);
+  const broke = await run(process.execPath, [join(repoRoot, 'dist/src/cli/svc.js'), 'deploy', artifact], { env: poorEnv }).catch((e: { code: number; stderr: string }) => e);
+  assert.equal((broke as { code: number }).code, 1);
+  assert.match((broke as { stderr: string }).stderr, /^svc: insufficient_funds: .* \(this is a devnet: fund the wallet with `svc devnet fund`\)\n$/);
+
+  const height = devnet.chain.height;
+  const funded = await run(process.execPath, [join(repoRoot, 'dist/src/cli/svc.js'), 'devnet', 'fund', '--json'], { env: poorEnv });
+  const f = JSON.parse(funded.stdout) as { address: string; sats: number; txid: string; height: number };
+  assert.equal(f.address, poor.address);
+  assert.equal(f.sats, 5_000_000);
+  assert.equal(f.height, height + 1);
+  const other = testWallet(13);
+  const paid = await svc(['devnet', 'fund', other.address, '12345']);
+  assert.equal(paid.code, 0, paid.stderr);
+  assert.match(paid.stdout, new RegExp(`^paid 12345 sats to ${other.address} in [0-9a-f]{64}:\\d+\nmined 1 block, height ${height + 2}\n$`));
+  const utxos = (await (await fetch(`${devnet.url}/address/${poor.address}/utxo`)).json()) as { value: number; status: { confirmed: boolean } }[];
+  assert.deepEqual(utxos.map((u) => [u.value, u.status.confirmed]), [[5_000_000, true]]);
+  const mined = await svc(['devnet', 'mine', '3']);
+  assert.equal(mined.stdout, `mined 3 block(s), height ${height + 5}\n`);
+  const bad = await svc(['devnet', 'mine', 'x']);
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stderr, 'svc: bad_argument: devnet mine N: N must be a whole number >= 1, got "x"\n');
 });

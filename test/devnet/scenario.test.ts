@@ -18,6 +18,9 @@ test('the devnet scenario deploys the examples, mints, transfers and lists, each
     assert.equal(last.status, 'executed');
     assert.equal(last.result, '1', 'listing id 1');
     assert.ok(lines.some((l) => /state root [0-9a-f]{64}/.test(l) && !/state root 0{64}/.test(l)));
+    // the transfer reaches another owner's output; the rest is the sender's change
+    assert.ok(lines.some((l) => /^  recipient [0-9a-f]{64}:1 holds "250000" units$/.test(l)), lines.join('\n'));
+    assert.ok(lines.some((l) => /^  sender change [0-9a-f]{64}:2 holds "750000" units$/.test(l)), lines.join('\n'));
   } finally {
     await node.stop();
     await devnet.close();

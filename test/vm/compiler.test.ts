@@ -143,12 +143,22 @@ test('call-graph cycles are rejected, including through helpers', () => {
   assert.ok(compileSource('contract C { pub fn a() { b(); c(); } fn b() { d(); } fn c() { d(); } fn d() { } }', 'x').ok);
 });
 
-test('all errors of a file are reported in one run', () => {
-  const errs = errorsOf('contract C {\n pub fn f() { let x = ; }\n pub fn g() -> u64 { return true; }\n pub fn h() { nope(); }\n}');
-  assert.equal(errs.length, 3, errs.join('\n'));
-  assert.match(errs[0]!, /^2:/);
-  assert.match(errs[1]!, /^3:/);
-  assert.match(errs[2]!, /^4:/);
+test('all errors of a file are reported in one run: every syntax error, else every type error', () => {
+  const syntax = errorsOf('contract C {\n pub fn f() { let x = ; }\n pub fn g() -> u64 { return true }\n pub fn h() { nope(; }\n}');
+  assert.equal(syntax.length, 3, syntax.join('\n'));
+  assert.match(syntax[0]!, /^2:/);
+  assert.match(syntax[1]!, /^3:/);
+  assert.match(syntax[2]!, /^4:/);
+  const types = errorsOf('contract C {\n pub fn f() { let x: bool = 1; }\n pub fn g() -> u64 { return true; }\n pub fn h() { nope(); }\n}');
+  assert.equal(types.length, 3, types.join('\n'));
+  assert.match(types[0]!, /^2:/);
+  assert.match(types[1]!, /^3:/);
+  assert.match(types[2]!, /^4:/);
+});
+
+test('a syntax error is reported once, without consequences such as an empty contract', () => {
+  assert.deepEqual(errorsOf('contract C {\n pub fn f( -> u64 { return 1; }\n}'), ["2:12: expected a parameter name, found '->'"]);
+  assert.deepEqual(errorsOf('contract C implements utxo_token_v1 {\n pub fn init(s: u128, v: u64 {\n }\n}').length, 1);
 });
 
 test('formatCompileError: file:line:col, the line and a caret', () => {

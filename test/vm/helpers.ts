@@ -1,12 +1,12 @@
-/** Test helpers: an in-memory host that applies write sets, and a compile-and-deploy shortcut. */
+/** Test helpers: value shortcuts, the in-memory host (src/vm/mem-host.ts), a compile-and-deploy shortcut. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileSource, type Artifact } from '../../src/compiler/index.js';
 import { execute } from '../../src/vm/execute.js';
-import type { ExecContext, ExecResult, Host, Program, TraceHook } from '../../src/vm/types.js';
-import { verifyArtifact } from '../../src/vm/verifier.js';
+import type { ExecContext, ExecResult, TraceHook } from '../../src/vm/types.js';
 import type { Value } from '../../src/protocol/value.js';
 import { repoRoot } from '../helpers/paths.js';
+import { MemHost } from '../../src/vm/mem-host.js';
 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 export const fromHex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
@@ -35,40 +35,7 @@ export function compile(src: string, name = 'test.svc'): Artifact {
   if (!r.ok) throw new Error(r.errors.map((e) => `${e.file}:${e.line}:${e.col}: ${e.message}`).join('\n'));
   return r.artifact;
 }
-export function load(a: Artifact): Program {
-  const v = verifyArtifact(a);
-  if (!v.ok) throw new Error(`verify failed at ${v.offset}: ${v.reason}`);
-  return v.program;
-}
-
-export class MemHost implements Host {
-  programs = new Map<string, Program>();
-  store = new Map<string, Map<string, Uint8Array>>();
-  deploy(cid: Uint8Array, a: Artifact | Program): Uint8Array {
-    this.programs.set(hex(cid), 'ops' in a ? a : load(a));
-    return cid;
-  }
-  program(c: Uint8Array): Program | undefined {
-    return this.programs.get(hex(c));
-  }
-  storageGet(c: Uint8Array, k: Uint8Array): Uint8Array | undefined {
-    return this.store.get(hex(c))?.get(hex(k));
-  }
-  storageSize(c: Uint8Array): number {
-    let n = 0;
-    for (const [k, v] of this.store.get(hex(c)) ?? []) n += k.length / 2 + v.length;
-    return n;
-  }
-  apply(r: ExecResult): void {
-    if (r.status !== 'executed') return;
-    for (const w of r.writes) {
-      let m = this.store.get(hex(w.contractId));
-      if (!m) this.store.set(hex(w.contractId), (m = new Map()));
-      if (w.value === null) m.delete(hex(w.key));
-      else m.set(hex(w.key), w.value);
-    }
-  }
-}
+export { load, MemHost } from '../../src/vm/mem-host.js';
 
 export function ctx(over: Partial<ExecContext> = {}): ExecContext {
   return {
