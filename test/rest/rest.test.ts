@@ -331,7 +331,7 @@ test('metrics: Prometheus text with the node counters', async () => {
   const text = await r.text();
   for (const name of [
     'svc_calls{status="executed"}', 'svc_blocks_applied_total', 'svc_block_apply_duration_seconds_bucket', 'svc_reorgs_total', 'svc_undo_log_depth',
-    'svc_chain_lag_blocks 0', 'svc_pool_saturated 0', 'svc_peers 0', 'svc_gossip_messages_total', 'svc_intake_requests_total{kind="call",outcome="accepted"}',
+    'svc_chain_lag_blocks 0', 'svc_pool_saturated 0', 'svc_peers 0', 'svc_intake_requests_total{kind="call",outcome="accepted"}',
     'svc_http_request_duration_seconds_bucket', 'svc_processed_height', 'svc_core_up 1', 'svc_simulations_total',
   ]) assert.ok(text.includes(name), name);
   assert.match(text, /svc_calls\{status="failed"\} 1/);
