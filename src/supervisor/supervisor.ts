@@ -168,6 +168,14 @@ export class Supervisor {
           return;
         }
         log.error('child exited', { role, code, signal });
+        if (!settled && role === 'core' && !this.startedOnce) {
+          // The core failing its first start (a locked or unwritable database, a bad
+          // path) fails the same way again: the node stops, naming the reason, instead of
+          // restarting it in a loop.
+          settled = true;
+          reject(new Error(`core exited during startup (code ${code})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
+          return;
+        }
         if (Date.now() - st.startedAt > HEALTHY_AFTER_MS) st.crashes = 0;
         const delay = Math.min(RESTART_BASE_MS * 2 ** st.crashes, RESTART_CAP_MS);
         st.crashes++;
@@ -178,10 +186,10 @@ export class Supervisor {
         }, delay);
         if (!settled) {
           settled = true;
-          // The first start of the core failing is not fatal: it retries like any crash,
-          // but the others wait for it.
+          // A restarted core failing again is retried with backoff; REST and gossip failing
+          // their first start are too (the others do not wait for them).
           if (role !== 'core') resolve();
-          else reject(new Error(`core exited during startup (code ${code})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
+          else reject(new Error(`core exited during restart (code ${code})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
         }
       });
     });
@@ -215,7 +223,7 @@ export class Supervisor {
   }
 
   /** The supervisor's own families and those of core and gossip that answer in time. */
-  private async gatherMetrics(): Promise<MetricFamily[]> {
+  async gatherMetrics(): Promise<MetricFamily[]> {
     const out = await familiesOf(this.registry);
     const asks: Promise<MetricFamily[]>[] = [];
     for (const role of ['core', 'gossip'] as const) {
