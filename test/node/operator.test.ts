@@ -5,32 +5,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestServer } from '../../src/rest/http.js';
-import { NodeProcess, startNode, type LogLine } from '../helpers/node-process.js';
-import { repoRoot } from '../helpers/paths.js';
+import { spawnNode, startNode, type LogLine } from '../helpers/node-process.js';
 
 /** Runs the node to its exit (it must not come up); returns its exit code and log lines. */
 async function runToExit(env: Record<string, string>, dataDir: string): Promise<{ code: number | null; lines: LogLine[]; raw: string[] }> {
-  const proc = spawn(process.execPath, [join(repoRoot, 'dist/src/main.js')], {
-    env: {
-      ...process.env,
-      SVC_CONFIG: join(repoRoot, 'test/fixtures/empty-config.toml'),
-      SVC_REST_ADDRESS: '127.0.0.1:0',
-      SVC_BIND_ADDRESS: '127.0.0.1:0',
-      SVC_DB_PATH: join(dataDir, 'db'),
-      SVC_ESPLORA_URL: 'http://127.0.0.1:9',
-      SVC_WORKERS_POOL_SIZE: '1',
-      RUST_LOG: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const node = new NodeProcess(proc);
+  const node = spawnNode({ env, dataDir });
   const code = await node.exited;
   return { code, lines: node.lines, raw: node.raw };
 }
