@@ -173,7 +173,7 @@ export class Supervisor {
           // path) fails the same way again: the node stops, naming the reason, instead of
           // restarting it in a loop.
           settled = true;
-          reject(new Error(`core exited during startup (code ${code})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
+          reject(new Error(`core exited during startup (${signal ? `killed by ${signal}` : `code ${code}`})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
           return;
         }
         if (Date.now() - st.startedAt > HEALTHY_AFTER_MS) st.crashes = 0;
@@ -189,7 +189,7 @@ export class Supervisor {
           // A restarted core failing again is retried with backoff; REST and gossip failing
           // their first start are too (the others do not wait for them).
           if (role !== 'core') resolve();
-          else reject(new Error(`core exited during restart (code ${code})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
+          else reject(new Error(`core exited during restart (${signal ? `killed by ${signal}` : `code ${code}`})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
         }
       });
     });

@@ -5,12 +5,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestServer } from '../../src/rest/http.js';
 import { spawnNode, startNode, type LogLine } from '../helpers/node-process.js';
+import { repoRoot } from '../helpers/paths.js';
 
 /** Runs the node to its exit (it must not come up); returns its exit code and log lines. */
 async function runToExit(env: Record<string, string>, dataDir: string): Promise<{ code: number | null; lines: LogLine[]; raw: string[] }> {
@@ -63,7 +65,7 @@ test('a gRPC address another process holds: the node exits 1 before opening its 
   }
 });
 
-test('a database another node holds: the second node exits 1 naming the lock, never "[object Object]"; the first keeps serving', async () => {
+test('a database another node holds: the second node exits 1 naming the lock, never "[object Object]"; the first keeps serving, and the HEALTHCHECK command finds it at its configured address', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-lock-'));
   const first = await startNode({ dataDir });
   try {
@@ -74,6 +76,13 @@ test('a database another node holds: the second node exits 1 naming the lock, ne
     assert.equal(r.raw.some((l) => l.includes('[object Object]')), false, r.raw.join('\n'));
     assert.equal(r.lines.filter((l) => l.msg === 'restarting child').length, 0, 'no restart loop');
     assert.equal((await fetch(`${first.restUrl}/health`)).status, 200);
+    // Docker's HEALTHCHECK command finds the node where the configuration puts it.
+    const probe = (rest: string): number | null =>
+      spawnSync(process.execPath, [join(repoRoot, 'dist/src/healthcheck.js')], { env: { ...process.env, SVC_CONFIG: join(repoRoot, 'test/fixtures/empty-config.toml'), SVC_REST_ADDRESS: rest }, encoding: 'utf8' }).status;
+    assert.equal(probe(first.restUrl.replace('http://', '')), 0);
+    const { server, port } = await listenNet();
+    server.close();
+    assert.equal(probe(`127.0.0.1:${port}`), 1);
   } finally {
     await first.stop();
   }
