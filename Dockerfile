@@ -7,7 +7,10 @@ FROM node:22-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# rocksdb@5.2.1's prebuilt binary aborts while loading under official Node builds from
+# 20.12 on (Level/rocksdb#228): it is compiled here, against the image's own headers
+# (no download), on every core.
+RUN JOBS=max npm_config_nodedir=/usr/local npm_config_build_from_source=true npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
