@@ -244,6 +244,8 @@ export interface CoreMetrics {
   pool: { threads: number; queued: number; queue_limit: number; saturated: boolean; completed: number };
   peers: number;
   simulations: Record<string, number>;
+  /** A state divergence against a peer is reported and not resolved (node_status.divergence). */
+  divergence_unresolved: boolean;
 }
 
 /** Bucket upper bounds (seconds) of the block-application histogram, shared by writer and REST. */

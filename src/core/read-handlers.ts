@@ -98,6 +98,7 @@ export function readHandlers(core: Core): Handlers<ReadApi> {
         chain_endpoint_ok: core.follower.endpointOk,
         pool,
         peers: core.peerState.peers,
+        divergence_unresolved: core.peerState.divergence !== null && !core.peerState.divergence.resolved,
         simulations: { ...simulations },
       };
     },

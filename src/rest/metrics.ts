@@ -54,6 +54,7 @@ export class RestMetrics {
   private readonly pending = new Gauge({ name: 'svc_pending_calls', help: 'Calls accepted and not yet decided', registers: [this.registry] });
   private readonly contracts = new Gauge({ name: 'svc_contracts', help: 'Known contracts (pending and active)', registers: [this.registry] });
   private readonly halted = new Gauge({ name: 'svc_halted', help: '1 while the node is in a consensus halt', registers: [this.registry] });
+  private readonly divergence = new Gauge({ name: 'svc_divergence_unresolved', help: '1 while a state divergence against a peer is reported and not resolved (node_status.divergence)', registers: [this.registry] });
   private readonly peers = new Gauge({ name: 'svc_peers', help: 'Active gossip peers (heard from within gossip.peer_expiry_s), as last reported to the core', registers: [this.registry] });
   private readonly simulations = new Counter({ name: 'svc_simulations_total', help: 'Simulations by outcome', labelNames: ['status'], registers: [this.registry] });
   private readonly cacheEntries = new Gauge({ name: 'svc_rest_read_cache_entries', help: 'Field answers held by the REST read replica', registers: [this.registry] });
@@ -148,6 +149,7 @@ export class RestMetrics {
     this.contracts.set(w.contracts);
     this.halted.set(w.halted ? 1 : 0);
     this.peers.set(m.peers);
+    this.divergence.set(m.divergence_unresolved ? 1 : 0);
     this.simulations.reset();
     for (const [status, n] of Object.entries(m.simulations)) this.setCounter(this.simulations, n, { status });
     const h = w.block_apply_seconds;

@@ -163,6 +163,7 @@ test('/metrics passes promtool, carries every process\'s runtime metrics by role
   assert.match(text, /^svc_chain_requests_total\{route="\/blocks\/tip\/height",outcome="ok"\} [1-9]\d*$/m);
   assert.match(text, /^svc_chain_request_duration_seconds_count\{route="\/blocks\/tip\/height"\} [1-9]\d*$/m);
   assert.match(text, /^svc_gossip_payloads_received_total 0$/m);
+  assert.match(text, /^svc_divergence_unresolved 0$/m);
   // Every family whose name ends in _total is typed counter (promtool's lint says the converse).
   for (const m of text.matchAll(/^# TYPE (\S+_total) (\S+)$/gm)) assert.equal(m[2], 'counter', m[1]);
   // One HELP/TYPE per family although four processes contribute to most of them.
