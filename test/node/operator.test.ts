@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestServer } from '../../src/rest/http.js';
@@ -85,5 +85,27 @@ test('a database another node holds: the second node exits 1 naming the lock, ne
     assert.equal(probe(`127.0.0.1:${port}`), 1);
   } finally {
     await first.stop();
+  }
+});
+
+test('`npm run devnet` refuses to start when its ports are taken, before touching the devnet data directory', async () => {
+  const { server, port } = await listenNet();
+  // What a running devnet's node keeps there; the old devnet wiped it at every start.
+  const dataDir = join(repoRoot, 'data', 'devnet');
+  mkdirSync(dataDir, { recursive: true });
+  const marker = join(dataDir, `still-here-${process.pid}`);
+  writeFileSync(marker, 'a running devnet owns this directory');
+  try {
+    const r = spawnSync(process.execPath, [join(repoRoot, 'dist/src/devnet/main.js')], {
+      env: { ...process.env, SVC_DEVNET_PORT: '0', SVC_REST_ADDRESS: `127.0.0.1:${port}`, SVC_BIND_ADDRESS: '127.0.0.1:0' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(r.status, 1, `${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^devnet not started: cannot listen on SVC_REST_ADDRESS 127\\.0\\.0\\.1:${port}: address already in use .*Nothing was changed\\.$`, 'm'));
+    assert.equal(existsSync(marker), true, 'the data directory was left alone');
+  } finally {
+    rmSync(marker, { force: true });
+    server.close();
   }
 });
