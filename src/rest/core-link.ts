@@ -31,19 +31,9 @@ export function coreLink(current: () => RpcClient<CoreApi>, defaultDeadlineMs = 
     call(method, params, deadlineMs = defaultDeadlineMs) {
       const c = current();
       if (c.isClosed) return Promise.reject(new NodeError('core_unavailable', 'the node core is not connected (it is restarting)'));
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new NodeError('core_unavailable', `the node core did not answer within ${deadlineMs} ms`)), deadlineMs);
-        // The RPC's own timeout, a little later, drops the pending entry if no answer ever comes.
-        c.call(method, params, deadlineMs + 1_000).then(
-          (v) => {
-            clearTimeout(timer);
-            resolve(v);
-          },
-          (e: unknown) => {
-            clearTimeout(timer);
-            reject(c.isClosed && e instanceof NodeError && e.code === 'overloaded' ? new NodeError('core_unavailable', 'the node core connection closed (it is restarting)') : e);
-          },
-        );
+      // One timer per call (the RPC's own): this is on every uncached read.
+      return c.call(method, params, deadlineMs, () => new NodeError('core_unavailable', `the node core did not answer within ${deadlineMs} ms`)).catch((e: unknown) => {
+        throw c.isClosed && e instanceof NodeError && e.code === 'overloaded' ? new NodeError('core_unavailable', 'the node core connection closed (it is restarting)') : e;
       });
     },
   };
