@@ -91,14 +91,15 @@ test('/ready is 200 while every part serves; with the core stalled it is 503 wit
     assert.equal(body.status, 'not_ready');
     assert.equal(body.checks.core, 'not answering');
     assert.equal(body.error.code, 'not_ready');
-    assert.ok(readyMs >= 1900 && readyMs < 4000, `ready answered in ${readyMs} ms`);
+    // At its 2 s deadline (the upper bound leaves room for a loaded machine).
+    assert.ok(readyMs >= 1900 && readyMs < 6000, `ready answered in ${readyMs} ms`);
     assert.equal((await fetch(`${a.restUrl}/health`)).status, 200);
     t0 = performance.now();
     const read = await fetch(`${a.restUrl}/contracts`);
     const readMs = performance.now() - t0;
     assert.equal(read.status, 503);
     assert.equal(((await read.json()) as any).error.code, 'core_unavailable');
-    assert.ok(readMs >= 4900 && readMs < 8000, `read answered in ${readMs} ms`);
+    assert.ok(readMs >= 4900 && readMs < 10_000, `read answered in ${readMs} ms`);
   } finally {
     process.kill(core, 'SIGCONT');
     recorded.restore();
@@ -179,10 +180,12 @@ test('chain endpoint health follows the endpoint within one check interval, down
   await new Promise((r) => endpoint.close(r));
   const downMs = await until('endpoint seen down', down, 20_000);
   // Connection refused: the first attempt of the next check fails at once.
-  assert.ok(downMs <= B_INTERVAL_S * 1000 + 1500, `seen down after ${downMs} ms`);
+  // (Slack for a loaded machine. Before issue 20 health fell only once a whole request,
+  // retries included, had failed, and came back only with the next applied block.)
+  assert.ok(downMs <= B_INTERVAL_S * 1000 + 3000, `seen down after ${downMs} ms`);
   endpoint = await serveChain(endpointPort);
   const upMs = await until('endpoint seen up again', up, 20_000);
   // The next attempt: the next check, or the retry in progress (its backoff is at most 4 s by default).
-  assert.ok(upMs <= Math.max(B_INTERVAL_S * 1000, 4000) + 1500, `seen up after ${upMs} ms`);
+  assert.ok(upMs <= Math.max(B_INTERVAL_S * 1000, 4000) + 3000, `seen up after ${upMs} ms`);
   console.log(`# chain endpoint health: down seen after ${Math.round(downMs)} ms, up after ${Math.round(upMs)} ms (check interval ${B_INTERVAL_S} s)`);
 });
