@@ -1,20 +1,23 @@
-# Multi-stage build of the validator node.
-# Build stage: install everything, compile TypeScript.
-FROM node:20-bookworm-slim AS build
+# Multi-stage build of the validator node, on Node 22 (Debian 12 "bookworm" slim).
+# Node 20 reached its end of life in April 2026; the uWebSockets.js build the node uses
+# (uws-pack 20.0.8) ships binaries for Node 18 to 22 only, so 22 (maintained until April
+# 2027) is the newest line it runs on (docs/OPERATING.md, "Node versions").
+# Build stage: install everything, compile the node (without tests and benchmarks).
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+# rocksdb@5.2.1's prebuilt binary aborts while loading under official Node builds from
+# 20.12 on (Level/rocksdb#228): it is compiled here, against the image's own headers
+# (no download), on every core.
+RUN JOBS=max npm_config_nodedir=/usr/local npm_config_build_from_source=true npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
-COPY proto ./proto
-COPY bench ./bench
-COPY test ./test
-RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
 
 # Run stage: compiled code, production dependencies, a non-root user, data in a volume.
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     SVC_DB_PATH=/data/svc-node \
@@ -28,5 +31,8 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080 50051
-HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:8080/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# Readiness on the configured REST address (SVC_REST_ADDRESS or config.toml), not a fixed
+# port: unhealthy while the core or gossip does not serve or the node is halted. The
+# start period covers opening a large database.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 CMD ["node", "dist/src/healthcheck.js"]
 CMD ["node", "dist/src/main.js"]

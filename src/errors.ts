@@ -24,6 +24,10 @@ export const ErrorCode = {
   halted: 'halted',
   chain_unavailable: 'chain_unavailable',
   overloaded: 'overloaded',
+  /** The REST front's request to the core got no answer in time, or the core is restarting. */
+  core_unavailable: 'core_unavailable',
+  /** GET /ready: some part of the node is not serving (the body says which). */
+  not_ready: 'not_ready',
   rate_limited: 'rate_limited',
   internal: 'internal',
 } as const;
@@ -50,6 +54,8 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   halted: 503,
   chain_unavailable: 503,
   overloaded: 503,
+  core_unavailable: 503,
+  not_ready: 503,
 };
 
 /** @grpc/grpc-js status numbers (grpc.status), kept numeric so this file has no gRPC import. */
@@ -74,6 +80,8 @@ const GRPC_STATUS: Record<ErrorCode, number> = {
   halted: 14, // UNAVAILABLE
   chain_unavailable: 14,
   overloaded: 14,
+  core_unavailable: 14,
+  not_ready: 14,
 };
 
 export class NodeError extends Error {
@@ -133,4 +141,27 @@ export function toWire(e: unknown): WireError {
 
 export function fromWire(w: WireError): NodeError {
   return new NodeError(isErrorCode(w.code) ? w.code : 'internal', w.message, w.detail);
+}
+
+/**
+ * One line for an operator about a failure that stops a process (startup, a bind, a
+ * database that cannot be opened). Errors that are not `Error` instances (RocksDB's
+ * open errors are plain objects with a message, and an error thrown in a worker thread
+ * arrives in the parent with only what structured clone keeps) are described by their
+ * message, never as "[object Object]".
+ */
+export function describeError(e: unknown): string {
+  if (e instanceof Error) return e.message || e.name;
+  if (e !== null && typeof e === 'object') {
+    const m = (e as { message?: unknown }).message;
+    if (typeof m === 'string' && m.length > 0) return m;
+    try {
+      const json = JSON.stringify(e);
+      if (json && json !== '{}') return json.slice(0, 300);
+    } catch {
+      /* circular: fall through */
+    }
+    return `unknown error (${Object.prototype.toString.call(e)})`;
+  }
+  return String(e);
 }

@@ -5,7 +5,9 @@
 import { ConfigError, loadConfig, secretsOf } from './config/options.js';
 import { configureLogging, logger, registerSecret } from './log.js';
 import { Supervisor } from './supervisor/supervisor.js';
+import { BindError } from './supervisor/address.js';
 import { makeIdentity } from './gossip/identity.js';
+import { describeError } from './errors.js';
 
 let config;
 try {
@@ -22,8 +24,20 @@ for (const s of secretsOf(config)) registerSecret(s);
 const identity = makeIdentity(config.gossipPrivateKey);
 registerSecret(Buffer.from(identity.seed).toString('hex'));
 
-const supervisor = new Supervisor(config, identity);
 let exiting = false;
+/**
+ * The node cannot run (an address is taken, the database cannot be opened): one error
+ * line saying why, the children stopped, exit 1. Not retried here: a supervisor above
+ * (systemd, Docker's restart policy) decides, with its own backoff.
+ */
+const failed = (e: Error): void => {
+  if (exiting) return;
+  exiting = true;
+  const fields: Record<string, unknown> = e instanceof BindError ? { key: e.key, address: e.address, errno: e.errno } : {};
+  logger('supervisor').error(`${supervisor.started ? 'stopping' : 'startup failed'}: ${describeError(e)}`, fields);
+  void supervisor.stop().finally(() => process.exit(1));
+};
+const supervisor = new Supervisor(config, identity, {}, failed);
 const shutdown = (signal: string): void => {
   if (exiting) return;
   exiting = true;
@@ -35,7 +49,4 @@ const shutdown = (signal: string): void => {
 };
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));
-supervisor.start().catch((e: Error) => {
-  logger('supervisor').error('startup failed', { error: e });
-  void supervisor.stop().finally(() => process.exit(1));
-});
+supervisor.start().catch(failed);

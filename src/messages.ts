@@ -18,16 +18,41 @@ export interface GossipIdentity {
   stable: boolean;
 }
 
+/**
+ * One Prometheus metric family as prom-client's `getMetricsAsJSON` gives it: how the
+ * children's process metrics cross to the REST front, which renders /metrics.
+ */
+export interface MetricFamily {
+  name: string;
+  help: string;
+  type: string;
+  values: { value: number; labels: Record<string, string | number>; metricName?: string }[];
+}
+
+/** Which roles are serving, as the supervisor sees them (a child that listens or is ready). */
+export type Serving = Record<Role, boolean>;
+
 // ---- supervisor -> child (child_process IPC) ----
 export type SupervisorToChild =
   | { type: 'init'; role: Role; config: NodeConfig; ipcPath: string; identity: GossipIdentity; version: string }
-  | { type: 'shutdown' };
+  | { type: 'shutdown' }
+  /** To the REST front, at every change: what /ready reports for the other roles. */
+  | { type: 'serving'; serving: Serving }
+  /** To core and gossip: send your process metrics (answered with `metrics`). */
+  | { type: 'collect_metrics'; id: number }
+  /** To the REST front: the answer to `node_metrics`, every other process's families. */
+  | { type: 'node_metrics'; id: number; families: MetricFamily[] };
 
 // ---- child -> supervisor (child_process IPC) ----
 export type ChildToSupervisor =
   | { type: 'ready'; role: Role }
   | { type: 'listening'; role: Role; address: string; port: number }
-  | { type: 'fatal'; role: Role; reason: string };
+  | { type: 'fatal'; role: Role; reason: string }
+  /** A listening address is taken or not allowed: the supervisor stops the node (no restart). */
+  | { type: 'bind_failed'; role: Role; key: string; address: string; errno: string }
+  | { type: 'metrics'; id: number; families: MetricFamily[] }
+  /** From the REST front, per /metrics scrape. */
+  | { type: 'node_metrics'; id: number };
 
 // ---- rest / gossip -> core (RPC over the core socket) ----
 export interface NodeStatus {
@@ -219,6 +244,8 @@ export interface CoreMetrics {
   pool: { threads: number; queued: number; queue_limit: number; saturated: boolean; completed: number };
   peers: number;
   simulations: Record<string, number>;
+  /** A state divergence against a peer is reported and not resolved (node_status.divergence). */
+  divergence_unresolved: boolean;
 }
 
 /** Bucket upper bounds (seconds) of the block-application histogram, shared by writer and REST. */

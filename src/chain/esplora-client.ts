@@ -62,6 +62,17 @@ export interface EsploraClientOptions {
   cacheBytes?: number;
   /** Largest answer read; a longer one is an invalid answer. Default 16 MiB (a raw block is at most 4 MB). */
   maxResponseBytes?: number;
+  /**
+   * Told of every attempt (one HTTP exchange): the route (the path with ids and numbers
+   * replaced, so label values stay few), the outcome (`ok`, `http_<status>` for a final
+   * answer, or the retry reason) and its duration. For /metrics (issue 20).
+   */
+  observe?: (route: string, outcome: string, seconds: number) => void;
+}
+
+/** `/tx/<txid>/hex` -> `/tx/:id/hex`, `/block-height/812345` -> `/block-height/:n`. */
+export function routeOf(path: string): string {
+  return path.replace(/\/[0-9a-f]{64}(?=\/|$)/g, '/:id').replace(/\/\d+(?=\/|$)/g, '/:n');
 }
 
 /** Per-call options of the endpoints intake uses. */
@@ -229,6 +240,15 @@ export class EsploraClient implements ChainSource {
   private readonly inflight = new Map<string, Promise<unknown>>();
   /** Requests sent (attempts), for tests and metrics. */
   requestCount = 0;
+  /**
+   * Whether the last attempt got an answer from the endpoint (any final HTTP answer
+   * counts: a 404 is the endpoint working), null before the first. Follows the endpoint
+   * attempt by attempt, not only when a whole request (with its retries) ends.
+   */
+  lastAttemptOk: boolean | null = null;
+  /** Why the last attempt failed, while it did. */
+  lastAttemptError: string | null = null;
+  private readonly observe: ((route: string, outcome: string, seconds: number) => void) | null;
 
   constructor(opts: EsploraClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -237,6 +257,7 @@ export class EsploraClient implements ChainSource {
     this.backoffBaseMs = opts.backoffBaseMs ?? 500;
     this.backoffMaxMs = opts.backoffMaxMs ?? 30_000;
     this.maxRetryAfterMs = opts.maxRetryAfterMs ?? 60_000;
+    this.observe = opts.observe ?? null;
     const rl = opts.rateLimit === undefined ? { minTimeMs: 250, maxConcurrent: 4 } : opts.rateLimit;
     this.limiter = rl === false ? null : new RequestLimiter(rl.minTimeMs, rl.maxConcurrent);
     const https = new URL(this.baseUrl).protocol === 'https:';
@@ -592,8 +613,22 @@ export class EsploraClient implements ChainSource {
     for (let resend = 0; ; resend++) {
       const r = await this.exchangeOnce(url, kind, postBody, Math.max(1, timeoutMs - (performance.now() - t0)));
       if (r.type === 'stale' && resend === 0 && postBody === undefined) continue;
-      if (r.type === 'stale') return { type: 'retry', reason: 'network_error', message: r.message, retryAfterMs: null };
-      return r;
+      const o: Outcome = r.type === 'stale' ? { type: 'retry', reason: 'network_error', message: r.message, retryAfterMs: null } : r;
+      this.noteAttempt(url, o, (performance.now() - t0) / 1000);
+      return o;
+    }
+  }
+
+  /** Endpoint health and metrics from one attempt's outcome. */
+  private noteAttempt(url: string, o: Outcome, seconds: number): void {
+    if (o.type === 'stopped') return;
+    // A 5xx or 429 is retried ('retry'); any other status is the endpoint answering.
+    const answered = o.type === 'ok' || o.type === 'final';
+    this.lastAttemptOk = answered;
+    this.lastAttemptError = o.type === 'retry' ? `${o.reason}: ${o.message}`.slice(0, 300) : null;
+    if (this.observe) {
+      const outcome = o.type === 'ok' ? 'ok' : o.type === 'final' ? `http_${o.status}` : o.reason;
+      this.observe(routeOf(new URL(url).pathname.slice(new URL(this.baseUrl).pathname.replace(/\/$/, '').length)), outcome, seconds);
     }
   }
 

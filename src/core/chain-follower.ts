@@ -49,6 +49,8 @@ export class ChainFollower {
   chainTipHeight: number | null = null;
   chainTipHash: string | null = null;
   lastError: string | null = null;
+  /** `lastError` came from the chain endpoint (cleared as soon as it answers again). */
+  private lastErrorFromChain = false;
   private progress = { since: 0, blocksAtStart: 0, lastLog: 0 };
 
   constructor(
@@ -57,8 +59,13 @@ export class ChainFollower {
     private readonly opts: { pollIntervalS: number; startHeight: number | null; onStatus: (s: WriterStatus) => void },
   ) {}
 
+  /**
+   * The chain-data endpoint's health: the outcome of the client's last attempt (issue 20).
+   * It was `lastError === null`, which turned false only once a whole request had failed
+   * (every retry, about a minute) and true again only when the next block was applied.
+   */
   get endpointOk(): boolean {
-    return this.lastError === null;
+    return this.chain.lastAttemptOk ?? this.lastError === null;
   }
 
   async start(): Promise<void> {
@@ -83,6 +90,8 @@ export class ChainFollower {
       tipHeight: async () => {
         const h = await this.chain.tipHeight();
         this.chainTipHeight = h;
+        // The endpoint answers again: an error it caused is over (a halt or a writer error stays).
+        if (this.lastErrorFromChain) this.lastError = null;
         return h;
       },
       tipHash: () => this.chain.tipHash(),
@@ -98,6 +107,7 @@ export class ChainFollower {
       onEvent: (ev) => this.apply(ev),
       onError: (e) => {
         this.lastError = (e as Error).message;
+        this.lastErrorFromChain = e instanceof NodeError && e.code === 'chain_unavailable';
         if (e instanceof NodeError && e.code === 'halted') log.debug('block application paused: node halted');
         else log.warn('block watching failed; will retry', { error: this.lastError });
       },

@@ -6,6 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { RpcClient, RpcServer, portTransport, type Handlers } from '../ipc/rpc.js';
 import { WorkPool } from '../pool/pool.js';
 import { EsploraClient } from '../chain/esplora-client.js';
+import { ChainMetrics } from '../chain/metrics.js';
 import { ChainFollower } from './chain-follower.js';
 import { Intake } from './intake.js';
 import { readHandlers } from './read-handlers.js';
@@ -23,6 +24,8 @@ export class Core {
   private readonly startedAt = Date.now();
   private writerStatus: WriterStatus | null = null;
   readonly chain: EsploraClient;
+  /** Chain-endpoint requests, errors and latency by route (GET /metrics). */
+  readonly chainMetrics = new ChainMetrics();
   readonly follower: ChainFollower;
   readonly intake: Intake;
   /** What the gossip process reports (peers, counters, divergence), for node_status. */
@@ -39,6 +42,7 @@ export class Core {
       baseUrl: c.esploraUrl,
       timeoutMs: c.esploraTimeoutMs,
       rateLimit: { minTimeMs: Math.floor(1000 / c.esploraRatePerS), maxConcurrent: c.esploraMaxConcurrent },
+      observe: this.chainMetrics.observe,
     });
     this.follower = new ChainFollower(this.chain, writer, {
       pollIntervalS: c.blockCheckIntervalS,

@@ -97,7 +97,8 @@ export function readHandlers(core: Core): Handlers<ReadApi> {
         tip_height: core.follower.chainTipHeight,
         chain_endpoint_ok: core.follower.endpointOk,
         pool,
-        peers: 0,
+        peers: core.peerState.peers,
+        divergence_unresolved: core.peerState.divergence !== null && !core.peerState.divergence.resolved,
         simulations: { ...simulations },
       };
     },

@@ -16,6 +16,7 @@ import { startDevnetChain } from './chain-server.js';
 import { runScenario } from './scenario.js';
 import { walletFromSecret, networkOf } from '../client/wallet.js';
 import { sha256, toHex } from '../protocol/hash.js';
+import { BindError, checkAddresses } from '../supervisor/address.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 /** A fixed, public demo key: devnet coins only. */
@@ -28,6 +29,25 @@ const say = (line: string): void => void process.stdout.write(line + '\n');
 const chainPort = Number(process.env['SVC_DEVNET_PORT'] ?? 3002);
 const restAddress = process.env['SVC_REST_ADDRESS'] ?? '127.0.0.1:8080';
 const bindAddress = process.env['SVC_BIND_ADDRESS'] ?? '127.0.0.1:50051';
+
+/** HOST:PORT or [v6]:PORT of the two node addresses (the node validates them again). */
+function hostPort(s: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(s);
+  return m ? { host: (m[1] ?? m[2])!, port: Number(m[3]) } : { host: s, port: -1 };
+}
+// Before anything else (the data directory below is wiped): a devnet already running
+// holds these ports, and starting a second one must not destroy the first one's data.
+try {
+  await checkAddresses([
+    { key: 'SVC_DEVNET_PORT', host: '127.0.0.1', port: chainPort },
+    { key: 'SVC_REST_ADDRESS', ...hostPort(restAddress) },
+    { key: 'SVC_BIND_ADDRESS', ...hostPort(bindAddress) },
+  ]);
+} catch (e) {
+  if (!(e instanceof BindError)) throw e;
+  say(`devnet not started: ${e.message}. Is a devnet already running? Stop it, or choose other ports (SVC_DEVNET_PORT, SVC_REST_ADDRESS, SVC_BIND_ADDRESS). Nothing was changed.`);
+  process.exit(1);
+}
 const devnet = await startDevnetChain({ port: chainPort, initialBlocks: 101 }).catch((e: NodeJS.ErrnoException) => {
   // one line, never a stack trace: the usual cause is a devnet already running
   const why = e.code === 'EADDRINUSE' ? `port ${chainPort} is in use (another devnet running? set SVC_DEVNET_PORT)` : e.message;

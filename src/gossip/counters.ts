@@ -1,5 +1,5 @@
 /** The gossip counters shown in node_status.gossip (types in src/messages.ts). */
-import type { GossipCounters } from '../messages.js';
+import type { GossipCounters, MetricFamily } from '../messages.js';
 
 export function zeroCounters(): GossipCounters {
   return {
@@ -18,4 +18,34 @@ export function zeroCounters(): GossipCounters {
     sync_payloads_applied: 0,
     payloads_served: 0,
   };
+}
+
+/** HELP text of each counter on /metrics (as `svc_gossip_<name>_total`). */
+const HELP: Record<string, string> = {
+  payloads_received: 'Payloads received from peers (SubmitPayload)',
+  payloads_accepted: 'Payloads from peers stored as new by intake',
+  payloads_refused: 'Payloads from peers refused by intake',
+  payloads_duplicate: 'Payloads from peers skipped as already seen',
+  payloads_forwarded: 'Payload copies sent to peers',
+  requests_unauthenticated: 'Peer requests refused for a missing or bad signature',
+  requests_rate_limited: 'Peer requests refused by the rate limits',
+  requests_malformed: 'Peer requests that were not valid messages',
+  payloads_forward_dropped: 'Payload copies not sent because the send queue was full',
+  sync_rounds: 'Merkle-diff sync rounds run',
+  sync_contracts_differing: 'Contracts found differing from a peer during sync',
+  sync_payloads_fetched: 'Payloads fetched from peers by sync',
+  sync_payloads_applied: 'Payloads fetched by sync and stored by intake',
+  payloads_served: 'Payloads served to peers (GetPayloadByTxid)',
+};
+
+/** The counters as Prometheus counter families, plus the active peer count as a gauge. */
+export function counterFamilies(c: GossipCounters, activePeers: number): MetricFamily[] {
+  const out: MetricFamily[] = Object.entries(c).map(([k, v]) => ({
+    name: `svc_gossip_${k}_total`,
+    help: HELP[k] ?? `Gossip counter ${k}`,
+    type: 'counter',
+    values: [{ value: Number(v), labels: {} }],
+  }));
+  out.push({ name: 'svc_gossip_peers_active', help: 'Gossip peers heard from within gossip.peer_expiry_s, as the gossip process sees them', type: 'gauge', values: [{ value: activePeers, labels: {} }] });
+  return out;
 }

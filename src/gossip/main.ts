@@ -6,7 +6,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import PQueue from 'p-queue';
-import { awaitInit, onShutdown, toSupervisor } from '../supervisor/child.js';
+import { awaitInit, exitOnBindError, onShutdown, serveProcessMetrics, toSupervisor } from '../supervisor/child.js';
 import { connectRpc, type RpcClient } from '../ipc/rpc.js';
 import { bind, loadPeerService, serverOptions } from './server.js';
 import { Signer, Verifier } from './auth.js';
@@ -14,7 +14,7 @@ import { PeerSet, type Peer } from './peers.js';
 import { Forwarder } from './forwarder.js';
 import { PeerService } from './service.js';
 import { SyncEngine } from './sync.js';
-import { zeroCounters } from './counters.js';
+import { counterFamilies, zeroCounters } from './counters.js';
 import { hex } from './wire.js';
 import { logger } from '../log.js';
 import { PAYLOAD_ACCEPTED_EVENT, type CoreApi, type WirePayload } from '../messages.js';
@@ -87,10 +87,12 @@ function watchCore(c: RpcClient<CoreApi>): void {
 }
 watchCore(core);
 
+serveProcessMetrics('gossip', () => counterFamilies(counters, peers.active().length));
+
 const server = new grpc.Server(serverOptions());
 server.addService(loadPeerService(), service.handlers());
 const { host, port } = cfg.bindAddress;
-const bound = await bind(server, host, port);
+const bound = await exitOnBindError('gossip', bind(server, host, port));
 log.info('listening', { role: 'gossip', address: `${host}:${bound}`, identity: init.identity.stable ? 'stable' : 'ephemeral', public_key: selfKey, peers: peers.all().length });
 toSupervisor({ type: 'listening', role: 'gossip', address: host, port: bound });
 

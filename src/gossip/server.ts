@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
+import { BindError, formatAddress, probeListen } from '../supervisor/address.js';
 
 export { MAX_GRPC_MESSAGE_BYTES } from './limits.js';
 
@@ -83,9 +84,18 @@ export function serverOptions(): grpc.ServerOptions {
   };
 }
 
+/**
+ * Binds the peer service. grpc-js listens without SO_REUSEPORT, so a busy address fails;
+ * the failure rejects with a BindError naming bind_address and the cause (grpc-js folds
+ * the errno into a message, so the cause comes from one exclusive bind of node:net).
+ */
 export function bind(server: grpc.Server, host: string, port: number): Promise<number> {
-  const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const addr = formatAddress(host, port);
   return new Promise((resolve, reject) =>
-    server.bindAsync(addr, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+    server.bindAsync(addr, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+      if (!err) return resolve(bound);
+      const m = /\b(E[A-Z]{3,})\b/.exec(err.message);
+      void probeListen(host, port).then((errno) => reject(new BindError('bind_address', addr, errno ?? m?.[1] ?? 'EBIND')));
+    }),
   );
 }

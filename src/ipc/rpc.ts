@@ -163,7 +163,8 @@ export class RpcClient<A extends ApiShape> {
     return this.pending.size;
   }
 
-  call<K extends keyof A & string>(method: K, params: Parameters<A[K]>[0], timeoutMs = 0): Promise<Awaited<ReturnType<A[K]>>> {
+  /** `timeoutError`: what a timeout rejects with (default: 503 overloaded "<method> timed out"). */
+  call<K extends keyof A & string>(method: K, params: Parameters<A[K]>[0], timeoutMs = 0, timeoutError?: () => Error): Promise<Awaited<ReturnType<A[K]>>> {
     if (this.closed) return Promise.reject(new NodeError('overloaded', 'node core unavailable'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -174,7 +175,7 @@ export class RpcClient<A extends ApiShape> {
       if (timeoutMs > 0) {
         entry.timer = setTimeout(() => {
           this.pending.delete(id);
-          reject(new NodeError('overloaded', `${method} timed out`));
+          reject(timeoutError ? timeoutError() : new NodeError('overloaded', `${method} timed out`));
         }, timeoutMs);
       }
       this.pending.set(id, entry);

@@ -8,6 +8,7 @@ import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, ty
 import { randomBytes } from 'node:crypto';
 import { NodeError, asNodeError } from '../errors.js';
 import { logger, redact, type Logger } from '../log.js';
+import { BindError, formatAddress, probeListen } from '../supervisor/address.js';
 
 /** PROTOCOL section 3 and SERVICE-SPEC section 8: bodies of at most 64 KiB. */
 export const MAX_BODY_BYTES = 65_536;
@@ -57,6 +58,12 @@ const STATUS_TEXT: Record<number, string> = {
   422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
 };
 
+/**
+ * uSockets' listen option for a listener without SO_REUSEPORT (the package exports it at
+ * run time, its typings only as a member of an undeclared-value enum).
+ */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
 /** Paths that need no JSON escaping in a log line. */
 const PLAIN_PATH = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
 
@@ -105,10 +112,21 @@ export class RestServer {
     return this.routes.map((r) => `${r.method} /${r.segments.map((s) => (s.startsWith(':') ? `{${s.slice(1)}}` : s)).join('/')}`);
   }
 
-  listen(host: string, port: number): Promise<number> {
+  /**
+   * Listens exclusively (without uWS's default SO_REUSEPORT, under which a second node on
+   * the same address bound too and shared its connections). A failure rejects with a
+   * BindError naming `key`, the address and the cause; uWS reports no errno, so the
+   * cause comes from one exclusive bind of node:net at the same address.
+   */
+  listen(host: string, port: number, key = 'rest_address'): Promise<number> {
+    // uWS.js takes (host, port, options, cb); its typings list only (port, options, cb).
+    const listen = this.app.listen.bind(this.app) as unknown as (h: string, p: number, o: number, cb: (s: us_listen_socket | false) => void) => void;
     return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (sock) => {
-        if (!sock) return reject(new Error(`cannot listen on ${host}:${port}`));
+      listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (sock) => {
+        if (!sock) {
+          void probeListen(host, port).then((errno) => reject(new BindError(key, formatAddress(host, port), errno ?? 'EADDRINUSE')));
+          return;
+        }
         this.listenSocket = sock;
         resolve(us_socket_local_port(sock as never));
       });

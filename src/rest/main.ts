@@ -1,5 +1,5 @@
 /** REST front process entry: uWebSockets.js on rest_address, calling the core over RPC. */
-import { awaitInit, onShutdown, toSupervisor } from '../supervisor/child.js';
+import { awaitInit, exitOnBindError, onShutdown, toSupervisor } from '../supervisor/child.js';
 import { connectRpc, type RpcClient } from '../ipc/rpc.js';
 import { RestServer } from './http.js';
 import { routes } from './routes.js';
@@ -8,7 +8,8 @@ import { configureLogging, logger } from '../log.js';
 import { batchingSink } from './log-sink.js';
 import { ReadCache } from './read-cache.js';
 import { RestMetrics } from './metrics.js';
-import type { CoreApi } from '../messages.js';
+import { coreLink, CORE_DEADLINE_MS } from './core-link.js';
+import type { CoreApi, MetricFamily, Serving, SupervisorToChild } from '../messages.js';
 
 const log = logger('rest');
 const init = await awaitInit('rest');
@@ -54,13 +55,41 @@ async function followState(): Promise<void> {
 }
 void followState();
 
-const metrics = new RestMetrics(cache);
-const server = new RestServer(routes({ core: () => core, auth: new BearerAuth(init.config.apiToken), cache, metrics }), {
+/** What the supervisor last said about the roles (GET /ready). */
+let serving: Serving | null = null;
+/** Scrapes waiting for the supervisor's gathering of the other processes' metrics. */
+const gathering = new Map<number, (families: MetricFamily[]) => void>();
+let nextGather = 1;
+process.on('message', (m: SupervisorToChild) => {
+  if (m.type === 'serving') serving = m.serving;
+  else if (m.type === 'node_metrics') gathering.get(m.id)?.(m.families);
+});
+/** The supervisor's, core's and gossip's process metrics; [] if the supervisor does not answer in time. */
+function otherProcesses(): Promise<MetricFamily[]> {
+  const id = nextGather++;
+  return new Promise((resolve) => {
+    const done = (families: MetricFamily[]): void => {
+      clearTimeout(timer);
+      gathering.delete(id);
+      resolve(families);
+    };
+    // The supervisor waits at most 2 s per child (supervisor.ts); one more second for itself.
+    const timer = setTimeout(() => done([]), 3_000);
+    gathering.set(id, done);
+    toSupervisor({ type: 'node_metrics', id });
+  });
+}
+
+const link = coreLink(() => core);
+const metrics = new RestMetrics(cache, otherProcesses);
+const server = new RestServer(
+  routes({ core: () => link, auth: new BearerAuth(init.config.apiToken), cache, metrics, serving: () => serving, intakeDeadlineMs: init.config.esploraTimeoutMs + CORE_DEADLINE_MS }),
+  {
   observe: (method, route, status, seconds) => metrics.observeHttp(method, route, status, seconds),
   accessSink: { sink: logSink.access, proc: 'rest' },
 });
 const { host, port } = init.config.restAddress;
-const bound = await server.listen(host, port);
+const bound = await exitOnBindError('rest', server.listen(host, port));
 log.info('listening', { role: 'rest', address: `${host}:${bound}` });
 toSupervisor({ type: 'listening', role: 'rest', address: host, port: bound });
 onShutdown(async () => {

@@ -4,10 +4,15 @@
  * replica) with prom-client, and what the core and writer count, fetched in one
  * `metrics` RPC per scrape and copied into gauges and counters here. The block
  * application histogram is counted by the writer and rendered as text with its buckets.
+ * Every process's runtime metrics (prom-client's defaults, labelled by role), the
+ * supervisor's (restarts, build info), gossip's counters and the core's chain-endpoint
+ * metrics come through the supervisor (src/supervisor/process-metrics.ts) and are
+ * rendered merged by family name.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { BLOCK_APPLY_BUCKETS, type CoreMetrics } from '../messages.js';
+import { BLOCK_APPLY_BUCKETS, type CoreMetrics, type MetricFamily } from '../messages.js';
 import type { ReadCache } from './read-cache.js';
+import { familiesOf, processRegistry, renderFamilies } from '../supervisor/process-metrics.js';
 
 interface HttpSeries {
   method: string;
@@ -49,17 +54,21 @@ export class RestMetrics {
   private readonly pending = new Gauge({ name: 'svc_pending_calls', help: 'Calls accepted and not yet decided', registers: [this.registry] });
   private readonly contracts = new Gauge({ name: 'svc_contracts', help: 'Known contracts (pending and active)', registers: [this.registry] });
   private readonly halted = new Gauge({ name: 'svc_halted', help: '1 while the node is in a consensus halt', registers: [this.registry] });
-  private readonly peers = new Gauge({ name: 'svc_peers', help: 'Connected gossip peers', registers: [this.registry] });
-  private readonly gossip = new Counter({ name: 'svc_gossip_messages_total', help: 'Gossip payloads accepted or refused, by reason (zero until gossip reports)', labelNames: ['result', 'reason'], registers: [this.registry] });
+  private readonly divergence = new Gauge({ name: 'svc_divergence_unresolved', help: '1 while a state divergence against a peer is reported and not resolved (node_status.divergence)', registers: [this.registry] });
+  private readonly peers = new Gauge({ name: 'svc_peers', help: 'Active gossip peers (heard from within gossip.peer_expiry_s), as last reported to the core', registers: [this.registry] });
   private readonly simulations = new Counter({ name: 'svc_simulations_total', help: 'Simulations by outcome', labelNames: ['status'], registers: [this.registry] });
   private readonly cacheEntries = new Gauge({ name: 'svc_rest_read_cache_entries', help: 'Field answers held by the REST read replica', registers: [this.registry] });
-  private readonly cacheHits = new Gauge({ name: 'svc_rest_read_cache_hits', help: 'Field reads answered from the REST read replica since start', registers: [this.registry] });
-  private readonly cacheMisses = new Gauge({ name: 'svc_rest_read_cache_misses', help: 'Field reads sent to the writer since start', registers: [this.registry] });
+  private readonly cacheHits = new Counter({ name: 'svc_rest_read_cache_hits_total', help: 'Field reads answered from the REST read replica', registers: [this.registry] });
+  private readonly cacheMisses = new Counter({ name: 'svc_rest_read_cache_misses_total', help: 'Field reads sent to the writer', registers: [this.registry] });
   private blockApplyText = '';
+  /** This process's runtime metrics (role="rest"). */
+  private readonly processMetrics = processRegistry('rest');
 
-  constructor(private readonly cache: ReadCache) {
-    this.gossip.inc({ result: 'accepted', reason: 'ok' }, 0);
-  }
+  constructor(
+    private readonly cache: ReadCache,
+    /** The other processes' families (through the supervisor); none in tests without one. */
+    private readonly others: () => Promise<MetricFamily[]> = () => Promise.resolve([]),
+  ) {}
 
   observeHttp(rawMethod: string, route: string, status: number, seconds: number): void {
     // Label values stay bounded: routes are patterns, methods outside the usual set are OTHER.
@@ -110,8 +119,10 @@ export class RestMetrics {
   private apply(m: CoreMetrics | null): void {
     this.coreUp.set(m ? 1 : 0);
     this.cacheEntries.set(this.cache.size);
-    this.cacheHits.set(this.cache.hits);
-    this.cacheMisses.set(this.cache.misses);
+    this.cacheHits.reset();
+    this.setCounter(this.cacheHits, this.cache.hits);
+    this.cacheMisses.reset();
+    this.setCounter(this.cacheMisses, this.cache.misses);
     if (!m) {
       this.blockApplyText = '';
       return;
@@ -138,6 +149,7 @@ export class RestMetrics {
     this.contracts.set(w.contracts);
     this.halted.set(w.halted ? 1 : 0);
     this.peers.set(m.peers);
+    this.divergence.set(m.divergence_unresolved ? 1 : 0);
     this.simulations.reset();
     for (const [status, n] of Object.entries(m.simulations)) this.setCounter(this.simulations, n, { status });
     const h = w.block_apply_seconds;
@@ -148,15 +160,10 @@ export class RestMetrics {
   }
 
   async render(fetchCore: () => Promise<CoreMetrics>): Promise<string> {
-    let m: CoreMetrics | null = null;
-    try {
-      m = await fetchCore();
-    } catch {
-      m = null;
-    }
+    const [m, own, others] = await Promise.all([fetchCore().catch(() => null), familiesOf(this.processMetrics), this.others()]);
     this.apply(m);
     const http = this.httpText();
-    return (await this.registry.metrics()) + http + this.blockApplyText;
+    return (await this.registry.metrics()) + http + this.blockApplyText + renderFamilies([...own, ...others]);
   }
 
   get contentType(): string {

@@ -2,18 +2,32 @@
 import { jsonBody, type Route, type RequestContext, type Reply } from './http.js';
 import { NodeError } from '../errors.js';
 import { decodePayload } from '../protocol/envelope.js';
-import type { RpcClient } from '../ipc/rpc.js';
-import type { CoreApi, SimulateParams } from '../messages.js';
+import type { Serving, SimulateParams } from '../messages.js';
 import type { BearerAuth } from './auth.js';
 import type { ReadCache } from './read-cache.js';
 import type { RestMetrics } from './metrics.js';
+import type { CoreCaller } from './core-link.js';
 
 export interface RestDeps {
-  core: () => RpcClient<CoreApi>;
+  core: () => CoreCaller;
   auth: BearerAuth;
   cache?: ReadCache;
   metrics?: RestMetrics;
+  /**
+   * Deadline of an intake request to the core (ms). Intake may wait on the chain endpoint
+   * for its whole budget (esplora_timeout_ms), so it gets that on top of the read deadline.
+   */
+  intakeDeadlineMs?: number;
+  /** Which roles serve, as the supervisor last said; null before it said (GET /ready). */
+  serving?: () => Serving | null;
 }
+
+/**
+ * GET /ready asks the core (and through it the writer) for its status with this deadline:
+ * a healthy answer takes milliseconds, and Docker's HEALTHCHECK (timeout 5 s) and load
+ * balancers' probes (usually 2 to 5 s) must hear our answer before their own timeout.
+ */
+export const READY_DEADLINE_MS = 2_000;
 
 const HEX32 = /^[0-9a-f]{64}$/;
 const HEALTH = JSON.stringify({ status: 'ok' });
@@ -97,7 +111,7 @@ function simulateParams(contractId: string, body: Record<string, unknown>): Simu
 }
 
 export function routes(deps: RestDeps): Route[] {
-  const core = (): RpcClient<CoreApi> => deps.core();
+  const core = (): CoreCaller => deps.core();
   const cache = deps.cache;
 
   /** Intake with its latency and outcome counted (svc_intake_*). */
@@ -144,6 +158,29 @@ export function routes(deps: RestDeps): Route[] {
     },
     {
       method: 'GET',
+      pattern: '/ready',
+      handler: async () => {
+        const serving = deps.serving?.() ?? null;
+        const checks: Record<string, string | boolean | null> = { rest: 'ok', core: 'unknown', writer: 'unknown', gossip: serving === null ? 'unknown' : serving.gossip ? 'ok' : 'not serving', halted: null };
+        try {
+          const s = await core().call('nodeStatus', {}, READY_DEADLINE_MS);
+          checks['core'] = 'ok';
+          checks['writer'] = 'ok';
+          checks['halted'] = s.halted;
+        } catch (e) {
+          checks['core'] = e instanceof NodeError && e.code === 'core_unavailable' ? 'not answering' : 'failing';
+        }
+        const problems: string[] = [];
+        if (checks['core'] !== 'ok') problems.push(`core ${checks['core']}`);
+        if (checks['gossip'] !== 'ok') problems.push(`gossip ${checks['gossip']}`);
+        if (checks['halted'] === true) problems.push('the node is halted');
+        if (problems.length === 0) return { status: 200, body: { status: 'ready', checks } };
+        const err = new NodeError('not_ready', `not ready: ${problems.join('; ')}`);
+        return { status: err.httpStatus, body: { status: 'not_ready', checks, ...err.toJSON() } };
+      },
+    },
+    {
+      method: 'GET',
       pattern: '/node_status',
       handler: async () => {
         const s = await core().call('nodeStatus', {});
@@ -168,7 +205,7 @@ export function routes(deps: RestDeps): Route[] {
         intake('deploy', async () => {
           const body = jsonBody(ctx);
           hex32(body['txid'], 'txid');
-          const r = await core().call('submitDeploy', { body });
+          const r = await core().call('submitDeploy', { body }, deps.intakeDeadlineMs);
           return { status: r.created ? 202 : 200, body: r.body };
         }),
     },
@@ -182,7 +219,7 @@ export function routes(deps: RestDeps): Route[] {
           const txid = hex32(body['txid'], 'txid');
           const contractId = hex32(body['contract_id'], 'contract_id');
           const payload = decodePayload(body['payload']);
-          const r = await core().call('submitCall', { txid, contract_id: contractId, payload });
+          const r = await core().call('submitCall', { txid, contract_id: contractId, payload }, deps.intakeDeadlineMs);
           return { status: r.created ? 202 : 200, body: r.body };
         }),
     },

@@ -1,7 +1,9 @@
 /** Helpers for a child process of the supervisor: receive init, report, shut down. */
-import type { ChildToSupervisor, Role, SupervisorToChild } from '../messages.js';
-import { configureLogging, registerSecret } from '../log.js';
+import type { ChildToSupervisor, MetricFamily, Role, SupervisorToChild } from '../messages.js';
+import { configureLogging, logger, registerSecret } from '../log.js';
 import { secretsOf } from '../config/options.js';
+import { BindError } from './address.js';
+import { familiesOf, processRegistry } from './process-metrics.js';
 
 export type InitMessage = Extract<SupervisorToChild, { type: 'init' }>;
 
@@ -51,4 +53,34 @@ export function onShutdown(drain: () => Promise<void>): void {
   // group, so children ignore SIGINT/SIGTERM and wait for the supervisor's shutdown.
   process.on('SIGINT', () => undefined);
   process.on('SIGTERM', () => undefined);
+}
+
+/**
+ * A listener that cannot bind stops the node, not just this process: the supervisor is
+ * told (and does not restart it), then the process exits 1. Anything else is rethrown.
+ */
+export async function exitOnBindError<T>(role: Role, listen: Promise<T>): Promise<T> {
+  try {
+    return await listen;
+  } catch (e) {
+    if (!(e instanceof BindError)) throw e;
+    logger(role).error(e.message, { key: e.key, address: e.address, errno: e.errno });
+    const msg: ChildToSupervisor = { type: 'bind_failed', role, key: e.key, address: e.address, errno: e.errno };
+    // Exit once the message is written: exiting at once could lose it.
+    if (process.send && process.connected) process.send(msg, () => process.exit(1));
+    else process.exit(1);
+    return new Promise<never>(() => undefined);
+  }
+}
+
+/**
+ * Answers the supervisor's `collect_metrics` with this process's default metrics
+ * (labelled by role) and whatever `extra` adds (gossip: its counters).
+ */
+export function serveProcessMetrics(role: Role, extra?: () => MetricFamily[] | Promise<MetricFamily[]>): void {
+  const registry = processRegistry(role);
+  process.on('message', (m: SupervisorToChild) => {
+    if (m.type !== 'collect_metrics') return;
+    void Promise.all([familiesOf(registry), extra?.() ?? []]).then(([own, more]) => toSupervisor({ type: 'metrics', id: m.id, families: [...own, ...more] }));
+  });
 }

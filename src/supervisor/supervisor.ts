@@ -5,13 +5,22 @@
  * SIGTERM/SIGINT: the front and gossip drain first, then the core closes RocksDB; exit 0.
  * Each child writes its stdout and stderr into pipes of its own; the supervisor copies
  * whole lines to its own (lines.ts), so lines of different processes never mix.
+ *
+ * Issue 20: both listening addresses are checked before anything starts (address.ts); a
+ * child that still cannot bind reports `bind_failed` and the node stops with one line
+ * naming the key, the address and the cause, instead of restarting it forever. The
+ * supervisor tells the REST front which roles serve (for /ready), counts restarts, and
+ * gathers every process's runtime metrics for /metrics.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { Counter, Gauge } from 'prom-client';
 import { logger } from '../log.js';
 import { LineForwarder, type CutLine } from './lines.js';
+import { BindError, checkAddresses } from './address.js';
+import { familiesOf, processRegistry } from './process-metrics.js';
 import type { NodeConfig } from '../config/options.js';
-import type { ChildToSupervisor, GossipIdentity, Role, SupervisorToChild } from '../messages.js';
+import type { ChildToSupervisor, GossipIdentity, MetricFamily, Role, Serving, SupervisorToChild } from '../messages.js';
 
 const log = logger('supervisor');
 
@@ -29,6 +38,12 @@ const SHUTDOWN_GRACE_MS = 9_000;
  * Within the 10 s of the whole shutdown: 9 s for the children, at most 1 s for this.
  */
 const OUTPUT_FLUSH_MS = 1_000;
+/**
+ * Longest wait for a child's process metrics in one scrape: a child that does not answer
+ * (busy, restarting) is left out of that scrape rather than holding it; far below
+ * Prometheus' default 10 s scrape timeout.
+ */
+const COLLECT_TIMEOUT_MS = 2_000;
 
 const ENTRY: Record<Role, URL> = {
   core: new URL('../core/main.js', import.meta.url),
@@ -47,6 +62,10 @@ interface ChildState {
   crashes: number;
   startedAt: number;
   restartTimer: NodeJS.Timeout | null;
+  /** Listening (rest, gossip) or ready (core) since its last start. */
+  serving: boolean;
+  /** The last `fatal` reason it reported, for the startup failure line. */
+  fatalReason: string | null;
 }
 
 export class Supervisor {
@@ -56,29 +75,54 @@ export class Supervisor {
   private readonly version = packageVersion();
   private readonly stdout = new LineForwarder(process.stdout);
   private readonly stderr = new LineForwarder(process.stderr);
+  /** Set once a listener could not bind: nothing is restarted any more, the node stops. */
+  private failure: BindError | null = null;
+  private readonly registry = processRegistry('supervisor');
+  private readonly restarts = new Counter({ name: 'svc_child_restarts_total', help: 'Child processes restarted by the supervisor after an unexpected exit, by role', labelNames: ['role'], registers: [this.registry] });
+  private readonly childUp = new Gauge({ name: 'svc_child_up', help: '1 while the role serves (core ready, REST and gossip listening)', labelNames: ['role'], registers: [this.registry] });
+  private nextCollect = 1;
+  private readonly collecting = new Map<number, (families: MetricFamily[]) => void>();
 
   constructor(
     private readonly config: NodeConfig,
     private readonly identity: GossipIdentity,
     /** Other entry files per role (tests: children that only write output). */
     private readonly entries: Partial<Record<Role, URL>> = {},
+    /** Called once when the node must stop after startup (a restarted child cannot bind). */
+    private readonly onFatal: (e: Error) => void = () => undefined,
   ) {
+    const build = new Gauge({ name: 'svc_build_info', help: 'Always 1; the labels say which build runs', labelNames: ['version', 'node_version'], registers: [this.registry] });
+    build.set({ version: this.version, node_version: process.version }, 1);
+    for (const role of ['core', 'rest', 'gossip'] as const) {
+      this.restarts.inc({ role }, 0);
+      this.childUp.set({ role }, 0);
+    }
     // Abstract-namespace socket (Linux): nothing on disk to clean up after a crash.
     this.ipcPath = `\0svc-core-${config.nodeId}-${process.pid}`;
   }
 
   async start(): Promise<void> {
     log.info('starting', { node_id: this.config.nodeId, version: this.version, identity: this.identity.stable ? 'stable' : 'ephemeral' });
+    // Before the core opens the database: a second node started by mistake on the same
+    // addresses stops here, without touching anything.
+    await checkAddresses([
+      { key: 'rest_address', ...this.config.restAddress },
+      { key: 'bind_address', ...this.config.bindAddress },
+    ]);
     await this.startChild('core');
+    if (this.failure) throw this.failure;
     await Promise.all([this.startChild('rest'), this.startChild('gossip')]);
+    if (this.failure) throw this.failure;
+    this.startedOnce = true;
     log.info('node running');
   }
 
   /** Starts a child and resolves once it reports ready (core) or listening (rest, gossip). */
   private startChild(role: Role): Promise<void> {
-    const st: ChildState = this.children.get(role) ?? { role, proc: null, crashes: 0, startedAt: 0, restartTimer: null };
+    const st: ChildState = this.children.get(role) ?? { role, proc: null, crashes: 0, startedAt: 0, restartTimer: null, serving: false, fatalReason: null };
     this.children.set(role, st);
     st.restartTimer = null;
+    st.fatalReason = null;
     const proc = fork(this.entries[role] ?? ENTRY[role], [], { serialization: 'advanced', stdio: ['inherit', 'pipe', 'pipe', 'ipc'], execArgv: process.execArgv });
     st.proc = proc;
     const cut = (stream: string) => (c: CutLine) => log.warn('child log line cut', { role, child_pid: proc.pid, stream, bytes: c.bytes, head: c.head });
@@ -92,32 +136,117 @@ export class Supervisor {
     return new Promise((resolve, reject) => {
       let settled = false;
       proc.on('message', (m: ChildToSupervisor) => {
-        if ((m.type === 'ready' || m.type === 'listening') && !settled) {
-          settled = true;
-          resolve();
+        if (m.type === 'ready' || m.type === 'listening') {
+          this.setServing(st, true);
+          if (!settled) {
+            settled = true;
+            resolve();
+          }
+        } else if (m.type === 'fatal') {
+          st.fatalReason = m.reason;
+          log.error('child reported a fatal error', { role, reason: m.reason });
+        } else if (m.type === 'bind_failed') {
+          this.fail(new BindError(m.key, m.address, m.errno));
+        } else if (m.type === 'metrics') {
+          this.collecting.get(m.id)?.(m.families);
+        } else if (m.type === 'node_metrics') {
+          void this.gatherMetrics().then((families) => {
+            if (proc.connected) proc.send({ type: 'node_metrics', id: m.id, families } satisfies SupervisorToChild);
+          });
         }
-        if (m.type === 'fatal') log.error('child reported a fatal error', { role, reason: m.reason });
       });
       proc.on('exit', (code, signal) => {
         st.proc = null;
+        this.setServing(st, false);
         if (this.stopping) return;
+        if (this.failure) {
+          // Not restarted: it would only fail the same way.
+          if (!settled) {
+            settled = true;
+            resolve();
+          }
+          return;
+        }
         log.error('child exited', { role, code, signal });
+        if (!settled && role === 'core' && !this.startedOnce) {
+          // The core failing its first start (a locked or unwritable database, a bad
+          // path) fails the same way again: the node stops, naming the reason, instead of
+          // restarting it in a loop.
+          settled = true;
+          reject(new Error(`core exited during startup (${signal ? `killed by ${signal}` : `code ${code}`})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
+          return;
+        }
         if (Date.now() - st.startedAt > HEALTHY_AFTER_MS) st.crashes = 0;
         const delay = Math.min(RESTART_BASE_MS * 2 ** st.crashes, RESTART_CAP_MS);
         st.crashes++;
         log.info('restarting child', { role, in_ms: delay, crashes: st.crashes });
+        this.restarts.inc({ role });
         st.restartTimer = setTimeout(() => {
           this.startChild(role).catch((e: Error) => log.error('restart failed', { role, error: e }));
         }, delay);
         if (!settled) {
           settled = true;
-          // The first start of the core failing is not fatal: it retries like any crash,
-          // but the others wait for it.
+          // A restarted core failing again is retried with backoff; REST and gossip failing
+          // their first start are too (the others do not wait for them).
           if (role !== 'core') resolve();
-          else reject(new Error(`core exited during startup (code ${code})`));
+          else reject(new Error(`core exited during restart (${signal ? `killed by ${signal}` : `code ${code}`})${st.fatalReason ? `: ${st.fatalReason}` : ''}`));
         }
       });
     });
+  }
+
+  /** The first bind failure: remembered (no more restarts) and reported once. */
+  private fail(e: BindError): void {
+    if (this.failure) return;
+    this.failure = e;
+    // During startup `start()` rejects with it; afterwards the owner is told.
+    if (this.startedOnce) this.onFatal(e);
+  }
+
+  private startedOnce = false;
+
+  /** True once every role served after `start()`. */
+  get started(): boolean {
+    return this.startedOnce;
+  }
+
+  /** Marks a role serving or not, and tells the REST front (its /ready reports it). */
+  private setServing(st: ChildState, serving: boolean): void {
+    st.serving = serving;
+    this.childUp.set({ role: st.role }, serving ? 1 : 0);
+    const rest = this.children.get('rest')?.proc;
+    if (rest?.connected) rest.send({ type: 'serving', serving: this.serving() } satisfies SupervisorToChild);
+  }
+
+  serving(): Serving {
+    return { core: this.children.get('core')?.serving ?? false, rest: this.children.get('rest')?.serving ?? false, gossip: this.children.get('gossip')?.serving ?? false };
+  }
+
+  /** The supervisor's own families and those of core and gossip that answer in time. */
+  async gatherMetrics(): Promise<MetricFamily[]> {
+    const out = await familiesOf(this.registry);
+    const asks: Promise<MetricFamily[]>[] = [];
+    for (const role of ['core', 'gossip'] as const) {
+      const proc = this.children.get(role)?.proc;
+      if (!proc?.connected) continue;
+      const id = this.nextCollect++;
+      asks.push(
+        new Promise<MetricFamily[]>((resolve) => {
+          const timer = setTimeout(() => {
+            this.collecting.delete(id);
+            resolve([]);
+          }, COLLECT_TIMEOUT_MS);
+          this.collecting.set(id, (families) => {
+            clearTimeout(timer);
+            this.collecting.delete(id);
+            resolve(families);
+          });
+          proc.send({ type: 'collect_metrics', id } satisfies SupervisorToChild);
+        }),
+      );
+    }
+    for (const families of await Promise.all(asks)) out.push(...families);
+    return out;
   }
 
   async stop(): Promise<void> {

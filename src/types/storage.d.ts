@@ -10,7 +10,7 @@ declare module 'levelup' {
     batch(ops: unknown[], opts: unknown, cb: Cb): void;
     createReadStream(opts: ReadStreamOptions): NodeJS.EventEmitter;
   }
-  function levelup(store: unknown): LevelUp;
+  function levelup(store: unknown, cb?: Cb): LevelUp;
   export default levelup;
 }
 declare module 'rocksdb' {

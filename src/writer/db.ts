@@ -102,8 +102,13 @@ export class Db {
   private static async openLevel(path: string): Promise<{ db: ReturnType<typeof levelup>; down: Down }> {
     mkdirSync(dirname(path), { recursive: true });
     const down = rocksdb(path);
-    const db = levelup(down);
-    await new Promise<void>((resolve, reject) => db.open((e?: Error | null) => (e ? reject(e) : resolve())));
+    // levelup opens from its constructor; given no callback there, a failed open (a
+    // database locked by another node, an unwritable directory) is also emitted as an
+    // 'error' event nobody listens to: an uncaught exception that reached the core as
+    // "[object Object]". With the callback the failure is only this rejection.
+    const db = await new Promise<ReturnType<typeof levelup>>((resolve, reject) => {
+      const opened: ReturnType<typeof levelup> = levelup(down, (e?: Error | null) => (e ? reject(e) : resolve(opened)));
+    });
     return { db, down };
   }
 

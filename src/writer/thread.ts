@@ -6,13 +6,18 @@ import { writerPeerHandlers } from './peer-handlers.js';
 import { portTransport, serveTransport } from '../ipc/rpc.js';
 import { configureLogging, logger, registerSecret } from '../log.js';
 import type { WriterApi, WriterInit } from '../messages.js';
+import { describeError } from '../errors.js';
 
 const init = workerData as WriterInit;
 configureLogging({ filter: init.logFilter, process: 'core' });
 for (const s of init.secrets) registerSecret(s);
 const log = logger('writer');
 
-const writer = await Writer.open(init.dbPath, init.nodeId, log, { maxPendingCalls: init.maxPendingCalls });
+// RocksDB's open errors are not Error instances: thrown from here as they are, they reach
+// the core as an empty object (structured clone keeps only an Error's fields).
+const writer = await Writer.open(init.dbPath, init.nodeId, log, { maxPendingCalls: init.maxPendingCalls }).catch((e: unknown) => {
+  throw new Error(`cannot open the database at ${init.dbPath}: ${describeError(e)}`);
+});
 const l = writer.ledger;
 const transport = portTransport(parentPort!);
 serveTransport<WriterApi>(

@@ -91,7 +91,8 @@ export interface StartOptions {
   dataDir?: string;
 }
 
-export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
+/** Spawns the node without waiting for it (startNode waits until it listens). */
+export function spawnNode(opts: StartOptions = {}): NodeProcess {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-node-'));
   const proc = spawn(process.execPath, [join(repoRoot, 'dist/src/main.js')], {
     env: {
@@ -109,11 +110,18 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
     // Its own process group, so a test can kill the supervisor and children together.
     detached: true,
   });
-  const node = new NodeProcess(proc);
+  return new NodeProcess(proc);
+}
+
+export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
+  const node = spawnNode(opts);
+  // A node that exits while starting fails the start at once, with its last lines.
+  const exited = node.exited.then((code) => Promise.reject(new Error(`the node exited (code ${code}) while starting; last lines:\n${node.raw.slice(-15).join('\n')}`)));
+  exited.catch(() => undefined);
   try {
     // Generous: a start on a 2-core machine shared with other jobs (load 15+) took over 20 s.
-    const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', STARTUP_TIMEOUT_MS, 'REST listening');
-    const grpc = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'gossip', STARTUP_TIMEOUT_MS, 'gossip listening');
+    const rest = await Promise.race([node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', STARTUP_TIMEOUT_MS, 'REST listening'), exited]);
+    const grpc = await Promise.race([node.waitFor((l) => l.msg === 'listening' && l['role'] === 'gossip', STARTUP_TIMEOUT_MS, 'gossip listening'), exited]);
     node.restUrl = `http://${String(rest['address'])}`;
     node.grpcPort = Number(String(grpc['address']).split(':').pop());
   } catch (e) {

@@ -7,6 +7,7 @@ import { RestServer } from '../../src/rest/http.js';
 import { routes } from '../../src/rest/routes.js';
 import { BearerAuth } from '../../src/rest/auth.js';
 import { repoRoot } from '../helpers/paths.js';
+import { redocly } from '../helpers/openapi-check.js';
 
 const doc = readFileSync(join(repoRoot, 'docs', 'openapi.yaml'), 'utf8');
 
@@ -29,8 +30,8 @@ function documented(): string[] {
 test('every route is documented and every documented operation is served', () => {
   const server = new RestServer(routes({ core: () => { throw new Error('unused'); }, auth: new BearerAuth(null) }));
   const served = server.routeList().sort();
-  // The twelve of SERVICE-SPEC section 4 plus metrics, simulate, the scalar field read and the two contract reads.
-  assert.equal(served.length, 17);
+  // The twelve of SERVICE-SPEC section 4 plus metrics, ready, simulate, the scalar field read and the two contract reads.
+  assert.equal(served.length, 18);
   assert.deepEqual(documented(), served);
 });
 
@@ -42,4 +43,11 @@ test('every $ref points at a defined component', () => {
     assert.ok(section > 0, kind);
     assert.ok(new RegExp(`\\n {4}${name}:\\n`).test(doc.slice(section)), `${kind}/${name}`);
   }
+});
+
+test('Redocly\'s linter (recommended rules, redocly.yaml) finds no error and no warning', () => {
+  const r = redocly(['lint', 'docs/openapi.yaml', '--format=stylish']);
+  assert.equal(r.status, 0, r.output);
+  assert.doesNotMatch(r.output, /\b(error|warning)\b\s+[a-z0-9.-]+\s/, r.output);
+  assert.match(r.output, /Your API description is valid/);
 });
