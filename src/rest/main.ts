@@ -11,6 +11,7 @@ import { RestMetrics } from './metrics.js';
 import type { CoreApi } from '../messages.js';
 import { StreamHub } from './stream/hub.js';
 import { registerStream } from './stream/socket.js';
+import { registerStreamMetrics } from './stream/metrics.js';
 import { CLOSE_GOING_AWAY } from './stream/protocol.js';
 
 const log = logger('rest');
@@ -62,6 +63,7 @@ async function followState(): Promise<void> {
 void followState();
 
 const metrics = new RestMetrics(cache);
+registerStreamMetrics(metrics.registry, hub);
 const server = new RestServer(routes({ core: () => core, auth: new BearerAuth(init.config.apiToken), cache, metrics }), {
   observe: (method, route, status, seconds) => metrics.observeHttp(method, route, status, seconds),
   accessSink: { sink: logSink.access, proc: 'rest' },

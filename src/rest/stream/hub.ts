@@ -13,7 +13,9 @@
  * are caught up share one read per (contract, event name) per step and one serialised
  * message tail, so a thousand subscribers of one contract cost one read and one
  * JSON.stringify per event. Subscriptions behind read pages of their own until they catch
- * up, paced by their socket (BACKLOG_PAUSE_BYTES).
+ * up (`synced`), paced by their socket (BACKLOG_PAUSE_BYTES). Once synced, a subscription
+ * is never paced: everything after is sent as it becomes durable, and a reader that cannot
+ * keep up is closed at MAX_BUFFERED_BYTES (4008) rather than held behind the chain.
  */
 import { NodeError, asNodeError } from '../../errors.js';
 import { logger } from '../../log.js';
@@ -292,8 +294,7 @@ export class StreamHub {
       const s = subs[(start + i) % subs.length]!;
       if (s.kind === 'events') {
         if (s.covered === null || head === null) continue; // starts at the head: resolved below
-        const live = s.covered >= headHeight;
-        if (!live && this.paused(s.conn)) continue;
+        if (s.covered < headHeight && !s.synced && this.paused(s.conn)) continue;
         const after = StreamHub.readAfter(s);
         const k = `${s.contract}|${s.name ?? ''}|${after ? after.join(':') : `h${s.covered + 1}`}`;
         const g = eventKeys.get(k);
@@ -301,7 +302,7 @@ export class StreamHub {
         else if (eventKeys.size < MAX_READS_PER_STEP) eventKeys.set(k, { req: { contract_id: s.contract, event_name: s.name, after, from_height: s.covered + 1, limit: EVENTS_PAGE }, subs: [s] });
       } else if (s.kind === 'blocks') {
         if (s.next === null || head === null || s.next > headHeight) continue; // at the head: new blocks come with the step
-        if (this.paused(s.conn)) continue;
+        if (!s.synced && this.paused(s.conn)) continue;
         const g = blockKeys.get(s.next);
         if (g) g.push(s);
         else if (blockKeys.size < MAX_READS_PER_STEP) blockKeys.set(s.next, [s]);
@@ -353,8 +354,16 @@ export class StreamHub {
 
     // Subscriptions that start at the head start after `to`: this step's reads did not include them.
     for (const s of subs) {
-      if (s.kind === 'events' && s.covered === null) s.covered = to;
-      if (s.kind === 'blocks' && s.next === null) s.next = to + 1;
+      if (s.kind === 'events' && s.covered === null) {
+        s.covered = to;
+        s.synced = true;
+        this.send(s.conn, JSON.stringify({ type: 'synced', sub: s.id, height: to }));
+      }
+      if (s.kind === 'blocks' && s.next === null) {
+        s.next = to + 1;
+        s.synced = true;
+        this.send(s.conn, JSON.stringify({ type: 'synced', sub: s.id, height: to }));
+      }
     }
 
     // Event pages.
@@ -403,8 +412,8 @@ export class StreamHub {
   }
 
   private behind(s: Sub, head: number): boolean {
-    if (s.kind === 'events') return s.covered !== null && s.covered < head && !this.paused(s.conn);
-    if (s.kind === 'blocks') return s.next !== null && s.next <= head && !this.paused(s.conn);
+    if (s.kind === 'events') return s.covered !== null && s.covered < head && (s.synced || !this.paused(s.conn));
+    if (s.kind === 'blocks') return s.next !== null && s.next <= head && (s.synced || !this.paused(s.conn));
     return false;
   }
 

@@ -32,8 +32,9 @@ export const MAX_TXIDS = 1000;
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 /**
- * Backlog is read for a connection only while less than this is queued on it, so a
- * catching-up reader is paced by its own socket (live messages are always sent).
+ * Backlog (before a subscription's `synced`) is read for a connection only while less than
+ * this is queued on it, so a catching-up reader is paced by its own socket; after
+ * `synced` everything is sent, and MAX_BUFFERED_BYTES applies.
  */
 export const BACKLOG_PAUSE_BYTES = 512 * 1024;
 
