@@ -191,3 +191,36 @@ for (const depth of [1, 6]) {
     c.close();
   });
 }
+
+test('svc events CONTRACT --follow prints the history, then new events as they are mined', async () => {
+  const { run } = await import('../../src/cli/run.js');
+  const lines: string[] = [];
+  const stop = new AbortController();
+  let wake: (() => void) | null = null;
+  const seen = (re: RegExp): Promise<void> =>
+    new Promise((resolve) => {
+      const check = (): void => {
+        if (lines.some((l) => re.test(l))) resolve();
+        else wake = check;
+      };
+      check();
+    });
+  const done = run(['events', contractId, '--follow', '--node', node.restUrl], {}, {
+    write: (l) => {
+      lines.push(l);
+      wake?.();
+    },
+    signal: stop.signal,
+  });
+  await seen(/^-- synced at height \d+; following$/);
+  const history = await restEvents();
+  assert.equal(lines.filter((l) => / Bumped /.test(l)).length, history.length);
+  const t = await bump(7);
+  devnet.chain.mine(1, [t]);
+  await seen(new RegExp(`tx ${t} cursor `));
+  stop.abort();
+  const out = await done;
+  assert.equal(out.streamed, true);
+  const last = lines.filter((l) => / Bumped /.test(l)).at(-1)!;
+  assert.match(last, /^\d+:\d+:0 Bumped \{.*"n":"7".*\} tx [0-9a-f]{64} cursor [A-Za-z0-9_-]{18}$/);
+});
