@@ -118,7 +118,7 @@ export interface StreamStepParams {
   max_blocks: number;
   /** Event pages up to `to`: after a position (exclusive) or from a height. */
   events: { contract_id: string; event_name: string | null; after: [number, number, number] | null; from_height: number; limit: number }[];
-  /** Pages of stored blocks from a height (block subscriptions behind the feed), up to `to`. */
+  /** Pages of stored blocks from a height (block subscriptions behind the feed), up to `to`: at most `limit` blocks; fewer means the page reached `to`. */
   block_pages: { from_height: number; limit: number }[];
   /** Contracts whose call decisions in blocks (common, to] are wanted. */
   call_contracts: string[];

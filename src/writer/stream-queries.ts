@@ -52,7 +52,7 @@ export class StreamQueries {
           };
         }),
       );
-      out.block_pages = await Promise.all(p.block_pages.map((b) => (b.from_height > to ? [] : this.blocks(b.from_height, Math.min(to, b.from_height + b.limit - 1)))));
+      out.block_pages = await Promise.all(p.block_pages.map((b) => (b.from_height > to ? [] : this.blocks(b.from_height, to, b.limit))));
       const from = common === null ? to + 1 : common + 1;
       out.calls = await Promise.all(p.call_contracts.map(async (contract_id) => ({ contract_id, calls: from > to ? [] : await this.decided(contract_id, from, to, tip) })));
       out.txids = await Promise.all(p.txids.map(async (t) => this.status(t, tip)));
@@ -74,10 +74,10 @@ export class StreamQueries {
     return null;
   }
 
-  /** Stored blocks in [from, to] (heights below the anchor have none). */
-  private async blocks(from: number, to: number): Promise<StreamBlock[]> {
+  /** Stored blocks in [from, to], at most `limit` (heights below the anchor have none). */
+  private async blocks(from: number, to: number, limit?: number): Promise<StreamBlock[]> {
     if (from > to) return [];
-    const rows = await this.writer.ledger.db.range(key(Bucket.stateRoot, u32be(from)), key(Bucket.stateRoot, u32be(to + 1)));
+    const rows = await this.writer.ledger.db.range(key(Bucket.stateRoot, u32be(from)), key(Bucket.stateRoot, u32be(to + 1)), limit === undefined ? {} : { limit });
     return rows.map((r) => {
       const v = JSON.parse(r.value.toString('utf8')) as StreamBlock;
       return { height: v.height, block_hash: v.block_hash, state_root: v.state_root };

@@ -79,6 +79,13 @@ test('backlog then live, in order, each with the cursor GET /events gives; resum
   // Blocks from the deploy to the tip, each with its stored state root.
   const blocks = c.of('b', 'block');
   assert.deepEqual(blocks.map((b) => b['height']), Array.from({ length: devnet.chain.height - deployHeight + 1 }, (_, i) => deployHeight + i));
+  // From height 0: heights below the node's anchor have no block and are skipped.
+  c.send({ type: 'subscribe', id: 'b0', kind: 'blocks', from_height: 0 });
+  await c.waitFor((m) => m.type === 'synced' && m['sub'] === 'b0');
+  const fromZero = c.of('b0', 'block').map((b) => b['height'] as number);
+  assert.equal(fromZero.at(-1), devnet.chain.height);
+  assert.deepEqual(fromZero, Array.from({ length: fromZero.length }, (_, i) => fromZero[0]! + i), 'consecutive');
+  assert.equal((await getJson(`${node.restUrl}/v2/state_root/${fromZero[0]! - 1}`)).status, 404, 'the first is the anchor');
   const root = await getJson(`${node.restUrl}/v2/state_root/${devnet.chain.height}`);
   assert.equal(blocks.at(-1)!['state_root'], root.body.state_root);
   assert.equal(blocks.at(-1)!['block_hash'], devnet.chain.tip.hash);

@@ -394,7 +394,10 @@ export class StreamHub {
 
     // Blocks: pages for subscriptions behind, then this step's new blocks for those at the head.
     blockPages.forEach(([, list], i) => {
-      for (const s of list) if (!rolledBack.has(s)) this.deliverBlocks(s, res.block_pages[i]!, to);
+      const page = res.block_pages[i]!;
+      // A short page reached `to` (heights below the anchor have no block); a full one did not.
+      const through = page.length < BLOCKS_PAGE ? to : page[page.length - 1]!.height;
+      for (const s of list) if (!rolledBack.has(s)) this.deliverBlocks(s, page, through);
     });
     for (const s of subs) if (s.kind === 'blocks' && !rolledBack.has(s) && s.next !== null && res.blocks.length > 0 && s.next >= res.blocks[0]!.height) this.deliverBlocks(s, res.blocks, to);
 
@@ -417,16 +420,16 @@ export class StreamHub {
     return false;
   }
 
-  private deliverBlocks(s: BlocksSub, blocks: StreamBlock[], to: number): void {
+  /** Delivers `blocks`, every stored block up to `through` from the subscription's next height. */
+  private deliverBlocks(s: BlocksSub, blocks: StreamBlock[], through: number): void {
     if (s.conn.closed || s.conn.subs.get(s.id) !== s) return;
     for (const b of blocks) {
       if (b.height < s.next!) continue;
       if (!this.send(s.conn, JSON.stringify({ type: 'block', sub: s.id, height: b.height, block_hash: b.block_hash, state_root: b.state_root }))) return;
       s.next = b.height + 1;
     }
-    // Heights below the anchor have no block: skip them once the read reached past them.
-    if (blocks.length === 0 || blocks[blocks.length - 1]!.height >= to) s.next = Math.max(s.next!, to + 1);
-    if (!s.synced && s.next! > (this.head?.height ?? to)) {
+    s.next = Math.max(s.next!, through + 1);
+    if (!s.synced && s.next > (this.head?.height ?? through)) {
       s.synced = true;
       this.send(s.conn, JSON.stringify({ type: 'synced', sub: s.id, height: s.next! - 1 }));
     }
