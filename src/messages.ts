@@ -133,7 +133,8 @@ export interface StreamStep {
   to: number | null;
   /** Blocks (common, to] ascending; without `known`, the last `max_blocks` blocks up to the tip. */
   blocks: StreamBlock[];
-  events: { events: EventJson[]; more: boolean }[];
+  /** Per event read; `unknown`: the node holds no such contract (the subscription is refused). */
+  events: { events: EventJson[]; more: boolean; unknown?: true }[];
   block_pages: StreamBlock[][];
   /** Calls decided in (common, to], per contract asked, in (height, tx_index) order. */
   calls: { contract_id: string; calls: CallStatusBody[] }[];

@@ -43,6 +43,7 @@ export class StreamQueries {
       out.blocks = await this.blocks(common === null ? Math.max(0, to - p.max_blocks + 1) : common + 1, to);
       out.events = await Promise.all(
         p.events.map(async (e) => {
+          if (!l.contract(e.contract_id)) return { events: [], more: false, unknown: true as const };
           if (e.after !== null && e.after[0] > to) return { events: [], more: false };
           const rows = await l.events(e.contract_id, e.from_height, to, e.after, e.limit + 1, e.event_name);
           const page = rows.slice(0, e.limit);

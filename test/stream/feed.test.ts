@@ -121,6 +121,16 @@ test('backlog then live, in order, each with the cursor GET /events gives; resum
   r.close();
 });
 
+test('events of a contract the node does not hold: a not_found error closes the subscription', async () => {
+  const c = await FeedClient.connect(node.restUrl);
+  c.send({ type: 'subscribe', id: 'ghost', kind: 'events', contract_id: 'ab'.repeat(32), from_height: 0 });
+  const e = await c.waitFor((m) => m.type === 'error' && m['sub'] === 'ghost');
+  assert.equal(e['code'], 'not_found');
+  c.send({ type: 'unsubscribe', id: 'ghost' });
+  assert.equal((await c.waitFor((m) => m.type === 'error' && m['sub'] === 'ghost' && m !== e)).code, 'not_found', 'already gone');
+  c.close();
+});
+
 /** Messages of `sub` before and after its first rollback. */
 function aroundRollback(c: FeedClient, sub: string): { before: FeedMessage[]; rollback: FeedMessage; after: FeedMessage[] } {
   const ms = c.messages.filter((m) => m['sub'] === sub);

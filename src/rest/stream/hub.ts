@@ -369,6 +369,14 @@ export class StreamHub {
     // Event pages.
     events.forEach((e, i) => {
       const page = res.events[i]!;
+      if (page.unknown) {
+        for (const s of e.subs) {
+          if (s.conn.subs.get(s.id) !== s) continue;
+          s.conn.subs.delete(s.id);
+          this.send(s.conn, errorMessage(new NodeError('not_found', `no contract ${s.contract}; the subscription is closed`), s.id));
+        }
+        return;
+      }
       const tails = page.events.map(eventTail);
       for (const s of e.subs) {
         // A read that started after the fork skipped the new branch below it: read again next step.
