@@ -120,7 +120,51 @@ export type ReadApi = {
   waitState(params: { known: StateVersion | null; waitMs: number }): StateVersion;
   /** Everything the core and writer count, for GET /metrics (the REST process renders it). */
   metrics(params: Record<string, never>): CoreMetrics;
+  /** One step of the live feed (src/rest/stream/): durable blocks and what they hold, read at one state. */
+  streamStep(params: StreamStepParams): StreamStep;
 };
+
+/** A block as the live feed knows it. */
+export interface StreamBlock {
+  height: number;
+  block_hash: string;
+  state_root: string;
+}
+
+/**
+ * What the live feed asks the writer in one step (src/writer/stream-queries.ts). Every
+ * read is answered from one state between two writer jobs, so after the chain update that
+ * applied the blocks is durable, and up to one height (`StreamStep.to`).
+ */
+export interface StreamStepParams {
+  /** Blocks the feed has delivered, newest first: the writer answers the highest still on its chain. */
+  known: { height: number; hash: string }[];
+  /** Most new blocks answered in one step (the rest come in the next step). */
+  max_blocks: number;
+  /** Event pages up to `to`: after a position (exclusive) or from a height. */
+  events: { contract_id: string; event_name: string | null; after: [number, number, number] | null; from_height: number; limit: number }[];
+  /** Pages of stored blocks from a height (block subscriptions behind the feed), up to `to`: at most `limit` blocks; fewer means the page reached `to`. */
+  block_pages: { from_height: number; limit: number }[];
+  /** Contracts whose call decisions in blocks (common, to] are wanted. */
+  call_contracts: string[];
+  /** Txids whose current status is wanted (null: the node holds no such call). */
+  txids: string[];
+}
+
+export interface StreamStep {
+  /** The highest `known` block still on the chain; null when none is (or none was given). */
+  common: number | null;
+  /** Height every read of this step stops at; null before the node has a block. */
+  to: number | null;
+  /** Blocks (common, to] ascending; without `known`, the last `max_blocks` blocks up to the tip. */
+  blocks: StreamBlock[];
+  /** Per event read; `unknown`: the node holds no such contract (the subscription is refused). */
+  events: { events: EventJson[]; more: boolean; unknown?: true }[];
+  block_pages: StreamBlock[][];
+  /** Calls decided in (common, to], per contract asked, in (height, tx_index) order. */
+  calls: { contract_id: string; calls: CallStatusBody[] }[];
+  txids: (CallStatusBody | null)[];
+}
 
 export interface ContractInfo {
   contract_id: string;
@@ -408,6 +452,7 @@ export type WriterReadApi = {
   simSnapshot(params: { ids: string[] }): SimSnapshot;
   stateVersion(params: Record<string, never>): StateVersion;
   readMetrics(params: Record<string, never>): WriterMetrics;
+  streamStep(params: StreamStepParams): StreamStep;
 };
 
 export interface SimContract {

@@ -32,7 +32,7 @@ commands:
   status TXID                             status of a call
   contract CONTRACT                       status of a deploy (pending, then active) and its position
   read CONTRACT FIELD [ARG]               read a contract field (ARG: the map key)
-  events CONTRACT                         list events
+  events CONTRACT                         list events (--follow: then stream new ones, reorg-aware)
   devnet fund [ADDRESS] [SATS]            devnet faucet: pay ADDRESS (default: the wallet) SATS
                                           (default 5000000) and mine a block (--esplora is the devnet)
   devnet mine [N]                         devnet: mine N blocks (default 1)
@@ -63,6 +63,9 @@ options:
   --timeout S         --wait gives up after S seconds (default 1800)
   --interval S        --wait polls every S seconds (default 2)
   --name N --from H --to H --limit L --offset O   events filters
+  --follow            events: stream from --from H or --cursor C (default height 0) and keep
+                      following; reconnects and resumes by itself; a reorg prints a rollback line
+  --cursor C          events --follow: start after this cursor (GET /events next_cursor)
   --json              machine-readable output (errors too, on stderr)
   -h, --help`;
 
@@ -89,6 +92,8 @@ const OPTIONS = {
   to: { type: 'string' },
   limit: { type: 'string' },
   offset: { type: 'string' },
+  follow: { type: 'boolean' },
+  cursor: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -189,7 +194,14 @@ async function client(f: Flags) {
   });
 }
 
-export type Out = { json: unknown; text: string[]; exit?: number };
+/** `streamed`: the output was already written line by line (events --follow). */
+export type Out = { json: unknown; text: string[]; exit?: number; streamed?: boolean };
+
+/** Where a streaming command writes and what stops it (svc.ts: stdout and SIGINT). */
+export interface StreamIo {
+  write: (line: string) => void;
+  signal?: AbortSignal;
+}
 
 /** `--pay ADDRESS:SATS` flags (the address is checked against the network when the transaction is built). */
 function payments(f: Flags): { address: string; value: number }[] {
@@ -257,7 +269,7 @@ async function defaultCaller(f: Flags): Promise<string | null> {
  * Runs one svc command. `environ` supplies SVC_* defaults for flags not given (flags win;
  * empty variables count as unset). Throws ClientError / NodeError; never exits.
  */
-export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.env): Promise<Out> {
+export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.env, io: StreamIo = { write: (l) => void process.stdout.write(`${l}\n`) }): Promise<Out> {
   const env = (k: string): string | undefined => {
     const v = environ[k];
     return v === undefined || v === '' ? undefined : v;
@@ -279,7 +291,7 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   if (f.help || cmd === 'help') return { json: { usage: USAGE }, text: [USAGE] };
   if (cmd === undefined) throw usage(`no command (${COMMANDS}; svc --help)`);
   try {
-    return await command(cmd, parsed.positionals.slice(1), f);
+    return await command(cmd, parsed.positionals.slice(1), f, io);
   } catch (e) {
     if (e instanceof ClientError && e.code === 'insufficient_funds') {
       const hint = await devnetFundingHint(f);
@@ -291,7 +303,7 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
 
 const COMMANDS = 'keygen, deploy, call, simulate, status, contract, read, events, devnet, test';
 
-async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
+async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Promise<Out> {
   const json = !!f.json;
   const arity = (min: number, max: number, shape: string) => {
     if (pos.length < min || pos.length > max) throw usage(`${cmd} takes ${shape}`);
@@ -538,6 +550,7 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
       arity(1, 1, 'CONTRACT');
       const contract = hex64(pos[0], 'contract id');
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
+      if (f.follow) return follow(node, contract, f, json, io);
       const a = await node.events(contract, {
         name: f.name,
         from: num(f.from, 'from', { int: true, min: 0 }),
@@ -553,6 +566,26 @@ async function command(cmd: string, pos: string[], f: Flags): Promise<Out> {
     default:
       throw usage(`unknown command "${cmd}" (${COMMANDS}; svc --help)`);
   }
+}
+
+/** events --follow: the live feed, one line per message, until `io.signal` aborts. */
+async function follow(node: NodeClient, contract: string, f: Flags, json: boolean, io: StreamIo): Promise<Out> {
+  if (f.to !== undefined || f.limit !== undefined || f.offset !== undefined) throw usage('--follow takes --name, --from or --cursor (not --to, --limit, --offset)');
+  if (f.from !== undefined && f.cursor !== undefined) throw usage('give --from or --cursor, not both');
+  const from = num(f.from, 'from', { int: true, min: 0 }) ?? (f.cursor === undefined ? 0 : undefined);
+  const feed = node.stream({
+    subscriptions: [{ kind: 'events', id: 'events', contractId: contract, eventName: f.name, cursor: f.cursor, fromHeight: from }],
+    signal: io.signal,
+    onReconnect: json ? undefined : (code, reason) => process.stderr.write(`... feed closed (${code}${reason ? ` ${reason}` : ''}); resuming\n`),
+  });
+  for await (const m of feed) {
+    if (json) io.write(JSON.stringify(m));
+    else if (m.type === 'event') io.write(`${m['block_height']}:${m['tx_index']}:${m['log_index']} ${m['name']} ${JSON.stringify(m['params'])} tx ${m['txid']} cursor ${m['cursor']}`);
+    else if (m.type === 'rollback') io.write(`rollback: blocks from ${m['fork_height']} left the chain; retracted ${(m['retracted'] as string[]).length} event(s) after cursor ${m['cursor']}`);
+    else if (m.type === 'synced') io.write(`-- synced at height ${m['height']}; following`);
+    else if (m.type === 'error') throw new ClientError(String(m['code']), String(m['message']));
+  }
+  return { json: null, text: [], streamed: true };
 }
 
 export function errorOf(e: unknown): { code: string; message: string; exit: number; txid?: string } {

@@ -13,8 +13,11 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const json = argv.includes('--json');
   try {
-    const out = await run(argv);
-    process.stdout.write(json ? `${JSON.stringify(out.json)}\n` : `${out.text.join('\n')}\n`);
+    // Ctrl-C ends a streaming command (events --follow) cleanly.
+    const stop = new AbortController();
+    if (argv.includes('--follow')) process.once('SIGINT', () => stop.abort());
+    const out = await run(argv, process.env, { write: (l) => void process.stdout.write(`${l}\n`), signal: stop.signal });
+    if (!out.streamed) process.stdout.write(json ? `${JSON.stringify(out.json)}\n` : `${out.text.join('\n')}\n`);
     process.exitCode = out.exit ?? 0;
   } catch (e) {
     const err = errorOf(e);

@@ -7,3 +7,4 @@ export * from './http.js';
 export * from './esplora.js';
 export * from './node.js';
 export * from './sdk.js';
+export * from './stream.js';

@@ -1,5 +1,6 @@
 /** REST client of a validator node (PROTOCOL.md section 6 shapes). */
 import { ClientError } from './errors.js';
+import { stream, type StreamMessage, type StreamOptions } from './stream.js';
 import { request, joinUrl, parseJson, oneLine, type HttpOptions } from './http.js';
 import { verifyFieldProof, type FieldProof } from '../state/state-tree.js';
 import type { TrieProof } from '../state/trie.js';
@@ -309,6 +310,11 @@ export class NodeClient {
     const a = (await this.json(`/v2/${encodeURIComponent(contractId)}/${encodeURIComponent(field)}${tail}?proof=true`)) as ProvenFieldAnswer;
     verifyFieldAnswer(a, opts);
     return a;
+  }
+
+  /** The live feed (GET /v2/stream): an async iterator that reconnects and resumes by itself. */
+  stream(opts: StreamOptions): AsyncGenerator<StreamMessage, void, undefined> {
+    return stream(this.baseUrl, opts);
   }
 
   events(contractId: string, q: EventsQuery = {}): Promise<EventsAnswer> {

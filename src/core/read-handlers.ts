@@ -49,6 +49,7 @@ export function readHandlers(core: Core): Handlers<ReadApi> {
     readField: (p) => core.writer.call('readField', p),
     events: (p) => core.writer.call('events', p),
     calls: (p) => core.writer.call('calls', p),
+    streamStep: (p) => core.writer.call('streamStep', p),
     waitState: async (p) => {
       if (!sameVersion(p.known, await current())) return latest!;
       await new Promise<void>((resolve) => {

@@ -96,11 +96,14 @@ export class RestServer {
        * generic path's per-call costs (the access log runs once per request).
        */
       accessSink?: { sink: (line: string) => void; proc: string };
+      /** WebSocket routes (the live feed, src/rest/stream/), registered before the catch-all. */
+      websockets?: (app: TemplatedApp) => void;
     } = {},
   ) {
     this.accessProc = JSON.stringify(opts.accessSink?.proc ?? 'rest').slice(1, -1);
     for (const r of routes) this.routes.push({ ...r, segments: r.pattern.split('/').filter(Boolean) });
     this.app = App();
+    opts.websockets?.(this.app);
     for (const r of this.routes) {
       if (r.fast && r.method === 'GET') this.app.get(r.pattern, (res, req) => this.fastGet(r, res, req));
     }

@@ -10,6 +10,10 @@ import { ReadCache } from './read-cache.js';
 import { RestMetrics } from './metrics.js';
 import { coreLink, CORE_DEADLINE_MS } from './core-link.js';
 import type { CoreApi, MetricFamily, Serving, SupervisorToChild } from '../messages.js';
+import { StreamHub } from './stream/hub.js';
+import { registerStream } from './stream/socket.js';
+import { registerStreamMetrics } from './stream/metrics.js';
+import { CLOSE_GOING_AWAY } from './stream/protocol.js';
 
 const log = logger('rest');
 const init = await awaitInit('rest');
@@ -42,11 +46,15 @@ watchCore(core);
  * forgets the version (every read then goes to the writer) until the core answers again.
  */
 const cache = new ReadCache();
+/** The live feed (docs/STREAM.md) steps on every new state version; its reads are one writer job each. */
+const hub = new StreamHub((p) => core.call('streamStep', p, 30_000));
 let stopping = false;
 async function followState(): Promise<void> {
   while (!stopping) {
     try {
-      cache.setVersion(await core.call('waitState', { known: cache.version, waitMs: 25_000 }, 35_000));
+      const v = await core.call('waitState', { known: cache.version, waitMs: 25_000 }, 35_000);
+      cache.setVersion(v);
+      hub.onVersion(v);
     } catch {
       cache.setVersion(null);
       await new Promise((r) => setTimeout(r, 200));
@@ -82,11 +90,13 @@ function otherProcesses(): Promise<MetricFamily[]> {
 
 const link = coreLink(() => core);
 const metrics = new RestMetrics(cache, otherProcesses);
+registerStreamMetrics(metrics.registry, hub);
 const server = new RestServer(
   routes({ core: () => link, auth: new BearerAuth(init.config.apiToken), cache, metrics, serving: () => serving, intakeDeadlineMs: init.config.esploraTimeoutMs + CORE_DEADLINE_MS }),
   {
   observe: (method, route, status, seconds) => metrics.observeHttp(method, route, status, seconds),
   accessSink: { sink: logSink.access, proc: 'rest' },
+  websockets: (app) => registerStream(app, hub),
 });
 const { host, port } = init.config.restAddress;
 const bound = await exitOnBindError('rest', server.listen(host, port));
@@ -94,6 +104,7 @@ log.info('listening', { role: 'rest', address: `${host}:${bound}` });
 toSupervisor({ type: 'listening', role: 'rest', address: host, port: bound });
 onShutdown(async () => {
   stopping = true;
+  hub.stop(CLOSE_GOING_AWAY, 'node is shutting down');
   await server.drain(5000);
   core.close();
 });

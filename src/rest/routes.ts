@@ -281,6 +281,14 @@ export function routes(deps: RestDeps): Route[] {
     },
     {
       method: 'GET',
+      pattern: '/v2/stream',
+      // The live feed is a WebSocket (src/rest/stream/, docs/STREAM.md); a plain GET gets here.
+      handler: () => {
+        throw new NodeError('bad_request', 'GET /v2/stream is a WebSocket endpoint: send an Upgrade request (docs/STREAM.md)');
+      },
+    },
+    {
+      method: 'GET',
       pattern: '/events/:contract_id',
       handler: async (ctx) => {
         const q = ctx.query;

@@ -4,11 +4,13 @@ import type { Handlers } from '../ipc/rpc.js';
 import type { WriterReadApi } from '../messages.js';
 import type { Writer } from './writer.js';
 import { WriterQueries } from './queries.js';
+import { StreamQueries } from './stream-queries.js';
 
 export function writerReadHandlers(writer: Writer): Handlers<WriterReadApi> {
   // Posted on the same port as the RPC answers, so the core sees a new state version
   // before any answer computed on that state.
   const q = new WriterQueries(writer, (v) => parentPort?.postMessage({ k: 'evt', n: 'state', d: v }));
+  const stream = new StreamQueries(writer);
   return {
     contractIds: () => q.contractIds(),
     readField: (p) => q.readField(p),
@@ -17,5 +19,6 @@ export function writerReadHandlers(writer: Writer): Handlers<WriterReadApi> {
     simSnapshot: (p) => q.simSnapshot(p),
     stateVersion: () => q.stateVersion(),
     readMetrics: () => q.readMetrics(),
+    streamStep: (p) => stream.streamStep(p),
   };
 }

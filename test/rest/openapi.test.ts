@@ -30,8 +30,8 @@ function documented(): string[] {
 test('every route is documented and every documented operation is served', () => {
   const server = new RestServer(routes({ core: () => { throw new Error('unused'); }, auth: new BearerAuth(null) }));
   const served = server.routeList().sort();
-  // The twelve of SERVICE-SPEC section 4 plus metrics, ready, simulate, the scalar field read and the two contract reads.
-  assert.equal(served.length, 18);
+  // The twelve of SERVICE-SPEC section 4 plus metrics, ready, simulate, the scalar field read, the two contract reads and the live feed.
+  assert.equal(served.length, 19);
   assert.deepEqual(documented(), served);
 });
 
