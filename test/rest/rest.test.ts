@@ -14,6 +14,7 @@ import { NodeClient, verifyFieldAnswer, type ProvenFieldAnswer } from '../../src
 import type { Artifact } from '../../src/protocol/contract.js';
 import { buildCall, type SvcClient } from '../../src/client/sdk.js';
 import { recordAnswers, SpecChecker } from '../helpers/openapi-check.js';
+import WebSocket from 'ws';
 
 const TOKEN = 'rest-test-token-0123456789';
 let devnet: DevnetChainHandle;
@@ -360,6 +361,7 @@ test('every answer above matches docs/openapi.yaml, and every operation was seen
   await expect(`/contract_call/${'7'.repeat(64)}/status`, 404);
   await expect('/v2/state_root/x1', 400);
   await expect(`/v2/state_root/${h2 + 1000}`, 404);
+  await expect('/v2/stream', 400); // a plain GET, without the WebSocket upgrade
   for (const op of spec.operations) {
     const [method, template] = op.split(' ') as [string, string];
     // DELETE: no route has it (GET on .../simulate is a field read, POST on a field path is 405 too).
@@ -368,6 +370,16 @@ test('every answer above matches docs/openapi.yaml, and every operation was seen
   }
   const problems = recorded.answers.flatMap((a) => spec.check(a));
   assert.deepEqual(problems, []);
+  // The live feed succeeds with a 101 upgrade, which fetch cannot make: a WebSocket client
+  // does (its messages are checked against docs/STREAM.md by test/stream).
+  const upgraded = await new Promise<number>((resolve, reject) => {
+    const ws = new WebSocket(url('/v2/stream').replace(/^http/, 'ws'));
+    ws.on('upgrade', (res) => resolve(res.statusCode ?? 0));
+    ws.on('open', () => ws.close());
+    ws.on('error', reject);
+  });
+  assert.equal(upgraded, 101);
+  spec.seen.get('GET /v2/stream')?.add(101);
   const uncovered = spec.operations.filter((op) => {
     const statuses = [...(spec.seen.get(op) ?? [])];
     return !statuses.some((s) => s < 300) || !statuses.some((s) => s >= 400);
