@@ -15,6 +15,14 @@ const INTRINSIC = '01'.repeat(32);
 const RETRYABLE = '02'.repeat(32);
 const LATER_OK = '03'.repeat(32);
 
+/** A store's answers to range questions over `txids` (the fingerprint: any value equal for equal sets). */
+function answerRanges(txids: string[], ranges: { lower: string; upper: string; list_up_to: number }[]): { count: number; fingerprint: string; txids: string[] | null }[] {
+  return ranges.map((r) => {
+    const inside = [...txids].sort().filter((t) => r.lower <= t && (r.upper === '' || t < r.upper));
+    return inside.length <= r.list_up_to ? { count: inside.length, fingerprint: '', txids: inside } : { count: inside.length, fingerprint: inside.join(','), txids: null };
+  });
+}
+
 test('sync fetches an intrinsically refused payload once, a retryable one with backoff, and stops once taken', async () => {
   const fetches = new Map<string, number>();
   const laterOkTakenFromRound = 6;
@@ -26,11 +34,18 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
         case 'GetStateRoots':
           return { roots: [], anchor_height: '0', tip_height: '0' };
         case 'GetContractIds':
-          return { contract_ids: [Buffer.from(CONTRACT, 'hex')] };
-        case 'GetContractMerkleRoot':
-          return { merkle_root: Buffer.alloc(32, 9) };
-        case 'GetContractTxids':
-          return { txids: [Buffer.alloc(32, 0xdd), ...[INTRINSIC, RETRYABLE, LATER_OK].map((t) => Buffer.from(t, 'hex'))], positions: [] };
+          return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
+        case 'GetContractRanges': {
+          const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
+          return {
+            ranges: answerRanges(['dd'.repeat(32), INTRINSIC, RETRYABLE, LATER_OK], ranges).map((a) => ({
+              count: a.count,
+              listed: a.txids !== null,
+              txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')),
+              fingerprint: Buffer.from(a.fingerprint),
+            })),
+          };
+        }
         case 'GetPayloadByTxid': {
           const txid = Buffer.from(params['txid'] as Uint8Array).toString('hex');
           fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
@@ -46,11 +61,11 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
       switch (method) {
         case 'peerStateRoots':
           return { roots: [], anchor_height: null, tip_height: null };
-        case 'peerRoots':
-          return { [CONTRACT]: { root: '00'.repeat(32), count: 1 } };
-        case 'peerSummary':
+        case 'peerFingerprints':
+          return { [CONTRACT]: { count: 1 + taken.size, fingerprint: '00'.repeat(16) } };
+        case 'peerRanges':
           // The deploy (txid dd..) is held, and whatever was taken since.
-          return { payloads: [{ txid: 'dd'.repeat(32) }, ...[...taken].map((txid) => ({ txid }))] };
+          return answerRanges(['dd'.repeat(32), ...taken], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
         case 'peerSubmit': {
           const txid = (params['payload'] as { txid: string }).txid;
           if (txid === INTRINSIC) throw new NodeError('anchor_mismatch', 'binding fails');
