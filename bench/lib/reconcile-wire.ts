@@ -11,8 +11,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import { Signer, Verifier } from '../../src/gossip/auth.js';
 import { decodeBody } from '../../src/gossip/codec.js';
 import { packageDefinition, requestCodec, type PeerMethod } from '../../src/gossip/server.js';
-import { RANGE_LIST_MAX, RANGES_MAX } from '../../src/gossip/limits.js';
-import { toProtoPayload } from '../../src/gossip/wire.js';
+import { GET_PAYLOADS_ANSWER_BYTES, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, RANGE_LIST_MAX, RANGES_MAX } from '../../src/gossip/limits.js';
+import { encodedSize, submitBatches, toProtoPayload } from '../../src/gossip/wire.js';
 import type { AskRanges } from '../../src/gossip/reconcile.js';
 import type { ContractIndex } from '../../src/writer/peer-queries.js';
 import type { WirePayload } from '../../src/messages.js';
@@ -84,7 +84,33 @@ export function remoteAsker(index: ContractIndex, contractId: string, tally: Wir
   };
 }
 
-/** One GetPayloadByTxid through the wire format, counted in `tally`. */
-export function fetchOverWire(p: WirePayload, tally: WireTally): void {
-  overWire('GetPayloadByTxid', { txid: Buffer.from(p.txid, 'hex') }, () => ({ payload: toProtoPayload(p), position: { height: 0, tx_index: 0 } }), tally);
+/** Fetching `payloads` as sync does (GetPayloads, GET_PAYLOADS_MAX txids a request, answers cut at their bound), counted in `tally`. */
+export function fetchOverWire(payloads: WirePayload[], tally: WireTally): void {
+  for (let rest = payloads; rest.length > 0; ) {
+    const res = overWire(
+      'GetPayloads',
+      { txids: rest.slice(0, GET_PAYLOADS_MAX).map((p) => Buffer.from(p.txid, 'hex')) },
+      (inner) => {
+        const out: object[] = [];
+        let bytes = 0;
+        let answered = 0;
+        for (const p of rest.slice(0, (inner['txids'] as unknown[]).length)) {
+          if (out.length > 0 && bytes + encodedSize(p) > GET_PAYLOADS_ANSWER_BYTES) break;
+          bytes += encodedSize(p);
+          out.push({ payload: toProtoPayload(p), position: { height: 0, tx_index: 0 } });
+          answered++;
+        }
+        return { payloads: out, answered };
+      },
+      tally,
+    );
+    rest = rest.slice(res['answered'] as number);
+  }
+}
+
+/** Pushing `payloads` as sync does (SubmitPayload batches), counted in `tally`. */
+export function pushOverWire(payloads: WirePayload[], tally: WireTally): void {
+  for (const batch of submitBatches(payloads, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES - 512)) {
+    overWire('SubmitPayload', { payloads: batch.map(toProtoPayload) }, () => ({ results: batch.map((p) => ({ txid: Buffer.from(p.txid, 'hex'), accepted: true })) }), tally);
+  }
 }

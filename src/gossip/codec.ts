@@ -20,6 +20,7 @@ const BODY_TYPE: Record<PeerMethod, string> = {
   GetPayloadByTxid: 'GetPayloadByTxidRequest',
   GetStateRoots: 'GetStateRootsRequest',
   GetContractRanges: 'GetContractRangesRequest',
+  GetPayloads: 'GetPayloadsRequest',
 };
 
 const TO_OBJECT: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };

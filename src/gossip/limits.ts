@@ -50,11 +50,11 @@ export const MAX_BATCH_PAYLOADS = 64;
 export const PEER_LIMITER_KEYS = 4096;
 
 /**
- * Summary and txid-list pages (GetContractSummary, GetContractTxids) per peer key per
- * second (also the burst). A page is up to PAGE_MAX entries (~1 MiB), so they get a
- * budget of their own below the general one: honest sync pages txid lists only for
- * contracts it holds nothing of (one page at a time) and never asks for a summary, so
- * 10/s (~10 MiB/s) only slows the first sync of a large contract.
+ * Summary and txid-list pages (GetContractSummary, GetContractTxids) and GetPayloads
+ * batches per peer key per second (also the burst). Each answer is up to ~1 MiB, so
+ * they get a budget of their own below the general one: honest sync pages txid lists
+ * only for contracts it holds nothing of, fetches up to 256 payloads a request and never
+ * asks for a summary, so 10/s (~10 MiB/s) only slows the first sync of a large contract.
  */
 export const LIST_RATE_PER_S = 10;
 
@@ -70,3 +70,12 @@ export const LIST_CONCURRENCY = 4;
 
 /** List requests waiting for one of the LIST_CONCURRENCY slots; beyond, RESOURCE_EXHAUSTED. */
 export const LIST_WAITING = 64;
+
+/** Txids per GetPayloads request: 256 x 34 bytes, ~8.7 KiB, inside MAX_GRPC_MESSAGE_BYTES. */
+export const GET_PAYLOADS_MAX = 256;
+
+/**
+ * A GetPayloads answer stops before passing this many bytes (it holds one payload at
+ * least, at most 64 KiB): a quarter of MAX_GRPC_RESPONSE_BYTES, and ~4,000 typical calls.
+ */
+export const GET_PAYLOADS_ANSWER_BYTES = 1024 * 1024;

@@ -23,6 +23,7 @@ export const PEER_METHODS = [
   'GetPayloadByTxid',
   'GetStateRoots',
   'GetContractRanges',
+  'GetPayloads',
 ] as const;
 export type PeerMethod = (typeof PEER_METHODS)[number];
 

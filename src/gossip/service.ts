@@ -9,8 +9,9 @@
  *   3. the sender's budget (peer-limiter.ts: gossip.inbound_rate_per_s, queue of
  *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED), at
  *      most PEER_LIMITER_KEYS keys tracked;
- *   4. for the list pages (GetContractSummary, GetContractTxids), the largest answers
- *      (up to PAGE_MAX entries): a second, smaller budget per key (LIST_RATE_PER_S, queue
+ *   4. for the list pages (GetContractSummary, GetContractTxids) and GetPayloads, the
+ *      largest answers (up to PAGE_MAX entries, or 1 MiB of payloads): a second, smaller
+ *      budget per key (LIST_RATE_PER_S, queue
  *      LIST_QUEUE) and at most LIST_CONCURRENCY of them in the core at once across all
  *      peers (LIST_WAITING more may wait);
  *   5. the handler. Payloads go to the core's intake (the REST checks); nothing a peer
@@ -21,10 +22,23 @@ import { createHash } from 'node:crypto';
 import { NodeError } from '../errors.js';
 import { refusalIsRetryable } from '../protocol/rules.js';
 import PQueue from 'p-queue';
-import { LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_BATCH_PAYLOADS, MAX_PAYLOAD_BYTES, PAGE_MAX, PEER_LIMITER_KEYS, RANGE_LIST_MAX, RANGES_MAX } from './limits.js';
+import {
+  GET_PAYLOADS_ANSWER_BYTES,
+  GET_PAYLOADS_MAX,
+  LIST_CONCURRENCY,
+  LIST_QUEUE,
+  LIST_RATE_PER_S,
+  LIST_WAITING,
+  MAX_BATCH_PAYLOADS,
+  MAX_PAYLOAD_BYTES,
+  PAGE_MAX,
+  PEER_LIMITER_KEYS,
+  RANGE_LIST_MAX,
+  RANGES_MAX,
+} from './limits.js';
 import { PeerLimiter } from './peer-limiter.js';
 import { BoundedMap, TokenBucket } from './seen.js';
-import { bytes32, fromProtoPayload, hex, toProtoPayload } from './wire.js';
+import { bytes32, encodedSize, fromProtoPayload, hex, toProtoPayload } from './wire.js';
 import type { Signer, Verifier } from './auth.js';
 import { decodeBody } from './codec.js';
 import { sourceOf, type PeerSet } from './peers.js';
@@ -192,6 +206,29 @@ export class PeerService {
         this.d.counters.payloads_served++;
         return { payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } };
       }),
+      GetPayloads: h(
+        'GetPayloads',
+        this.listed(async (req) => {
+          const list = Array.isArray(req['txids']) ? (req['txids'] as unknown[]) : [];
+          if (list.length === 0 || list.length > GET_PAYLOADS_MAX) throw new NodeError('bad_request', `1 to ${GET_PAYLOADS_MAX} txids per request`, { field: 'txids' });
+          const txids = list.map((t) => bytes32(t, 'txid'));
+          const payloads: object[] = [];
+          let bytes = 0;
+          let answered = 0;
+          for (const txid of txids) {
+            const p = await this.d.core().call('peerPayload', { txid });
+            if (p) {
+              // One payload at least; then stop before the answer passes its bound.
+              if (payloads.length > 0 && bytes + encodedSize(p.payload) > GET_PAYLOADS_ANSWER_BYTES) break;
+              bytes += encodedSize(p.payload);
+              payloads.push({ payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } });
+              this.d.counters.payloads_served++;
+            }
+            answered++;
+          }
+          return { payloads, answered };
+        }),
+      ),
       GetContractRanges: h('GetContractRanges', async (req) => {
         const list = Array.isArray(req['ranges']) ? (req['ranges'] as Req[]) : [];
         if (list.length === 0 || list.length > RANGES_MAX) throw new NodeError('bad_request', `1 to ${RANGES_MAX} ranges per request`, { field: 'ranges' });

@@ -21,8 +21,9 @@
  */
 import PQueue from 'p-queue';
 import { NodeError } from '../errors.js';
-import { bytes32, fromProtoPayload, hex } from './wire.js';
-import { missingTxids, type AskRanges } from './reconcile.js';
+import { bytes32, fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
+import { reconcile, type AskRanges } from './reconcile.js';
+import { GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES } from './limits.js';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
@@ -74,11 +75,11 @@ export interface PeerSyncResult {
   differing: number;
   fetched: number;
   applied: number;
+  /** Payloads the peer lacked, sent to it and accepted there. */
+  pushed: number;
   divergence: DivergenceReport | null;
 }
 
-type Outcome<T> = { ok: true; v: T } | { ok: false; e: unknown };
-const settle = <T>(p: Promise<T>): Promise<Outcome<T>> => p.then((v) => ({ ok: true as const, v }), (e: unknown) => ({ ok: false as const, e }));
 
 export class SyncEngine {
   divergence: DivergenceReport | null = null;
@@ -145,7 +146,7 @@ export class SyncEngine {
     this.d.peers.ok(peer);
     this.d.changed();
     if (r.fetched > 0 || r.differing > 0 || divergence) {
-      this.d.log.info('peer sync done', { peer: peer.url, contracts_differing: r.differing, payloads_fetched: r.fetched, payloads_applied: r.applied, payload_ms: payloadMs, divergence_height: divergence?.height ?? null });
+      this.d.log.info('peer sync done', { peer: peer.url, contracts_differing: r.differing, payloads_fetched: r.fetched, payloads_applied: r.applied, payloads_pushed: r.pushed, payload_ms: payloadMs, divergence_height: divergence?.height ?? null });
     }
     return { ...r, divergence };
   }
@@ -304,18 +305,23 @@ export class SyncEngine {
     }
   }
 
-  async syncPayloads(peer: Peer): Promise<{ differing: number; fetched: number; applied: number }> {
+  async syncPayloads(peer: Peer): Promise<{ differing: number; fetched: number; applied: number; pushed: number }> {
     const core = this.d.core();
     const c = this.d.counters;
     const { differing, localSets } = await this.diffContracts(peer);
     c.sync_contracts_differing += differing.length;
     const missing: Missing[] = [];
+    const theyLack: string[] = [];
     for (const id of differing) {
-      // Nothing held here: the peer's list in its chain order. Else: only the differences.
-      const txids = localSets[id]?.count
-        ? (await missingTxids((ranges) => core.call('peerRanges', { contract_id: id, ranges }), this.remoteRanges(peer, id), this.d.concurrency)).missing
-        : await this.listedTxids(peer, id);
-      for (const txid of txids) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
+      if (localSets[id]?.count) {
+        // One descent finds both sides' differences.
+        const r = await reconcile((ranges) => core.call('peerRanges', { contract_id: id, ranges }), this.remoteRanges(peer, id), this.d.concurrency);
+        for (const txid of r.missing) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
+        theyLack.push(...r.theyLack);
+      } else {
+        // Nothing held here: the peer's list in its chain order.
+        for (const txid of await this.listedTxids(peer, id)) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
+      }
     }
     let fetched = 0;
     let applied = 0;
@@ -324,7 +330,66 @@ export class SyncEngine {
       fetched += r.fetched;
       applied += r.applied;
     }
-    return { differing: differing.length, fetched, applied };
+    let pushed = 0;
+    for (let i = 0; i < theyLack.length; i += SYNC_CHUNK) pushed += await this.push(peer, theyLack.slice(i, i + SYNC_CHUNK));
+    return { differing: differing.length, fetched, applied, pushed };
+  }
+
+  /**
+   * Sends the peer payloads it lacks (SubmitPayload batches, as gossip does): the peer's
+   * intake checks them as any other. Answers how many the peer accepted.
+   */
+  private async push(peer: Peer, txids: string[]): Promise<number> {
+    const core = this.d.core();
+    const held = (await Promise.all(txids.map((txid) => core.call('peerPayload', { txid })))).filter((p) => p !== null);
+    let accepted = 0;
+    const q = new PQueue({ concurrency: this.d.concurrency });
+    await Promise.all(
+      // The forwarder's bound: one message's framing below the peer's receive limit.
+      submitBatches(held.map((p) => p.payload), MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES - 512).map((batch) =>
+        q.add(async () => {
+          const r = await peer.client.call<{ results: { accepted: boolean }[] }>('SubmitPayload', { payloads: batch.map(toProtoPayload) });
+          accepted += (r.results ?? []).filter((x) => x.accepted).length;
+        }),
+      ),
+    );
+    return accepted;
+  }
+
+  /** Payloads by txid from the peer (GetPayloads, GET_PAYLOADS_MAX a request, re-asking what an answer did not cover). */
+  private async fetchMany(peer: Peer, missing: Missing[]): Promise<{ p: WirePayload; height: number | null; tx_index: number }[]> {
+    const want = new Map(missing.map((m) => [m.txid, m]));
+    const out: { p: WirePayload; height: number | null; tx_index: number }[] = [];
+    const q = new PQueue({ concurrency: this.d.concurrency });
+    const askFrom = async (list: Missing[]): Promise<void> => {
+      for (let rest = list; rest.length > 0; ) {
+        const r = await peer.client.call<{ payloads: { payload: unknown; position: { height: number; tx_index: number } | null }[]; answered: number }>('GetPayloads', {
+          txids: rest.map((m) => Buffer.from(m.txid, 'hex')),
+        });
+        const answered = Math.min(r.answered ?? 0, rest.length);
+        const covered = new Set(rest.slice(0, answered).map((m) => m.txid));
+        for (const f of r.payloads ?? []) {
+          try {
+            const p = fromProtoPayload(f.payload);
+            const m = want.get(p.txid);
+            if (!m || !covered.has(p.txid) || (p.kind === 'call' && p.contract_id !== m.contract_id)) throw new NodeError('bad_request', `peer answered a payload not asked for: ${p.txid}`);
+            covered.delete(p.txid);
+            const height = f.position && f.position.height > 0 ? f.position.height : null;
+            out.push({ p, height, tx_index: height === null ? 0 : f.position!.tx_index });
+            this.d.counters.sync_payloads_fetched++;
+          } catch (e) {
+            this.d.log.debug('sync fetch failed', { peer: peer.url, error: (e as Error).message });
+          }
+        }
+        // An answer that covers nothing would loop forever: the rest waits for the next round.
+        if (answered === 0) return;
+        rest = rest.slice(answered);
+      }
+    };
+    const chunks: Missing[][] = [];
+    for (let i = 0; i < missing.length; i += GET_PAYLOADS_MAX) chunks.push(missing.slice(i, i + GET_PAYLOADS_MAX));
+    await Promise.all(chunks.map((ch) => q.add(() => askFrom(ch).catch((e: unknown) => this.d.log.debug('sync fetch failed', { peer: peer.url, error: (e as Error).message })))));
+    return out;
   }
 
   /**
@@ -336,26 +401,8 @@ export class SyncEngine {
   private async fetchAndApply(peer: Peer, missing: Missing[]): Promise<{ fetched: number; applied: number }> {
     const core = this.d.core();
     const c = this.d.counters;
-    const fetchQ = new PQueue({ concurrency: this.d.concurrency });
-    const got = await Promise.all(
-      missing.map((m) =>
-        settle(
-          fetchQ.add(async () => {
-            c.sync_payloads_fetched++;
-            const r = await peer.client.call<{ payload: unknown; position: { height: number; tx_index: number } | null }>('GetPayloadByTxid', { txid: Buffer.from(m.txid, 'hex') });
-            const p = fromProtoPayload(r.payload);
-            if (p.txid !== m.txid || (p.kind === 'call' && p.contract_id !== m.contract_id)) throw new NodeError('bad_request', `peer answered another payload for ${m.txid}`);
-            const height = r.position && r.position.height > 0 ? r.position.height : null;
-            return { p, height, tx_index: height === null ? 0 : r.position!.tx_index };
-          }) as Promise<{ p: WirePayload; height: number | null; tx_index: number }>,
-        ),
-      ),
-    );
-    const ready: { p: WirePayload; height: number | null; tx_index: number }[] = [];
-    got.forEach((f, i) => {
-      if (f.ok) ready.push(f.v);
-      else this.d.log.debug('sync fetch failed', { peer: peer.url, txid: missing[i]!.txid, error: (f.e as Error).message });
-    });
+    const ready = await this.fetchMany(peer, missing);
+    // Deploys first whatever the peer's order; then chain order.
     let applied = 0;
     const apply = async (p: WirePayload): Promise<void> => {
       try {

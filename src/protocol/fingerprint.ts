@@ -64,3 +64,12 @@ export class PrefixFingerprints {
 export function sumFingerprint(hashes: Uint8Array[]): Buffer {
   return new PrefixFingerprints(hashes.length, (k) => hashes[k]!).range(0, hashes.length);
 }
+
+/** `whole` minus each of `parts`, modulo 2^128 (16-byte little-endian hex fingerprints). */
+export function subtractFingerprints(whole: string, parts: string[]): string {
+  const le = (h: string): bigint => BigInt(`0x${Buffer.from(h, 'hex').reverse().toString('hex') || '0'}`);
+  let v = le(whole);
+  for (const p of parts) v -= le(p);
+  v = ((v % 2n ** 128n) + 2n ** 128n) % 2n ** 128n;
+  return Buffer.from(v.toString(16).padStart(FINGERPRINT_BYTES * 2, '0'), 'hex').reverse().toString('hex');
+}

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { ContractIndex } from '../../src/writer/peer-queries.js';
-import { missingTxids, rangeBounds } from '../../src/gossip/reconcile.js';
+import { reconcile, rangeBounds } from '../../src/gossip/reconcile.js';
 import { itemHash, sumFingerprint } from '../../src/protocol/fingerprint.js';
 import { MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
 import { localAsker, newTally, remoteAsker } from '../../bench/lib/reconcile-wire.js';
@@ -28,7 +28,7 @@ const txidArb = fc.oneof(
 );
 const itemArb = fc.record({ txid: txidArb, hash: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b)) });
 
-test('reconciliation finds exactly the txids the peer holds and this node lacks, over the wire format, with bounded messages', async () => {
+test('reconciliation finds exactly the txids the peer holds and this node lacks, and those it lacks, over the wire format, with bounded messages', async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.uniqueArray(itemArb, { maxLength: 1200, selector: (i) => i.txid.toString('hex') }),
@@ -47,9 +47,11 @@ test('reconciliation finds exactly the txids the peer holds and this node lacks,
         const local = indexOf([...mine, ...changed]);
         const remote = indexOf([...theirs, ...shared]);
         const tally = newTally();
-        const { missing } = await missingTxids(localAsker(local), remoteAsker(remote, CONTRACT, tally));
+        const { missing, theyLack } = await reconcile(localAsker(local), remoteAsker(remote, CONTRACT, tally));
         assert.deepEqual([...missing].sort(), theirs.map((i) => i.txid.toString('hex')).sort());
+        assert.deepEqual([...theyLack].sort(), mine.map((i) => i.txid.toString('hex')).sort());
         assert.equal(new Set(missing).size, missing.length, 'each missing txid once');
+        assert.equal(new Set(theyLack).size, theyLack.length, 'each lacking txid once');
         assert.ok(tally.largest < MAX_GRPC_MESSAGE_BYTES, `largest message ${tally.largest} bytes`);
       },
     ),
@@ -68,8 +70,8 @@ test('identical sets cost one range question; the writer index stays exact as pa
   for (const it of items.slice(4000).reverse()) b.add(it.txid, 'call', it.hash);
   assert.deepEqual(b.fingerprint(), a.fingerprint());
   const tally = newTally();
-  const r = await missingTxids(localAsker(a), remoteAsker(b, CONTRACT, tally));
-  assert.deepEqual(r.missing, []);
+  const r = await reconcile(localAsker(a), remoteAsker(b, CONTRACT, tally));
+  assert.deepEqual([r.missing, r.theyLack], [[], []]);
   assert.deepEqual([tally.requests, r.stats.levels], [1, 1]);
   assert.ok(tally.requestBytes + tally.responseBytes < 400, `${tally.requestBytes + tally.responseBytes} bytes`);
 

@@ -46,10 +46,13 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
             })),
           };
         }
-        case 'GetPayloadByTxid': {
-          const txid = Buffer.from(params['txid'] as Uint8Array).toString('hex');
-          fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
-          return { payload: { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) } };
+        case 'GetPayloads': {
+          const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
+          for (const txid of txids) fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
+          return {
+            payloads: txids.map((txid) => ({ payload: { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) }, position: null })),
+            answered: txids.length,
+          };
         }
         default:
           throw new Error(`unexpected ${method}`);

@@ -235,6 +235,7 @@ function requestArb(big: boolean): fc.Arbitrary<[PeerMethod, Record<string, unkn
     one('GetContractRanges', fc.record({ contract_id: idArb(), ranges: fc.array(fc.record({ lower: bytesOf(0, 40), upper: bytesOf(0, 40), list_up_to: fc.nat() }), { maxLength: 140 }) })),
     one('GetContractMerkleRoot', fc.record({ contract_id: idArb() })),
     one('GetPayloadByTxid', fc.record({ txid: idArb() })),
+    one('GetPayloads', fc.record({ txids: fc.array(idArb(), { maxLength: 300 }) })),
     one('GetStateRoots', fc.record({ from_height: u64, to_height: u64 })),
   );
 }
