@@ -100,3 +100,77 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
   assert.equal(fetches.get(LATER_OK), 4, 'a payload taken is not fetched again');
   assert.equal(engine.refusedCount, 2);
 });
+
+test('sync fetches what the peer holds in batches, asking again for what an answer did not cover, and pushes what the peer lacks', async () => {
+  const deploy = 'dd'.repeat(32);
+  const peerOnly = ['11', '22', '33'].map((b) => b.repeat(32));
+  const localOnly = '44'.repeat(32);
+  const asked: string[][] = [];
+  const submitted: string[] = [];
+  const payload = (txid: string): Record<string, unknown> => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) });
+  const peerClient = {
+    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+      switch (method) {
+        case 'GetStateRoots':
+          return { roots: [], anchor_height: '0', tip_height: '0' };
+        case 'GetContractIds':
+          return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
+        case 'GetContractRanges': {
+          const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
+          return {
+            ranges: answerRanges([deploy, ...peerOnly], ranges).map((a) => ({ count: a.count, listed: a.txids !== null, txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')), fingerprint: Buffer.from(a.fingerprint) })),
+          };
+        }
+        case 'GetPayloads': {
+          // One payload per answer: the asker must ask again for the rest.
+          const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
+          asked.push(txids);
+          return { payloads: [{ payload: payload(txids[0]!), position: null }], answered: 1 };
+        }
+        case 'SubmitPayload':
+          for (const p of params['payloads'] as { txid: Buffer }[]) submitted.push(Buffer.from(p.txid).toString('hex'));
+          return { results: submitted.map(() => ({ accepted: true })) };
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+  };
+  const held = new Set([deploy, localOnly]);
+  const core = {
+    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+      switch (method) {
+        case 'peerStateRoots':
+          return { roots: [], anchor_height: null, tip_height: null };
+        case 'peerFingerprints':
+          return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
+        case 'peerRanges':
+          return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
+        case 'peerSubmit':
+          held.add((params['payload'] as { txid: string }).txid);
+          return { created: true };
+        case 'peerPayload': {
+          const txid = params['txid'] as string;
+          return { payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null };
+        }
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+  };
+  const engine = new SyncEngine({
+    core: () => core as never,
+    peers: { all: () => [{ url: 'http://peer', client: peerClient }], failed: () => undefined, ok: () => undefined } as never,
+    counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
+    concurrency: 2,
+    log: logger('test'),
+    stored: () => undefined,
+    changed: () => undefined,
+  });
+  const r = await engine.syncWith({ url: 'http://peer', client: peerClient } as never);
+  assert.deepEqual([r.fetched, r.applied, r.pushed], [3, 3, 1]);
+  assert.equal(asked.length, 3, 'one request, then again for what each answer left');
+  assert.deepEqual([...asked[0]!].sort(), peerOnly);
+  assert.deepEqual([asked[1], asked[2]], [asked[0]!.slice(1), asked[0]!.slice(2)]);
+  assert.deepEqual(submitted, [localOnly], 'the payload the peer lacks, pushed');
+  assert.deepEqual([...held].sort(), [deploy, ...peerOnly, localOnly].sort());
+});
