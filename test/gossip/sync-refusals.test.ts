@@ -23,6 +23,14 @@ function answerRanges(txids: string[], ranges: { lower: string; upper: string; l
   });
 }
 
+/** A peer's GetContractRanges answer (as proto-loader decodes it) over `txids`. */
+function peerRangesAnswer(txids: string[], params: Record<string, unknown>): unknown {
+  const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
+  return {
+    ranges: answerRanges(txids, ranges).map((a) => ({ count: a.count, listed: a.txids !== null, txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')), fingerprint: Buffer.from(a.fingerprint) })),
+  };
+}
+
 test('sync fetches an intrinsically refused payload once, a retryable one with backoff, and stops once taken', async () => {
   const fetches = new Map<string, number>();
   const laterOkTakenFromRound = 6;
@@ -35,17 +43,8 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
           return { roots: [], anchor_height: '0', tip_height: '0' };
         case 'GetContractIds':
           return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
-        case 'GetContractRanges': {
-          const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
-          return {
-            ranges: answerRanges(['dd'.repeat(32), INTRINSIC, RETRYABLE, LATER_OK], ranges).map((a) => ({
-              count: a.count,
-              listed: a.txids !== null,
-              txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')),
-              fingerprint: Buffer.from(a.fingerprint),
-            })),
-          };
-        }
+        case 'GetContractRanges':
+          return peerRangesAnswer(['dd'.repeat(32), INTRINSIC, RETRYABLE, LATER_OK], params);
         case 'GetPayloads': {
           const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
           for (const txid of txids) fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
@@ -115,12 +114,8 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
           return { roots: [], anchor_height: '0', tip_height: '0' };
         case 'GetContractIds':
           return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
-        case 'GetContractRanges': {
-          const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
-          return {
-            ranges: answerRanges([deploy, ...peerOnly], ranges).map((a) => ({ count: a.count, listed: a.txids !== null, txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')), fingerprint: Buffer.from(a.fingerprint) })),
-          };
-        }
+        case 'GetContractRanges':
+          return peerRangesAnswer([deploy, ...peerOnly], params);
         case 'GetPayloads': {
           // One payload per answer: the asker must ask again for the rest.
           const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
