@@ -275,22 +275,26 @@ export class SyncEngine {
   }
 
   /** Contracts whose whole payload set (count and fingerprint) differs from the peer's. */
-  private async diffContracts(peer: Peer): Promise<{ differing: string[]; remoteIds: string[]; localSets: Record<string, { count: number; fingerprint: string }> }> {
+  private async diffContracts(
+    peer: Peer,
+  ): Promise<{ differing: string[]; remoteIds: string[]; localSets: Record<string, { count: number; fingerprint: string }>; remoteCounts: Map<string, number> }> {
     const [remoteIds, localSets] = await Promise.all([this.remoteContractIds(peer), this.d.core().call('peerFingerprints', {})]);
     const q = new PQueue({ concurrency: this.d.concurrency });
     const differing: string[] = [];
+    const remoteCounts = new Map<string, number>();
     await Promise.all(
       remoteIds.map((id) =>
         q.add(async () => {
           const [whole] = await this.remoteRanges(peer, id)([{ lower: '', upper: '', list_up_to: 0 }]);
           const mine = localSets[id];
           if (!whole) throw new NodeError('bad_request', 'peer answered no range');
+          remoteCounts.set(id, whole.count);
           if (!mine || whole.count !== mine.count || (whole.txids === null && whole.fingerprint !== mine.fingerprint)) differing.push(id);
         }),
       ),
     );
     differing.sort();
-    return { differing, remoteIds, localSets };
+    return { differing, remoteIds, localSets, remoteCounts };
   }
 
   /** The txids of a contract this node holds nothing of: the peer's list, page by page (deploy first, chain order). */
@@ -308,16 +312,19 @@ export class SyncEngine {
   async syncPayloads(peer: Peer): Promise<{ differing: number; fetched: number; applied: number; pushed: number }> {
     const core = this.d.core();
     const c = this.d.counters;
-    const { differing, localSets } = await this.diffContracts(peer);
+    const { differing, localSets, remoteCounts } = await this.diffContracts(peer);
     c.sync_contracts_differing += differing.length;
     const missing: Missing[] = [];
     const theyLack: string[] = [];
     for (const id of differing) {
-      if (localSets[id]?.count) {
+      const mine = localSets[id]?.count ?? 0;
+      if (mine > 0) {
         // One descent finds both sides' differences.
         const r = await reconcile((ranges) => core.call('peerRanges', { contract_id: id, ranges }), this.remoteRanges(peer, id), this.d.concurrency);
         for (const txid of r.missing) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
-        theyLack.push(...r.theyLack);
+        // A peer holding under half of this node's set is catching up: it pulls them itself,
+        // in chain order (fewer replays), rather than receiving the same payloads twice.
+        if ((remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
       } else {
         // Nothing held here: the peer's list in its chain order.
         for (const txid of await this.listedTxids(peer, id)) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
