@@ -2,9 +2,9 @@
  * Peer service figures (issue 8), real node processes on loopback over a devnet chain:
  *
  * 1. Sync throughput between two nodes: node A holds a deploy and N pending calls; a
- *    fresh node B with A as its only peer syncs them at startup (contract roots, txid
- *    list (paged GetContractTxids), GetPayloads, intake with the anchor fetched from the chain-data endpoint,
- *    RocksDB write). Payloads per second over B's payload phase (its "peer sync done"
+ *    fresh node B with A as its only peer syncs them at startup (contract fingerprints,
+ *    the txid list paged with GetContractTxids, GetPayloads, intake with the anchor
+ *    fetched from the chain-data endpoint, RocksDB write). Payloads per second over B's payload phase (its "peer sync done"
  *    log line). Ceiling, same run: openEnvelope (strict decode + BIP-340 verify) of the
  *    same payloads on one thread: the CPU cost every synced call must pay.
  * 2. Gossip end-to-end latency over two hops, A -> B -> C (A knows only B, B only C):
