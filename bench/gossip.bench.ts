@@ -2,9 +2,9 @@
  * Peer service figures (issue 8), real node processes on loopback over a devnet chain:
  *
  * 1. Sync throughput between two nodes: node A holds a deploy and N pending calls; a
- *    fresh node B with A as its only peer syncs them at startup (contract roots, txid
- *    list, GetPayloadByTxid, intake with the anchor fetched from the chain-data endpoint,
- *    RocksDB write). Payloads per second over B's payload phase (its "peer sync done"
+ *    fresh node B with A as its only peer syncs them at startup (contract fingerprints,
+ *    the txid list paged with GetContractTxids, GetPayloads, intake with the anchor
+ *    fetched from the chain-data endpoint, RocksDB write). Payloads per second over B's payload phase (its "peer sync done"
  *    log line). Ceiling, same run: openEnvelope (strict decode + BIP-340 verify) of the
  *    same payloads on one thread: the CPU cost every synced call must pay.
  * 2. Gossip end-to-end latency over two hops, A -> B -> C (A knows only B, B only C):
@@ -127,7 +127,7 @@ export default async function run(): Promise<Figure[]> {
         unit: 'payloads/s',
         value: stat(rates),
         ceiling: { name: 'openEnvelope decode+verify, 1 thread', ...decode },
-        notes: `${total} payloads per run, ${SYNC_RUNS} runs; every payload: GetPayloadByTxid, intake (pool decode+verify, anchor fetched over HTTP, binding), synced RocksDB write. Same run, REST intake alone on one node (16 in flight): ${restRate.toFixed(0)}/s`,
+        notes: `${total} payloads per run, ${SYNC_RUNS} runs; every payload: GetPayloads (256 a request), intake (pool decode+verify, anchor fetched over HTTP, binding), synced RocksDB write. Same run, REST intake alone on one node (16 in flight): ${restRate.toFixed(0)}/s`,
       }),
       figure({
         name: 'gossip latency A -> B -> C (submission on A to pending on C)',

@@ -362,18 +362,20 @@ export type PeerApi = {
   peerSubmit(params: { payload: WirePayload }): { created: boolean };
   /** Runs the intake checks without storing (PreparePayload). */
   peerPrepare(params: { payload: WirePayload }): { valid: true };
-  /** Contract ids known (active and pending), ascending. */
-  peerContractIds(params: Record<string, never>): string[];
-  /** Contract summary (docs/STATE.md): root and (txid, payload_hash) pairs ascending by txid. */
-  peerSummary(params: { contract_id: string }): ContractSummary;
+  /** One page of the contract ids known (active and pending), ascending, after `after`. */
+  peerContractIds(params: { after: string; limit: number }): { ids: string[]; more: boolean };
+  /** Contract summary (docs/STATE.md): root, count and one page of pairs ascending by txid. */
+  peerSummary(params: { contract_id: string; after_txid: string; limit: number }): ContractSummary;
   /** A contract's summary root and payload count, without the pairs (GetContractMerkleRoot). */
   peerRoot(params: { contract_id: string }): { root: string; count: number };
-  /** Roots of every contract's summary, in one pass. */
-  peerRoots(params: Record<string, never>): Record<string, { root: string; count: number }>;
-  /** A contract's payload txids: the deploy first, then calls in position order. */
-  peerTxids(params: { contract_id: string }): PayloadRef[];
-  /** One payload by txid, or null. */
-  peerPayload(params: { txid: string }): WirePayload | null;
+  /** Every contract's whole-set count and fingerprint (proto/svc.proto, header section 3). */
+  peerFingerprints(params: Record<string, never>): Record<string, { count: number; fingerprint: string }>;
+  /** One page of a contract's payload txids: the deploy first, then calls in position order. */
+  peerTxids(params: { contract_id: string; offset: number; limit: number }): TxidPage;
+  /** Counts and fingerprints (or txid lists) of txid ranges of a contract (GetContractRanges). */
+  peerRanges(params: { contract_id: string; ranges: RangeQuery[] }): RangeAnswer[];
+  /** One payload by txid with this node's position for it, or null. */
+  peerPayload(params: { txid: string }): PeerPayload | null;
   /** Stored state roots in [from, to] (at most 1,000 heights). */
   peerStateRoots(params: { from: number; to: number }): StateRootRange;
   /** Waits for the writer to finish every job queued so far (late-payload replays). */
@@ -390,7 +392,41 @@ export type PeerApi = {
 export interface ContractSummary {
   contract_id: string;
   root: string;
+  /** Pairs in the whole summary. */
+  count: number;
+  /** One page of pairs, ascending by txid. */
   payloads: { txid: string; payload_hash: string }[];
+  /** Further pairs follow the page. */
+  more: boolean;
+}
+
+/** One page of a contract's txid list, and the length of the whole list. */
+export interface TxidPage {
+  refs: PayloadRef[];
+  total: number;
+}
+
+/** A txid range [lower, upper) as hex bounds of 0 to 32 bytes ('' upper: the end). */
+export interface RangeQuery {
+  lower: string;
+  upper: string;
+  /** List the txids when the range holds at most this many. */
+  list_up_to: number;
+}
+
+export interface RangeAnswer {
+  count: number;
+  /** 16 bytes hex (proto/svc.proto, header section 3). */
+  fingerprint: string;
+  /** The range's txids ascending when listed, else null. */
+  txids: string[] | null;
+}
+
+/** A payload with the node's confirmation position for it (calls; null while pending). */
+export interface PeerPayload {
+  payload: WirePayload;
+  height: number | null;
+  tx_index: number | null;
 }
 
 export interface PayloadRef {
@@ -473,13 +509,14 @@ export interface SimSnapshot {
 
 /** Peer data the writer answers (issue 8; src/writer/peer-queries.ts). */
 export type WriterPeerApi = {
-  /** Known contract ids (active and pending), ascending. */
-  peerContractIds(params: Record<string, never>): string[];
-  peerSummary(params: { contract_id: string }): ContractSummary | null;
+  /** One page of the known contract ids (active and pending), ascending, after `after`. */
+  peerContractIds(params: { after: string; limit: number }): { ids: string[]; more: boolean };
+  peerSummary(params: { contract_id: string; after_txid: string; limit: number }): ContractSummary | null;
   peerRoot(params: { contract_id: string }): { root: string; count: number } | null;
-  peerRoots(params: Record<string, never>): Record<string, { root: string; count: number }>;
-  peerTxids(params: { contract_id: string }): PayloadRef[] | null;
-  peerPayload(params: { txid: string }): WirePayload | null;
+  peerFingerprints(params: Record<string, never>): Record<string, { count: number; fingerprint: string }>;
+  peerTxids(params: { contract_id: string; offset: number; limit: number }): TxidPage | null;
+  peerRanges(params: { contract_id: string; ranges: RangeQuery[] }): RangeAnswer[] | null;
+  peerPayload(params: { txid: string }): PeerPayload | null;
   peerStateRoots(params: { from: number; to: number }): StateRootRange;
   /** Resolves after every writer job queued before it (late-payload replays included). */
   peerSettle(params: Record<string, never>): WriterStatus;

@@ -49,6 +49,12 @@ export function deployPayload(body: Record<string, unknown>): WirePayload {
   return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: new Uint8Array(Buffer.from(JSON.stringify(body), 'utf8')) };
 }
 
+/** A writer answer about a contract, or not_found when the writer does not know it (null). */
+function known<T>(contractId: string, answer: T | null): T {
+  if (answer === null) throw new NodeError('not_found', `contract ${contractId} is not known to this node`);
+  return answer;
+}
+
 export function peerHandlers(core: Core): Handlers<PeerApi> {
   const w = core.writer;
   return {
@@ -58,23 +64,12 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
       return { created: r.created };
     },
     peerPrepare: (p) => core.intake.preparePayload(intakeInput(p.payload)),
-    peerContractIds: () => w.call('peerContractIds', {}),
-    peerSummary: async (p) => {
-      const s = await w.call('peerSummary', { contract_id: p.contract_id });
-      if (!s) throw new NodeError('not_found', `contract ${p.contract_id} is not known to this node`);
-      return s;
-    },
-    peerRoot: async (p) => {
-      const r = await w.call('peerRoot', { contract_id: p.contract_id });
-      if (!r) throw new NodeError('not_found', `contract ${p.contract_id} is not known to this node`);
-      return r;
-    },
-    peerRoots: () => w.call('peerRoots', {}),
-    peerTxids: async (p) => {
-      const t = await w.call('peerTxids', { contract_id: p.contract_id });
-      if (!t) throw new NodeError('not_found', `contract ${p.contract_id} is not known to this node`);
-      return t;
-    },
+    peerContractIds: (p) => w.call('peerContractIds', { after: p.after, limit: p.limit }),
+    peerSummary: async (p) => known(p.contract_id, await w.call('peerSummary', { contract_id: p.contract_id, after_txid: p.after_txid, limit: p.limit })),
+    peerRoot: async (p) => known(p.contract_id, await w.call('peerRoot', { contract_id: p.contract_id })),
+    peerFingerprints: () => w.call('peerFingerprints', {}),
+    peerTxids: async (p) => known(p.contract_id, await w.call('peerTxids', { contract_id: p.contract_id, offset: p.offset, limit: p.limit })),
+    peerRanges: async (p) => known(p.contract_id, await w.call('peerRanges', { contract_id: p.contract_id, ranges: p.ranges })),
     peerPayload: (p) => w.call('peerPayload', { txid: p.txid }),
     peerStateRoots: (p) => w.call('peerStateRoots', { from: p.from, to: p.to }),
     peerSettle: async () => {

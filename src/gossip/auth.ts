@@ -1,15 +1,18 @@
 /**
  * Signed gossip (SERVICE-SPEC section 5): every request carries the sender's Ed25519
- * public key, its clock and a signature over the request (proto/svc.proto, header).
+ * public key, its clock and a signature over the bytes that travel, bound to the
+ * receiver's key (proto/svc.proto, header section 2).
  * node:crypto signs ~31k/s and verifies ~10k/s with a cached KeyObject, ~11x noble, and
  * importing the raw key per message halves verify throughput (CEILINGS.md row 02): key
  * objects are cached per peer, and payloads are signed per batch (one SubmitPayload).
  */
 import { createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
 import { privateKeyFromSeed, rawPublicKey } from './identity.js';
-import { requestCodec, type PeerMethod } from './server.js';
+import { encodeBody } from './codec.js';
+import type { PeerMethod } from './server.js';
 
-const DOMAIN = Buffer.from('SVC/gossip/v1\0', 'utf8');
+/** Domain and protocol version of every signature (proto/svc.proto, header section 2). */
+const DOMAIN = Buffer.from('SVC/peer/v2\0', 'utf8');
 /** SPKI DER prefix of an Ed25519 public key; the raw 32 bytes follow it. */
 const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 /** Requests whose clock is further than this from ours are refused (bounds replays). */
@@ -42,20 +45,43 @@ export interface Auth {
   public_key: Uint8Array;
   signature: Uint8Array;
   sent_at_ms: string;
+  receiver_public_key: Uint8Array;
 }
 
-/** The signed bytes: domain, method, key, clock, then the request encoded with auth unset. */
-export function signingBytes(method: PeerMethod, publicKey: Uint8Array, sentAtMs: bigint, body: Buffer): Buffer {
+/** A signed request as it travels (proto SignedRequest): the inner request's bytes and their auth. */
+export interface SignedRequest {
+  body: Uint8Array;
+  auth: Auth | null;
+}
+
+/**
+ * The signed bytes (proto/svc.proto, header section 2): domain and version, method,
+ * receiver key, sender key, clock, then the body exactly as sent.
+ */
+export function signingBytes(method: string, receiverKey: Uint8Array, senderKey: Uint8Array, sentAtMs: bigint, body: Uint8Array): Buffer {
   const t = Buffer.alloc(8);
   t.writeBigUInt64BE(sentAtMs, 0);
-  return Buffer.concat([DOMAIN, Buffer.from(method, 'utf8'), Buffer.of(0), publicKey, t, body]);
+  return Buffer.concat([DOMAIN, Buffer.from(method, 'utf8'), Buffer.of(0), receiverKey, senderKey, t, body]);
 }
 
-/** The request's own fields as the receiver re-encodes them: decoded once, auth unset. */
-function canonicalBody(method: PeerMethod, req: Record<string, unknown>, alreadyDecoded: boolean): Buffer {
-  const codec = requestCodec(method);
-  const decoded = alreadyDecoded ? req : codec.deserialize(codec.serialize({ ...req, auth: null }));
-  return codec.serialize({ ...decoded, auth: null });
+/** What a GetIdentity answer signs: proof that the URL's node holds `publicKey`'s private key. */
+export function identityProofBytes(publicKey: Uint8Array, challenge: Uint8Array): Buffer {
+  return Buffer.concat([DOMAIN, Buffer.from('GetIdentity\0', 'utf8'), publicKey, challenge]);
+}
+
+/** SPKI form of a raw Ed25519 public key (throws when it is not one). */
+function publicKeyObject(raw: Uint8Array): KeyObject {
+  return createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, raw]), format: 'der', type: 'spki' });
+}
+
+/** Whether `signature` proves `publicKey` over a GetIdentity `challenge`; never throws. */
+export function verifyIdentityProof(publicKey: Uint8Array, challenge: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64 || isSmallOrderKey(publicKey)) return false;
+  try {
+    return edVerify(null, identityProofBytes(publicKey, challenge), publicKeyObject(publicKey), signature);
+  } catch {
+    return false;
+  }
 }
 
 export class Signer {
@@ -67,12 +93,21 @@ export class Signer {
     this.publicKey = rawPublicKey(this.key);
   }
 
-  /** The request with `auth` filled in. */
-  sign<T extends Record<string, unknown>>(method: PeerMethod, req: T, nowMs = Date.now()): T & { auth: Auth } {
+  /** `body` (the serialized inner request) signed for the node holding `receiverKey`. */
+  sign(method: PeerMethod, receiverKey: Uint8Array, body: Uint8Array, nowMs = Date.now()): SignedRequest & { auth: Auth } {
     const sentAt = BigInt(Math.floor(nowMs));
-    const msg = signingBytes(method, this.publicKey, sentAt, canonicalBody(method, req, false));
-    const signature = edSign(null, msg, this.key);
-    return { ...req, auth: { public_key: this.publicKey, signature, sent_at_ms: sentAt.toString() } };
+    const signature = edSign(null, signingBytes(method, receiverKey, this.publicKey, sentAt, body), this.key);
+    return { body, auth: { public_key: this.publicKey, signature, sent_at_ms: sentAt.toString(), receiver_public_key: Buffer.from(receiverKey) } };
+  }
+
+  /** `req` encoded as `method`'s inner request and signed for `receiverKey`. */
+  request(method: PeerMethod, receiverKey: Uint8Array, req: Record<string, unknown>, nowMs = Date.now()): SignedRequest & { auth: Auth } {
+    return this.sign(method, receiverKey, encodeBody(method, req), nowMs);
+  }
+
+  /** The GetIdentity proof of possession over an asker's challenge. */
+  proveIdentity(challenge: Uint8Array): Buffer {
+    return edSign(null, identityProofBytes(this.publicKey, challenge), this.key);
   }
 }
 
@@ -80,8 +115,12 @@ export type VerifyResult = { ok: true; key: string } | { ok: false; reason: stri
 
 export class Verifier {
   private readonly keys = new Map<string, KeyObject>();
+  private readonly selfHex: string;
 
-  constructor(private readonly selfKey: string | null = null) {}
+  /** `selfKey`: this node's raw public key, the receiver every request must be signed for. */
+  constructor(private readonly selfKey: Uint8Array) {
+    this.selfHex = Buffer.from(selfKey).toString('hex');
+  }
 
   private keyObject(raw: Uint8Array, hex: string): KeyObject {
     let k = this.keys.get(hex);
@@ -90,7 +129,7 @@ export class Verifier {
       this.keys.set(hex, k);
       return k;
     }
-    k = createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, raw]), format: 'der', type: 'spki' });
+    k = publicKeyObject(raw);
     this.keys.set(hex, k);
     if (this.keys.size > KEY_CACHE_SIZE) this.keys.delete(this.keys.keys().next().value!);
     return k;
@@ -100,19 +139,22 @@ export class Verifier {
     return this.keys.size;
   }
 
-  /** Checks a request as decoded by gRPC; never throws. */
-  verify(method: PeerMethod, req: Record<string, unknown>, nowMs = Date.now()): VerifyResult {
-    const auth = req['auth'] as Partial<Auth> | null | undefined;
+  /** Checks a SignedRequest as gRPC decoded it, before its body is decoded; never throws. */
+  verify(method: PeerMethod, req: Partial<SignedRequest>, nowMs = Date.now()): VerifyResult {
+    const auth = req.auth as Partial<Auth> | null | undefined;
     if (!auth || typeof auth !== 'object') return { ok: false, reason: 'unsigned request' };
+    const body = req.body instanceof Uint8Array ? req.body : Buffer.alloc(0);
     const pk = auth.public_key;
     const sig = auth.signature;
     if (!(pk instanceof Uint8Array) || pk.length !== 32) return { ok: false, reason: 'public_key must be 32 bytes' };
     if (!(sig instanceof Uint8Array) || sig.length !== 64) return { ok: false, reason: 'signature must be 64 bytes' };
     if (typeof auth.sent_at_ms !== 'string' || !/^\d{1,20}$/.test(auth.sent_at_ms)) return { ok: false, reason: 'sent_at_ms missing' };
+    const rk = auth.receiver_public_key;
+    if (!(rk instanceof Uint8Array) || !Buffer.from(rk).equals(this.selfKey)) return { ok: false, reason: 'signed for another receiver' };
     const sentAt = BigInt(auth.sent_at_ms);
     if (sentAt > 0xffffffffffffffffn || Math.abs(Number(sentAt) - nowMs) > CLOCK_WINDOW_MS) return { ok: false, reason: 'sent_at_ms is outside the clock window' };
     const hex = Buffer.from(pk).toString('hex');
-    if (hex === this.selfKey) return { ok: false, reason: 'request signed with this node own key' };
+    if (hex === this.selfHex) return { ok: false, reason: 'request signed with this node own key' };
     if (isSmallOrderKey(pk)) return { ok: false, reason: 'public_key is a small-order point' };
     let keyObj: KeyObject;
     try {
@@ -122,7 +164,7 @@ export class Verifier {
     }
     let good = false;
     try {
-      good = edVerify(null, signingBytes(method, pk, sentAt, canonicalBody(method, req, true)), keyObj, sig);
+      good = edVerify(null, signingBytes(method, this.selfKey, pk, sentAt, body), keyObj, sig);
     } catch {
       good = false;
     }

@@ -1,6 +1,13 @@
-/** An outbound connection to one peer: every request signed, one deadline per call. */
+/**
+ * An outbound connection to one peer: every request signed for the peer's key, one
+ * deadline per call. The key is learned with GetIdentity (its proof checked) on the
+ * first call and cached; a peer that answers "signed for another receiver" (it restarted
+ * with a new identity) is asked again, and the call retried once.
+ */
 import * as grpc from '@grpc/grpc-js';
+import { randomBytes } from 'node:crypto';
 import { NodeError } from '../errors.js';
+import { verifyIdentityProof } from './auth.js';
 import { loadPeerClientCtor, type PeerMethod } from './server.js';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
 import type { Signer } from './auth.js';
@@ -24,10 +31,15 @@ export class RpcFailure extends Error {
   }
 }
 
+/** Bytes of the GetIdentity challenge this client sends (the proto allows 16 to 64). */
+const IDENTITY_CHALLENGE_BYTES = 32;
+
 type Unary = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Record<string, unknown>) => void) => void;
 
 export class PeerClient {
   private readonly client: grpc.Client;
+  /** The peer's proven identity, once asked (GetIdentity). */
+  private identityKnown: Promise<{ publicKey: Buffer; nodeId: string }> | null = null;
 
   constructor(
     readonly url: string,
@@ -47,23 +59,54 @@ export class PeerClient {
     });
   }
 
-  /**
-   * Signs `req` and calls `method`; rejects with RpcFailure (gRPC status) or a NodeError.
-   * `waitForReady`: wait (within the deadline) for a connection that is being
-   * re-established instead of failing at once; used for peers known to be alive.
-   */
-  call<R = Record<string, unknown>>(method: PeerMethod, req: Record<string, unknown>, timeoutMs = this.timeoutMs, waitForReady = false): Promise<R> {
-    const signed = this.signer.sign(method, req);
+  /** Calls one RPC with the wire object `wire`; rejects with RpcFailure. */
+  private invoke<R>(method: PeerMethod | 'GetIdentity', wire: object, timeoutMs: number, waitForReady: boolean): Promise<R> {
     const fn = (this.client as unknown as Record<string, Unary>)[method];
     if (typeof fn !== 'function') return Promise.reject(new NodeError('internal', `no RPC ${method}`));
     return new Promise((resolve, reject) => {
       const md = new grpc.Metadata();
       if (waitForReady) md.setOptions({ waitForReady: true });
-      fn.call(this.client, signed, md, { deadline: Date.now() + timeoutMs }, (e, r) => {
-        if (e) reject(new RpcFailure(method, e.code, e.details));
+      fn.call(this.client, wire, md, { deadline: Date.now() + timeoutMs }, (e, r) => {
+        if (e) reject(new RpcFailure(method as PeerMethod, e.code, e.details));
         else resolve(r as R);
       });
     });
+  }
+
+  /** The peer's public key and node id, proven over a fresh challenge; cached once known. */
+  identity(timeoutMs = this.timeoutMs, waitForReady = false): Promise<{ publicKey: Buffer; nodeId: string }> {
+    this.identityKnown ??= (async () => {
+      const challenge = randomBytes(IDENTITY_CHALLENGE_BYTES);
+      const r = await this.invoke<{ public_key: Uint8Array; node_id: string; signature: Uint8Array }>('GetIdentity', { challenge }, timeoutMs, waitForReady);
+      if (!(r.public_key instanceof Uint8Array) || !(r.signature instanceof Uint8Array) || !verifyIdentityProof(r.public_key, challenge, r.signature)) {
+        throw new NodeError('unauthorized', `${this.url} did not prove its identity`);
+      }
+      return { publicKey: Buffer.from(r.public_key), nodeId: String(r.node_id ?? '') };
+    })();
+    // A failed attempt is forgotten, so the next call asks again.
+    this.identityKnown.catch(() => (this.identityKnown = null));
+    return this.identityKnown;
+  }
+
+  /**
+   * Signs `req` (the inner request of `method`) for the peer and calls `method`; rejects
+   * with RpcFailure (gRPC status) or a NodeError. `waitForReady`: wait (within the
+   * deadline) for a connection that is being re-established instead of failing at once;
+   * used for peers known to be alive.
+   */
+  async call<R = Record<string, unknown>>(method: PeerMethod, req: Record<string, unknown>, timeoutMs = this.timeoutMs, waitForReady = false): Promise<R> {
+    for (let attempt = 0; ; attempt++) {
+      const known = this.identityKnown;
+      const { publicKey } = await this.identity(timeoutMs, waitForReady);
+      try {
+        return await this.invoke<R>(method, this.signer.request(method, publicKey, req), timeoutMs, waitForReady);
+      } catch (e) {
+        // The peer's identity changed (a restart with an ephemeral key): learn it again.
+        const stale = e instanceof RpcFailure && e.grpcCode === grpc.status.UNAUTHENTICATED && e.details.includes('signed for another receiver');
+        if (!stale || attempt > 0) throw e;
+        if (this.identityKnown === known || known === null) this.identityKnown = null;
+      }
+    }
   }
 
   close(): void {

@@ -15,10 +15,29 @@ export const MAX_PAYLOAD_BYTES = MAX_ENVELOPE_BYTES;
 export const MAX_GRPC_MESSAGE_BYTES = MAX_PAYLOAD_BYTES + 1024;
 
 /**
- * Largest response a client accepts: txid lists and summaries of big contracts
- * (about 300k payloads at ~50 bytes each). Requests stay small, answers may be large.
+ * Largest response a client accepts and a server sends: the 4 MiB default of standard
+ * gRPC clients. Every answer is paged or bounded well below it (the limits below).
  */
-export const MAX_GRPC_RESPONSE_BYTES = 16 * 1024 * 1024;
+export const MAX_GRPC_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Entries per page of GetContractIds, GetContractSummary and GetContractTxids: 16,384
+ * pairs of ~70 encoded bytes are ~1.1 MiB, a quarter of MAX_GRPC_RESPONSE_BYTES, and a
+ * million-payload contract is listed in 62 pages.
+ */
+export const PAGE_MAX = 16_384;
+
+/**
+ * Txid ranges per GetContractRanges request. 128 ranges with bounds of up to 32 bytes
+ * each are under 9 KiB, well inside MAX_GRPC_MESSAGE_BYTES.
+ */
+export const RANGES_MAX = 128;
+
+/**
+ * Most txids listed for one range: with RANGES_MAX ranges, 16,384 txids of 34 encoded
+ * bytes, ~560 KiB per answer. Larger ranges are split by the asker instead.
+ */
+export const RANGE_LIST_MAX = 128;
 
 /** Payloads per SubmitPayload request, also bounded by MAX_GRPC_MESSAGE_BYTES in total. */
 export const MAX_BATCH_PAYLOADS = 64;
@@ -31,11 +50,11 @@ export const MAX_BATCH_PAYLOADS = 64;
 export const PEER_LIMITER_KEYS = 4096;
 
 /**
- * Summary and txid-list requests (GetContractSummary, GetContractTxids) per peer key per
- * second (also the burst). Their answer grows with the contract (up to the 16 MiB
- * response limit), so they get a budget of their own below the general one: honest sync
- * asks one txid list per differing contract and round, one at a time, and never asks for
- * a summary, so 10/s only slows a sync of hundreds of differing contracts by seconds.
+ * Summary and txid-list pages (GetContractSummary, GetContractTxids) and GetPayloads
+ * batches per peer key per second (also the burst). Each answer is up to ~1 MiB, so
+ * they get a budget of their own below the general one: honest sync pages txid lists
+ * only for contracts it holds nothing of, fetches up to 256 payloads a request and never
+ * asks for a summary, so 10/s (~10 MiB/s) only slows the first sync of a large contract.
  */
 export const LIST_RATE_PER_S = 10;
 
@@ -51,3 +70,12 @@ export const LIST_CONCURRENCY = 4;
 
 /** List requests waiting for one of the LIST_CONCURRENCY slots; beyond, RESOURCE_EXHAUSTED. */
 export const LIST_WAITING = 64;
+
+/** Txids per GetPayloads request: 256 x 34 bytes, ~8.7 KiB, inside MAX_GRPC_MESSAGE_BYTES. */
+export const GET_PAYLOADS_MAX = 256;
+
+/**
+ * A GetPayloads answer stops before passing this many bytes (it holds one payload at
+ * least, at most 64 KiB): a quarter of MAX_GRPC_RESPONSE_BYTES, and ~4,000 typical calls.
+ */
+export const GET_PAYLOADS_ANSWER_BYTES = 1024 * 1024;

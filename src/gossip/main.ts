@@ -38,7 +38,8 @@ let localHeight = 0;
 let dirty = true;
 const service = new PeerService({
   core: () => core,
-  verifier: new Verifier(selfKey),
+  verifier: new Verifier(signer.publicKey),
+  signer,
   peers,
   forwarder,
   counters,

@@ -12,6 +12,7 @@ export const PROTO_PATH = fileURLToPath(new URL('../../../proto/svc.proto', impo
 /** keepCase: field names as in the proto; uint64 as decimal strings; enums by name; defaults filled. */
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
 
+/** The methods whose request is a SignedRequest (all but the unsigned GetIdentity). */
 export const PEER_METHODS = [
   'Heartbeat',
   'SubmitPayload',
@@ -22,6 +23,8 @@ export const PEER_METHODS = [
   'GetContractMerkleRoot',
   'GetPayloadByTxid',
   'GetStateRoots',
+  'GetContractRanges',
+  'GetPayloads',
 ] as const;
 export type PeerMethod = (typeof PEER_METHODS)[number];
 
@@ -32,9 +35,9 @@ export function packageDefinition(): protoLoader.PackageDefinition {
   return cached;
 }
 
-/** The request codec of a method: the exact functions gRPC uses on the wire. */
-export function requestCodec(method: PeerMethod): { serialize: (v: object) => Buffer; deserialize: (b: Buffer) => Record<string, unknown> } {
-  const svc = packageDefinition()['svc.v1.Peer'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>;
+/** The request codec of a method (the SignedRequest wrapper but for GetIdentity): the exact functions gRPC uses on the wire. */
+export function requestCodec(method: PeerMethod | 'GetIdentity'): { serialize: (v: object) => Buffer; deserialize: (b: Buffer) => Record<string, unknown> } {
+  const svc = packageDefinition()['svc.v2.Peer'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>;
   const m = svc[method]!;
   return { serialize: m.requestSerialize as (v: object) => Buffer, deserialize: m.requestDeserialize as (b: Buffer) => Record<string, unknown> };
 }
@@ -50,9 +53,9 @@ export class MalformedRequest {
 
 /** The peer service as the server registers it: request decoding never throws (see MalformedRequest). */
 export function loadPeerService(): grpc.ServiceDefinition {
-  const pkg = grpc.loadPackageDefinition(packageDefinition()) as unknown as { svc: { v1: { Peer: { service: grpc.ServiceDefinition } } } };
+  const pkg = grpc.loadPackageDefinition(packageDefinition()) as unknown as { svc: { v2: { Peer: { service: grpc.ServiceDefinition } } } };
   const out: Record<string, grpc.MethodDefinition<object, object>> = {};
-  for (const [name, def] of Object.entries(pkg.svc.v1.Peer.service)) {
+  for (const [name, def] of Object.entries(pkg.svc.v2.Peer.service)) {
     const decode = def.requestDeserialize;
     out[name] = {
       ...def,
@@ -71,8 +74,8 @@ export function loadPeerService(): grpc.ServiceDefinition {
 }
 
 export function loadPeerClientCtor(): grpc.ServiceClientConstructor {
-  const pkg = grpc.loadPackageDefinition(packageDefinition()) as unknown as { svc: { v1: { Peer: grpc.ServiceClientConstructor } } };
-  return pkg.svc.v1.Peer;
+  const pkg = grpc.loadPackageDefinition(packageDefinition()) as unknown as { svc: { v2: { Peer: grpc.ServiceClientConstructor } } };
+  return pkg.svc.v2.Peer;
 }
 
 export function serverOptions(): grpc.ServerOptions {

@@ -2,13 +2,16 @@
  * The server side of the peer service. Every request passes, in this order (cheap checks
  * first, signature next, per-peer budget last):
  *   1. the global token bucket (gossip.global_rate_per_s), before any signature work;
- *   2. the Ed25519 signature and clock window (auth.ts): unsigned, forged or stale
- *      requests are refused UNAUTHENTICATED;
+ *      the unsigned GetIdentity stops here (one signature of ours per answer);
+ *   2. the Ed25519 signature over the SignedRequest's body bytes, the receiver key and
+ *      the clock window (auth.ts): unsigned, forged, stale or other-receiver requests are
+ *      refused UNAUTHENTICATED; only then is the body decoded (codec.ts);
  *   3. the sender's budget (peer-limiter.ts: gossip.inbound_rate_per_s, queue of
  *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED), at
  *      most PEER_LIMITER_KEYS keys tracked;
- *   4. for the list requests (GetContractSummary, GetContractTxids), whose answers grow
- *      with the contract: a second, smaller budget per key (LIST_RATE_PER_S, queue
+ *   4. for the list pages (GetContractSummary, GetContractTxids) and GetPayloads, the
+ *      largest answers (up to PAGE_MAX entries, or 1 MiB of payloads): a second, smaller
+ *      budget per key (LIST_RATE_PER_S, queue
  *      LIST_QUEUE) and at most LIST_CONCURRENCY of them in the core at once across all
  *      peers (LIST_WAITING more may wait);
  *   5. the handler. Payloads go to the core's intake (the REST checks); nothing a peer
@@ -19,11 +22,25 @@ import { createHash } from 'node:crypto';
 import { NodeError } from '../errors.js';
 import { refusalIsRetryable } from '../protocol/rules.js';
 import PQueue from 'p-queue';
-import { LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_BATCH_PAYLOADS, MAX_PAYLOAD_BYTES, PEER_LIMITER_KEYS } from './limits.js';
+import {
+  GET_PAYLOADS_ANSWER_BYTES,
+  GET_PAYLOADS_MAX,
+  LIST_CONCURRENCY,
+  LIST_QUEUE,
+  LIST_RATE_PER_S,
+  LIST_WAITING,
+  MAX_BATCH_PAYLOADS,
+  MAX_PAYLOAD_BYTES,
+  PAGE_MAX,
+  PEER_LIMITER_KEYS,
+  RANGE_LIST_MAX,
+  RANGES_MAX,
+} from './limits.js';
 import { PeerLimiter } from './peer-limiter.js';
 import { BoundedMap, TokenBucket } from './seen.js';
-import { bytes32, fromProtoPayload, hex, toProtoPayload } from './wire.js';
-import type { Verifier } from './auth.js';
+import { bytes32, encodedSize, fromProtoPayload, hex, toProtoPayload } from './wire.js';
+import type { Signer, Verifier } from './auth.js';
+import { decodeBody } from './codec.js';
 import { sourceOf, type PeerSet } from './peers.js';
 import type { Forwarder } from './forwarder.js';
 import { MalformedRequest, type PeerMethod } from './server.js';
@@ -43,6 +60,8 @@ export interface PayloadVerdict {
 export interface ServiceDeps {
   core: () => RpcClient<CoreApi>;
   verifier: Verifier;
+  /** This node's identity (GetIdentity proofs). */
+  signer: Signer;
   peers: PeerSet;
   forwarder: Forwarder;
   counters: GossipCounters;
@@ -66,6 +85,19 @@ export function seenKey(p: WirePayload): string {
 }
 
 type Req = Record<string, unknown>;
+
+/** A page size as asked: 0 or above PAGE_MAX means PAGE_MAX. */
+const pageLimit = (v: unknown): number => {
+  const n = Number(v ?? 0);
+  return n > 0 && n < PAGE_MAX ? n : PAGE_MAX;
+};
+
+/** An optional bound or cursor of at most 32 bytes, as hex ('' when empty). */
+function boundHex(b: unknown, field: string): string {
+  if (b === undefined || b === null) return '';
+  if (!(b instanceof Uint8Array) || b.length > 32) throw new NodeError('bad_request', `${field} must be at most 32 bytes`, { field });
+  return hex(b);
+}
 /** `from` is the transport address of the sender (grpc-js `getPeer()`). */
 type Handler = (req: Req, peerKey: string, from: string) => Promise<object>;
 
@@ -116,6 +148,7 @@ export class PeerService {
   handlers(): grpc.UntypedServiceImplementation {
     const h = (m: PeerMethod, fn: Handler): grpc.handleUnaryCall<Req, object> => this.unary(m, fn);
     return {
+      GetIdentity: (call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>) => this.identity(call, cb),
       Heartbeat: h('Heartbeat', async (req, key, from) => {
         const url = typeof req['url'] === 'string' ? req['url'] : '';
         if (url.length > 0 && url.length <= 512) this.d.peers.learn(url, key, String(req['node_id'] ?? ''), sourceOf(from));
@@ -131,23 +164,34 @@ export class PeerService {
           return { valid: false, error_code: n.code, error_message: n.message };
         }
       }),
-      GetContractIds: h('GetContractIds', async () => ({ contract_ids: (await this.d.core().call('peerContractIds', {})).map((id) => Buffer.from(id, 'hex')) })),
+      GetContractIds: h('GetContractIds', async (req) => {
+        const page = await this.d.core().call('peerContractIds', { after: boundHex(req['after'], 'after'), limit: pageLimit(req['limit']) });
+        return { contract_ids: page.ids.map((id) => Buffer.from(id, 'hex')), more: page.more };
+      }),
       GetContractSummary: h(
         'GetContractSummary',
         this.listed(async (req) => {
-          const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req['contract_id'], 'contract_id') });
+          const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req['contract_id'], 'contract_id'), after_txid: boundHex(req['after_txid'], 'after_txid'), limit: pageLimit(req['limit']) });
           return {
             contract_id: Buffer.from(s.contract_id, 'hex'),
             merkle_root: Buffer.from(s.root, 'hex'),
             payloads: s.payloads.map((p) => ({ txid: Buffer.from(p.txid, 'hex'), payload_hash: Buffer.from(p.payload_hash, 'hex') })),
+            count: s.count,
+            more: s.more,
           };
         }),
       ),
       GetContractTxids: h(
         'GetContractTxids',
         this.listed(async (req) => {
-          const refs = await this.d.core().call('peerTxids', { contract_id: bytes32(req['contract_id'], 'contract_id') });
-          return { txids: refs.map((r) => Buffer.from(r.txid, 'hex')), positions: refs.map((r) => ({ height: r.height ?? 0, tx_index: r.tx_index ?? 0 })) };
+          const offset = Number(req['offset'] ?? 0);
+          const t = await this.d.core().call('peerTxids', { contract_id: bytes32(req['contract_id'], 'contract_id'), offset, limit: pageLimit(req['limit']) });
+          return {
+            txids: t.refs.map((r) => Buffer.from(r.txid, 'hex')),
+            positions: t.refs.map((r) => ({ height: r.height ?? 0, tx_index: r.tx_index ?? 0 })),
+            total: t.total,
+            more: offset + t.refs.length < t.total,
+          };
         }),
       ),
       // The root alone: cached in the writer per contract, not the whole list.
@@ -160,7 +204,45 @@ export class PeerService {
         const p = await this.d.core().call('peerPayload', { txid });
         if (!p) throw new NodeError('not_found', `no payload with txid ${txid}`);
         this.d.counters.payloads_served++;
-        return { payload: toProtoPayload(p) };
+        return { payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } };
+      }),
+      GetPayloads: h(
+        'GetPayloads',
+        this.listed(async (req) => {
+          const list = Array.isArray(req['txids']) ? (req['txids'] as unknown[]) : [];
+          if (list.length === 0 || list.length > GET_PAYLOADS_MAX) throw new NodeError('bad_request', `1 to ${GET_PAYLOADS_MAX} txids per request`, { field: 'txids' });
+          const txids = list.map((t) => bytes32(t, 'txid'));
+          const payloads: object[] = [];
+          let bytes = 0;
+          let answered = 0;
+          for (const txid of txids) {
+            const p = await this.d.core().call('peerPayload', { txid });
+            if (p) {
+              // One payload at least; then stop before the answer passes its bound.
+              if (payloads.length > 0 && bytes + encodedSize(p.payload) > GET_PAYLOADS_ANSWER_BYTES) break;
+              bytes += encodedSize(p.payload);
+              payloads.push({ payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } });
+              this.d.counters.payloads_served++;
+            }
+            answered++;
+          }
+          return { payloads, answered };
+        }),
+      ),
+      GetContractRanges: h('GetContractRanges', async (req) => {
+        const list = Array.isArray(req['ranges']) ? (req['ranges'] as Req[]) : [];
+        if (list.length === 0 || list.length > RANGES_MAX) throw new NodeError('bad_request', `1 to ${RANGES_MAX} ranges per request`, { field: 'ranges' });
+        const ranges = list.map((r) => ({
+          lower: boundHex(r['lower'], 'lower'),
+          upper: boundHex(r['upper'], 'upper'),
+          list_up_to: Math.min(Number(r['list_up_to'] ?? 0), RANGE_LIST_MAX),
+        }));
+        const answers = await this.d.core().call('peerRanges', { contract_id: bytes32(req['contract_id'], 'contract_id'), ranges });
+        return {
+          ranges: answers.map((a) =>
+            a.txids ? { count: a.count, listed: true, txids: a.txids.map((t) => Buffer.from(t, 'hex')) } : { count: a.count, fingerprint: Buffer.from(a.fingerprint, 'hex') },
+          ),
+        };
       }),
       GetStateRoots: h('GetStateRoots', async (req) => {
         const from = Number(req['from_height'] ?? 0);
@@ -176,6 +258,23 @@ export class PeerService {
     };
   }
 
+  /** GetIdentity: unsigned, so only the global budget stands before our signature. */
+  private identity(call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>): void {
+    const c = this.d.counters;
+    if (!this.global.take()) {
+      c.requests_rate_limited++;
+      cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: the node is receiving too many peer requests' });
+      return;
+    }
+    const challenge = call.request instanceof MalformedRequest ? null : call.request?.['challenge'];
+    if (!(challenge instanceof Uint8Array) || challenge.length < 16 || challenge.length > 64) {
+      c.requests_malformed++;
+      cb({ code: grpc.status.INVALID_ARGUMENT, details: 'bad_request: challenge must be 16 to 64 bytes' });
+      return;
+    }
+    cb(null, { public_key: this.d.publicKey, node_id: this.d.nodeId, signature: this.d.signer.proveIdentity(challenge) });
+  }
+
   private unary(method: PeerMethod, fn: Handler): grpc.handleUnaryCall<Req, object> {
     return (call, cb) => {
       const c = this.d.counters;
@@ -186,15 +285,24 @@ export class PeerService {
       }
       if (call.request instanceof MalformedRequest) {
         c.requests_malformed++;
-        cb({ code: grpc.status.INVALID_ARGUMENT, details: `bad_request: not a ${method} request message: ${call.request.reason}` });
+        cb({ code: grpc.status.INVALID_ARGUMENT, details: `bad_request: not a SignedRequest message: ${call.request.reason}` });
         return;
       }
-      const req = call.request ?? {};
-      const v = this.d.verifier.verify(method, req);
+      const wire = call.request ?? {};
+      const v = this.d.verifier.verify(method, wire);
       if (!v.ok) {
         c.requests_unauthenticated++;
         this.d.log.debug('peer request refused', { method, reason: v.reason, from: call.getPeer() });
         cb({ code: grpc.status.UNAUTHENTICATED, details: `unauthorized: ${v.reason}` });
+        return;
+      }
+      // Decoded only now, from exactly the bytes the signature covers.
+      let req: Req;
+      try {
+        req = decodeBody(method, wire['body'] instanceof Uint8Array ? wire['body'] : Buffer.alloc(0));
+      } catch (e) {
+        c.requests_malformed++;
+        cb({ code: grpc.status.INVALID_ARGUMENT, details: `bad_request: not a ${method} request body: ${String((e as Error).message ?? 'undecodable').slice(0, 200)}` });
         return;
       }
       this.d.peers.heard(v.key);

@@ -5,12 +5,14 @@
  * 1. Divergence: compare the per-block state roots both nodes hold (GetStateRoots). If
  *    they differ at the highest common height with the same block hash, bisect over
  *    heights to the first differing block; log it and show it in node_status.
- * 2. Payloads: exchange contract ids and per-contract summary roots; for each contract
- *    whose root differs, list the peer's txids and fetch only those missing here
- *    (GetPayloadByTxid). Every fetched payload goes through the core's intake, the REST
- *    checks against Bitcoin; deploys first (a call to an unknown contract is refused), then
- *    calls in the peer's claimed chain order (a hint; the ledger orders by the chain itself
- *    and replays late payloads from their block).
+ * 2. Payloads: page through the peer's contract ids and compare each contract's whole
+ *    payload set (count and fingerprint, GetContractRanges); for each that differs, find
+ *    the txids missing here by range-based reconciliation (reconcile.ts), or page through
+ *    the peer's txid list when this node holds nothing of the contract, and fetch only
+ *    those (GetPayloadByTxid). Every fetched payload goes through the core's intake, the
+ *    REST checks against Bitcoin; deploys first (a call to an unknown contract is
+ *    refused), then calls in the peer's claimed chain order (a hint; the ledger orders by
+ *    the chain itself and replays late payloads from their block).
  * 3. After a divergence: wait for the writer's replays, compare the same height again.
  *    Equal: resolved by re-sync. Still different with equal payload sets: re-derive the
  *    local state from the journal; if the replay disagrees with the stored roots the
@@ -19,7 +21,9 @@
  */
 import PQueue from 'p-queue';
 import { NodeError } from '../errors.js';
-import { bytes32, fromProtoPayload, hex } from './wire.js';
+import { bytes32, fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
+import { reconcile, type AskRanges } from './reconcile.js';
+import { GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES } from './limits.js';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
@@ -37,12 +41,16 @@ const REFUSED_MAX = 100_000;
 /** 64 rounds of the default 5-minute sync: a retryable refusal is retried at least every ~5 h. */
 const REFUSED_BACKOFF_MAX = 64;
 
+/**
+ * Payloads fetched, then applied in chain order, per step: bounds what a sync holds in
+ * memory (payloads are at most 64 KiB, typically a few hundred bytes) while keeping the
+ * chain-order hint over large steps.
+ */
+const SYNC_CHUNK = 4096;
+
 interface Missing {
   txid: string;
   contract_id: string;
-  deploy: boolean;
-  height: number | null;
-  tx_index: number | null;
 }
 
 interface RootAt {
@@ -67,11 +75,11 @@ export interface PeerSyncResult {
   differing: number;
   fetched: number;
   applied: number;
+  /** Payloads the peer lacked, sent to it and accepted there. */
+  pushed: number;
   divergence: DivergenceReport | null;
 }
 
-type Outcome<T> = { ok: true; v: T } | { ok: false; e: unknown };
-const settle = <T>(p: Promise<T>): Promise<Outcome<T>> => p.then((v) => ({ ok: true as const, v }), (e: unknown) => ({ ok: false as const, e }));
 
 export class SyncEngine {
   divergence: DivergenceReport | null = null;
@@ -138,7 +146,7 @@ export class SyncEngine {
     this.d.peers.ok(peer);
     this.d.changed();
     if (r.fetched > 0 || r.differing > 0 || divergence) {
-      this.d.log.info('peer sync done', { peer: peer.url, contracts_differing: r.differing, payloads_fetched: r.fetched, payloads_applied: r.applied, payload_ms: payloadMs, divergence_height: divergence?.height ?? null });
+      this.d.log.info('peer sync done', { peer: peer.url, contracts_differing: r.differing, payloads_fetched: r.fetched, payloads_applied: r.applied, payloads_pushed: r.pushed, payload_ms: payloadMs, divergence_height: divergence?.height ?? null });
     }
     return { ...r, divergence };
   }
@@ -217,7 +225,7 @@ export class SyncEngine {
       return;
     }
     const diff = await this.diffContracts(peer);
-    const localOnly = Object.keys(diff.localRoots).filter((id) => !diff.remoteIds.includes(id));
+    const localOnly = Object.keys(diff.localSets).filter((id) => !diff.remoteIds.includes(id));
     if (diff.differing.length > 0 || localOnly.length > 0) {
       div.outcome = 'peer holds other payloads';
       this.d.log.warn('divergence persists: the peer holds other payloads', { peer: peer.url, height: div.height, contracts_differing: diff.differing.length + localOnly.length });
@@ -240,98 +248,193 @@ export class SyncEngine {
 
   // ------------------------------------------------------------ payloads
 
-  private async diffContracts(peer: Peer): Promise<{ differing: string[]; remoteIds: string[]; localRoots: Record<string, { root: string; count: number }> }> {
-    const [ids, localRoots] = await Promise.all([
-      peer.client.call<{ contract_ids: Uint8Array[] }>('GetContractIds', {}),
-      this.d.core().call('peerRoots', {}),
-    ]);
-    const remoteIds = (ids.contract_ids ?? []).map((b) => bytes32(b, 'contract_id'));
+  /** Every contract id the peer knows, page by page. */
+  private async remoteContractIds(peer: Peer): Promise<string[]> {
+    const ids: string[] = [];
+    for (let after = Buffer.alloc(0); ; ) {
+      const page = await peer.client.call<{ contract_ids: Uint8Array[]; more: boolean }>('GetContractIds', { after });
+      const got = (page.contract_ids ?? []).map((b) => bytes32(b, 'contract_id'));
+      // A page must move forward, or a peer could keep this loop going forever.
+      if (got.length === 0 || (ids.length > 0 && got[0]! <= ids[ids.length - 1]!)) break;
+      ids.push(...got);
+      if (!page.more) break;
+      after = Buffer.from(got[got.length - 1]!, 'hex');
+    }
+    return ids;
+  }
+
+  /** The peer's answers to range questions about a contract, in the local (hex) form. */
+  private remoteRanges(peer: Peer, contractId: string): AskRanges {
+    return async (ranges) => {
+      const r = await peer.client.call<{ ranges: { count: number; fingerprint: Uint8Array; txids: Uint8Array[]; listed: boolean }[] }>('GetContractRanges', {
+        contract_id: Buffer.from(contractId, 'hex'),
+        ranges: ranges.map((q) => ({ lower: Buffer.from(q.lower, 'hex'), upper: Buffer.from(q.upper, 'hex'), list_up_to: q.list_up_to })),
+      });
+      return (r.ranges ?? []).map((a) => ({ count: a.count, fingerprint: a.listed ? '' : hex(a.fingerprint), txids: a.listed ? (a.txids ?? []).map((t) => bytes32(t, 'txid')) : null }));
+    };
+  }
+
+  /** Contracts whose whole payload set (count and fingerprint) differs from the peer's. */
+  private async diffContracts(
+    peer: Peer,
+  ): Promise<{ differing: string[]; remoteIds: string[]; localSets: Record<string, { count: number; fingerprint: string }>; remoteCounts: Map<string, number> }> {
+    const [remoteIds, localSets] = await Promise.all([this.remoteContractIds(peer), this.d.core().call('peerFingerprints', {})]);
     const q = new PQueue({ concurrency: this.d.concurrency });
     const differing: string[] = [];
+    const remoteCounts = new Map<string, number>();
     await Promise.all(
       remoteIds.map((id) =>
         q.add(async () => {
-          const r = await peer.client.call<{ merkle_root: Uint8Array }>('GetContractMerkleRoot', { contract_id: Buffer.from(id, 'hex') });
-          if (!localRoots[id] || hex(r.merkle_root) !== localRoots[id].root) differing.push(id);
+          const [whole] = await this.remoteRanges(peer, id)([{ lower: '', upper: '', list_up_to: 0 }]);
+          const mine = localSets[id];
+          if (!whole) throw new NodeError('bad_request', 'peer answered no range');
+          remoteCounts.set(id, whole.count);
+          if (!mine || whole.count !== mine.count || (whole.txids === null && whole.fingerprint !== mine.fingerprint)) differing.push(id);
         }),
       ),
     );
     differing.sort();
-    return { differing, remoteIds, localRoots };
+    return { differing, remoteIds, localSets, remoteCounts };
   }
 
-  async syncPayloads(peer: Peer): Promise<{ differing: number; fetched: number; applied: number }> {
+  /** The txids of a contract this node holds nothing of: the peer's list, page by page (deploy first, chain order). */
+  private async listedTxids(peer: Peer, contractId: string): Promise<string[]> {
+    const out: string[] = [];
+    for (let offset = 0; ; ) {
+      const page = await peer.client.call<{ txids: Uint8Array[]; more: boolean }>('GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
+      const got = (page.txids ?? []).map((b) => bytes32(b, 'txid'));
+      out.push(...got);
+      offset += got.length;
+      if (!page.more || got.length === 0) return out;
+    }
+  }
+
+  async syncPayloads(peer: Peer): Promise<{ differing: number; fetched: number; applied: number; pushed: number }> {
     const core = this.d.core();
     const c = this.d.counters;
-    const { differing, localRoots } = await this.diffContracts(peer);
+    const { differing, localSets, remoteCounts } = await this.diffContracts(peer);
     c.sync_contracts_differing += differing.length;
     const missing: Missing[] = [];
+    const theyLack: string[] = [];
     for (const id of differing) {
-      const [t, local] = await Promise.all([
-        peer.client.call<{ txids: Uint8Array[]; positions: { height: number; tx_index: number }[] }>('GetContractTxids', { contract_id: Buffer.from(id, 'hex') }),
-        localRoots[id] ? core.call('peerSummary', { contract_id: id }) : Promise.resolve(null),
-      ]);
-      const have = new Set((local?.payloads ?? []).map((p) => p.txid));
-      (t.txids ?? []).forEach((b, i) => {
-        const txid = bytes32(b, 'txid');
-        if (have.has(txid) || !this.worthFetching(txid)) return;
-        const pos = t.positions?.[i];
-        const height = pos && pos.height > 0 ? pos.height : null;
-        missing.push({ txid, contract_id: id, deploy: i === 0, height, tx_index: height === null ? null : pos!.tx_index });
-      });
+      const mine = localSets[id]?.count ?? 0;
+      if (mine > 0) {
+        // One descent finds both sides' differences.
+        const r = await reconcile((ranges) => core.call('peerRanges', { contract_id: id, ranges }), this.remoteRanges(peer, id), this.d.concurrency);
+        for (const txid of r.missing) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
+        // A peer holding under half of this node's set is catching up: it pulls them itself,
+        // in chain order (fewer replays), rather than receiving the same payloads twice.
+        if ((remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
+      } else {
+        // Nothing held here: the peer's list in its chain order.
+        for (const txid of await this.listedTxids(peer, id)) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
+      }
     }
-    if (missing.length === 0) return { differing: differing.length, fetched: 0, applied: 0 };
-
-    const fetchQ = new PQueue({ concurrency: this.d.concurrency });
-    const fetchOne = (m: Missing): Promise<Outcome<WirePayload>> =>
-      settle(
-        fetchQ.add(async () => {
-          c.sync_payloads_fetched++;
-          const r = await peer.client.call<{ payload: unknown }>('GetPayloadByTxid', { txid: Buffer.from(m.txid, 'hex') });
-          const p = fromProtoPayload(r.payload);
-          const kindOk = m.deploy ? p.kind === 'deploy' : p.kind === 'call' && p.contract_id === m.contract_id;
-          if (p.txid !== m.txid || !kindOk) throw new NodeError('bad_request', `peer answered another payload for ${m.txid}`);
-          return p;
-        }) as Promise<WirePayload>,
-      );
     let fetched = 0;
     let applied = 0;
-    const apply = async (m: Missing, got: Promise<Outcome<WirePayload>>): Promise<void> => {
-      const f = await got;
-      if (!f.ok) {
-        this.d.log.debug('sync fetch failed', { peer: peer.url, txid: m.txid, error: (f.e as Error).message });
-        return;
+    for (let i = 0; i < missing.length; i += SYNC_CHUNK) {
+      const r = await this.fetchAndApply(peer, missing.slice(i, i + SYNC_CHUNK));
+      fetched += r.fetched;
+      applied += r.applied;
+    }
+    let pushed = 0;
+    for (let i = 0; i < theyLack.length; i += SYNC_CHUNK) pushed += await this.push(peer, theyLack.slice(i, i + SYNC_CHUNK));
+    return { differing: differing.length, fetched, applied, pushed };
+  }
+
+  /**
+   * Sends the peer payloads it lacks (SubmitPayload batches, as gossip does): the peer's
+   * intake checks them as any other. Answers how many the peer accepted.
+   */
+  private async push(peer: Peer, txids: string[]): Promise<number> {
+    const core = this.d.core();
+    const held = (await Promise.all(txids.map((txid) => core.call('peerPayload', { txid })))).filter((p) => p !== null);
+    let accepted = 0;
+    const q = new PQueue({ concurrency: this.d.concurrency });
+    await Promise.all(
+      // The forwarder's bound: one message's framing below the peer's receive limit.
+      submitBatches(held.map((p) => p.payload), MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES - 512).map((batch) =>
+        q.add(async () => {
+          const r = await peer.client.call<{ results: { accepted: boolean }[] }>('SubmitPayload', { payloads: batch.map(toProtoPayload) });
+          accepted += (r.results ?? []).filter((x) => x.accepted).length;
+        }),
+      ),
+    );
+    return accepted;
+  }
+
+  /** Payloads by txid from the peer (GetPayloads, GET_PAYLOADS_MAX a request, re-asking what an answer did not cover). */
+  private async fetchMany(peer: Peer, missing: Missing[]): Promise<{ p: WirePayload; height: number | null; tx_index: number }[]> {
+    const want = new Map(missing.map((m) => [m.txid, m]));
+    const out: { p: WirePayload; height: number | null; tx_index: number }[] = [];
+    const q = new PQueue({ concurrency: this.d.concurrency });
+    const askFrom = async (list: Missing[]): Promise<void> => {
+      for (let rest = list; rest.length > 0; ) {
+        const r = await peer.client.call<{ payloads: { payload: unknown; position: { height: number; tx_index: number } | null }[]; answered: number }>('GetPayloads', {
+          txids: rest.map((m) => Buffer.from(m.txid, 'hex')),
+        });
+        const answered = Math.min(r.answered ?? 0, rest.length);
+        const covered = new Set(rest.slice(0, answered).map((m) => m.txid));
+        for (const f of r.payloads ?? []) {
+          try {
+            const p = fromProtoPayload(f.payload);
+            const m = want.get(p.txid);
+            if (!m || !covered.has(p.txid) || (p.kind === 'call' && p.contract_id !== m.contract_id)) throw new NodeError('bad_request', `peer answered a payload not asked for: ${p.txid}`);
+            covered.delete(p.txid);
+            const height = f.position && f.position.height > 0 ? f.position.height : null;
+            out.push({ p, height, tx_index: height === null ? 0 : f.position!.tx_index });
+            this.d.counters.sync_payloads_fetched++;
+          } catch (e) {
+            this.d.log.debug('sync fetch failed', { peer: peer.url, error: (e as Error).message });
+          }
+        }
+        // An answer that covers nothing would loop forever: the rest waits for the next round.
+        if (answered === 0) return;
+        rest = rest.slice(answered);
       }
-      fetched++;
+    };
+    const chunks: Missing[][] = [];
+    for (let i = 0; i < missing.length; i += GET_PAYLOADS_MAX) chunks.push(missing.slice(i, i + GET_PAYLOADS_MAX));
+    await Promise.all(chunks.map((ch) => q.add(() => askFrom(ch).catch((e: unknown) => this.d.log.debug('sync fetch failed', { peer: peer.url, error: (e as Error).message })))));
+    return out;
+  }
+
+  /**
+   * Fetches payloads (with the peer's position for each, a hint) and applies them: deploy
+   * registrations first, one at a time (a call to an unknown contract is refused); then
+   * calls in the peer's chain order, confirmed ones sequentially (fewer replays), pending
+   * ones concurrently.
+   */
+  private async fetchAndApply(peer: Peer, missing: Missing[]): Promise<{ fetched: number; applied: number }> {
+    const core = this.d.core();
+    const c = this.d.counters;
+    const ready = await this.fetchMany(peer, missing);
+    // Deploys first whatever the peer's order; then chain order.
+    let applied = 0;
+    const apply = async (p: WirePayload): Promise<void> => {
       try {
-        const r = await core.call('peerSubmit', { payload: f.v });
-        this.refused.delete(m.txid);
-        this.d.stored(f.v);
+        const r = await core.call('peerSubmit', { payload: p });
+        this.refused.delete(p.txid);
+        this.d.stored(p);
         if (r.created) {
           applied++;
           c.sync_payloads_applied++;
         }
       } catch (e) {
         const code = e instanceof NodeError ? e.code : 'internal';
-        this.noteRefused(m.txid, code);
-        this.d.log.debug('synced payload refused', { peer: peer.url, txid: m.txid, code, reason: (e as Error).message });
+        this.noteRefused(p.txid, code);
+        this.d.log.debug('synced payload refused', { peer: peer.url, txid: p.txid, code, reason: (e as Error).message });
       }
     };
-
-    // Deploy registrations first, one at a time; then calls in the peer's chain order,
-    // confirmed ones sequentially (fewer replays), pending ones concurrently.
-    const deploys = missing.filter((m) => m.deploy);
-    const calls = missing.filter((m) => !m.deploy);
-    const confirmed = calls.filter((m) => m.height !== null).sort((a, b) => a.height! - b.height! || a.tx_index! - b.tx_index!);
-    const pending = calls.filter((m) => m.height === null);
-    const dp = deploys.map(fetchOne);
-    for (let i = 0; i < deploys.length; i++) await apply(deploys[i]!, dp[i]!);
-    const cp = confirmed.map(fetchOne);
-    const pp = pending.map(fetchOne);
+    const deploys = ready.filter((x) => x.p.kind === 'deploy');
+    const calls = ready.filter((x) => x.p.kind === 'call');
+    const confirmed = calls.filter((x) => x.height !== null).sort((a, b) => a.height! - b.height! || a.tx_index - b.tx_index);
+    const pending = calls.filter((x) => x.height === null);
+    for (const x of deploys) await apply(x.p);
     const applyQ = new PQueue({ concurrency: this.d.concurrency });
-    const pendingDone = Promise.all(pending.map((m, i) => applyQ.add(() => apply(m, pp[i]!))));
-    for (let i = 0; i < confirmed.length; i++) await apply(confirmed[i]!, cp[i]!);
+    const pendingDone = Promise.all(pending.map((x) => applyQ.add(() => apply(x.p))));
+    for (const x of confirmed) await apply(x.p);
     await pendingDone;
-    return { differing: differing.length, fetched, applied };
+    return { fetched: ready.length, applied };
   }
 }

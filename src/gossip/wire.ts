@@ -43,3 +43,21 @@ export function fromProtoPayload(p: unknown): WirePayload {
 export function encodedSize(p: WirePayload): number {
   return p.body.length + 96;
 }
+
+/** `payloads` cut into SubmitPayload batches of at most `maxCount` payloads and `maxBytes` encoded bytes. */
+export function submitBatches(payloads: WirePayload[], maxCount: number, maxBytes: number): WirePayload[][] {
+  const out: WirePayload[][] = [];
+  let cur: WirePayload[] = [];
+  let bytes = 0;
+  for (const p of payloads) {
+    if (cur.length > 0 && (cur.length >= maxCount || bytes + encodedSize(p) > maxBytes)) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(p);
+    bytes += encodedSize(p);
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}

@@ -2,18 +2,19 @@
 import type { Handlers } from '../ipc/rpc.js';
 import type { WriterPeerApi } from '../messages.js';
 import { NodeError } from '../errors.js';
-import { PeerQueries } from './peer-queries.js';
+import { contractIdPage, PeerQueries } from './peer-queries.js';
 import type { Writer } from './writer.js';
 
 export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
   const q = new PeerQueries(writer);
   const l = writer.ledger;
   return {
-    peerContractIds: () => l.contractIds(),
-    peerSummary: (p) => q.summary(p.contract_id),
+    peerContractIds: (p) => contractIdPage(l.contractIds(), p.after, p.limit),
+    peerSummary: (p) => q.summary(p.contract_id, p.after_txid, p.limit),
     peerRoot: (p) => q.root(p.contract_id),
-    peerRoots: () => q.roots(),
-    peerTxids: (p) => q.txids(p.contract_id),
+    peerFingerprints: () => q.fingerprints(),
+    peerTxids: (p) => q.txids(p.contract_id, p.offset, p.limit),
+    peerRanges: (p) => q.ranges(p.contract_id, p.ranges),
     peerPayload: (p) => q.payload(p.txid),
     peerStateRoots: (p) => q.stateRoots(p.from, p.to),
     peerSettle: () => writer.serial(() => writer.status()),

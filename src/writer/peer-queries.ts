@@ -7,8 +7,9 @@ import canonicalizeModule from 'canonicalize';
 import { Bucket, key, prefixEnd } from './db.js';
 import { EMPTY_ROOT, SortedMerkleTree } from '../state/merkle.js';
 import { toHex } from '../protocol/hash.js';
+import { FINGERPRINT_BYTES, itemHash, PrefixFingerprints } from '../protocol/fingerprint.js';
 import type { Writer } from './writer.js';
-import type { ContractSummary, PayloadRef, StateRootRange, WirePayload } from '../messages.js';
+import type { ContractSummary, PayloadRef, PeerPayload, RangeAnswer, RangeQuery, StateRootRange, TxidPage } from '../messages.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
@@ -20,6 +21,9 @@ const KIND_BYTE = { deploy: 0x01, call: 0x02 } as const;
 
 /** The summary root of a contract with no payload stored (the empty tree's). */
 const EMPTY_SUMMARY_ROOT = toHex(EMPTY_ROOT);
+
+/** The fingerprint of an empty set. */
+const EMPTY_FINGERPRINT = '00'.repeat(FINGERPRINT_BYTES);
 
 /** Bytes of one index entry: txid (32) || kind (1) || payload hash (32). */
 const ENTRY = 65;
@@ -56,25 +60,34 @@ export function summaryTree(entries: { txid: string; kind: 'deploy' | 'call'; pa
 }
 
 /**
- * One contract's payloads as packed entries (65 bytes each, appended in arrival order),
- * with its summary (sorted order and root) computed once per change. The payload bucket
- * is append-only, so the entry count is the version of the set.
+ * One contract's payloads as packed entries (65 bytes each, appended in arrival order)
+ * with their item hashes (src/protocol/fingerprint.ts), and the set in txid order with
+ * prefix fingerprints, brought up to date after additions by sorting only the new
+ * entries and merging them in (O(n) per change, not a full sort). The summary root is
+ * computed only when asked (GetContractSummary, GetContractMerkleRoot). The payload
+ * bucket is append-only, so the entry count is the version of the set.
  */
-class ContractIndex {
+export class ContractIndex {
   private buf = Buffer.alloc(ENTRY * 4);
+  private hashes = Buffer.alloc(FINGERPRINT_BYTES * 4);
   n = 0;
-  private sorted: { n: number; order: Uint32Array; root: string } | null = null;
+  private sorted: { n: number; order: Uint32Array; sums: PrefixFingerprints } | null = null;
+  private rootAt: { n: number; root: string } | null = null;
 
   add(txid: Buffer, kind: 'deploy' | 'call', hash: Buffer): void {
     if ((this.n + 1) * ENTRY > this.buf.length) {
       const bigger = Buffer.alloc(this.buf.length * 2);
       this.buf.copy(bigger, 0, 0, this.n * ENTRY);
       this.buf = bigger;
+      const moreHashes = Buffer.alloc(this.hashes.length * 2);
+      this.hashes.copy(moreHashes, 0, 0, this.n * FINGERPRINT_BYTES);
+      this.hashes = moreHashes;
     }
     const o = this.n * ENTRY;
     txid.copy(this.buf, o, 0, 32);
     this.buf[o + 32] = KIND_BYTE[kind];
     hash.copy(this.buf, o + 33, 0, 32);
+    itemHash(this.buf.subarray(o, o + ENTRY)).copy(this.hashes, this.n * FINGERPRINT_BYTES);
     this.n++;
   }
 
@@ -86,18 +99,82 @@ class ContractIndex {
     return this.buf[i * ENTRY + 32] === KIND_BYTE.call;
   }
 
-  /** Sorted order and root of the current entries; recomputed only after an addition. */
-  summary(): { order: Uint32Array; root: string } {
+  /** Entry a's txid compared with entry b's. */
+  private cmp(a: number, b: number): number {
+    return this.buf.compare(this.buf, b * ENTRY, b * ENTRY + 32, a * ENTRY, a * ENTRY + 32);
+  }
+
+  /** Entries in txid order with prefix fingerprints; brought up to date after additions. */
+  ordered(): { order: Uint32Array; sums: PrefixFingerprints } {
     if (this.sorted?.n === this.n) return this.sorted;
+    const old = this.sorted?.order ?? new Uint32Array(0);
+    // The new entries sorted by their first 4 txid bytes (a numeric key), ties by the rest.
     const b = this.buf;
-    const order = Uint32Array.from({ length: this.n }, (_, i) => i).sort((x, y) => b.compare(b, y * ENTRY, y * ENTRY + 32, x * ENTRY, x * ENTRY + 32));
-    const tree = new SortedMerkleTree(Array.from(order, (i): [Uint8Array, Uint8Array] => [b.subarray(i * ENTRY, i * ENTRY + 32), b.subarray(i * ENTRY + 32, i * ENTRY + ENTRY)]));
-    this.sorted = { n: this.n, order, root: toHex(tree.root()) };
+    const fresh = Uint32Array.from({ length: this.n - old.length }, (_, k) => old.length + k);
+    const base = old.length;
+    const head = Uint32Array.from(fresh, (i) => b.readUInt32BE(i * ENTRY));
+    fresh.sort((x, y) => head[x - base]! - head[y - base]! || this.cmp(x, y));
+    const order = new Uint32Array(this.n);
+    let i = 0;
+    let j = 0;
+    for (let k = 0; k < this.n; k++) order[k] = j >= fresh.length || (i < old.length && this.cmp(old[i]!, fresh[j]!) < 0) ? old[i++]! : fresh[j++]!;
+    const h = this.hashes;
+    const sums = new PrefixFingerprints(this.n, (k) => h.subarray(order[k]! * FINGERPRINT_BYTES, order[k]! * FINGERPRINT_BYTES + FINGERPRINT_BYTES));
+    this.sorted = { n: this.n, order, sums };
     return this.sorted;
   }
 
-  payloads(order: Uint32Array): { txid: string; payload_hash: string }[] {
-    return Array.from(order, (i) => ({ txid: this.txidAt(i), payload_hash: this.buf.toString('hex', i * ENTRY + 33, i * ENTRY + ENTRY) }));
+  /** The summary root (docs/STATE.md); recomputed only after an addition. */
+  root(): string {
+    if (this.rootAt?.n === this.n) return this.rootAt.root;
+    const { order } = this.ordered();
+    const b = this.buf;
+    const tree = new SortedMerkleTree(Array.from(order, (i): [Uint8Array, Uint8Array] => [b.subarray(i * ENTRY, i * ENTRY + 32), b.subarray(i * ENTRY + 32, i * ENTRY + ENTRY)]));
+    this.rootAt = { n: this.n, root: toHex(tree.root()) };
+    return this.rootAt.root;
+  }
+
+  /** The whole set's count and fingerprint. */
+  fingerprint(): { count: number; fingerprint: string } {
+    return { count: this.n, fingerprint: this.ordered().sums.range(0, this.n).toString('hex') };
+  }
+
+  /** Position in txid order of the first txid >= bound (bytewise; a proper prefix sorts first). */
+  private lowerBound(order: Uint32Array, bound: Buffer): number {
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const o = order[mid]! * ENTRY;
+      // buf.compare(target, ...) compares the txid (source) with the bound (target).
+      if (this.buf.compare(bound, 0, bound.length, o, o + 32) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Count and fingerprint of the txid range [lower, upper) (empty upper: the end), or its txids when at most `listUpTo`. */
+  range(lower: Buffer, upper: Buffer, listUpTo: number): RangeAnswer {
+    const { order, sums } = this.ordered();
+    const i = this.lowerBound(order, lower);
+    const j = upper.length === 0 ? order.length : Math.max(i, this.lowerBound(order, upper));
+    const count = j - i;
+    if (count <= listUpTo) return { count, fingerprint: '', txids: Array.from(order.subarray(i, j), (e) => this.txidAt(e)) };
+    return { count, fingerprint: sums.range(i, j).toString('hex'), txids: null };
+  }
+
+  /** Up to `limit` (txid, payload hash) pairs after `after` (hex; '' = from the first), ascending. */
+  page(after: string, limit: number): { payloads: { txid: string; payload_hash: string }[]; more: boolean } {
+    const { order } = this.ordered();
+    let from = 0;
+    if (after) {
+      const a = Buffer.from(after, 'hex');
+      from = this.lowerBound(order, a);
+      if (from < order.length && this.buf.compare(a, 0, a.length, order[from]! * ENTRY, order[from]! * ENTRY + 32) === 0) from++;
+    }
+    const to = Math.min(order.length, from + limit);
+    const payloads = Array.from(order.subarray(from, to), (i) => ({ txid: this.txidAt(i), payload_hash: this.buf.toString('hex', i * ENTRY + 33, i * ENTRY + ENTRY) }));
+    return { payloads, more: to < order.length };
   }
 }
 
@@ -181,34 +258,43 @@ export class PeerQueries {
     return idx;
   }
 
-  async summary(contractId: string): Promise<ContractSummary | null> {
+  /** The summary root and count, and one page of its pairs after `afterTxid` ('' = from the first). */
+  async summary(contractId: string, afterTxid: string, limit: number): Promise<ContractSummary | null> {
     if (!this.w.ledger.contract(contractId)) return null;
     const c = (await this.current()).get(contractId);
-    if (!c) return { contract_id: contractId, root: EMPTY_SUMMARY_ROOT, payloads: [] };
-    const s = c.summary();
-    return { contract_id: contractId, root: s.root, payloads: c.payloads(s.order) };
+    if (!c) return { contract_id: contractId, root: EMPTY_SUMMARY_ROOT, count: 0, payloads: [], more: false };
+    return { contract_id: contractId, root: c.root(), count: c.n, ...c.page(afterTxid, limit) };
   }
 
   /** A contract's summary root and payload count only (GetContractMerkleRoot). */
   async root(contractId: string): Promise<{ root: string; count: number } | null> {
     if (!this.w.ledger.contract(contractId)) return null;
     const c = (await this.current()).get(contractId);
-    return c ? { root: c.summary().root, count: c.n } : { root: EMPTY_SUMMARY_ROOT, count: 0 };
+    return c ? { root: c.root(), count: c.n } : { root: EMPTY_SUMMARY_ROOT, count: 0 };
   }
 
-  /** Every contract's summary root (each recomputed only if it gained payloads). */
-  async roots(): Promise<Record<string, { root: string; count: number }>> {
+  /** Every contract's whole-set count and fingerprint (each brought up to date only if it gained payloads). */
+  async fingerprints(): Promise<Record<string, { count: number; fingerprint: string }>> {
     const idx = await this.current();
-    const out: Record<string, { root: string; count: number }> = {};
-    for (const id of [...this.w.ledger.contractIds()].sort()) {
-      const c = idx.get(id);
-      out[id] = c ? { root: c.summary().root, count: c.n } : { root: EMPTY_SUMMARY_ROOT, count: 0 };
-    }
+    const out: Record<string, { count: number; fingerprint: string }> = {};
+    for (const id of this.w.ledger.contractIds()) out[id] = idx.get(id)?.fingerprint() ?? { count: 0, fingerprint: EMPTY_FINGERPRINT };
     return out;
   }
 
-  /** The deploy first, then calls confirmed by (height, index), then pending calls by txid. */
-  async txids(contractId: string): Promise<PayloadRef[] | null> {
+  /** Counts and fingerprints (or txid lists) of txid ranges of a contract (GetContractRanges). */
+  async ranges(contractId: string, ranges: RangeQuery[]): Promise<RangeAnswer[] | null> {
+    if (!this.w.ledger.contract(contractId)) return null;
+    const c = (await this.current()).get(contractId);
+    return ranges.map((r) => (c ? c.range(Buffer.from(r.lower, 'hex'), Buffer.from(r.upper, 'hex'), r.list_up_to) : { count: 0, fingerprint: '', txids: [] }));
+  }
+
+  /** One page of the list: the deploy first, then calls confirmed by (height, index), then pending calls by txid. */
+  async txids(contractId: string, offset: number, limit: number): Promise<TxidPage | null> {
+    const all = await this.allTxids(contractId);
+    return all ? { refs: all.slice(offset, offset + limit), total: all.length } : null;
+  }
+
+  private async allTxids(contractId: string): Promise<PayloadRef[] | null> {
     const l = this.w.ledger;
     const idx = await this.current();
     // Positions read below must all belong to one ledger state: the count before and after.
@@ -260,20 +346,21 @@ export class PeerQueries {
     this.txidsCached += e.refs.length;
   }
 
-  async payload(txid: string): Promise<WirePayload | null> {
+  /** One payload in its wire form, with this node's position for it (calls; null while pending). */
+  async payload(txid: string): Promise<PeerPayload | null> {
     const l = this.w.ledger;
     const at = await l.payloadAt(txid);
     if (!at) return null;
     if (at.kind === 'call') {
-      const body = await l.callPayload(txid);
+      const [body, rec] = await Promise.all([l.callPayload(txid), l.call(txid)]);
       if (!body) return null;
-      return { kind: 'call', txid, contract_id: at.contract_id, body };
+      return { payload: { kind: 'call', txid, contract_id: at.contract_id, body }, height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null };
     }
     const c = l.contract(at.contract_id);
     if (!c) return null;
     // The registration record as REST received it; JCS so every node sends the same bytes.
     const body = canonicalize({ txid: c.txid, ...c.artifact }) ?? '';
-    return { kind: 'deploy', txid, contract_id: '', body: new Uint8Array(Buffer.from(body, 'utf8')) };
+    return { payload: { kind: 'deploy', txid, contract_id: '', body: new Uint8Array(Buffer.from(body, 'utf8')) }, height: c.block_height, tx_index: c.tx_index };
   }
 
   async stateRoots(from: number, to: number): Promise<StateRootRange> {
@@ -287,6 +374,18 @@ export class PeerQueries {
     }
     return { roots, anchor_height: l.anchor?.height ?? null, tip_height: l.tip?.height ?? null };
   }
+}
+
+/** Up to `limit` of the ascending `ids` greater than `after` ('' = from the first). */
+export function contractIdPage(ids: string[], after: string, limit: number): { ids: string[]; more: boolean } {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return { ids: ids.slice(lo, lo + limit), more: lo + limit < ids.length };
 }
 
 /** Confirmed before pending; confirmed by (height, tx_index); pending by txid. */

@@ -15,6 +15,7 @@ import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } fro
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient, RpcFailure } from '../../src/gossip/client.js';
 import { loadPeerClientCtor } from '../../src/gossip/server.js';
+import { encodeBody } from '../../src/gossip/codec.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/gossip/limits.js';
 import { freePort, startPeerNode, status, urlOf, waitStatus } from './helpers.js';
 
@@ -75,22 +76,23 @@ async function healthy(): Promise<void> {
 test('garbage bytes, unsigned and badly signed requests are refused', async () => {
   // Bytes that are not a protobuf message of the method.
   const garbage = await new Promise<number>((resolve) =>
-    raw.makeUnaryRequest('/svc.v1.Peer/SubmitPayload', (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), (e) => resolve(e?.code ?? grpc.status.OK)),
+    raw.makeUnaryRequest('/svc.v2.Peer/SubmitPayload', (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), (e) => resolve(e?.code ?? grpc.status.OK)),
   );
   assert.notEqual(garbage, grpc.status.OK);
   const random = await new Promise<number>((resolve) =>
-    raw.makeUnaryRequest('/svc.v1.Peer/Heartbeat', (b: Buffer) => b, (b: Buffer) => b, randomBytes(300), (e) => resolve(e?.code ?? grpc.status.OK)),
+    raw.makeUnaryRequest('/svc.v2.Peer/Heartbeat', (b: Buffer) => b, (b: Buffer) => b, randomBytes(300), (e) => resolve(e?.code ?? grpc.status.OK)),
   );
   assert.notEqual(random, grpc.status.OK);
   // Unsigned.
-  assert.equal(await codeOf(rawCall('Heartbeat', { node_id: 'x', url: 'http://127.0.0.1:1', height: '0' })), grpc.status.UNAUTHENTICATED);
+  assert.equal(await codeOf(rawCall('Heartbeat', { body: encodeBody('Heartbeat', { node_id: 'x', url: 'http://127.0.0.1:1', height: '0' }) })), grpc.status.UNAUTHENTICATED);
   // A flipped signature byte; another key claimed; a replayed request to another method.
-  const signed = peer.sign('GetContractIds', {});
+  const { publicKey: nodeKey } = await pc.identity();
+  const signed = peer.request('GetContractIds', nodeKey, {});
   const bad = Buffer.from(signed.auth.signature);
   bad[0]! ^= 1;
-  assert.equal(await codeOf(rawCall('GetContractIds', { auth: { ...signed.auth, signature: bad } })), grpc.status.UNAUTHENTICATED);
-  assert.equal(await codeOf(rawCall('GetContractIds', { auth: { ...signed.auth, public_key: new Signer(new Uint8Array(32).fill(5)).publicKey } })), grpc.status.UNAUTHENTICATED);
-  assert.equal(await codeOf(rawCall('GetStateRoots', { auth: signed.auth, from_height: '0', to_height: '0' })), grpc.status.UNAUTHENTICATED);
+  assert.equal(await codeOf(rawCall('GetContractIds', { ...signed, auth: { ...signed.auth, signature: bad } })), grpc.status.UNAUTHENTICATED);
+  assert.equal(await codeOf(rawCall('GetContractIds', { ...signed, auth: { ...signed.auth, public_key: new Signer(new Uint8Array(32).fill(5)).publicKey } })), grpc.status.UNAUTHENTICATED);
+  assert.equal(await codeOf(rawCall('GetStateRoots', signed)), grpc.status.UNAUTHENTICATED);
   // The untouched request passes.
   assert.equal(await codeOf(rawCall('GetContractIds', signed)), grpc.status.OK);
   await waitStatus(node, (x) => x.gossip.requests_unauthenticated >= 4, 'the refusals counted');
@@ -100,7 +102,7 @@ test('garbage bytes, unsigned and badly signed requests are refused', async () =
 test('oversized: a message over the gRPC limit is refused by gRPC, a payload over 64 KiB by the same check as REST', async () => {
   const big = (n: number): object => ({ kind: 'PAYLOAD_KIND_CALL', txid: randomBytes(32), contract_id: Buffer.from(contractId, 'hex'), body: randomBytes(n) });
   // 100 KiB in one message: over the server's receive limit.
-  const huge = peer.sign('SubmitPayload', { payloads: [big(100 * 1024)] });
+  const huge = peer.request('SubmitPayload', (await pc.identity()).publicKey, { payloads: [big(100 * 1024)] });
   assert.equal(await codeOf(rawCall('SubmitPayload', huge)), grpc.status.RESOURCE_EXHAUSTED);
   // 65,537 bytes: within the message limit, over the payload limit.
   const over = await pc.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [big(MAX_PAYLOAD_BYTES + 1)] });

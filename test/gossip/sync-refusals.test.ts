@@ -15,6 +15,22 @@ const INTRINSIC = '01'.repeat(32);
 const RETRYABLE = '02'.repeat(32);
 const LATER_OK = '03'.repeat(32);
 
+/** A store's answers to range questions over `txids` (the fingerprint: any value equal for equal sets). */
+function answerRanges(txids: string[], ranges: { lower: string; upper: string; list_up_to: number }[]): { count: number; fingerprint: string; txids: string[] | null }[] {
+  return ranges.map((r) => {
+    const inside = [...txids].sort().filter((t) => r.lower <= t && (r.upper === '' || t < r.upper));
+    return inside.length <= r.list_up_to ? { count: inside.length, fingerprint: '', txids: inside } : { count: inside.length, fingerprint: inside.join(','), txids: null };
+  });
+}
+
+/** A peer's GetContractRanges answer (as proto-loader decodes it) over `txids`. */
+function peerRangesAnswer(txids: string[], params: Record<string, unknown>): unknown {
+  const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
+  return {
+    ranges: answerRanges(txids, ranges).map((a) => ({ count: a.count, listed: a.txids !== null, txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')), fingerprint: Buffer.from(a.fingerprint) })),
+  };
+}
+
 test('sync fetches an intrinsically refused payload once, a retryable one with backoff, and stops once taken', async () => {
   const fetches = new Map<string, number>();
   const laterOkTakenFromRound = 6;
@@ -26,15 +42,16 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
         case 'GetStateRoots':
           return { roots: [], anchor_height: '0', tip_height: '0' };
         case 'GetContractIds':
-          return { contract_ids: [Buffer.from(CONTRACT, 'hex')] };
-        case 'GetContractMerkleRoot':
-          return { merkle_root: Buffer.alloc(32, 9) };
-        case 'GetContractTxids':
-          return { txids: [Buffer.alloc(32, 0xdd), ...[INTRINSIC, RETRYABLE, LATER_OK].map((t) => Buffer.from(t, 'hex'))], positions: [] };
-        case 'GetPayloadByTxid': {
-          const txid = Buffer.from(params['txid'] as Uint8Array).toString('hex');
-          fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
-          return { payload: { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) } };
+          return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
+        case 'GetContractRanges':
+          return peerRangesAnswer(['dd'.repeat(32), INTRINSIC, RETRYABLE, LATER_OK], params);
+        case 'GetPayloads': {
+          const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
+          for (const txid of txids) fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
+          return {
+            payloads: txids.map((txid) => ({ payload: { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) }, position: null })),
+            answered: txids.length,
+          };
         }
         default:
           throw new Error(`unexpected ${method}`);
@@ -46,11 +63,11 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
       switch (method) {
         case 'peerStateRoots':
           return { roots: [], anchor_height: null, tip_height: null };
-        case 'peerRoots':
-          return { [CONTRACT]: { root: '00'.repeat(32), count: 1 } };
-        case 'peerSummary':
+        case 'peerFingerprints':
+          return { [CONTRACT]: { count: 1 + taken.size, fingerprint: '00'.repeat(16) } };
+        case 'peerRanges':
           // The deploy (txid dd..) is held, and whatever was taken since.
-          return { payloads: [{ txid: 'dd'.repeat(32) }, ...[...taken].map((txid) => ({ txid }))] };
+          return answerRanges(['dd'.repeat(32), ...taken], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
         case 'peerSubmit': {
           const txid = (params['payload'] as { txid: string }).txid;
           if (txid === INTRINSIC) throw new NodeError('anchor_mismatch', 'binding fails');
@@ -81,4 +98,74 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
   // Refused in rounds 1, 2, 4 (waits 1, 2, 4); taken in round 8; never fetched again.
   assert.equal(fetches.get(LATER_OK), 4, 'a payload taken is not fetched again');
   assert.equal(engine.refusedCount, 2);
+});
+
+test('sync fetches what the peer holds in batches, asking again for what an answer did not cover, and pushes what the peer lacks', async () => {
+  const deploy = 'dd'.repeat(32);
+  const peerOnly = ['11', '22', '33'].map((b) => b.repeat(32));
+  const localOnly = '44'.repeat(32);
+  const asked: string[][] = [];
+  const submitted: string[] = [];
+  const payload = (txid: string): Record<string, unknown> => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) });
+  const peerClient = {
+    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+      switch (method) {
+        case 'GetStateRoots':
+          return { roots: [], anchor_height: '0', tip_height: '0' };
+        case 'GetContractIds':
+          return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
+        case 'GetContractRanges':
+          return peerRangesAnswer([deploy, ...peerOnly], params);
+        case 'GetPayloads': {
+          // One payload per answer: the asker must ask again for the rest.
+          const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
+          asked.push(txids);
+          return { payloads: [{ payload: payload(txids[0]!), position: null }], answered: 1 };
+        }
+        case 'SubmitPayload':
+          for (const p of params['payloads'] as { txid: Buffer }[]) submitted.push(Buffer.from(p.txid).toString('hex'));
+          return { results: submitted.map(() => ({ accepted: true })) };
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+  };
+  const held = new Set([deploy, localOnly]);
+  const core = {
+    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+      switch (method) {
+        case 'peerStateRoots':
+          return { roots: [], anchor_height: null, tip_height: null };
+        case 'peerFingerprints':
+          return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
+        case 'peerRanges':
+          return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
+        case 'peerSubmit':
+          held.add((params['payload'] as { txid: string }).txid);
+          return { created: true };
+        case 'peerPayload': {
+          const txid = params['txid'] as string;
+          return { payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null };
+        }
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+  };
+  const engine = new SyncEngine({
+    core: () => core as never,
+    peers: { all: () => [{ url: 'http://peer', client: peerClient }], failed: () => undefined, ok: () => undefined } as never,
+    counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
+    concurrency: 2,
+    log: logger('test'),
+    stored: () => undefined,
+    changed: () => undefined,
+  });
+  const r = await engine.syncWith({ url: 'http://peer', client: peerClient } as never);
+  assert.deepEqual([r.fetched, r.applied, r.pushed], [3, 3, 1]);
+  assert.equal(asked.length, 3, 'one request, then again for what each answer left');
+  assert.deepEqual([...asked[0]!].sort(), peerOnly);
+  assert.deepEqual([asked[1], asked[2]], [asked[0]!.slice(1), asked[0]!.slice(2)]);
+  assert.deepEqual(submitted, [localOnly], 'the payload the peer lacks, pushed');
+  assert.deepEqual([...held].sort(), [deploy, ...peerOnly, localOnly].sort());
 });

@@ -7,7 +7,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { Signer, Verifier, CLOCK_WINDOW_MS, isSmallOrderKey, signingBytes } from '../../src/gossip/auth.js';
 import { PeerLimiter } from '../../src/gossip/peer-limiter.js';
 import { BoundedMap, TokenBucket } from '../../src/gossip/seen.js';
-import { requestCodec } from '../../src/gossip/server.js';
+import { requestCodec, type PeerMethod } from '../../src/gossip/server.js';
 import { grpcTarget } from '../../src/gossip/client.js';
 import { summaryTree } from '../../src/writer/peer-queries.js';
 import { intakeInput } from '../../src/core/peer-handlers.js';
@@ -21,42 +21,51 @@ import { NodeError } from '../../src/errors.js';
 
 const seed = (n: number): Uint8Array => new Uint8Array(32).fill(n);
 
-/** What the receiving server sees: the request after a trip over the wire. */
+/** The node the requests below are sent to. */
+const RECEIVER = new Signer(seed(99)).publicKey;
+
+/** What the receiving server sees: the SignedRequest after a trip over the wire. */
 function overWire(method: Parameters<typeof requestCodec>[0], req: object): Record<string, unknown> {
   const c = requestCodec(method);
   return c.deserialize(c.serialize(req));
 }
 
-test('a signed request verifies after the wire round trip; any change to it does not', () => {
+test('a signed request verifies after the wire round trip; any change to it, or another receiver, does not', () => {
   const s = new Signer(seed(1));
-  const v = new Verifier();
-  const req = s.sign('SubmitPayload', {
+  const v = new Verifier(RECEIVER);
+  const req = s.request('SubmitPayload', RECEIVER, {
     payloads: [{ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.alloc(32, 1), contract_id: Buffer.alloc(32, 2), body: Buffer.from('abc') }],
   });
   const got = overWire('SubmitPayload', req);
   assert.deepEqual(v.verify('SubmitPayload', got), { ok: true, key: s.publicKey.toString('hex') });
-  // Another method name, a changed body, a changed key: refused.
+  // Another method name, a changed body byte, a changed key: refused.
   assert.equal(v.verify('PreparePayload', got).ok, false);
-  const tampered = overWire('SubmitPayload', { ...req, payloads: [{ ...req.payloads[0]!, body: Buffer.from('abd') }] });
-  assert.deepEqual(v.verify('SubmitPayload', tampered), { ok: false, reason: 'signature does not verify' });
+  const body = Buffer.from(req.body);
+  body[body.length - 1]! ^= 1;
+  assert.deepEqual(v.verify('SubmitPayload', overWire('SubmitPayload', { ...req, body })), { ok: false, reason: 'signature does not verify' });
   const other = new Signer(seed(2));
   const swapped = overWire('SubmitPayload', { ...req, auth: { ...req.auth, public_key: other.publicKey } });
   assert.equal(v.verify('SubmitPayload', swapped).ok, false);
+  // Signed for another node: refused there by the field, and by the signature when the field is rewritten.
+  const elsewhere = new Verifier(other.publicKey);
+  assert.deepEqual(elsewhere.verify('SubmitPayload', got), { ok: false, reason: 'signed for another receiver' });
+  const relabeled = overWire('SubmitPayload', { ...req, auth: { ...req.auth, receiver_public_key: other.publicKey } });
+  assert.deepEqual(elsewhere.verify('SubmitPayload', relabeled), { ok: false, reason: 'signature does not verify' });
   // Unsigned, short signature, stale clock.
-  assert.deepEqual(v.verify('SubmitPayload', overWire('SubmitPayload', { payloads: [] })), { ok: false, reason: 'unsigned request' });
+  assert.deepEqual(v.verify('SubmitPayload', overWire('SubmitPayload', { body: req.body })), { ok: false, reason: 'unsigned request' });
   const short = overWire('SubmitPayload', { ...req, auth: { ...req.auth, signature: Buffer.alloc(10) } });
   assert.equal(v.verify('SubmitPayload', short).ok, false);
-  const old = overWire('Heartbeat', s.sign('Heartbeat', { node_id: 'x', url: '', height: '1' }, Date.now() - CLOCK_WINDOW_MS - 5_000));
+  const old = overWire('Heartbeat', s.request('Heartbeat', RECEIVER, { node_id: 'x', url: '', height: '1' }, Date.now() - CLOCK_WINDOW_MS - 5_000));
   assert.deepEqual(v.verify('Heartbeat', old), { ok: false, reason: 'sent_at_ms is outside the clock window' });
   // Own key is refused (a node never talks to itself).
-  const self = new Verifier(s.publicKey.toString('hex'));
-  assert.equal(self.verify('SubmitPayload', got).ok, false);
+  const self = new Verifier(s.publicKey);
+  assert.equal(self.verify('SubmitPayload', overWire('SubmitPayload', s.request('SubmitPayload', s.publicKey, { payloads: [] }))).ok, false);
 });
 
 test('every method signs and verifies, default values included', () => {
   const s = new Signer(seed(3));
-  const v = new Verifier();
-  const cases: [Parameters<typeof requestCodec>[0], Record<string, unknown>][] = [
+  const v = new Verifier(RECEIVER);
+  const cases: [PeerMethod, Record<string, unknown>][] = [
     ['Heartbeat', { node_id: '', url: '', height: '0' }],
     ['Heartbeat', { node_id: 'n', url: 'http://127.0.0.1:1', height: '18446744073709551615' }],
     ['PreparePayload', { payload: { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.alloc(32), contract_id: Buffer.alloc(0), body: Buffer.from('{}') } }],
@@ -66,15 +75,16 @@ test('every method signs and verifies, default values included', () => {
     ['GetContractMerkleRoot', { contract_id: Buffer.alloc(32, 9) }],
     ['GetPayloadByTxid', { txid: Buffer.alloc(32, 7) }],
     ['GetStateRoots', { from_height: '100', to_height: '200' }],
+    ['GetContractRanges', { contract_id: Buffer.alloc(32, 9), ranges: [{ lower: Buffer.alloc(0), upper: Buffer.of(0x80), list_up_to: 0 }] }],
   ];
-  for (const [m, r] of cases) assert.equal(v.verify(m, overWire(m, s.sign(m, r))).ok, true, m);
+  for (const [m, r] of cases) assert.equal(v.verify(m, overWire(m, s.request(m, RECEIVER, r))).ok, true, m);
 });
 
 test('the verifier caches one KeyObject per peer, bounded', () => {
-  const v = new Verifier();
+  const v = new Verifier(RECEIVER);
   const signers = Array.from({ length: 5 }, (_, i) => new Signer(seed(10 + i)));
   for (let round = 0; round < 3; round++) {
-    for (const s of signers) assert.equal(v.verify('GetContractIds', overWire('GetContractIds', s.sign('GetContractIds', {}))).ok, true);
+    for (const s of signers) assert.equal(v.verify('GetContractIds', overWire('GetContractIds', s.request('GetContractIds', RECEIVER, {}))).ok, true);
   }
   assert.equal(v.cachedKeys, 5);
 });
@@ -161,11 +171,12 @@ test('small-order Ed25519 keys are refused: node:crypto accepts a signature made
   // The forgery: key = identity, signature = (R = identity, S = 0), any message.
   const identity = Buffer.from('01' + '00'.repeat(31), 'hex');
   const forged = Buffer.concat([identity, Buffer.alloc(32)]);
-  const msg = signingBytes('GetContractIds', identity, BigInt(Date.now()), Buffer.alloc(0));
+  const now = Date.now();
+  const msg = signingBytes('GetContractIds', RECEIVER, identity, BigInt(now), Buffer.alloc(0));
   const spki = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), identity]), format: 'der', type: 'spki' });
   assert.equal(edVerify(null, msg, spki, forged), true, 'OpenSSL accepts it');
-  const req = overWire('GetContractIds', { auth: { public_key: identity, signature: forged, sent_at_ms: String(Date.now()) } });
-  assert.deepEqual(new Verifier().verify('GetContractIds', req), { ok: false, reason: 'public_key is a small-order point' });
+  const req = overWire('GetContractIds', { body: Buffer.alloc(0), auth: { public_key: identity, signature: forged, sent_at_ms: String(now), receiver_public_key: RECEIVER } });
+  assert.deepEqual(new Verifier(RECEIVER).verify('GetContractIds', req), { ok: false, reason: 'public_key is a small-order point' });
 });
 
 test('contract summary root: independent of arrival order, sensitive to every txid and hash', () => {
@@ -213,13 +224,13 @@ test('summary and txid list requests: a budget per key and at most LIST_CONCURRE
   let held: (() => void)[] = [];
   const core = {
     call: (method: string): Promise<unknown> => {
-      if (method === 'peerContractIds') return Promise.resolve([]);
+      if (method === 'peerContractIds') return Promise.resolve({ ids: [], more: false });
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       return new Promise((resolve) =>
         held.push(() => {
           inFlight--;
-          resolve(method === 'peerTxids' ? [] : { contract_id: '09'.repeat(32), root: '00'.repeat(32), payloads: [] });
+          resolve(method === 'peerTxids' ? { refs: [], total: 0 } : { contract_id: '09'.repeat(32), root: '00'.repeat(32), count: 0, payloads: [], more: false });
         }),
       );
     },
@@ -240,7 +251,8 @@ test('summary and txid list requests: a budget per key and at most LIST_CONCURRE
     const counters = zeroCounters();
     const service = new PeerService({
       core: () => core as never,
-      verifier: new Verifier(),
+      verifier: new Verifier(RECEIVER),
+      signer: new Signer(seed(99)),
       peers: { heard: () => undefined } as never,
       forwarder: {} as never,
       counters,
@@ -257,7 +269,7 @@ test('summary and txid list requests: a budget per key and at most LIST_CONCURRE
   };
   const send = (service: PeerService, s: Signer, m: 'GetContractTxids' | 'GetContractSummary' | 'GetContractIds'): Promise<grpc.StatusObject | null> =>
     new Promise((resolve) => {
-      const req = overWire(m, s.sign(m, m === 'GetContractIds' ? {} : { contract_id: Buffer.alloc(32, 9) }));
+      const req = overWire(m, s.request(m, RECEIVER, m === 'GetContractIds' ? {} : { contract_id: Buffer.alloc(32, 9) }));
       (service.handlers()[m] as grpc.handleUnaryCall<unknown, unknown>)({ request: req, getPeer: () => 'test' } as never, (e) => resolve(e as grpc.StatusObject | null));
     });
   const status = (all: (grpc.StatusObject | null)[]): Record<string, number> => {

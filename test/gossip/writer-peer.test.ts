@@ -10,6 +10,8 @@ import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixtu
 import { Writer } from '../../src/writer/writer.js';
 import { writerPeerHandlers } from '../../src/writer/peer-handlers.js';
 import { summaryTree } from '../../src/writer/peer-queries.js';
+import { itemHash, sumFingerprint } from '../../src/protocol/fingerprint.js';
+import { PAGE_MAX } from '../../src/gossip/limits.js';
 import { Bucket, key } from '../../src/writer/db.js';
 import { logger } from '../../src/log.js';
 import { PeerSet, sourceOf } from '../../src/gossip/peers.js';
@@ -31,32 +33,67 @@ test('peer queries over a ledger with a deploy, confirmed and pending calls; a c
   const writer = await Writer.open(dbPath, 'peer-test', logger('test'));
   try {
     const h = writerPeerHandlers(writer);
-    const roots = await h.peerRoots({});
-    assert.deepEqual(Object.keys(roots), [cid]);
-    assert.equal(roots[cid]!.count, 4, 'deploy + 3 calls');
-    const s = (await h.peerSummary({ contract_id: cid }))!;
-    assert.equal(s.root, roots[cid]!.root);
+    const sets = await h.peerFingerprints({});
+    assert.deepEqual(Object.keys(sets), [cid]);
+    assert.equal(sets[cid]!.count, 4, 'deploy + 3 calls');
+    const s = (await h.peerSummary({ contract_id: cid, after_txid: '', limit: PAGE_MAX }))!;
+    assert.equal(s.root, (await h.peerRoot({ contract_id: cid }))!.root);
+    assert.deepEqual([s.count, s.more], [4, false]);
     assert.deepEqual(s.payloads.map((p) => p.txid), [...s.payloads.map((p) => p.txid)].sort(), 'ascending by txid');
     const deployTxid = writer.ledger.contract(cid)!.txid;
     const recomputed = summaryTree(s.payloads.map((p) => ({ ...p, kind: p.txid === deployTxid ? ('deploy' as const) : ('call' as const) })));
     assert.equal(Buffer.from(recomputed.root()).toString('hex'), s.root, 'anyone can recompute the root from the pairs');
-    assert.equal(await h.peerSummary({ contract_id: 'ee'.repeat(32) }), null);
+    assert.equal(await h.peerSummary({ contract_id: 'ee'.repeat(32), after_txid: '', limit: 1 }), null);
+    // Pages of one pair, each after the last: the same pairs, `more` until the last.
+    const paged: string[] = [];
+    for (let after = '', more = true; more; ) {
+      const page = (await h.peerSummary({ contract_id: cid, after_txid: after, limit: 1 }))!;
+      assert.equal(page.root, s.root);
+      paged.push(...page.payloads.map((p) => p.txid));
+      after = page.payloads[0]!.txid;
+      more = page.more;
+    }
+    assert.deepEqual(paged, s.payloads.map((p) => p.txid));
 
-    const refs = (await h.peerTxids({ contract_id: cid }))!;
+    // The whole set's fingerprint: the sum of the item hashes (proto/svc.proto, header section 3), recomputable from the pairs.
+    const items = s.payloads.map((p) => Buffer.concat([Buffer.from(p.txid, 'hex'), Buffer.of(p.txid === deployTxid ? 1 : 2), Buffer.from(p.payload_hash, 'hex')]));
+    assert.equal(sets[cid]!.fingerprint, sumFingerprint(items.map(itemHash)).toString('hex'));
+    const sorted = s.payloads.map((p) => p.txid);
+    const [whole, listed, middle, none] = (await h.peerRanges({
+      contract_id: cid,
+      ranges: [
+        { lower: '', upper: '', list_up_to: 0 },
+        { lower: '', upper: '', list_up_to: 4 },
+        { lower: sorted[1]!, upper: sorted[3]!, list_up_to: 0 },
+        { lower: sorted[3]!.slice(0, 2), upper: sorted[3]!.slice(0, 2), list_up_to: 0 },
+      ],
+    }))!;
+    assert.deepEqual(whole, { count: 4, fingerprint: sets[cid]!.fingerprint, txids: null });
+    assert.deepEqual(listed, { count: 4, fingerprint: '', txids: sorted });
+    assert.deepEqual(middle, { count: 2, fingerprint: sumFingerprint(items.slice(1, 3).map(itemHash)).toString('hex'), txids: null });
+    assert.deepEqual(none, { count: 0, fingerprint: '', txids: [] }, 'an empty range is listed');
+    assert.equal(await h.peerRanges({ contract_id: 'ee'.repeat(32), ranges: [{ lower: '', upper: '', list_up_to: 0 }] }), null);
+
+    const page = (await h.peerTxids({ contract_id: cid, offset: 0, limit: PAGE_MAX }))!;
+    assert.equal(page.total, 4);
+    const refs = page.refs;
     assert.deepEqual(
       refs.map((r) => [r.kind, r.txid]),
       [['deploy', deployTxid], ['call', t2.getId()], ['call', t1.getId()], ['call', t3.getId()]],
       'deploy first, then calls in chain order, then pending',
     );
     assert.equal(refs[3]!.height, null);
+    assert.deepEqual((await h.peerTxids({ contract_id: cid, offset: 1, limit: 2 }))!, { refs: refs.slice(1, 3), total: 4 });
 
     const p1 = (await h.peerPayload({ txid: t1.getId() }))!;
-    assert.equal(p1.kind, 'call');
-    assert.equal(p1.contract_id, cid);
-    assert.deepEqual(Buffer.from(p1.body), Buffer.from((await writer.ledger.callPayload(t1.getId()))!), 'exactly the payload stored at intake');
+    assert.equal(p1.payload.kind, 'call');
+    assert.equal(p1.payload.contract_id, cid);
+    assert.deepEqual([p1.height, p1.tx_index], [refs[2]!.height, refs[2]!.tx_index], 'with its position');
+    assert.deepEqual(Buffer.from(p1.payload.body), Buffer.from((await writer.ledger.callPayload(t1.getId()))!), 'exactly the payload stored at intake');
+    assert.equal((await h.peerPayload({ txid: t3.getId() }))!.height, null, 'pending: no position');
     const pd = (await h.peerPayload({ txid: deployTxid }))!;
-    assert.equal(pd.kind, 'deploy');
-    assert.equal(JSON.parse(Buffer.from(pd.body).toString('utf8')).txid, deployTxid);
+    assert.equal(pd.payload.kind, 'deploy');
+    assert.equal(JSON.parse(Buffer.from(pd.payload.body).toString('utf8')).txid, deployTxid);
     assert.equal(await h.peerPayload({ txid: 'ab'.repeat(32) }), null);
 
     const range = await h.peerStateRoots({ from: 0, to: 10 });
@@ -122,12 +159,12 @@ test('peer summary and txid questions: the payload bucket is read once, a txid l
   };
   const h = writerPeerHandlers(writer);
   const ask = async (): Promise<{ root: string; pairs: string[]; txids: string[]; heights: (number | null)[]; count: number }> => {
-    const s = (await h.peerSummary({ contract_id: cid }))!;
+    const s = (await h.peerSummary({ contract_id: cid, after_txid: '', limit: PAGE_MAX }))!;
     const r = (await h.peerRoot({ contract_id: cid }))!;
-    const all = await h.peerRoots({});
-    const t = (await h.peerTxids({ contract_id: cid }))!;
+    const all = await h.peerFingerprints({});
+    const t = (await h.peerTxids({ contract_id: cid, offset: 0, limit: PAGE_MAX }))!.refs;
     assert.equal(r.root, s.root);
-    assert.equal(all[cid]!.root, s.root);
+    assert.equal(all[cid]!.count, s.count);
     assert.equal(r.count, s.payloads.length);
     return { root: s.root, pairs: s.payloads.map((p) => `${p.txid}:${p.payload_hash}`), txids: t.map((x) => x.txid), heights: t.map((x) => x.height), count: r.count };
   };
@@ -177,7 +214,7 @@ test('peer summary and txid questions: the payload bucket is read once, a txid l
     const third = await ask();
     for (let i = 1; i < QUESTIONS; i++) assert.deepEqual(await ask(), third);
     assert.equal(callReads - before, 4, 'one read per call after the block, then none');
-    const refs = (await h.peerTxids({ contract_id: cid }))!;
+    const refs = (await h.peerTxids({ contract_id: cid, offset: 0, limit: PAGE_MAX }))!.refs;
     assert.deepEqual(refs.find((r) => r.txid === rec.txid)?.height, height, 'the new call shows its confirmation');
     assert.equal(third.root, second.root, 'confirming adds no payload');
     assert.equal(scans, 1 + 2, 'still one scan of our own, plus the two reference reads of this test');

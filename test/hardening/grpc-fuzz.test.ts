@@ -22,6 +22,7 @@ import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, status, urlOf, waitStatus } from '../gossip/helpers.js';
 import { Signer, CLOCK_WINDOW_MS, signingBytes } from '../../src/gossip/auth.js';
+import { encodeBody } from '../../src/gossip/codec.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { PEER_METHODS, packageDefinition, requestCodec, type PeerMethod } from '../../src/gossip/server.js';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_PAYLOAD_BYTES } from '../../src/gossip/limits.js';
@@ -123,12 +124,12 @@ interface Answer {
 }
 
 const svcDef = (): Record<string, protoLoader.MethodDefinition<object, object>> =>
-  packageDefinition()['svc.v1.Peer'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>;
+  packageDefinition()['svc.v2.Peer'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>;
 
-/** Sends `bytes` as the request of `path` (e.g. /svc.v1.Peer/Heartbeat) on the raw client. */
+/** Sends `bytes` as the request of `path` (e.g. /svc.v2.Peer/Heartbeat) on the raw client. */
 function sendRaw(path: string, bytes: Buffer, c: grpc.Client = raw): Promise<Answer> {
   const name = path.split('/').pop() as PeerMethod;
-  const def = path.startsWith('/svc.v1.Peer/') && (PEER_METHODS as readonly string[]).includes(name) ? svcDef()[name] : undefined;
+  const def = path.startsWith('/svc.v2.Peer/') && (PEER_METHODS as readonly string[]).includes(name) ? svcDef()[name] : undefined;
   const decode = def ? (b: Buffer) => def.responseDeserialize(b) as Record<string, unknown> : (b: Buffer) => ({ raw: b }) as Record<string, unknown>;
   return new Promise((resolve) => {
     c.makeUnaryRequest(path, (b: Buffer) => b, decode, bytes, new grpc.Metadata(), { deadline: Date.now() + 20_000 }, (e, r) =>
@@ -138,7 +139,9 @@ function sendRaw(path: string, bytes: Buffer, c: grpc.Client = raw): Promise<Ans
 }
 
 const encode = (m: PeerMethod, req: object): Buffer => requestCodec(m).serialize(req);
-const signedBytes = (s: Signer, m: PeerMethod, req: Record<string, unknown>, nowMs?: number): Buffer => encode(m, s.sign(m, req, nowMs));
+/** The node's gossip key (its SVC_GOSSIP_PRIVATE_KEY is SEED): requests are signed for it. */
+const NODE_KEY = new Signer(new Uint8Array(Buffer.from(SEED, 'hex'))).publicKey;
+const signedBytes = (s: Signer, m: PeerMethod, req: Record<string, unknown>, nowMs?: number): Buffer => encode(m, s.request(m, NODE_KEY, req, nowMs));
 
 function tally(section: string, a: Answer): void {
   const t = (tallies[section] ??= {});
@@ -226,11 +229,13 @@ function requestArb(big: boolean): fc.Arbitrary<[PeerMethod, Record<string, unkn
     one('Heartbeat', fc.record({ node_id: fc.string({ unit: 'binary', maxLength: 100 }), url: urlArb, height: u64 })),
     one('SubmitPayload', fc.record({ payloads: fc.oneof({ weight: 5, arbitrary: fc.array(payloadArb(big), { maxLength: 4 }) }, { weight: 1, arbitrary: fc.array(fc.record({ kind: kindArb, txid: bytesOf(32, 32), contract_id: fc.constant(Buffer.alloc(0)), body: bytesOf(0, 8) }), { minLength: 63, maxLength: 70 }) }) })),
     one('PreparePayload', fc.record({ payload: fc.oneof(payloadArb(big), fc.constant(null)) })),
-    one('GetContractIds', fc.constant({})),
-    one('GetContractSummary', fc.record({ contract_id: idArb() })),
-    one('GetContractTxids', fc.record({ contract_id: idArb() })),
+    one('GetContractIds', fc.record({ after: bytesOf(0, 40), limit: fc.nat() })),
+    one('GetContractSummary', fc.record({ contract_id: idArb(), after_txid: bytesOf(0, 40), limit: fc.nat() })),
+    one('GetContractTxids', fc.record({ contract_id: idArb(), offset: fc.nat(), limit: fc.nat() })),
+    one('GetContractRanges', fc.record({ contract_id: idArb(), ranges: fc.array(fc.record({ lower: bytesOf(0, 40), upper: bytesOf(0, 40), list_up_to: fc.nat() }), { maxLength: 140 }) })),
     one('GetContractMerkleRoot', fc.record({ contract_id: idArb() })),
     one('GetPayloadByTxid', fc.record({ txid: idArb() })),
+    one('GetPayloads', fc.record({ txids: fc.array(idArb(), { maxLength: 300 }) })),
     one('GetStateRoots', fc.record({ from_height: u64, to_height: u64 })),
   );
 }
@@ -275,7 +280,7 @@ function mutate(b: Buffer, m: Mutation): Buffer {
   }
 }
 
-/** The request as the server re-encodes it, or null when it does not decode. */
+/** The SignedRequest (body bytes and auth) as the server decodes it, re-encoded; null when it does not decode. */
 function canonical(m: PeerMethod, b: Buffer): Buffer | null {
   try {
     const c = requestCodec(m);
@@ -300,14 +305,14 @@ function signerOf(seed: Uint8Array): Signer {
 // --- properties ---------------------------------------------------------------------------
 
 test('random bytes to every method (and to unknown ones): refused with a documented status, never served', async () => {
-  const paths = [...PEER_METHODS.map((m) => `/svc.v1.Peer/${m}`), '/svc.v1.Peer/Nope', '/svc.v1.Other/Heartbeat', '/grpc.health.v1.Health/Check'];
+  const paths = [...PEER_METHODS.map((m) => `/svc.v2.Peer/${m}`), '/svc.v2.Peer/Nope', '/svc.v2.Other/Heartbeat', '/grpc.health.v1.Health/Check'];
   await fc.assert(
     fc.asyncProperty(fc.constantFrom(...paths), fc.oneof(bytesOf(0, 64), bytesOf(0, 2048)), async (path, bytes) => {
       const a = await sendRaw(path, bytes);
       tally('random-bytes', a);
       judge(a, `${path} with ${bytes.length} random bytes`);
       assert.notEqual(a.code, grpc.status.OK, `${path}: random bytes were served`);
-      if (!path.startsWith('/svc.v1.Peer/') || path.endsWith('/Nope')) assert.equal(a.code, grpc.status.UNIMPLEMENTED);
+      if (!path.startsWith('/svc.v2.Peer/') || path.endsWith('/Nope')) assert.equal(a.code, grpc.status.UNIMPLEMENTED);
     }),
     { numRuns: 800, interruptAfterTimeLimit: 5_000 },
   );
@@ -323,7 +328,7 @@ test('mutated signed messages of every method: served only when they decode to e
       const signer = signerOf(seed);
       const orig = signedBytes(signer, m, req);
       const bytes = mutate(orig, mut);
-      const a = await sendRaw(`/svc.v1.Peer/${m}`, bytes);
+      const a = await sendRaw(`/svc.v2.Peer/${m}`, bytes);
       tally('mutated', a);
       judge(a, `${m} mutated by ${mut.op}`);
       const same = canonical(m, bytes);
@@ -347,7 +352,7 @@ test('signed requests with random field values on every method: documented answe
   await fc.assert(
     fc.asyncProperty(requestArb(true), seeds, async ([m, req], seed) => {
       perMethod[m] = (perMethod[m] ?? 0) + 1;
-      const a = await sendRaw(`/svc.v1.Peer/${m}`, signedBytes(signerOf(seed), m, req));
+      const a = await sendRaw(`/svc.v2.Peer/${m}`, signedBytes(signerOf(seed), m, req));
       tally('random-fields', a);
       judge(a, m);
       assert.notEqual(a.code, grpc.status.UNAUTHENTICATED, `${m}: a correctly signed request was refused: ${a.details}`);
@@ -394,23 +399,23 @@ test('every method at the message limit is decoded, one byte over is refused by 
     throw new Error(`cannot size ${n}`);
   };
   for (const m of PEER_METHODS) {
-    const at = await sendRaw(`/svc.v1.Peer/${m}`, sized(MAX_GRPC_MESSAGE_BYTES));
+    const at = await sendRaw(`/svc.v2.Peer/${m}`, sized(MAX_GRPC_MESSAGE_BYTES));
     tally('sizes', at);
     judge(at, `${m} at the limit`);
     assert.equal(at.code, grpc.status.UNAUTHENTICATED, `${m} at the limit: decoded, then refused as unsigned (${at.details})`);
-    const over = await sendRaw(`/svc.v1.Peer/${m}`, sized(MAX_GRPC_MESSAGE_BYTES + 1));
+    const over = await sendRaw(`/svc.v2.Peer/${m}`, sized(MAX_GRPC_MESSAGE_BYTES + 1));
     tally('sizes', over);
     judge(over, `${m} over the limit`);
     assert.equal(over.code, grpc.status.RESOURCE_EXHAUSTED, `${m} one byte over the limit`);
   }
   // A signed SubmitPayload as large as the limit allows: its payload is checked like REST's.
   const body = MAX_GRPC_MESSAGE_BYTES - 400;
-  const big = await sendRaw('/svc.v1.Peer/SubmitPayload', signedBytes(good, 'SubmitPayload', { payloads: [{ kind: 'PAYLOAD_KIND_CALL', txid: randomBytes(32), contract_id: Buffer.from(cid, 'hex'), body: randomBytes(body) }] }));
+  const big = await sendRaw('/svc.v2.Peer/SubmitPayload', signedBytes(good, 'SubmitPayload', { payloads: [{ kind: 'PAYLOAD_KIND_CALL', txid: randomBytes(32), contract_id: Buffer.from(cid, 'hex'), body: randomBytes(body) }] }));
   judge(big, 'signed SubmitPayload near the limit');
   assert.equal(big.code, grpc.status.OK);
   assert.deepEqual((big.resp!['results'] as { error_code: string }[]).map((x) => x.error_code), ['payload_too_large']);
   // 4 MiB (grpc-js's default limit) and 32 MiB, 20 of them at once.
-  const huge = await Promise.all([...Array.from({ length: 10 }, () => sendRaw('/svc.v1.Peer/SubmitPayload', Buffer.alloc(4 * 1024 * 1024, 1))), ...Array.from({ length: 10 }, () => sendRaw('/svc.v1.Peer/Heartbeat', Buffer.alloc(32 * 1024 * 1024, 2)))]);
+  const huge = await Promise.all([...Array.from({ length: 10 }, () => sendRaw('/svc.v2.Peer/SubmitPayload', Buffer.alloc(4 * 1024 * 1024, 1))), ...Array.from({ length: 10 }, () => sendRaw('/svc.v2.Peer/Heartbeat', Buffer.alloc(32 * 1024 * 1024, 2)))]);
   for (const a of huge) {
     tally('sizes', a);
     judge(a, 'huge message');
@@ -419,12 +424,12 @@ test('every method at the message limit is decoded, one byte over is refused by 
   // 64 MiB of zeros, gzip-compressed to ~64 KiB: refused while decompressing, never inflated whole.
   const gz = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': -1, 'grpc.default_compression_algorithm': 2 });
   try {
-    const bomb = await sendRaw('/svc.v1.Peer/GetContractIds', Buffer.alloc(64 * 1024 * 1024), gz);
+    const bomb = await sendRaw('/svc.v2.Peer/GetContractIds', Buffer.alloc(64 * 1024 * 1024), gz);
     tally('sizes', bomb);
     judge(bomb, 'decompression bomb');
     assert.equal(bomb.code, grpc.status.RESOURCE_EXHAUSTED);
     // A small compressed, signed request is still served.
-    const ok = await sendRaw('/svc.v1.Peer/GetContractIds', signedBytes(good, 'GetContractIds', {}), gz);
+    const ok = await sendRaw('/svc.v2.Peer/GetContractIds', signedBytes(good, 'GetContractIds', {}), gz);
     assert.equal(ok.code, grpc.status.OK, ok.details);
   } finally {
     gz.close();
@@ -436,13 +441,14 @@ test('wrong identities, signatures and clocks are refused UNAUTHENTICATED; repla
   const self = new Signer(new Uint8Array(Buffer.from(SEED, 'hex')));
   const other = new Signer(new Uint8Array(randomBytes(32)));
   const req = { contract_id: Buffer.from(cid, 'hex') };
-  const signed = good.sign('GetContractMerkleRoot', req);
+  const signed = good.request('GetContractMerkleRoot', NODE_KEY, req);
+  const forOther = good.request('GetContractMerkleRoot', other.publicKey, req);
   const now = Date.now();
-  const cases: [string, Record<string, unknown>][] = [
-    ['signed with the node own key', self.sign('GetContractMerkleRoot', req)],
-    ['clock 5 s beyond the window, past', good.sign('GetContractMerkleRoot', req, now - CLOCK_WINDOW_MS - 5_000)],
-    ['clock 5 s beyond the window, future', good.sign('GetContractMerkleRoot', req, now + CLOCK_WINDOW_MS + 5_000)],
-    ['clock 0', good.sign('GetContractMerkleRoot', req, 0)],
+  const cases: [string, object][] = [
+    ['signed with the node own key', self.request('GetContractMerkleRoot', NODE_KEY, req)],
+    ['clock 5 s beyond the window, past', good.request('GetContractMerkleRoot', NODE_KEY, req, now - CLOCK_WINDOW_MS - 5_000)],
+    ['clock 5 s beyond the window, future', good.request('GetContractMerkleRoot', NODE_KEY, req, now + CLOCK_WINDOW_MS + 5_000)],
+    ['clock 0', good.request('GetContractMerkleRoot', NODE_KEY, req, 0)],
     ['clock u64 max', { ...signed, auth: { ...signed.auth, sent_at_ms: '18446744073709551615' } }],
     ['another key claimed', { ...signed, auth: { ...signed.auth, public_key: other.publicKey } }],
     ['all-zero key', { ...signed, auth: { ...signed.auth, public_key: Buffer.alloc(32) } }],
@@ -452,29 +458,31 @@ test('wrong identities, signatures and clocks are refused UNAUTHENTICATED; repla
     // signature made without a private key (test/gossip/units.test.ts).
     ['forged signature under the identity key', { ...signed, auth: { ...signed.auth, public_key: Buffer.from('01' + '00'.repeat(31), 'hex'), signature: Buffer.concat([Buffer.from('01' + '00'.repeat(31), 'hex'), Buffer.alloc(32)]) } }],
     ['all-zero signature', { ...signed, auth: { ...signed.auth, signature: Buffer.alloc(64) } }],
-    ['signature of another key', { ...signed, auth: { ...signed.auth, signature: other.sign('GetContractMerkleRoot', req).auth.signature } }],
-    ['signature over another contract id', { ...signed, contract_id: randomBytes(32) }],
-    ['signature from another method', { ...good.sign('GetContractSummary', req) }],
+    ['signature of another key', { ...signed, auth: { ...signed.auth, signature: other.request('GetContractMerkleRoot', NODE_KEY, req).auth.signature } }],
+    ['signature over another contract id', { ...signed, body: encodeBody('GetContractMerkleRoot', { contract_id: randomBytes(32) }) }],
+    ['signed for another node (a replay)', forOther],
+    ['signed for another node, relabeled for this one', { ...forOther, auth: { ...forOther.auth, receiver_public_key: NODE_KEY } }],
+    ['signature from another method', { ...good.request('GetContractSummary', NODE_KEY, req) }],
     ['clock changed after signing', { ...signed, auth: { ...signed.auth, sent_at_ms: String(BigInt(signed.auth.sent_at_ms) + 1n) } }],
   ];
   for (const len of [0, 31, 33]) cases.push([`key of ${len} bytes`, { ...signed, auth: { ...signed.auth, public_key: Buffer.alloc(len, 1) } }]);
   for (const len of [0, 63, 65]) cases.push([`signature of ${len} bytes`, { ...signed, auth: { ...signed.auth, signature: Buffer.alloc(len, 1) } }]);
   for (const [what, r] of cases) {
-    const a = await sendRaw('/svc.v1.Peer/GetContractMerkleRoot', encode('GetContractMerkleRoot', r));
+    const a = await sendRaw('/svc.v2.Peer/GetContractMerkleRoot', encode('GetContractMerkleRoot', r));
     tally('identities', a);
     judge(a, what);
     assert.equal(a.code, grpc.status.UNAUTHENTICATED, `${what}: ${grpc.status[a.code]} ${a.details}`);
   }
   // Inside the window either side: served.
   for (const skew of [-(CLOCK_WINDOW_MS - 5_000), CLOCK_WINDOW_MS - 5_000]) {
-    const a = await sendRaw('/svc.v1.Peer/GetContractMerkleRoot', encode('GetContractMerkleRoot', good.sign('GetContractMerkleRoot', req, Date.now() + skew)));
+    const a = await sendRaw('/svc.v2.Peer/GetContractMerkleRoot', encode('GetContractMerkleRoot', good.request('GetContractMerkleRoot', NODE_KEY, req, Date.now() + skew)));
     assert.equal(a.code, grpc.status.OK, `skew ${skew} ms: ${a.details}`);
   }
   // No nonce: the same signed bytes replayed are served each time (every RPC is
   // idempotent); a replayed heartbeat does not add peers.
   const hb = signedBytes(other, 'Heartbeat', { node_id: 'replayed', url: 'http://127.0.0.1:7', height: '1' });
   const peersBefore = (await status(node)).peers;
-  for (let i = 0; i < 30; i++) assert.equal((await sendRaw('/svc.v1.Peer/Heartbeat', hb)).code, grpc.status.OK);
+  for (let i = 0; i < 30; i++) assert.equal((await sendRaw('/svc.v2.Peer/Heartbeat', hb)).code, grpc.status.OK);
   assert.ok((await status(node)).peers <= Math.min(MAX_PEERS, peersBefore + 1));
   await healthy('identities');
 });
@@ -488,20 +496,20 @@ test('floods: thousands of fresh identities, unsigned traffic past the global li
   //    file's ceiling only, as V8 collects lazily and a per-round bound would be noise.
   // node:crypto key pairs and one shared request body: ~10x cheaper than new Signer().
   const hbReq = { node_id: 'fresh', url: '', height: '0' };
-  const hbBody = encode('Heartbeat', { ...hbReq, auth: null });
+  const hbBody = encodeBody('Heartbeat', hbReq);
   const freshHeartbeat = (): Buffer => {
     const { publicKey, privateKey } = generateKeyPairSync('ed25519');
     const pk = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
     const at = BigInt(Date.now());
-    const signature = edSign(null, signingBytes('Heartbeat', pk, at, hbBody), privateKey);
-    return encode('Heartbeat', { ...hbReq, auth: { public_key: pk, signature, sent_at_ms: at.toString() } });
+    const signature = edSign(null, signingBytes('Heartbeat', NODE_KEY, pk, at, hbBody), privateKey);
+    return encode('Heartbeat', { body: hbBody, auth: { public_key: pk, signature, sent_at_ms: at.toString(), receiver_public_key: NODE_KEY } });
   };
   const t0 = performance.now();
   const codes: Record<string, number> = {};
   let admitted = 0;
   const r0 = rssKiB(gossipPid);
   for (let batches = 0; admitted < FRESH_KEYS && batches < 4 * (FRESH_KEYS / 250); batches++) {
-    const batch = await Promise.all(Array.from({ length: 250 }, freshHeartbeat).map((r) => sendRaw('/svc.v1.Peer/Heartbeat', r)));
+    const batch = await Promise.all(Array.from({ length: 250 }, freshHeartbeat).map((r) => sendRaw('/svc.v2.Peer/Heartbeat', r)));
     for (const a of batch) {
       judge(a, 'fresh identity');
       const k = grpc.status[a.code]!;
@@ -520,11 +528,11 @@ test('floods: thousands of fresh identities, unsigned traffic past the global li
   //    bucket has refused some: refused before any signature work, and never more let
   //    through than its burst plus what refills meanwhile.
   const limitedBefore = (await status(node)).gossip.requests_rate_limited;
-  const unsigned = encode('SubmitPayload', { payloads: [] });
+  const unsigned = encode('SubmitPayload', { body: encodeBody('SubmitPayload', { payloads: [] }) });
   const fc2: Record<string, number> = {};
   const tu = performance.now();
   for (let i = 0; i < 8 && !fc2['RESOURCE_EXHAUSTED']; i++) {
-    const flood = await Promise.all(Array.from({ length: 2_000 }, () => sendRaw('/svc.v1.Peer/SubmitPayload', unsigned)));
+    const flood = await Promise.all(Array.from({ length: 2_000 }, () => sendRaw('/svc.v2.Peer/SubmitPayload', unsigned)));
     for (const a of flood) {
       judge(a, 'unsigned flood');
       fc2[grpc.status[a.code]!] = (fc2[grpc.status[a.code]!] ?? 0) + 1;
@@ -554,7 +562,7 @@ test('floods: thousands of fresh identities, unsigned traffic past the global li
   const burstReqs = Array.from({ length: 10 * RATE }, (_, i) => reads[i % reads.length]!).map(([m, r]) => [m, signedBytes(flooder, m, r)] as const);
   await new Promise((r) => setTimeout(r, 1_100)); // the global bucket refills (1 s of budget, above the burst)
   const tb = performance.now();
-  const burst = await Promise.all(burstReqs.map(([m, b]) => sendRaw(`/svc.v1.Peer/${m}`, b)));
+  const burst = await Promise.all(burstReqs.map(([m, b]) => sendRaw(`/svc.v2.Peer/${m}`, b)));
   const secs = (performance.now() - tb) / 1000;
   const fc3: Record<string, number> = {};
   for (const a of burst) {
@@ -575,7 +583,7 @@ test('the seen set is bounded: thousands of distinct refused payloads evict the 
   const junk = (): Record<string, unknown> => ({ kind: 'PAYLOAD_KIND_CALL', txid: randomBytes(32), contract_id: Buffer.from(cid, 'hex'), body: randomBytes(200) });
   const submit = async (payloads: Record<string, unknown>[]): Promise<{ error_code: string }[]> => {
     for (;;) {
-      const a = await sendRaw('/svc.v1.Peer/SubmitPayload', signedBytes(peer, 'SubmitPayload', { payloads }));
+      const a = await sendRaw('/svc.v2.Peer/SubmitPayload', signedBytes(peer, 'SubmitPayload', { payloads }));
       judge(a, 'seen flood');
       if (a.code === grpc.status.RESOURCE_EXHAUSTED) {
         await new Promise((r) => setTimeout(r, 50)); // per-peer budget: wait for tokens

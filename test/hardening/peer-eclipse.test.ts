@@ -38,6 +38,8 @@ const KEYS_PER_SOURCE = 5;
 let devnet: DevnetChainHandle;
 let node: NodeProcess;
 let port = 0;
+/** The node's gossip key: every request is signed for it. */
+let nodeKey: Buffer = Buffer.alloc(0);
 
 before(async () => {
   devnet = await startDevnet();
@@ -52,6 +54,9 @@ before(async () => {
       SVC_GOSSIP_PEER_EXPIRY_S: '120',
     },
   });
+  const asker = new PeerClient(urlOf(port), new Signer(new Uint8Array(randomBytes(32))), 10_000);
+  nodeKey = (await asker.identity()).publicKey;
+  asker.close();
 });
 
 after(async () => {
@@ -66,6 +71,8 @@ async function honestPeer(name: string): Promise<{ url: string; signer: Signer; 
   const waiters: { n: number; resolve: () => void }[] = [];
   const server = new grpc.Server();
   server.addService(loadPeerService(), {
+    GetIdentity: (call: grpc.ServerUnaryCall<{ challenge: Uint8Array }, object>, cb: grpc.sendUnaryData<object>) =>
+      cb(null, { public_key: signer.publicKey, node_id: name, signature: signer.proveIdentity(call.request.challenge) }),
     Heartbeat: (_call: unknown, cb: grpc.sendUnaryData<object>) => {
       heard++;
       for (const w of waiters.filter((x) => heard >= x.n)) w.resolve();
@@ -83,7 +90,7 @@ async function honestPeer(name: string): Promise<{ url: string; signer: Signer; 
 }
 
 const heartbeatDef = (): protoLoader.MethodDefinition<object, object> =>
-  (packageDefinition()['svc.v1.Peer'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)['Heartbeat']!;
+  (packageDefinition()['svc.v2.Peer'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)['Heartbeat']!;
 
 /** Raw HTTP/2 connections from a chosen loopback address: grpc-js cannot pick its source. */
 class SourceClient {
@@ -95,12 +102,12 @@ class SourceClient {
 
   /** A signed Heartbeat claiming `url`; answers the gRPC status and the node's active peer count. */
   heartbeat(s: Signer, url: string): Promise<{ status: number; peers: number | null }> {
-    const msg = requestCodec('Heartbeat').serialize(s.sign('Heartbeat', { node_id: 'flood', url, height: '0' }));
+    const msg = requestCodec('Heartbeat').serialize(s.request('Heartbeat', nodeKey, { node_id: 'flood', url, height: '0' }));
     const frame = Buffer.alloc(5 + msg.length);
     frame.writeUInt32BE(msg.length, 1);
     msg.copy(frame, 5);
     return new Promise((resolve, reject) => {
-      const req = this.session.request({ ':method': 'POST', ':path': '/svc.v1.Peer/Heartbeat', 'content-type': 'application/grpc', te: 'trailers' });
+      const req = this.session.request({ ':method': 'POST', ':path': '/svc.v2.Peer/Heartbeat', 'content-type': 'application/grpc', te: 'trailers' });
       const chunks: Buffer[] = [];
       let status: number | null = null;
       req.on('response', (h) => {

@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { startNode } from '../helpers/node-process.js';
-import { loadPeerClientCtor } from '../../src/gossip/server.js';
+import { PeerClient } from '../../src/gossip/client.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { Db, Bucket, key } from '../../src/writer/db.js';
 
@@ -38,15 +37,9 @@ test('three roles come up; health, status, gRPC; a killed REST child restarts; S
     assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'not_found');
 
     // gRPC answers on bind_address.
-    const Peer = loadPeerClientCtor();
-    const client = new Peer(`127.0.0.1:${node.grpcPort}`, grpc.credentials.createInsecure()) as unknown as {
-      Heartbeat(req: object, cb: (e: Error | null, r: { node_id: string }) => void): void;
-      close(): void;
-    };
-    const hb = await new Promise<{ node_id: string }>((resolve, reject) =>
-      // Peer requests must be signed (issue 8): a throwaway Ed25519 identity.
-      client.Heartbeat(new Signer(new Uint8Array(32).fill(3)).sign('Heartbeat', { node_id: 'tester', url: '', height: '0' }), (e, r) => (e ? reject(e) : resolve(r))),
-    );
+    // Peer requests must be signed (issue 8): a throwaway Ed25519 identity.
+    const client = new PeerClient(`http://127.0.0.1:${node.grpcPort}`, new Signer(new Uint8Array(32).fill(3)), 10_000);
+    const hb = await client.call<{ node_id: string }>('Heartbeat', { node_id: 'tester', url: '', height: '0' });
     assert.equal(hb.node_id, 'topo-1');
     client.close();
 
