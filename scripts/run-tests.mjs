@@ -1,6 +1,7 @@
 // Runs every compiled *.test.js under dist/test with Node's built-in runner.
 // Node 20's `node --test DIR` would also run every helper .js inside a folder named
-// "test", so the file list is built here. Extra args narrow by substring:
+// "test", so the file list is built here. Extra args narrow by substring, or name one
+// file exactly with a leading "=" (its path under dist/test, e.g. =log.test.js):
 //   npm test -- vm protocol
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -21,7 +22,8 @@ function walk(dir) {
   return out;
 }
 
-const files = walk(testRoot).filter((f) => filters.length === 0 || filters.some((s) => relative(testRoot, f).includes(s)));
+const matches = (rel, s) => (s.startsWith('=') ? rel === s.slice(1) : rel.includes(s));
+const files = walk(testRoot).filter((f) => filters.length === 0 || filters.some((s) => matches(relative(testRoot, f), s)));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
