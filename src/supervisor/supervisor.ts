@@ -125,6 +125,10 @@ export class Supervisor {
     st.fatalReason = null;
     const proc = fork(this.entries[role] ?? ENTRY[role], [], { serialization: 'advanced', stdio: ['inherit', 'pipe', 'pipe', 'ipc'], execArgv: process.execArgv });
     st.proc = proc;
+    // A message sent while the child is going away (a shutdown, a crash) fails with an
+    // 'error' event on the ChildProcess; unheard, it would kill the supervisor with exit 1
+    // in the middle of a clean stop. The child's exit is handled below either way.
+    proc.on('error', (e: Error) => log.debug('child channel error', { role, error: e.message }));
     const cut = (stream: string) => (c: CutLine) => log.warn('child log line cut', { role, child_pid: proc.pid, stream, bytes: c.bytes, head: c.head });
     this.stdout.attach(proc.stdout!, cut('stdout'));
     this.stderr.attach(proc.stderr!, cut('stderr'));

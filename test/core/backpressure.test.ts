@@ -28,6 +28,7 @@ test('pool queue full: intake answers 503 overloaded, other requests still serve
     const status = (await (await fetch(`${node.restUrl}/node_status`)).json()) as { pool: { queue_limit: number } };
     assert.equal(status.pool.queue_limit, 1);
   } finally {
-    assert.equal(await node.stop(), 0);
+    const code = await node.stop();
+    assert.equal(code, 0, `the node exited with ${code}; last lines:\n${node.raw.slice(-20).join('\n')}`);
   }
 });
