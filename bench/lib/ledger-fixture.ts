@@ -48,6 +48,26 @@ export function anchorTx(outpointTxid: Uint8Array, vout: number, script: Uint8Ar
   return tx;
 }
 
+/** The record intake stores for a verified call before its block decides it (src/core/intake.ts). */
+export function pendingCallRecord(anchorTxid: string, contractId: string, env: CallEnvelope, bytes: Uint8Array, envelopeHash: Uint8Array): CallRecord {
+  return {
+    txid: anchorTxid,
+    contract_id: contractId,
+    envelope_hash: toHex(envelopeHash),
+    function: env.function,
+    caller: toHex(env.caller),
+    call_id: env.callId.toString(),
+    status: 'pending',
+    block_height: null,
+    tx_index: null,
+    result: null,
+    error: null,
+    payload: Buffer.from(bytes).toString('base64'),
+    outpoint: `${toHex(env.outpointTxid)}:${env.outpointVout}`,
+    instructions: null,
+  };
+}
+
 export class LedgerBench {
   height = 0;
   hash = toHex(id32('block', 0));
@@ -137,22 +157,7 @@ export class LedgerBench {
     const payload = encodeEnvelope(env);
     const eh = taggedHash(Tags.envelope, payload);
     const tx = anchorTx(outpointTxid, 0, callStampScript(env.contractId, eh));
-    const rec: CallRecord = {
-      txid: tx.getId(),
-      contract_id: contractId,
-      envelope_hash: toHex(eh),
-      function: fn,
-      caller: toHex(caller),
-      call_id: callId.toString(),
-      status: 'pending',
-      block_height: null,
-      tx_index: null,
-      result: null,
-      error: null,
-      payload: Buffer.from(payload).toString('base64'),
-      outpoint: `${toHex(outpointTxid)}:0`,
-      instructions: null,
-    };
+    const rec = pendingCallRecord(tx.getId(), contractId, env, payload, eh);
     return { rec, tx };
   }
 

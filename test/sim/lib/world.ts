@@ -17,6 +17,7 @@ import { callStampScript, deployStampScript } from '../../../src/protocol/stamp.
 import { codeHash, contractId as deriveContractId } from '../../../src/protocol/contract.js';
 import type { Value } from '../../../src/protocol/value.js';
 import type { CallRecord, ContractRecord } from '../../../src/writer/records.js';
+import { pendingCallRecord } from '../../../bench/lib/ledger-fixture.js';
 
 /** Bitcoin Core's regtest genesis: the devnet's too, so activation applies as on a devnet. */
 export const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';
@@ -163,22 +164,7 @@ export class World {
     const tx = spendTx(outpointTxid, 0, callStampScript(envelope.contractId, eh), this.salt++);
     const conflict = doomed ? spendTx(outpointTxid, 0, PAY_SCRIPT, this.salt++) : null;
     const txid = tx.getId();
-    const record: CallRecord = {
-      txid,
-      contract_id: contractId,
-      envelope_hash: toHex(eh),
-      function: fn,
-      caller: toHex(caller),
-      call_id: callId.toString(),
-      status: 'pending',
-      block_height: null,
-      tx_index: null,
-      result: null,
-      error: null,
-      payload: Buffer.from(bytes).toString('base64'),
-      outpoint: `${toHex(outpointTxid)}:0`,
-      instructions: null,
-    };
+    const record = pendingCallRecord(txid, contractId, envelope, bytes, eh);
     const p = { kind: 'call' as const, txid, record, tx, envelope, outpoint: record.outpoint, conflict };
     this.payloads.push(p);
     return p;
