@@ -1,29 +1,27 @@
-// Minimal typings for the two storage packages (they ship none); only what src/writer/db.ts uses.
-declare module 'levelup' {
-  type Cb<T = void> = (err: (Error & { notFound?: boolean }) | null | undefined, value?: T) => void;
-  interface ReadStreamOptions { gte?: Buffer; lt?: Buffer; limit?: number; reverse?: boolean }
-  interface LevelUp {
-    open(cb: Cb): void;
-    close(cb: Cb): void;
-    get(key: Buffer, cb: Cb<Buffer>): void;
-    getMany(keys: Buffer[], opts: unknown, cb: Cb<(Buffer | undefined)[]>): void;
-    batch(ops: unknown[], opts: unknown, cb: Cb): void;
-    createReadStream(opts: ReadStreamOptions): NodeJS.EventEmitter;
-  }
-  function levelup(store: unknown, cb?: Cb): LevelUp;
-  export default levelup;
-}
-declare module 'rocksdb' {
-  type Callback = (err?: Error | null) => void;
-  /** abstract-leveldown's chained batch: puts and deletes go to the native batch at once. */
-  interface ChainedBatch {
+// Minimal typings for the storage binding (it ships none); only what src/writer/db.ts and
+// the store migration use. The API is abstract-level 1.x with buffer keys and values.
+declare module '@nxtedition/rocksdb' {
+  export interface ChainedBatch {
     put(key: Buffer, value: Buffer): ChainedBatch;
     del(key: Buffer): ChainedBatch;
-    write(options: { sync?: boolean }, callback: Callback): void;
+    write(options: { sync?: boolean }): Promise<void>;
   }
-  interface RocksDB {
+  export interface Iterator {
+    all(): Promise<[Buffer, Buffer][]>;
+    [Symbol.asyncIterator](): AsyncIterator<[Buffer, Buffer]>;
+  }
+  export class RocksLevel {
+    /** A location opens a database; a handle (`handle` of an open one, from any thread) shares it. */
+    constructor(
+      location: string | bigint,
+      options: { keyEncoding: 'buffer'; valueEncoding: 'buffer'; compaction?: 'level' | 'universal'; memtableMemoryBudget?: number; walCompression?: boolean },
+    );
+    open(): Promise<void>;
+    /** The open database's native handle, for another thread's instance. */
+    readonly handle: bigint;
+    close(): Promise<void>;
+    getMany(keys: Buffer[]): Promise<(Buffer | undefined)[]>;
     batch(): ChainedBatch;
+    iterator(options: { gte?: Buffer; lt?: Buffer; limit?: number; reverse?: boolean }): Iterator;
   }
-  function rocksdb(location: string): RocksDB;
-  export default rocksdb;
 }

@@ -1,12 +1,17 @@
 /**
- * RocksDB through levelup, opened only by the writer thread (rocksdb@5.2.1 registers in
- * one thread per process). Keys start with a one-byte bucket id; retired ids are never
- * reused, so old data can never be misread as new.
+ * RocksDB through @nxtedition/rocksdb (abstract-level API), opened only by the writer
+ * thread, which owns state and the journal. Keys start with a one-byte bucket id; retired
+ * ids are never reused, so old data can never be misread as new.
+ *
+ * Why this binding and not rocksdb@5.2.1 (docs/ARCHITECTURE.md, "Storage engine"): the
+ * old one aborts while loading under official Node builds from 20.12 on, so the node
+ * could not run on Node 22; this one ships prebuilds for every current Node line.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import levelup from 'levelup';
-import rocksdb from 'rocksdb';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { RocksLevel } from '@nxtedition/rocksdb';
+import { PackedBatch, type DiskReply, type DiskRequest } from './disk-batch.js';
 
 export const Bucket = {
   meta: 0x01,
@@ -53,68 +58,198 @@ export interface BatchOp {
   value?: Buffer;
 }
 
-type Down = ReturnType<typeof rocksdb>;
-type Chained = ReturnType<Down['batch']>;
-
 /**
- * A RocksDB write batch filled as work proceeds: each put or del goes to the native batch
- * at once (one native call per operation, no array of op objects converted at the end,
- * which cost twice as much in a 7,000-operation block), and `Db.commit` writes it atomically.
+ * A write batch filled as work proceeds: each put or del is packed into one buffer at
+ * once (a copy; no array of op objects, which cost twice as much in a 7,000-operation
+ * block), and `Db.commit` hands it to the disk thread, which writes it atomically.
  */
-export class WriteBatch {
-  length = 0;
-  constructor(private readonly chained: Chained) {}
-
-  put(k: Buffer, v: Buffer): void {
-    this.chained.put(k, v);
-    this.length++;
-  }
-
-  del(k: Buffer): void {
-    this.chained.del(k);
-    this.length++;
+export class WriteBatch extends PackedBatch {
+  constructor(private readonly writeTo: (b: PackedBatch, sync: boolean) => Promise<void>) {
+    super();
   }
 
   /** @internal */
   write(sync: boolean): Promise<void> {
-    return new Promise((resolve, reject) => this.chained.write({ sync } as never, (e?: Error | null) => (e ? reject(e) : resolve())));
+    return this.writeTo(this, sync);
   }
 }
 
 /**
- * Minimal promise wrapper over levelup so the rest of the writer is plain async code.
+ * The process's disk thread (disk-thread.ts) as the writer sees it: requests go in
+ * order, each answered once done. Referenced (keeping the process alive) only while a
+ * request is outstanding. If the thread dies, every outstanding and later request fails
+ * (a failed write halts the node) and the next database opened starts a new one.
+ */
+class DiskThread {
+  private static current: DiskThread | null = null;
+  private nextId = 1;
+  private nextDb = 1;
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private failure: Error | null = null;
+  private readonly worker = new Worker(new URL('./disk-thread.js', import.meta.url));
+
+  static get(): DiskThread {
+    if (!DiskThread.current || DiskThread.current.failure) DiskThread.current = new DiskThread();
+    return DiskThread.current;
+  }
+
+  private constructor() {
+    this.worker.unref();
+    this.worker.on('message', (r: DiskReply) => {
+      const w = this.waiting.get(r.id);
+      if (!w) return;
+      this.waiting.delete(r.id);
+      if (this.waiting.size === 0) this.worker.unref();
+      if (r.ok) w.resolve();
+      else w.reject(new Error(r.message));
+    });
+    const fail = (e: Error): void => {
+      this.failure ??= e;
+      for (const w of this.waiting.values()) w.reject(this.failure);
+      this.waiting.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the disk thread exited (code ${code})`)));
+  }
+
+  private request(m: DiskRequest, transfer: ArrayBuffer[] = []): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.waiting.size === 0) this.worker.ref();
+    const done = new Promise<void>((resolve, reject) => this.waiting.set(m.id, { resolve, reject }));
+    this.worker.postMessage(m, transfer);
+    return done;
+  }
+
+  /** Shares the open database behind `handle`; returns its number here. */
+  async attach(handle: bigint): Promise<number> {
+    const db = this.nextDb++;
+    await this.request({ k: 'attach', id: this.nextId++, db, handle });
+    return db;
+  }
+
+  write(db: number, b: PackedBatch, sync: boolean): Promise<void> {
+    const { buf, bytes } = b.take();
+    return this.request({ k: 'write', id: this.nextId++, db, buf, bytes, sync }, [buf]);
+  }
+
+  detach(db: number): Promise<void> {
+    return this.request({ k: 'detach', id: this.nextId++, db });
+  }
+}
+
+/** One database's writes through the disk thread. */
+class DiskWriter {
+  private constructor(
+    private readonly thread: DiskThread,
+    private readonly db: number,
+  ) {}
+
+  static async start(handle: bigint): Promise<DiskWriter> {
+    const thread = DiskThread.get();
+    return new DiskWriter(thread, await thread.attach(handle));
+  }
+
+  write(b: PackedBatch, sync: boolean): Promise<void> {
+    return this.thread.write(this.db, b, sync);
+  }
+
+  /** Forgets the database in the disk thread; a dead thread has forgotten it already. */
+  async stop(): Promise<void> {
+    await this.thread.detach(this.db).catch(() => undefined);
+  }
+}
+
+/**
+ * RocksDB options (the binding's names), measured with the core bench (docs/PERFORMANCE.md,
+ * "Storage binding"):
+ * - level compaction with a 16 MiB memtable budget: 4 MiB write buffers, as the earlier
+ *   binding had (RocksDB's default is 64 MiB, which costs memory and slowed synced block
+ *   batches by ~15%);
+ * - no WAL compression: zstd on every write for little gain on batches of hashes and
+ *   small records.
+ * Table files stay zstd-compressed from level 2 on (the binding's level default).
+ */
+export const ENGINE_OPTIONS = { compaction: 'level', memtableMemoryBudget: 16 << 20, walCompression: false } as const;
+
+/** Why a database did not open: abstract-level wraps the engine's reason in a generic "Database is not open". */
+function openFailure(e: unknown): unknown {
+  const cause = (e as { cause?: unknown } | null)?.cause;
+  const reason = cause instanceof Error ? cause : e;
+  const message = reason instanceof Error ? reason.message : String(reason);
+  // Tables written by rocksdb@5.2.1 (this node before the change of binding) are
+  // Snappy-compressed; this build reads none. Say what to do rather than the engine's words.
+  if (/Unsupported compression method.*Snappy/i.test(message)) {
+    return new LegacyStoreError(message);
+  }
+  return reason;
+}
+
+/**
+ * The RocksDB version that last opened the store at `path` when it is older than this
+ * binding's engine (RocksDB 9), else null. RocksDB writes an OPTIONS file at every open;
+ * the newest names the version. Checked before opening: a store of the earlier binding
+ * may open without error (a table block is stored uncompressed when Snappy saved too
+ * little) and fail later, at the first read of a Snappy block.
+ */
+export function legacyEngineVersion(path: string): string | null {
+  if (!existsSync(join(path, 'CURRENT'))) return null;
+  const newest = readdirSync(path)
+    .filter((f) => /^OPTIONS-\d+$/.test(f))
+    .sort((a, b) => Number(a.slice(8)) - Number(b.slice(8)))
+    .pop();
+  if (newest === undefined) return null;
+  const m = /^\s*rocksdb_version=(\d+)\.(\d+)\.(\d+)\s*$/m.exec(readFileSync(join(path, newest), 'utf8'));
+  return m && Number(m[1]) < 9 ? `${m[1]}.${m[2]}.${m[3]}` : null;
+}
+
+/** The data directory was written by the node's earlier storage binding (rocksdb@5.2.1). */
+export class LegacyStoreError extends Error {
+  constructor(readonly engineMessage: string) {
+    super('it was written by the earlier storage engine (rocksdb 5.2.1, Snappy-compressed tables), which this node no longer reads: stop the node and run `npm run migrate-store -- <db_path>` under Node 20 (docs/OPERATING.md, "Storage engine")');
+    this.name = 'LegacyStoreError';
+  }
+}
+
+/**
+ * Minimal promise wrapper over the binding so the rest of the writer is plain async code.
  *
  * Writes are ordered: each batch starts after the previous one finished. A caller may
  * hand over a batch and go on without awaiting it (the ledger computes the next block
- * while RocksDB writes the last one); every read waits for the writes handed over before
- * it, so nobody reads the disk behind what the writer already committed to it.
+ * while the disk thread writes the last one); every read waits for the writes handed
+ * over before it, so nobody reads the disk behind what the writer already committed to
+ * it. Reads run in RocksDB's thread pool through this thread's instance.
  */
 export class Db {
   /** The last write handed to RocksDB; settles (never rejects) when it is done. */
   private inflight: Promise<void> = Promise.resolve();
 
   private constructor(
-    private db: ReturnType<typeof levelup>,
-    private down: Down,
+    private db: RocksLevel,
+    private disk: DiskWriter,
     readonly path: string,
   ) {}
 
-  private static async openLevel(path: string): Promise<{ db: ReturnType<typeof levelup>; down: Down }> {
+  private static async openLevel(path: string): Promise<{ db: RocksLevel; disk: DiskWriter }> {
     mkdirSync(dirname(path), { recursive: true });
-    const down = rocksdb(path);
-    // levelup opens from its constructor; given no callback there, a failed open (a
-    // database locked by another node, an unwritable directory) is also emitted as an
-    // 'error' event nobody listens to: an uncaught exception that reached the core as
-    // "[object Object]". With the callback the failure is only this rejection.
-    const db = await new Promise<ReturnType<typeof levelup>>((resolve, reject) => {
-      const opened: ReturnType<typeof levelup> = levelup(down, (e?: Error | null) => (e ? reject(e) : resolve(opened)));
-    });
-    return { db, down };
+    const legacy = legacyEngineVersion(path);
+    if (legacy !== null) throw new LegacyStoreError(`written by RocksDB ${legacy}`);
+    const db = new RocksLevel(path, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...ENGINE_OPTIONS });
+    try {
+      await db.open();
+    } catch (e) {
+      throw openFailure(e);
+    }
+    try {
+      return { db, disk: await DiskWriter.start(db.handle) };
+    } catch (e) {
+      await db.close().catch(() => undefined);
+      throw e;
+    }
   }
 
   static async open(path: string): Promise<Db> {
-    const { db, down } = await Db.openLevel(path);
-    return new Db(db, down, path);
+    const { db, disk } = await Db.openLevel(path);
+    return new Db(db, disk, path);
   }
 
   /**
@@ -123,9 +258,9 @@ export class Db {
    */
   async reopen(): Promise<void> {
     await this.close().catch(() => undefined);
-    const { db, down } = await Db.openLevel(this.path);
+    const { db, disk } = await Db.openLevel(this.path);
     this.db = db;
-    this.down = down;
+    this.disk = disk;
   }
 
   /** Resolves when every write handed over so far has finished (failed ones included). */
@@ -141,9 +276,8 @@ export class Db {
    * asked for in the same synchronous run (for example intake's look-ups of many
    * concurrent submissions, which reach the writer together) are read in one getMany:
    * one round trip to RocksDB's thread pool instead of one per key. Read through getMany
-   * even alone: a missing key is then a plain undefined, where `get` builds two Error
-   * objects with stack traces (leveldown's and levelup's NotFoundError), and intake's
-   * look-ups mostly miss.
+   * even alone: a missing key is then a plain undefined, where `get` builds an Error
+   * object with a stack trace, and intake's look-ups mostly miss.
    */
   async get(k: Buffer): Promise<Buffer | undefined> {
     await this.inflight;
@@ -156,12 +290,10 @@ export class Db {
   private readGets(): void {
     const gets = this.gets;
     this.gets = [];
-    this.db.getMany(
-      gets.map((g) => g.k),
-      {},
-      (e, v) => {
-        if (e) for (const g of gets) g.reject(e);
-        else gets.forEach((g, i) => g.resolve(v?.[i] ?? undefined));
+    this.db.getMany(gets.map((g) => g.k)).then(
+      (v) => gets.forEach((g, i) => g.resolve(v[i] ?? undefined)),
+      (e: unknown) => {
+        for (const g of gets) g.reject(e);
       },
     );
   }
@@ -176,13 +308,13 @@ export class Db {
    * `getMany` without waiting for writes in flight: the answer reflects either the state
    * before or after the write in flight (batches are atomic). The caller accounts for it.
    */
-  getManyNow(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
-    if (keys.length === 0) return Promise.resolve([]);
-    return new Promise((resolve, reject) => this.db.getMany(keys, {}, (e, v) => (e ? reject(e) : resolve(v ?? []))));
+  async getManyNow(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
+    if (keys.length === 0) return [];
+    return (await this.db.getMany(keys)).map((v) => v ?? undefined);
   }
 
   newBatch(): WriteBatch {
-    return new WriteBatch(this.down.batch());
+    return new WriteBatch((b, sync) => this.disk.write(b, sync));
   }
 
   /**
@@ -212,19 +344,15 @@ export class Db {
   /** All entries with keys in [gte, lt), in key order. */
   async range(gte: Buffer, lt: Buffer, opts: { limit?: number; reverse?: boolean } = {}): Promise<{ key: Buffer; value: Buffer }[]> {
     await this.inflight;
-    return new Promise((resolve, reject) => {
-      const out: { key: Buffer; value: Buffer }[] = [];
-      this.db
-        .createReadStream({ gte, lt, limit: opts.limit ?? -1, reverse: opts.reverse ?? false })
-        .on('data', (d: { key: Buffer; value: Buffer }) => out.push(d))
-        .on('error', reject)
-        .on('end', () => resolve(out));
-    });
+    const rows = await this.db.iterator({ gte, lt, limit: opts.limit ?? -1, reverse: opts.reverse ?? false }).all();
+    return rows.map(([key, value]) => ({ key, value }));
   }
 
+  /** Closes after the writes handed over; the disk thread ends before the database closes. */
   async close(): Promise<void> {
     await this.inflight;
-    return new Promise((resolve, reject) => this.db.close((e?: Error | null) => (e ? reject(e) : resolve())));
+    await this.disk.stop();
+    await this.db.close();
   }
 }
 

@@ -24,6 +24,13 @@ function tryMount(dir: string): string | null {
   }
 }
 
+/** Blocks of event-heavy calls after the disk is full, at most, before a halt must have come. */
+const FILL_ROUNDS = 12;
+/** Event-heavy calls per block: 6 x ~2,000 events outgrow the log's preallocated space in a few blocks. */
+const BURSTS_PER_BLOCK = 6;
+/** One funded output per call: the fill's calls, the two deploys and the counter calls around them. */
+const FUNDED_OUTPUTS = FILL_ROUNDS * BURSTS_PER_BLOCK + 8;
+
 const mountDir = mkdtempSync(join(tmpdir(), 'svc-fulldisk-'));
 const skip = tryMount(mountDir);
 
@@ -37,33 +44,49 @@ test('a full disk halts the node; freeing space and clear_halt recovers', { skip
   const filler = join(mountDir, 'filler');
   try {
     const wallet = testWallet(11);
-    await fund(devnet, wallet, 40, 100_000);
+    await fund(devnet, wallet, FUNDED_OUTPUTS, 100_000);
     const svc = client(steady, devnet, wallet);
     const counter = compileFixture('counter.svc');
     const dep = await svc.deploy(counter);
     assert.equal((await postJson(`${node.restUrl}/deploy_contract`, dep.body)).status, 202);
+    const emitter = compileFixture('emitter.svc');
+    const em = await svc.deploy(emitter);
+    assert.equal((await postJson(`${node.restUrl}/deploy_contract`, em.body)).status, 202);
     devnet.chain.mine(1);
     await waitSynced(node, devnet);
 
     const refusedBodies: { txid: string; contract_id: string; payload: string }[] = [];
-    const submit = async (n: number, mustAccept = true): Promise<string> => {
-      const c = await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${n}`], abi: counter.abi });
-      const r = await postJson(`${node.restUrl}/contract_call`, { txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload });
+    const submit = async (n: number, mustAccept = true, burst = false): Promise<string> => {
+      const c = burst
+        ? await svc.call({ contractId: em.contractId, function: 'burst', args: [], abi: emitter.abi })
+        : await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${n}`], abi: counter.abi });
+      const contractId = burst ? em.contractId : dep.contractId;
+      const r = await postJson(`${node.restUrl}/contract_call`, { txid: c.anchor.txid, contract_id: contractId, payload: c.call.payload });
       if (mustAccept) assert.equal(r.status, 202);
       // On a full disk the payload cannot be made durable: never 202, only 503 halted.
       else assert.ok(r.status === 202 || (r.status === 503 && r.body.error.code === 'halted'), JSON.stringify(r.body));
-      if (r.status === 503) refusedBodies.push({ txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload });
+      if (r.status === 503) refusedBodies.push({ txid: c.anchor.txid, contract_id: contractId, payload: c.call.payload });
       return c.anchor.txid;
     };
     const before = await submit(1);
 
-    // Fill the disk completely (random bytes: nothing compresses them). The partly used
-    // last page of RocksDB's log may absorb one small batch; a few blocks cannot fit.
+    // Fill the disk completely (random bytes: nothing compresses them). RocksDB has
+    // already allocated its write-ahead log ahead of use (1.1 x the 4 MiB write buffer),
+    // so the node goes on writing there and halts when it needs new space: event-heavy
+    // calls (2,000 events each) get there in a few blocks.
     const free = statfsSync(mountDir);
     writeFileSync(filler, randomBytes(Number(free.bavail) * Number(free.bsize)));
-    for (let i = 0; i < 4; i++) {
-      await submit(10 + i, false);
+    let halted = false;
+    for (let round = 1; !halted; round++) {
+      assert.ok(round <= FILL_ROUNDS, `no halt after ${FILL_ROUNDS} blocks of event-heavy calls on a full disk`);
+      for (let i = 0; i < BURSTS_PER_BLOCK; i++) await submit(0, false, true);
       devnet.chain.mine(1);
+      const height = devnet.chain.height;
+      await waitUntil(node, async () => {
+        const st = await nodeStatus(node);
+        halted = st['halted'] === true;
+        return halted || st['processed_height'] === height;
+      }, `block ${height} applied or a halt`);
     }
     const halt = await node.waitFor((l) => l.msg === 'consensus halt', 60_000, 'halt on a full disk');
     assert.match(String(halt['reason']), /^storage write failed/);
