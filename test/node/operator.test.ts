@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestServer } from '../../src/rest/http.js';
@@ -85,6 +85,22 @@ test('a database another node holds: the second node exits 1 naming the lock, ne
     assert.equal(probe(`127.0.0.1:${port}`), 1);
   } finally {
     await first.stop();
+  }
+});
+
+test('a data directory of the earlier storage binding: the node exits 1 with one line saying to run migrate-store, and changes nothing', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-legacy-'));
+  try {
+    cpSync(join(repoRoot, 'test/fixtures/legacy-store/db'), join(dataDir, 'db'), { recursive: true });
+    const before = readdirSync(join(dataDir, 'db')).sort();
+    const r = await runToExit({}, dataDir);
+    assert.equal(r.code, 1, r.raw.join('\n'));
+    const errors = r.lines.filter((l) => l.level === 'error');
+    assert.match(errors.pop()!.msg, /^startup failed: core exited during startup \(code 1\): cannot open the database at .*db: it was written by the earlier storage engine \(rocksdb 5\.2\.1, Snappy-compressed tables\).*run `npm run migrate-store -- <db_path>` under Node 20/);
+    assert.equal(r.lines.filter((l) => l.msg === 'restarting child').length, 0, 'no restart loop');
+    assert.deepEqual(readdirSync(join(dataDir, 'db')).filter((f) => f !== 'LOCK').sort(), before.filter((f) => f !== 'LOCK'));
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
 
