@@ -5,16 +5,16 @@
 # Build stage: install everything, compile the node (without tests and benchmarks).
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-# rocksdb@5.2.1's prebuilt binary aborts while loading under official Node builds from
-# 20.12 on (Level/rocksdb#228): it is compiled here, against the image's own headers
-# (no download), on every core.
-RUN JOBS=max npm_config_nodedir=/usr/local npm_config_build_from_source=true npm ci --no-audit --no-fund
+# No compiler: every native dependency ships prebuilt binaries for Node 22 on glibc
+# (@nxtedition/rocksdb, uWebSockets.js). The optional dependency is the earlier storage
+# binding (rocksdb 5.2.1), used only by `npm run migrate-store` under Node 20; it cannot
+# load under Node 22, so the image leaves it out.
+RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --omit=optional
 
 # Run stage: compiled code, production dependencies, a non-root user, data in a volume.
 FROM node:22-bookworm-slim
