@@ -49,6 +49,33 @@ export function anchorTx(outpointTxid: Uint8Array, vout: number, script: Uint8Ar
 }
 
 /** The record intake stores for a verified call before its block decides it (src/core/intake.ts). */
+/**
+ * A call envelope spending output 0 of `outpointTxid`, with a zero signature (the ledger
+ * never checks signatures; intake did), encoded and hashed as intake would.
+ */
+export function unsignedCall(
+  contractId: string,
+  fn: string,
+  args: Value[],
+  caller: Uint8Array,
+  callId: bigint,
+  outpointTxid: Uint8Array,
+): { envelope: CallEnvelope; bytes: Uint8Array; envelopeHash: Uint8Array } {
+  const envelope: CallEnvelope = {
+    version: 1,
+    contractId: Buffer.from(contractId, 'hex'),
+    function: fn,
+    args,
+    caller,
+    callId,
+    outpointTxid,
+    outpointVout: 0,
+    signature: new Uint8Array(64),
+  };
+  const bytes = encodeEnvelope(envelope);
+  return { envelope, bytes, envelopeHash: taggedHash(Tags.envelope, bytes) };
+}
+
 export function pendingCallRecord(anchorTxid: string, contractId: string, env: CallEnvelope, bytes: Uint8Array, envelopeHash: Uint8Array): CallRecord {
   return {
     txid: anchorTxid,
@@ -143,19 +170,7 @@ export class LedgerBench {
   /** The record intake would store for a call, and its anchoring tx; nothing is stored. */
   callRecord(contractId: string, fn: string, args: Value[], caller: Uint8Array, callId: bigint): { rec: CallRecord; tx: Transaction } {
     const outpointTxid = id32('utxo', Number(callId) + caller[0]! * 1_000_003);
-    const env: CallEnvelope = {
-      version: 1,
-      contractId: Buffer.from(contractId, 'hex'),
-      function: fn,
-      args,
-      caller,
-      callId,
-      outpointTxid,
-      outpointVout: 0,
-      signature: new Uint8Array(64),
-    };
-    const payload = encodeEnvelope(env);
-    const eh = taggedHash(Tags.envelope, payload);
+    const { envelope: env, bytes: payload, envelopeHash: eh } = unsignedCall(contractId, fn, args, caller, callId, outpointTxid);
     const tx = anchorTx(outpointTxid, 0, callStampScript(env.contractId, eh));
     const rec = pendingCallRecord(tx.getId(), contractId, env, payload, eh);
     return { rec, tx };

@@ -11,13 +11,13 @@
 import { Transaction } from 'bitcoinjs-lib';
 import type { ChainSource } from '../../../src/chain/esplora-client.js';
 import type { ParsedBlock } from '../../../src/chain/bitcoin.js';
-import { encodeEnvelope, type CallEnvelope } from '../../../src/protocol/envelope.js';
-import { sha256, taggedHash, Tags, toHex } from '../../../src/protocol/hash.js';
+import type { CallEnvelope } from '../../../src/protocol/envelope.js';
+import { sha256, toHex } from '../../../src/protocol/hash.js';
 import { callStampScript, deployStampScript } from '../../../src/protocol/stamp.js';
 import { codeHash, contractId as deriveContractId } from '../../../src/protocol/contract.js';
 import type { Value } from '../../../src/protocol/value.js';
 import type { CallRecord, ContractRecord } from '../../../src/writer/records.js';
-import { pendingCallRecord } from '../../../bench/lib/ledger-fixture.js';
+import { pendingCallRecord, unsignedCall } from '../../../bench/lib/ledger-fixture.js';
 
 /** Bitcoin Core's regtest genesis: the devnet's too, so activation applies as on a devnet. */
 export const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';
@@ -148,19 +148,7 @@ export class World {
    */
   call(contractId: string, fn: string, args: Value[], caller: Uint8Array, callId: bigint, doomed: boolean): Payload & { kind: 'call' } {
     const outpointTxid = id32('utxo', this.seed, this.salt);
-    const envelope: CallEnvelope = {
-      version: 1,
-      contractId: Buffer.from(contractId, 'hex'),
-      function: fn,
-      args,
-      caller,
-      callId,
-      outpointTxid,
-      outpointVout: 0,
-      signature: new Uint8Array(64),
-    };
-    const bytes = encodeEnvelope(envelope);
-    const eh = taggedHash(Tags.envelope, bytes);
+    const { envelope, bytes, envelopeHash: eh } = unsignedCall(contractId, fn, args, caller, callId, outpointTxid);
     const tx = spendTx(outpointTxid, 0, callStampScript(envelope.contractId, eh), this.salt++);
     const conflict = doomed ? spendTx(outpointTxid, 0, PAY_SCRIPT, this.salt++) : null;
     const txid = tx.getId();
