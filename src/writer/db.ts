@@ -169,19 +169,17 @@ class DiskWriter {
  *   small records.
  * Table files stay zstd-compressed from level 2 on (the binding's level default).
  */
-export const ENGINE_OPTIONS = { compaction: 'level', memtableMemoryBudget: 16 << 20, walCompression: false } as const;
+const ENGINE_OPTIONS = { compaction: 'level', memtableMemoryBudget: 16 << 20, walCompression: false } as const;
 
 /** Why a database did not open: abstract-level wraps the engine's reason in a generic "Database is not open". */
 function openFailure(e: unknown): unknown {
   const cause = (e as { cause?: unknown } | null)?.cause;
-  const reason = cause instanceof Error ? cause : e;
-  const message = reason instanceof Error ? reason.message : String(reason);
-  // Tables written by rocksdb@5.2.1 (this node before the change of binding) are
-  // Snappy-compressed; this build reads none. Say what to do rather than the engine's words.
-  if (/Unsupported compression method.*Snappy/i.test(message)) {
-    return new LegacyStoreError(message);
-  }
-  return reason;
+  return cause instanceof Error ? cause : e;
+}
+
+/** A RocksDB instance at `path` (not yet open) with the node's options and buffer keys and values. */
+export function rocksAt(path: string): RocksLevel {
+  return new RocksLevel(path, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...ENGINE_OPTIONS });
 }
 
 /**
@@ -204,7 +202,8 @@ export function legacyEngineVersion(path: string): string | null {
 
 /** The data directory was written by the node's earlier storage binding (rocksdb@5.2.1). */
 export class LegacyStoreError extends Error {
-  constructor(readonly engineMessage: string) {
+  /** `engineVersion`: the RocksDB version that last opened the store (its OPTIONS file). */
+  constructor(readonly engineVersion: string) {
     super('it was written by the earlier storage engine (rocksdb 5.2.1, Snappy-compressed tables), which this node no longer reads: stop the node and run `npm run migrate-store -- <db_path>` under Node 20 (docs/OPERATING.md, "Storage engine")');
     this.name = 'LegacyStoreError';
   }
@@ -232,8 +231,8 @@ export class Db {
   private static async openLevel(path: string): Promise<{ db: RocksLevel; disk: DiskWriter }> {
     mkdirSync(dirname(path), { recursive: true });
     const legacy = legacyEngineVersion(path);
-    if (legacy !== null) throw new LegacyStoreError(`written by RocksDB ${legacy}`);
-    const db = new RocksLevel(path, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...ENGINE_OPTIONS });
+    if (legacy !== null) throw new LegacyStoreError(legacy);
+    const db = rocksAt(path);
     try {
       await db.open();
     } catch (e) {

@@ -15,8 +15,7 @@ import { createRequire } from 'node:module';
 import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RocksLevel } from '@nxtedition/rocksdb';
-import { Db, ENGINE_OPTIONS, LegacyStoreError, legacyEngineVersion } from './db.js';
+import { Db, LegacyStoreError, legacyEngineVersion, rocksAt } from './db.js';
 import { FRAME_HEAD, TRAILER, TRAILER_BYTES } from './legacy-frames.js';
 
 /** Suffix of the original directory, kept after a migration (the operator deletes it). */
@@ -98,7 +97,7 @@ async function copy(from: string, to: string): Promise<{ keys: number; bytes: nu
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
 
-  const target = new RocksLevel(to, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...ENGINE_OPTIONS });
+  const target = rocksAt(to);
   await target.open();
   const h = createHash('sha256');
   let keys = 0;
@@ -153,7 +152,7 @@ async function copy(from: string, to: string): Promise<{ keys: number; bytes: nu
 
 /** Digest of every entry of the store at `path`, read with the current binding. */
 async function digestOf(path: string): Promise<{ keys: number; digest: string }> {
-  const db = new RocksLevel(path, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...ENGINE_OPTIONS });
+  const db = rocksAt(path);
   await db.open();
   const h = createHash('sha256');
   let keys = 0;
