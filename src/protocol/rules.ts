@@ -28,7 +28,7 @@ export function before(a: Position, b: Position): boolean {
 
 // ------------------------------------------------------------------ intake
 
-/** What a node holds under a txid (Bucket.payload): the kind and the body hash. */
+/** What a node holds under a txid (the payload bucket, src/writer/store/payloads.ts): the kind and the body hash. */
 export interface HeldPayload {
   kind: 'deploy' | 'call';
   contract_id: string;

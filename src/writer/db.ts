@@ -1,7 +1,7 @@
 /**
  * RocksDB through @nxtedition/rocksdb (abstract-level API), opened only by the writer
- * thread, which owns state and the journal. Keys start with a one-byte bucket id; retired
- * ids are never reused, so old data can never be misread as new.
+ * thread, which owns state and the journal. What is stored under which key is the
+ * bucket modules' (src/writer/store/); this file moves bytes.
  *
  * Why this binding and not rocksdb@5.2.1 (docs/ARCHITECTURE.md, "Storage engine"): the
  * old one aborts while loading under official Node builds from 20.12 on, so the node
@@ -12,45 +12,6 @@ import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { RocksLevel } from '@nxtedition/rocksdb';
 import { PackedBatch, type DiskReply, type DiskRequest } from './disk-batch.js';
-
-export const Bucket = {
-  meta: 0x01,
-  contract: 0x02,
-  storage: 0x03,
-  call: 0x04,
-  event: 0x05,
-  block: 0x06,
-  undo: 0x07,
-  stateRoot: 0x08,
-  callIdIndex: 0x09,
-  orphanStamp: 0x0a,
-  payload: 0x0b,
-  contractCalls: 0x0c,
-  pendingCall: 0x0d,
-  callCount: 0x0e,
-  /** A call's payload (borsh envelope), stored once at intake; decided records omit it. */
-  callBody: 0x0f,
-  /** What a block decided for a call (records.ts); absent while the call is pending. */
-  callDecision: 0x10,
-} as const;
-export type Bucket = (typeof Bucket)[keyof typeof Bucket];
-
-export function key(bucket: Bucket, ...parts: (Uint8Array | string)[]): Buffer {
-  // One allocation and plain copies: keys are built several times per applied call.
-  let len = 1;
-  for (const p of parts) len += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.length;
-  const out = Buffer.allocUnsafe(len);
-  out[0] = bucket;
-  let off = 1;
-  for (const p of parts) {
-    if (typeof p === 'string') off += out.write(p, off, 'utf8');
-    else {
-      out.set(p, off);
-      off += p.length;
-    }
-  }
-  return out;
-}
 
 export interface BatchOp {
   type: 'put' | 'del';
@@ -347,22 +308,15 @@ export class Db {
     return rows.map(([key, value]) => ({ key, value }));
   }
 
+  /** `range` over a key range as the bucket modules give it (src/writer/store/). */
+  rangeOf(r: { gte: Buffer; lt: Buffer }, opts: { limit?: number; reverse?: boolean } = {}): Promise<{ key: Buffer; value: Buffer }[]> {
+    return this.range(r.gte, r.lt, opts);
+  }
+
   /** Closes after the writes handed over; the disk thread ends before the database closes. */
   async close(): Promise<void> {
     await this.inflight;
     await this.disk.stop();
     await this.db.close();
   }
-}
-
-/** Upper bound for a prefix scan: the prefix with its last byte incremented (carrying). */
-export function prefixEnd(prefix: Buffer): Buffer {
-  const out = Buffer.from(prefix);
-  for (let i = out.length - 1; i >= 0; i--) {
-    if (out[i]! < 0xff) {
-      out[i]!++;
-      return out.subarray(0, i + 1);
-    }
-  }
-  return Buffer.concat([prefix, Buffer.of(0xff)]);
 }

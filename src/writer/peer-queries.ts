@@ -4,11 +4,12 @@
  * state roots by height range. Read-only: nothing here changes the ledger.
  */
 import canonicalizeModule from 'canonicalize';
-import { Bucket, key, prefixEnd } from './db.js';
 import { EMPTY_ROOT, SortedMerkleTree } from '../state/merkle.js';
 import { toHex } from '../protocol/hash.js';
 import { FINGERPRINT_BYTES, itemHash, PrefixFingerprints } from '../protocol/fingerprint.js';
 import type { Writer } from './writer.js';
+import { payloads, stateRoots } from './store/index.js';
+import type { HeldPayload } from '../protocol/rules.js';
 import type { ContractSummary, PayloadRef, PeerPayload, RangeAnswer, RangeQuery, StateRootRange, TxidPage } from '../messages.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
@@ -41,12 +42,6 @@ const RESOLVE_BATCH = 1024;
  * more contracts than fit still pays only what one uncached answer costs.
  */
 const TXIDS_CACHE_ENTRIES = 262_144;
-
-const u32be = (n: number): Buffer => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n, 0);
-  return b;
-};
 
 /**
  * The summary tree of one contract: a sorted Merkle tree (src/state/merkle.ts) whose leaf
@@ -228,11 +223,11 @@ export class PeerQueries {
     const step = this.resolving.then(async () => {
       while (this.unresolved.length > 0) {
         const batch = this.unresolved.slice(0, RESOLVE_BATCH);
-        const got = await this.w.db.getMany(batch.map((t) => key(Bucket.payload, Buffer.from(t, 'hex'))));
+        const got = await this.w.db.getMany(batch.map((t) => payloads.keyOf(t)));
         this.unresolved.splice(0, batch.length);
         batch.forEach((t, i) => {
           const v = got[i];
-          if (v) this.add(idx, Buffer.from(t, 'hex'), JSON.parse(v.toString('utf8')) as { kind: 'deploy' | 'call'; contract_id: string; body_hash: string });
+          if (v) this.add(idx, Buffer.from(t, 'hex'), payloads.decode(v));
         });
       }
     });
@@ -241,7 +236,7 @@ export class PeerQueries {
     return idx;
   }
 
-  private add(idx: Map<string, ContractIndex>, txid: Buffer, v: { kind: 'deploy' | 'call'; contract_id: string; body_hash: string }): void {
+  private add(idx: Map<string, ContractIndex>, txid: Buffer, v: HeldPayload): void {
     let c = idx.get(v.contract_id);
     if (!c) idx.set(v.contract_id, (c = new ContractIndex()));
     c.add(txid, v.kind, Buffer.from(v.body_hash, 'hex'));
@@ -251,8 +246,8 @@ export class PeerQueries {
   private async build(): Promise<Map<string, ContractIndex>> {
     const idx = new Map<string, ContractIndex>();
     this.stats.bucketScans++;
-    for (const r of await this.w.db.range(key(Bucket.payload), prefixEnd(key(Bucket.payload)))) {
-      this.add(idx, r.key.subarray(1), JSON.parse(r.value.toString('utf8')) as { kind: 'deploy' | 'call'; contract_id: string; body_hash: string });
+    for (const r of await this.w.db.rangeOf(payloads.all())) {
+      this.add(idx, payloads.txidOf(r.key), payloads.decode(r.value));
     }
     this.index = idx;
     return idx;
@@ -368,8 +363,8 @@ export class PeerQueries {
     const hi = Math.min(to, from + MAX_ROOT_RANGE - 1, 0xfffffffe);
     const roots: StateRootRange['roots'] = [];
     if (hi >= from) {
-      for (const r of await this.w.db.range(key(Bucket.stateRoot, u32be(from)), key(Bucket.stateRoot, u32be(hi + 1)))) {
-        roots.push(JSON.parse(r.value.toString('utf8')) as StateRootRange['roots'][number]);
+      for (const r of await this.w.db.rangeOf(stateRoots.heights(from, hi))) {
+        roots.push(stateRoots.decode(r.value));
       }
     }
     return { roots, anchor_height: l.anchor?.height ?? null, tip_height: l.tip?.height ?? null };

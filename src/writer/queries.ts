@@ -8,7 +8,6 @@
  * (applyBlock mutates memory across awaits). So value, proof, height and state_root of
  * one answer always belong to the same processed block.
  */
-import { Bucket, key, prefixEnd } from './db.js';
 import { NodeError } from '../errors.js';
 import { toHex } from '../protocol/hash.js';
 import { valueFromJson, valueToJson, type Value, type ValueType } from '../protocol/value.js';
@@ -16,7 +15,8 @@ import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/st
 import type { TrieProof } from '../state/trie.js';
 import type { AbiEntry } from '../vm/types.js';
 import type { Writer } from './writer.js';
-import { statusBody, storedDecisionStatus } from './records.js';
+import { statusBody } from './records.js';
+import { callDecisions, storage } from './store/index.js';
 export { statusBody };
 import {
   BLOCK_APPLY_BUCKETS,
@@ -182,15 +182,14 @@ export class WriterQueries {
           missing.push(id);
           continue;
         }
-        const prefix = key(Bucket.storage, Buffer.from(id, 'hex'));
-        const storage: [Uint8Array, Uint8Array][] = [];
+        const entries: [Uint8Array, Uint8Array][] = [];
         let size = 0;
-        for (const r of await l.db.range(prefix, prefixEnd(prefix))) {
-          const k = new Uint8Array(r.key.subarray(prefix.length));
-          storage.push([k, new Uint8Array(r.value)]);
+        for (const r of await l.db.rangeOf(storage.ofContract(Buffer.from(id, 'hex')))) {
+          const k = new Uint8Array(storage.fieldOf(r.key));
+          entries.push([k, new Uint8Array(r.value)]);
           size += k.length + r.value.length;
         }
-        contracts.push({ id, program, storage, size });
+        contracts.push({ id, program, storage: entries, size });
       }
       const v = this.stateVersion();
       return { height: v.height, state_root: v.state_root, contracts, missing };
@@ -203,12 +202,12 @@ export class WriterQueries {
     const at = `${l.tip?.height}:${l.stateRoot}:${l.pendingCount}`;
     if (this.statusCache?.at === at) return this.statusCache.counts;
     const counts: Record<string, number> = { pending: l.pendingCount, executed: 0, failed: 0, invalid: 0, dropped: 0 };
-    const start = key(Bucket.callDecision);
-    let from = start;
+    const all = callDecisions.all();
+    let from = all.gte;
     for (;;) {
-      const rows = await l.db.range(from, prefixEnd(start), { limit: 1000 });
+      const rows = await l.db.range(from, all.lt, { limit: 1000 });
       for (const r of rows) {
-        const status = storedDecisionStatus(r.value);
+        const status = callDecisions.statusOf(r.value);
         counts[status] = (counts[status] ?? 0) + 1;
       }
       if (rows.length < 1000) break;

@@ -10,16 +10,10 @@
  * flushed them; and every disk read waits for the writes handed over before it. So a step
  * never answers a block that a crash could still lose, and all its reads see one chain.
  */
-import { Bucket, key } from './db.js';
-import { decodeBlockCalls, statusBody } from './records.js';
+import { statusBody } from './records.js';
+import { contractCalls, stateRoots } from './store/index.js';
 import type { Writer } from './writer.js';
 import type { CallStatusBody, StreamBlock, StreamStep, StreamStepParams } from '../messages.js';
-
-const u32be = (n: number): Buffer => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n, 0);
-  return b;
-};
 
 export class StreamQueries {
   constructor(private readonly writer: Writer) {}
@@ -67,10 +61,10 @@ export class StreamQueries {
     const l = this.writer.ledger;
     const first = await l.stateRootAt(known[0]!.height);
     if (first?.block_hash === known[0]!.hash) return known[0]!.height;
-    const rest = await l.db.getMany(known.slice(1).map((k) => key(Bucket.stateRoot, u32be(k.height))));
+    const rest = await l.db.getMany(known.slice(1).map((k) => stateRoots.key(k.height)));
     for (let i = 0; i < rest.length; i++) {
       const v = rest[i];
-      if (v && (JSON.parse(v.toString('utf8')) as StreamBlock).block_hash === known[i + 1]!.hash) return known[i + 1]!.height;
+      if (v && stateRoots.decode(v).block_hash === known[i + 1]!.hash) return known[i + 1]!.height;
     }
     return null;
   }
@@ -78,9 +72,9 @@ export class StreamQueries {
   /** Stored blocks in [from, to], at most `limit` (heights below the anchor have none). */
   private async blocks(from: number, to: number, limit?: number): Promise<StreamBlock[]> {
     if (from > to) return [];
-    const rows = await this.writer.ledger.db.range(key(Bucket.stateRoot, u32be(from)), key(Bucket.stateRoot, u32be(to + 1)), limit === undefined ? {} : { limit });
+    const rows = await this.writer.ledger.db.rangeOf(stateRoots.heights(from, to), limit === undefined ? {} : { limit });
     return rows.map((r) => {
-      const v = JSON.parse(r.value.toString('utf8')) as StreamBlock;
+      const v = stateRoots.decode(r.value);
       return { height: v.height, block_hash: v.block_hash, state_root: v.state_root };
     });
   }
@@ -89,8 +83,8 @@ export class StreamQueries {
   private async decided(contractId: string, from: number, to: number, tip: number): Promise<CallStatusBody[]> {
     const l = this.writer.ledger;
     const id = Buffer.from(contractId, 'hex');
-    const rows = await l.db.range(key(Bucket.contractCalls, id, u32be(from)), key(Bucket.contractCalls, id, u32be(to + 1)));
-    const txids = rows.flatMap((r) => decodeBlockCalls(r.value));
+    const rows = await l.db.rangeOf(contractCalls.inBlocks(id, from, to));
+    const txids = rows.flatMap((r) => contractCalls.decode(r.value));
     const recs = await Promise.all(txids.map((t) => l.call(t)));
     return recs.flatMap((r) => (r ? [statusBody(r, tip)] : []));
   }

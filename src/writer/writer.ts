@@ -3,7 +3,8 @@
  * through `serial`, one job at a time, so the order of writes never depends on the
  * order in which concurrent requests happen to finish.
  */
-import { Db, Bucket, key } from './db.js';
+import { Db } from './db.js';
+import { meta } from './store/index.js';
 import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
 import type { ChainUpdate, OutpointCheck, WriterStatus } from '../messages.js';
@@ -70,8 +71,7 @@ export class Writer {
 
   static async open(dbPath: string, nodeId: string, log: Logger, limits: WriterLimits = { maxPendingCalls: Number.POSITIVE_INFINITY }): Promise<Writer> {
     const db = await Db.open(dbPath);
-    const idKey = key(Bucket.meta, 'node_id');
-    if (!(await db.get(idKey))) await db.put(idKey, Buffer.from(nodeId, 'utf8'));
+    if (!(await db.get(meta.nodeId.key))) await db.put(meta.nodeId.key, meta.nodeId.encode(nodeId));
     const ledger = new Ledger(db, log);
     await ledger.load();
     log.info('database open', { db_path: dbPath, processed_height: ledger.tip?.height ?? null, contracts: ledger.contractCount, pending_calls: ledger.pendingCount });

@@ -7,8 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
-import { Bucket, key, prefixEnd } from '../../src/writer/db.js';
-import { EVENT_CHUNK, decodeBlockEvents, encodeBlockEvents, type StoredEventRow } from '../../src/writer/records.js';
+import { events, type StoredEventRow } from '../../src/writer/store/index.js';
+
+const { EVENT_CHUNK } = events;
 import { valueToJson, type Value } from '../../src/protocol/value.js';
 
 test('event pages from any cursor across runs and blocks; runs hold at most EVENT_CHUNK events', async () => {
@@ -43,10 +44,10 @@ test('event pages from any cursor across runs and blocks; runs hold at most EVEN
     assert.deepEqual(await b.ledger.events(emitter, all[5_999]!.block_height, all[5_999]!.block_height, null, 3, null), all.slice(4_000, 4_003));
     assert.deepEqual(await b.ledger.events(emitter, 0, 0xffffffff, pos(all[5_999]!), 10, null), []);
     // Every stored run holds at most EVENT_CHUNK events.
-    const prefix = key(Bucket.event, Buffer.from(emitter, 'hex'));
-    const runs = await b.ledger.db.range(prefix, prefixEnd(prefix));
+    const emitterId = Buffer.from(emitter, 'hex');
+    const runs = await b.ledger.db.range(events.fromHeight(emitterId, 0), events.end(emitterId));
     assert.equal(runs.length, Math.ceil(4_000 / EVENT_CHUNK) + Math.ceil(2_000 / EVENT_CHUNK)); // runs per contract and block
-    for (const r of runs) assert.ok(decodeBlockEvents(emitter, r.key.readUInt32BE(33), r.value, () => undefined).length <= EVENT_CHUNK);
+    for (const r of runs) assert.ok(events.decode(emitter, events.heightOf(r.key), r.value, () => undefined).length <= EVENT_CHUNK);
   } finally {
     await b.close();
   }
@@ -77,7 +78,7 @@ test('stored event runs keep every value type exactly, named from the ABI or by 
   const names = values.map((_, i) => `p${i}`);
   const cid = 'ab'.repeat(32);
   const hex = Buffer.from(txid).toString('hex');
-  const decoded = decodeBlockEvents(cid, 42, encodeBlockEvents(rows), (e) => (e === 'Every' ? names : undefined));
+  const decoded = events.decode(cid, 42, events.encode(rows), (e) => (e === 'Every' ? names : undefined));
   assert.deepEqual(decoded, [
     { name: 'Every', params: Object.fromEntries(values.map((v, i) => [`p${i}`, valueToJson(v)])), txid: hex, block_height: 42, tx_index: 3, log_index: 0, contract_id: cid },
     { name: 'Empty', params: {}, txid: hex, block_height: 42, tx_index: 3, log_index: 1, contract_id: cid },

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import { Db, Bucket, key } from '../../src/writer/db.js';
+import { Db } from '../../src/writer/db.js';
+import { undo } from '../../src/writer/store/index.js';
 import { client, compileFixture, fund, getJson, nodeStatus, postJson, startDevnet, startDevnetNode, testWallet, waitReplays, waitSynced } from '../helpers/devnet-node.js';
 
 let devnet: DevnetChainHandle;
@@ -95,9 +96,7 @@ test('a broken invariant halts the node; writes refused, reads served; clear_hal
 
   // Corrupt the journal: the tip block's undo log disappears.
   const db = await Db.open(join(dataDir, 'db'));
-  const h = Buffer.alloc(4);
-  h.writeUInt32BE(synced.height);
-  await db.batch([{ type: 'del', key: key(Bucket.undo, h) }]);
+  await db.batch([{ type: 'del', key: undo.key(synced.height) }]);
   await db.close();
 
   node = await startDevnetNode(devnet, { dataDir, env: { SVC_API_TOKEN: TOKEN } });

@@ -1,11 +1,12 @@
 /**
- * Records as stored (records.ts): a reader gets back exactly what the block made: call
+ * Records as stored (src/writer/store/): a reader gets back exactly what the block made: call
  * decisions for every status, result type and error (unicode included), call records
  * from their two parts, and journal entries.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeBlockRecord, decodeCallDecision, decodeCallRecord, encodeBlockRecord, encodeCallDecision, encodeCallFixed, storedBlockHash, storedDecisionStatus, type CallOutcome } from '../../src/writer/records.js';
+import type { CallOutcome } from '../../src/writer/records.js';
+import { callDecisions, calls, journal } from '../../src/writer/store/index.js';
 import { valueToJson, type Value } from '../../src/protocol/value.js';
 
 test('stored call decisions give back every status, result type and error exactly', () => {
@@ -27,18 +28,18 @@ test('stored call decisions give back every status, result type and error exactl
     { status: 'dropped', block_height: null, tx_index: null, result: null, error: null, instructions: null },
   ];
   for (const d of outcomes) {
-    const stored = encodeCallDecision(d);
-    assert.equal(storedDecisionStatus(stored), d.status);
-    assert.deepEqual(decodeCallDecision(stored), { ...d, result: d.result ? valueToJson(d.result) : null });
+    const stored = callDecisions.encode(d);
+    assert.equal(callDecisions.statusOf(stored), d.status);
+    assert.deepEqual(callDecisions.decode(stored), { ...d, result: d.result ? valueToJson(d.result) : null });
   }
 });
 
 test('a call record is its fixed part with its decision, pending when there is none', () => {
   const fixed = { txid: 'aa'.repeat(32), contract_id: 'bb'.repeat(32), envelope_hash: 'cc'.repeat(32), function: 'transfer', caller: 'dd'.repeat(32), call_id: '18446744073709551615', outpoint: `${'ee'.repeat(32)}:3` };
-  const stored = encodeCallFixed({ ...fixed, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null });
-  assert.deepEqual(decodeCallRecord(stored, undefined), { ...fixed, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null });
-  const decision = encodeCallDecision({ status: 'executed', block_height: 12, tx_index: 3, result: { type: 'u64', value: 5n }, error: null, instructions: 77 });
-  assert.deepEqual(decodeCallRecord(stored, decision), { ...fixed, status: 'executed', block_height: 12, tx_index: 3, result: '5', error: null, instructions: 77 });
+  const stored = calls.encode({ ...fixed, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null });
+  assert.deepEqual(calls.decode(stored, undefined), { ...fixed, status: 'pending', block_height: null, tx_index: null, result: null, error: null, instructions: null });
+  const decision = callDecisions.encode({ status: 'executed', block_height: 12, tx_index: 3, result: { type: 'u64', value: 5n }, error: null, instructions: 77 });
+  assert.deepEqual(calls.decode(stored, decision), { ...fixed, status: 'executed', block_height: 12, tx_index: 3, result: '5', error: null, instructions: 77 });
 });
 
 test('a stored journal entry gives back the block as applied', () => {
@@ -55,10 +56,10 @@ test('a stored journal entry gives back the block as applied', () => {
     dropped: [h('c'), h('d')],
     unstamped: [[5, h('e')]] as [number, string][],
   };
-  const stored = encodeBlockRecord(rec);
-  assert.deepEqual(decodeBlockRecord(stored), rec);
-  assert.equal(storedBlockHash(stored), h('1'));
-  assert.deepEqual(decodeBlockRecord(encodeBlockRecord({ ...rec, txs: [], dropped: [], unstamped: [] })), { ...rec, txs: [], dropped: [], unstamped: [] });
-  assert.throws(() => encodeBlockRecord({ ...rec, hash: 'zz'.repeat(32) }), /not 32 bytes of hex/);
-  assert.throws(() => encodeBlockRecord({ ...rec, txs: [{ txIndex: 1, txid: h('a'), hex: '0g' }] }), /not hex/);
+  const stored = journal.encode(rec);
+  assert.deepEqual(journal.decode(stored), rec);
+  assert.equal(journal.hashOf(stored), h('1'));
+  assert.deepEqual(journal.decode(journal.encode({ ...rec, txs: [], dropped: [], unstamped: [] })), { ...rec, txs: [], dropped: [], unstamped: [] });
+  assert.throws(() => journal.encode({ ...rec, hash: 'zz'.repeat(32) }), /not 32 bytes of hex/);
+  assert.throws(() => journal.encode({ ...rec, txs: [{ txIndex: 1, txid: h('a'), hex: '0g' }] }), /not hex/);
 });

@@ -12,7 +12,7 @@ import { writerPeerHandlers } from '../../src/writer/peer-handlers.js';
 import { summaryTree } from '../../src/writer/peer-queries.js';
 import { itemHash, sumFingerprint } from '../../src/protocol/fingerprint.js';
 import { PAGE_MAX } from '../../src/gossip/limits.js';
-import { Bucket, key } from '../../src/writer/db.js';
+import { Bucket, payloads, stateRoots } from '../../src/writer/store/index.js';
 import { logger } from '../../src/log.js';
 import { PeerSet, sourceOf } from '../../src/gossip/peers.js';
 import { Signer } from '../../src/gossip/auth.js';
@@ -109,7 +109,7 @@ test('peer queries over a ledger with a deploy, confirmed and pending calls; a c
     assert.equal(st.stateRoot, range.roots[3]!.state_root, 'replay reproduces the same state');
     // ...and halts when what the node stored disagrees with its own replay.
     const at2 = range.roots[2]!;
-    await writer.db.put(key(Bucket.stateRoot, Buffer.from([0, 0, 0, 2])), Buffer.from(JSON.stringify({ ...at2, state_root: 'ff'.repeat(32) })));
+    await writer.db.put(stateRoots.key(2), stateRoots.encode({ ...at2, state_root: 'ff'.repeat(32) }));
     st = await h.peerVerifyReplay({});
     assert.equal(st.halted, true);
     assert.match(st.haltReason ?? '', /re-derivation disagrees with stored state at height 2/);
@@ -121,9 +121,9 @@ test('peer queries over a ledger with a deploy, confirmed and pending calls; a c
 /** The summary pairs, root and txid order computed straight from the store, uncached. */
 async function reference(writer: Writer, cid: string): Promise<{ root: string; pairs: string[] }> {
   const entries: { txid: string; kind: 'deploy' | 'call'; payload_hash: string }[] = [];
-  for (const r of await writer.db.range(key(Bucket.payload), Buffer.of(Bucket.payload + 1))) {
-    const v = JSON.parse(r.value.toString('utf8')) as { kind: 'deploy' | 'call'; contract_id: string; body_hash: string };
-    if (v.contract_id === cid) entries.push({ txid: r.key.subarray(1).toString('hex'), kind: v.kind, payload_hash: v.body_hash });
+  for (const r of await writer.db.rangeOf(payloads.all())) {
+    const v = payloads.decode(r.value);
+    if (v.contract_id === cid) entries.push({ txid: payloads.txidOf(r.key).toString('hex'), kind: v.kind, payload_hash: v.body_hash });
   }
   entries.sort((a, b) => (a.txid < b.txid ? -1 : 1));
   return { root: Buffer.from(summaryTree(entries).root()).toString('hex'), pairs: entries.map((e) => `${e.txid}:${e.payload_hash}`) };

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
 import { Writer } from '../../src/writer/writer.js';
 import { NodeError } from '../../src/errors.js';
-import { Bucket, type BatchOp } from '../../src/writer/db.js';
+import type { BatchOp } from '../../src/writer/db.js';
+import { Bucket, bucketOf, pendingCalls } from '../../src/writer/store/index.js';
 import { logger } from '../../src/log.js';
 
 async function writerWithContract(): Promise<{ writer: Writer; b: LedgerBench; cid: string; dbPath: string }> {
@@ -27,7 +28,7 @@ function watchBatches(writer: Writer, log: string[], onStart?: () => void): { ba
   const db = writer.db;
   const original = db.batch.bind(db);
   db.batch = async (ops: BatchOp[], sync = true) => {
-    const txids = ops.filter((o) => o.key[0] === Bucket.pendingCall).map((o) => o.key.subarray(1).toString('hex'));
+    const txids = ops.filter((o) => bucketOf(o.key) === Bucket.pendingCall).map((o) => pendingCalls.txidOf(o.key).toString('hex'));
     const written = original(ops, sync);
     if (txids.length > 0) onStart?.();
     await written;

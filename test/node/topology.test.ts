@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { startNode } from '../helpers/node-process.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { Signer } from '../../src/gossip/auth.js';
-import { Db, Bucket, key } from '../../src/writer/db.js';
+import { Db } from '../../src/writer/db.js';
+import { meta } from '../../src/writer/store/index.js';
 
 const TOKEN = 'tok-' + 'q'.repeat(40);
 const SEED = '7f'.repeat(32);
@@ -62,7 +63,7 @@ test('three roles come up; health, status, gRPC; a killed REST child restarts; S
 
   // The database was closed cleanly: it opens again and holds what the node wrote.
   const db = await Db.open(join(dataDir, 'db'));
-  assert.equal((await db.get(key(Bucket.meta, 'node_id')))?.toString(), 'topo-1');
+  assert.equal(meta.nodeId.decode((await db.get(meta.nodeId.key))!), 'topo-1');
   await db.close();
 });
 

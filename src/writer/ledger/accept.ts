@@ -6,14 +6,14 @@
  * (PROTOCOL section 5).
  */
 import { createHash } from 'node:crypto';
-import { Bucket, key, type BatchOp } from '../db.js';
+import type { BatchOp } from '../db.js';
 import { NodeError } from '../../errors.js';
 import { decodeEnvelope } from '../../protocol/envelope.js';
 import { dropsCall, repeatOrConflict, type HeldPayload } from '../../protocol/rules.js';
 import type { OutpointCheck } from '../../messages.js';
-import { decodeBlockRecord, encodeBlockRecord, encodeCallDecision, encodeCallFixed, type CallRecord, type ContractRecord } from '../records.js';
-import { DROPPED, EMPTY, bytesOf, json, parse, u32be, u64be } from './bytes.js';
-import { UndoLog } from './undo-log.js';
+import type { CallRecord, ContractRecord } from '../records.js';
+import { callBodies, callDecisions, callIds, calls, contracts, journal, payloads, pendingCalls, undo } from '../store/index.js';
+import { DROPPED, bytesOf } from './bytes.js';
 import type { Ledger } from './index.js';
 
 export type AcceptedCall = { ok: true; created: boolean; record: CallRecord; replayFrom: number | null } | { ok: false; error: NodeError };
@@ -26,8 +26,8 @@ export async function acceptDeploy(l: Ledger, rec: ContractRecord): Promise<{ cr
     return { created: false, record: l.contract(rec.contract_id)!, replayFrom: null };
   }
   const ops: BatchOp[] = [
-    { type: 'put', key: key(Bucket.contract, bytesOf(rec.contract_id)), value: json(rec) },
-    { type: 'put', key: key(Bucket.payload, bytesOf(rec.txid)), value: json({ kind: 'deploy', contract_id: rec.contract_id, body_hash: rec.body_hash }) },
+    { type: 'put', key: contracts.keyOf(rec.contract_id), value: contracts.encode(rec) },
+    { type: 'put', key: payloads.keyOf(rec.txid), value: payloads.encode({ kind: 'deploy', contract_id: rec.contract_id, body_hash: rec.body_hash }) },
   ];
   await l.writeOrHalt(ops);
   l.memory.pendingContracts.set(rec.contract_id, rec);
@@ -94,8 +94,8 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
   // Intake verified every payload, so each decodes. From a Uint8Array of its own: the
   // decoder then copies each field, so a pending call holds no slice of a pool slab.
   const envelopes = recs.map((r) => decodeEnvelope(new Uint8Array(Buffer.from(r.payload ?? '', 'base64'))));
-  const claimKeys = envelopes.map((e) => key(Bucket.callIdIndex, e.caller, u64be(e.callId)));
-  const read = await l.db.getMany([...recs.map((r) => key(Bucket.payload, bytesOf(r.txid))), ...claimKeys]);
+  const claimKeys = envelopes.map((e) => callIds.key(e.caller, e.callId));
+  const read = await l.db.getMany([...recs.map((r) => payloads.keyOf(r.txid)), ...claimKeys]);
   const stored = read.slice(0, recs.length);
   const inBatch = new Map<string, HeldPayload>();
   const ops: BatchOp[] = [];
@@ -108,7 +108,7 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
     const v = stored[i];
     let dropAt: number | null;
     try {
-      if (repeatOrConflict(inBatch.get(rec.txid) ?? (v ? parse<HeldPayload>(v) : null), rec.txid, 'call', bodyHash) === 'repeat') {
+      if (repeatOrConflict(inBatch.get(rec.txid) ?? (v ? payloads.decode(v) : null), rec.txid, 'call', bodyHash) === 'repeat') {
         out.push({ ok: true, created: false, record: null, replayFrom: null });
         return;
       }
@@ -121,11 +121,11 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
     const claim: HeldPayload = { kind: 'call', contract_id: rec.contract_id, body_hash: bodyHash };
     const body = Buffer.from(payload, 'base64');
     ops.push(
-      { type: 'put', key: key(Bucket.call, txid), value: encodeCallFixed(rec) },
-      { type: 'put', key: key(Bucket.callBody, txid), value: body },
-      { type: 'put', key: key(Bucket.payload, txid), value: json(claim) },
+      { type: 'put', key: calls.key(txid), value: calls.encode(rec) },
+      { type: 'put', key: callBodies.key(txid), value: callBodies.encode(body) },
+      { type: 'put', key: payloads.key(txid), value: payloads.encode(claim) },
       // Dropped already: decided now, as block `dropAt` decided it on nodes that held it.
-      dropAt === null ? { type: 'put', key: key(Bucket.pendingCall, txid), value: EMPTY } : { type: 'put', key: key(Bucket.callDecision, txid), value: encodeCallDecision(DROPPED) },
+      dropAt === null ? { type: 'put', key: pendingCalls.key(txid), value: pendingCalls.VALUE } : { type: 'put', key: callDecisions.key(txid), value: callDecisions.encode(DROPPED) },
     );
     if (dropAt !== null) drops.set(dropAt, [...(drops.get(dropAt) ?? []), rec.txid]);
     inBatch.set(rec.txid, claim);
@@ -136,18 +136,18 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
   // removes the block makes the call pending again), in the same batch as the call, so
   // no replay is needed and a stop cannot leave it half done.
   for (const [height, txids] of drops) {
-    const [raw, undo] = await l.db.getMany([key(Bucket.block, u32be(height)), key(Bucket.undo, u32be(height))]);
+    const [raw, undoLog] = await l.db.getMany([journal.key(height), undo.key(height)]);
     if (!raw) throw new NodeError('internal', `block journal entry ${height} is missing`);
-    const entry = decodeBlockRecord(raw);
+    const entry = journal.decode(raw);
     entry.dropped = [...entry.dropped, ...txids.filter((t) => !entry.dropped.includes(t))];
-    ops.push({ type: 'put', key: key(Bucket.block, u32be(height)), value: encodeBlockRecord(entry) });
-    if (undo) {
-      const more = new UndoLog();
+    ops.push({ type: 'put', key: journal.key(height), value: journal.encode(entry) });
+    if (undoLog) {
+      const more = new undo.UndoLog();
       for (const t of txids) {
-        more.add(key(Bucket.callDecision, bytesOf(t)), null);
-        more.add(key(Bucket.pendingCall, bytesOf(t)), EMPTY);
+        more.add(callDecisions.key(bytesOf(t)), null);
+        more.add(pendingCalls.key(bytesOf(t)), pendingCalls.VALUE);
       }
-      ops.push({ type: 'put', key: key(Bucket.undo, u32be(height)), value: Buffer.concat([undo, more.bytes()]) });
+      ops.push({ type: 'put', key: undo.key(height), value: undo.append(undoLog, more) });
     }
   }
   if (ops.length > 0) await l.writeOrHalt(ops);

@@ -4,7 +4,6 @@
  * atomic batch with the block's undo log. Within a call the VM orders writes.
  */
 import { Transaction } from 'bitcoinjs-lib';
-import { Bucket, key } from '../db.js';
 import { NodeError } from '../../errors.js';
 import { findStamp, type StampResult } from '../../protocol/stamp.js';
 import { checkCallBindingWithStamp } from '../../protocol/binding.js';
@@ -12,8 +11,9 @@ import { callVerdict, dropsCall } from '../../protocol/rules.js';
 import { contractId as deriveContractId } from '../../protocol/contract.js';
 import { execute } from '../../vm/execute.js';
 import { verifyArtifact } from '../../vm/verifier.js';
-import { EVENT_CHUNK, encodeBlockCalls, encodeBlockEvents, encodeBlockRecord, encodeCallDecision, type BlockInput, type BlockRecord, type CallOutcome, type ContractRecord, type OrphanStamp, type TxParts } from '../records.js';
-import { DROPPED, EMPTY, bufferView, bytesOf, hexOf, json, u32be } from './bytes.js';
+import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp, TxParts } from '../records.js';
+import { callCounts, callDecisions, contractCalls, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
+import { DROPPED, bufferView, bytesOf, hexOf } from './bytes.js';
 import type { LedgerMemory, PendingCall } from './memory.js';
 import { JOURNAL_WINDOW } from './stored.js';
 import { UndoBatch } from './undo-log.js';
@@ -100,16 +100,16 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
   batch.flushStorage();
   const root = m.root();
   const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex })), dropped, unstamped, state_root: root };
-  batch.put(key(Bucket.stateRoot, u32be(height)), json({ height, block_hash: b.hash, state_root: root }), null);
-  batch.put(key(Bucket.meta, 'tip'), json({ height, hash: b.hash }), json(prevTip));
-  batch.raw({ type: 'put', key: key(Bucket.block, u32be(height)), value: encodeBlockRecord(record) });
+  batch.put(stateRoots.key(height), stateRoots.encode({ height, block_hash: b.hash, state_root: root }), null);
+  batch.put(meta.tip.key, meta.tip.encode({ height, hash: b.hash }), meta.tip.encode(prevTip));
+  batch.raw({ type: 'put', key: journal.key(height), value: journal.encode(record) });
   for (const cid of [...batch.perContract.keys()].sort()) {
     const c = batch.perContract.get(cid)!;
-    for (let i = 0; i < c.events.length; i += EVENT_CHUNK) {
-      const run = c.events.slice(i, i + EVENT_CHUNK);
-      batch.putNew(key(Bucket.event, c.id, u32be(height), u32be(run[0]![0]), u32be(run[0]![1])), encodeBlockEvents(run));
+    for (let i = 0; i < c.events.length; i += events.EVENT_CHUNK) {
+      const run = c.events.slice(i, i + events.EVENT_CHUNK);
+      batch.putNew(events.key(c.id, height, run[0]![0], run[0]![1]), events.encode(run));
     }
-    if (c.calls.length > 0) batch.putNew(key(Bucket.contractCalls, c.id, u32be(height)), encodeBlockCalls(c.calls));
+    if (c.calls.length > 0) batch.putNew(contractCalls.key(c.id, height), contractCalls.encode(c.calls));
   }
   // Calls decided per contract in this block: the length of its call-log entry.
   for (const cid of [...batch.perContract.keys()].sort()) {
@@ -117,11 +117,11 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
     if (decided === 0) continue;
     const before = m.callCounts.get(cid) ?? 0;
     const after = before + decided;
-    batch.put(key(Bucket.callCount, bytesOf(cid)), Buffer.from(String(after)), before ? Buffer.from(String(before)) : null);
+    batch.put(callCounts.keyOf(cid), callCounts.encode(after), before ? callCounts.encode(before) : null);
     m.callCounts.set(cid, after);
   }
-  batch.raw({ type: 'put', key: key(Bucket.undo, u32be(height)), value: batch.undo.bytes() });
-  if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: key(Bucket.undo, u32be(height - JOURNAL_WINDOW)) });
+  batch.raw({ type: 'put', key: undo.key(height), value: batch.undo.bytes() });
+  if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: undo.key(height - JOURNAL_WINDOW) });
   // Hand the batch over once the previous block is durable, and go on: the caller may
   // compute the next block while RocksDB writes this one (flushBlocks waits for it).
   await l.flushBlocks();
@@ -146,9 +146,9 @@ function onDeployStamp(m: LedgerMemory, batch: UndoBatch, txid: string, codeHash
     if (!m.contracts.has(id)) putOrphan(m, batch, { txid, kind: 'deploy', block_height: height, tx_index: txIndex });
     return;
   }
-  const prev = json(rec);
+  const prev = contracts.encode(rec);
   const active: ContractRecord = { ...rec, status: 'active', block_height: height, tx_index: txIndex };
-  batch.put(key(Bucket.contract, bytesOf(id)), json(active), prev);
+  batch.put(contracts.keyOf(id), contracts.encode(active), prev);
   const v = verifyArtifact(active.artifact as never);
   if (!v.ok) throw new Error(`registered contract ${id} does not verify: ${v.reason}`);
   m.activate(active, codeHash, v.program);
@@ -156,18 +156,18 @@ function onDeployStamp(m: LedgerMemory, batch: UndoBatch, txid: string, codeHash
 
 function putOrphan(m: LedgerMemory, batch: UndoBatch, o: OrphanStamp): void {
   const prev = m.orphans.get(o.txid);
-  batch.put(key(Bucket.orphanStamp, bytesOf(o.txid)), json(o), prev ? json(prev) : null);
+  batch.put(orphanStamps.keyOf(o.txid), orphanStamps.encode(o), prev ? orphanStamps.encode(prev) : null);
   m.orphans.set(o.txid, o);
 }
 
 function finishCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, upd: CallOutcome): void {
   const txid = p.txid;
   // A pending call has no decision record: this block creates it (its undo deletes it).
-  batch.putNew(key(Bucket.callDecision, txid), encodeCallDecision(upd));
-  batch.delOnce(key(Bucket.pendingCall, txid), EMPTY);
+  batch.putNew(callDecisions.key(txid), callDecisions.encode(upd));
+  batch.delOnce(pendingCalls.key(txid), pendingCalls.VALUE);
   m.untrackPending(p.rec.txid, p);
   if (m.orphans.has(p.rec.txid)) {
-    batch.del(key(Bucket.orphanStamp, txid), json(m.orphans.get(p.rec.txid)));
+    batch.del(orphanStamps.key(txid), orphanStamps.encode(m.orphans.get(p.rec.txid)!));
     m.orphans.delete(p.rec.txid);
   }
   if (upd.block_height !== null && upd.tx_index !== null) batch.contractLog(p.rec.contract_id, p.envelope.contractId).calls.push(txid);
@@ -235,7 +235,7 @@ function decideCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, tx: Trans
     const value = w.value ? bufferView(w.value) : null;
     const prev = m.state.setStorage(w.contractId, w.key, value);
     size += (value ? w.key.length + value.length : 0) - (prev ? w.key.length + prev.length : 0);
-    batch.storageWrite(key(Bucket.storage, w.contractId, w.key), value, prev ? bufferView(prev) : null);
+    batch.storageWrite(storage.key(w.contractId, w.key), value, prev ? bufferView(prev) : null);
   }
   if (cidBytes) m.storageSize.set(cid, size);
   out.events.forEach((ev, logIndex) => {

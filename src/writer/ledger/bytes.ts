@@ -1,4 +1,4 @@
-/** Conversions the ledger's phases share: hex, fixed-width integers for keys, JSON records. */
+/** Conversions the ledger's phases share: hex and buffers of their own (stored formats are src/writer/store/'s). */
 import type { CallOutcome } from '../records.js';
 import { toHex } from '../../protocol/hash.js';
 
@@ -16,19 +16,6 @@ export const ownBytes = (h: string): Buffer => {
   if (b.write(h, 'hex') !== b.length) throw new Error(`not hex: ${h}`);
   return b;
 };
-export const u32be = (n: number): Buffer => {
-  const b = Buffer.allocUnsafe(4);
-  b.writeUInt32BE(n, 0);
-  return b;
-};
-export const u64be = (n: bigint): Buffer => {
-  const b = Buffer.allocUnsafe(8);
-  b.writeBigUInt64BE(n, 0);
-  return b;
-};
-export const EMPTY = Buffer.alloc(0);
 /** The decision of a dropped call: no position, no result (PROTOCOL section 5). */
 export const DROPPED: CallOutcome = { status: 'dropped', block_height: null, tx_index: null, result: null, error: null, instructions: null };
 export const bufferView = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-export const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v), 'utf8');
-export const parse = <T>(b: Buffer): T => JSON.parse(b.toString('utf8')) as T;

@@ -2,9 +2,8 @@
  * Halts (docs/ARCHITECTURE.md, Halts): the node stops applying blocks and refuses
  * payloads until the operator clears the halt, which re-derives from the journal.
  */
-import { Bucket, key } from '../db.js';
 import { NodeError } from '../../errors.js';
-import { json } from './bytes.js';
+import { meta } from '../store/index.js';
 import type { Ledger } from './index.js';
 
 export async function halt(l: Ledger, reason: string, persist: boolean): Promise<void> {
@@ -14,7 +13,7 @@ export async function halt(l: Ledger, reason: string, persist: boolean): Promise
   l.log.error('consensus halt', { reason });
   if (persist) {
     try {
-      await l.db.batch([{ type: 'put', key: key(Bucket.meta, 'halt'), value: json({ reason }) }], true);
+      await l.db.batch([{ type: 'put', key: meta.halt.key, value: meta.halt.encode({ reason }) }], true);
     } catch {
       /* the halt stays in memory; the reason is logged */
     }
@@ -38,7 +37,7 @@ export async function clearHalt(l: Ledger): Promise<void> {
   try {
     // After a storage failure RocksDB refuses writes until reopened.
     if (reason?.startsWith('storage write failed')) await l.db.reopen();
-    await l.db.batch([{ type: 'del', key: key(Bucket.meta, 'halt') }], true);
+    await l.db.batch([{ type: 'del', key: meta.halt.key }], true);
   } catch (e) {
     l.halted = true;
     l.haltReason = reason;

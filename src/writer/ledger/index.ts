@@ -16,7 +16,7 @@
  * (observer.ts) what happened. Its public fields are shared with the phase modules of
  * this folder; elsewhere the ledger is read and driven through its methods.
  */
-import { Bucket, key, type BatchOp, type Db } from '../db.js';
+import type { BatchOp, Db } from '../db.js';
 import type { FieldProof } from '../../state/state-tree.js';
 import { NodeError } from '../../errors.js';
 import type { OutpointCheck } from '../../messages.js';
@@ -24,7 +24,8 @@ import type { HeldPayload } from '../../protocol/rules.js';
 import type { Program } from '../../vm/types.js';
 import type { Logger } from '../../log.js';
 import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../records.js';
-import { bytesOf, json, u32be } from './bytes.js';
+import { STORE_FORMAT, meta, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
+import { bytesOf } from './bytes.js';
 import { LedgerMemory } from './memory.js';
 import { loadFromDisk } from './load.js';
 import { acceptCalls, acceptDeploy, type AcceptedCall } from './accept.js';
@@ -33,11 +34,11 @@ import { rewindTo } from './rewind.js';
 import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
 import { owedReplayHeight, readCall, readCallIdUsed, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
-import { JOURNAL_WINDOW, STORE_FORMAT, type Tip } from './stored.js';
+import { JOURNAL_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
 
-export { JOURNAL_WINDOW, STORE_FORMAT, type Tip } from './stored.js';
-export { UndoLog, decodeUndo, type UndoEntry } from './undo-log.js';
+export { JOURNAL_WINDOW } from './stored.js';
+export { STORE_FORMAT, type Tip } from '../store/index.js';
 export type { LedgerObserver } from './observer.js';
 
 export class Ledger {
@@ -201,7 +202,7 @@ export class Ledger {
     return this.memory.state.prove(bytesOf(contractId), storageKey);
   }
 
-  stateRootAt(height: number): Promise<{ height: number; block_hash: string; state_root: string } | null> {
+  stateRootAt(height: number): Promise<StateRootAt | null> {
     return readStateRootAt(this.db, height);
   }
 
@@ -233,10 +234,10 @@ export class Ledger {
     if (this.tip) return;
     const root = this.memory.root();
     const ops: BatchOp[] = [
-      { type: 'put', key: key(Bucket.meta, 'format'), value: json(STORE_FORMAT) },
-      { type: 'put', key: key(Bucket.meta, 'anchor'), value: json(tip) },
-      { type: 'put', key: key(Bucket.meta, 'tip'), value: json(tip) },
-      { type: 'put', key: key(Bucket.stateRoot, u32be(tip.height)), value: json({ height: tip.height, block_hash: tip.hash, state_root: root }) },
+      { type: 'put', key: meta.format.key, value: meta.format.encode(STORE_FORMAT) },
+      { type: 'put', key: meta.anchor.key, value: meta.anchor.encode(tip) },
+      { type: 'put', key: meta.tip.key, value: meta.tip.encode(tip) },
+      { type: 'put', key: stateRoots.key(tip.height), value: stateRoots.encode({ height: tip.height, block_hash: tip.hash, state_root: root }) },
     ];
     await this.writeOrHalt(ops);
     this.anchor = tip;

@@ -8,14 +8,13 @@
  * Determinism: Maps are only iterated where order does not reach the state (or over
  * sorted keys).
  */
-import { Bucket, key } from '../db.js';
 import { StateTree } from '../../state/state-tree.js';
 import type { CallEnvelope } from '../../protocol/envelope.js';
 import type { Host, Program } from '../../vm/types.js';
 import type { CallRecord, ContractRecord, OrphanStamp } from '../records.js';
-import { hexOf, ownBytes, ownKey, parse, u64be } from './bytes.js';
-import type { UndoEntry } from './undo-log.js';
-import type { StoredCall, Tip } from './stored.js';
+import { Bucket, bucketOf, callCounts, callIds, contracts, meta, orphanStamps, storage, type Tip, type UndoEntry } from '../store/index.js';
+import { hexOf, ownBytes, ownKey } from './bytes.js';
+import type { StoredCall } from './stored.js';
 
 export interface LiveContract {
   rec: ContractRecord;
@@ -167,8 +166,8 @@ export class LedgerMemory {
   // ---------------------------------------------------------------- pending calls
 
   /** `claimKey`: the call's (caller, call_id) index key when the caller already built it. */
-  trackPending(full: CallRecord, envelope: CallEnvelope, claimUsed: boolean | null = null, claimKey = key(Bucket.callIdIndex, envelope.caller, u64be(envelope.callId))): void {
-    // The payload stays on disk only (Bucket.callBody): memory holds its decoded envelope.
+  trackPending(full: CallRecord, envelope: CallEnvelope, claimUsed: boolean | null = null, claimKey = callIds.key(envelope.caller, envelope.callId)): void {
+    // The payload stays on disk only (the callBody bucket): memory holds its decoded envelope.
     let rec = full;
     if (full.payload !== undefined) {
       const { payload: _onDisk, ...rest } = full;
@@ -226,15 +225,15 @@ export class LedgerMemory {
    * putOrphan, finishCall, decideCall), and anything else sends a rewind to the full reload.
    */
   static undoEntryProblem(k: Buffer, prev: Buffer | null): string | null {
-    switch (k[0]) {
+    switch (bucketOf(k)) {
       case Bucket.storage:
-        return k.length >= 33 ? null : 'a storage key without a contract id';
+        return storage.isWellFormed(k) ? null : 'a storage key without a contract id';
       case Bucket.contract:
-        return prev !== null && parse<ContractRecord>(prev).status !== 'active' ? null : 'a contract record that was not a registration';
+        return prev !== null && contracts.decode(prev).status !== 'active' ? null : 'a contract record that was not a registration';
       case Bucket.callDecision:
         return prev === null ? null : 'a decision that replaced another';
       case Bucket.meta:
-        return k.subarray(1).toString('utf8') === 'tip' && prev !== null ? null : 'a meta key other than the tip';
+        return meta.isTipKey(k) && prev !== null ? null : 'a meta key other than the tip';
       case Bucket.pendingCall:
       case Bucket.callIdIndex:
       case Bucket.orphanStamp:
@@ -244,7 +243,7 @@ export class LedgerMemory {
       case Bucket.contractCalls:
         return null;
       default:
-        return `a key of bucket ${k[0]}`;
+        return `a key of bucket ${bucketOf(k)}`;
     }
   }
 
@@ -260,11 +259,11 @@ export class LedgerMemory {
     for (const entries of undone) {
       for (let i = entries.length - 1; i >= 0; i--) {
         const [k, prev] = entries[i]!;
-        switch (k[0]) {
+        switch (bucketOf(k)) {
           case Bucket.storage: {
             // Own memory: a view would keep the whole undo log alive in the trie.
-            const id = k.subarray(1, 33);
-            const storageKey = k.subarray(33);
+            const id = storage.contractIdOf(k);
+            const storageKey = storage.fieldOf(k);
             const value = prev ? Buffer.from(new Uint8Array(prev)) : null;
             const replaced = this.state.setStorage(id, storageKey, value);
             const cid = hexOf(id);
@@ -274,9 +273,9 @@ export class LedgerMemory {
           }
           case Bucket.contract: {
             // Activated by the rewound block: registered again, not active.
-            const rec = parse<ContractRecord>(prev!);
+            const rec = contracts.decode(prev!);
             this.contracts.delete(rec.contract_id);
-            this.state.removeContract(k.subarray(1));
+            this.state.removeContract(contracts.idOf(k));
             this.storageSize.delete(rec.contract_id);
             this.pendingContracts.set(rec.contract_id, rec);
             this.lastLive = null;
@@ -287,16 +286,16 @@ export class LedgerMemory {
             break;
           case Bucket.orphanStamp:
             if (prev) {
-              const o = parse<OrphanStamp>(prev);
+              const o = orphanStamps.decode(prev);
               this.orphans.set(o.txid, o);
-            } else this.orphans.delete(hexOf(k.subarray(1)));
+            } else this.orphans.delete(orphanStamps.txidOf(k));
             break;
           case Bucket.callCount:
-            if (prev) this.callCounts.set(hexOf(k.subarray(1)), Number(prev.toString('utf8')));
-            else this.callCounts.delete(hexOf(k.subarray(1)));
+            if (prev) this.callCounts.set(callCounts.contractOf(k), callCounts.decode(prev));
+            else this.callCounts.delete(callCounts.contractOf(k));
             break;
           case Bucket.meta:
-            tip = parse<Tip>(prev!);
+            tip = meta.tip.decode(prev!);
             break;
           // Decisions come back through `reopened`; markers, state roots, events and
           // call-log entries are not held in memory.

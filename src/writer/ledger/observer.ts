@@ -2,7 +2,7 @@
  * What the ledger tells whoever watches it (the writer's metrics and the REST read
  * cache, src/writer/queries.ts), called explicitly at the points where it happens.
  */
-import type { Tip } from './stored.js';
+import type { Tip } from '../store/index.js';
 
 export interface LedgerObserver {
   /**

@@ -2,9 +2,10 @@
  * Read-only questions to the ledger that reach RocksDB: call records and payloads, state
  * roots by height, call logs and event pages. They change nothing, in memory or on disk.
  */
-import { Bucket, key, prefixEnd, type Db } from '../db.js';
-import { EVENT_CHUNK, decodeBlockCalls, decodeBlockEvents, decodeCallRecord, type CallRecord, type EventRecord } from '../records.js';
-import { bytesOf, parse, u32be, u64be } from './bytes.js';
+import type { Db } from '../db.js';
+import type { CallRecord, EventRecord } from '../records.js';
+import { callBodies, callDecisions, callIds, calls, contractCalls, events, payloads, stateRoots, type StateRootAt } from '../store/index.js';
+import { bytesOf } from './bytes.js';
 import type { LedgerMemory } from './memory.js';
 import type { HeldPayload } from '../../protocol/rules.js';
 
@@ -37,39 +38,39 @@ export async function readCall(db: Db, m: LedgerMemory, txid: string): Promise<C
   const p = m.pending.get(txid);
   if (p) return p.rec;
   const t = bytesOf(txid);
-  const [fixed, decision] = await db.getMany([key(Bucket.call, t), key(Bucket.callDecision, t)]);
-  return fixed ? decodeCallRecord(fixed, decision) : null;
+  const [fixed, decision] = await db.getMany([calls.key(t), callDecisions.key(t)]);
+  return fixed ? calls.decode(fixed, decision) : null;
 }
 
 /** A call's payload (borsh envelope bytes) as received, or null. */
 export async function readCallPayload(db: Db, txid: string): Promise<Uint8Array | null> {
-  const v = await db.get(key(Bucket.callBody, bytesOf(txid)));
-  return v ? new Uint8Array(v) : null;
+  const v = await db.get(callBodies.key(bytesOf(txid)));
+  return v ? callBodies.decode(v) : null;
 }
 
 /** What the node holds for a txid: a deploy (contract id) or a call. */
 export async function readPayloadAt(db: Db, txid: string): Promise<HeldPayload | null> {
-  const v = await db.get(key(Bucket.payload, bytesOf(txid)));
-  return v ? parse(v) : null;
+  const v = await db.get(payloads.keyOf(txid));
+  return v ? payloads.decode(v) : null;
 }
 
-export async function readStateRootAt(db: Db, height: number): Promise<{ height: number; block_hash: string; state_root: string } | null> {
-  const v = await db.get(key(Bucket.stateRoot, u32be(height)));
-  return v ? parse(v) : null;
+export async function readStateRootAt(db: Db, height: number): Promise<StateRootAt | null> {
+  const v = await db.get(stateRoots.key(height));
+  return v ? stateRoots.decode(v) : null;
 }
 
 export async function readCallIdUsed(db: Db, caller: Uint8Array, callId: bigint): Promise<boolean> {
-  return (await db.get(key(Bucket.callIdIndex, caller, u64be(callId)))) !== undefined;
+  return (await db.get(callIds.key(caller, callId))) !== undefined;
 }
 
 /** The contract's call log from `offset`: txids in (height, tx_index) order. */
 export async function readCallTxids(db: Db, contractId: string, offset: number, limit: number): Promise<string[]> {
-  const prefix = key(Bucket.contractCalls, bytesOf(contractId));
+  const log = contractCalls.ofContract(bytesOf(contractId));
   const out: string[] = [];
   let skipped = 0;
   // One record per block; read in bounded pages so a deep offset costs time, not memory.
-  for await (const r of scan(db, prefix, prefixEnd(prefix), CALL_LOG_PAGE)) {
-    for (const txid of decodeBlockCalls(r.value)) {
+  for await (const r of scan(db, log.gte, log.lt, CALL_LOG_PAGE)) {
+    for (const txid of contractCalls.decode(r.value)) {
       if (skipped < offset) skipped++;
       else out.push(txid);
       if (out.length >= limit) return out;
@@ -89,21 +90,21 @@ export async function readCallsOf(db: Db, m: LedgerMemory, contractId: string, o
 
 export async function readEvents(db: Db, m: LedgerMemory, contractId: string, fromHeight: number, toHeight: number, after: [number, number, number] | null, limit: number, name: string | null): Promise<EventRecord[]> {
   const id = bytesOf(contractId);
-  const hi = toHeight >= 0xffffffff ? prefixEnd(key(Bucket.event, id)) : key(Bucket.event, id, u32be(toHeight + 1));
-  let lo = key(Bucket.event, id, u32be(after ? after[0] : fromHeight));
+  const hi = toHeight >= 0xffffffff ? events.end(id) : events.fromHeight(id, toHeight + 1);
+  let lo = events.fromHeight(id, after ? after[0] : fromHeight);
   if (after) {
     // The run holding the cursor starts at or before it: the last run key <= the cursor's.
-    const atCursor = key(Bucket.event, id, u32be(after[0]), u32be(after[1]), u32be(after[2]), Buffer.of(0));
+    const atCursor = events.justAfter(id, after[0], after[1], after[2]);
     const [run] = await db.range(lo, atCursor, { limit: 1, reverse: true });
     if (run) lo = run.key;
   }
   // Enough runs for the page in one read when no name filter skips events.
-  const page = Math.min(EVENT_PAGE, Math.ceil(limit / EVENT_CHUNK) + 1);
+  const page = Math.min(EVENT_PAGE, Math.ceil(limit / events.EVENT_CHUNK) + 1);
   const eventParams = m.contracts.get(contractId)?.eventParams;
   const names = (event: string): readonly string[] | undefined => eventParams?.get(event);
   const out: EventRecord[] = [];
   for await (const r of scan(db, lo, hi, page)) {
-    for (const e of decodeBlockEvents(contractId, r.key.readUInt32BE(33), r.value, names)) {
+    for (const e of events.decode(contractId, events.heightOf(r.key), r.value, names)) {
       if (after && (e.block_height === after[0] && (e.tx_index < after[1] || (e.tx_index === after[1] && e.log_index <= after[2])))) continue;
       if (name === null || e.name === name) out.push(e);
       if (out.length >= limit) return out;

@@ -4,11 +4,19 @@
  * window, or a halt being cleared, re-derives everything from the anchor and checks each
  * block against its stored state root.
  */
-import { Bucket, key, prefixEnd, type BatchOp } from '../db.js';
-import type { ContractRecord } from '../records.js';
-import { json, parse } from './bytes.js';
+import type { BatchOp } from '../db.js';
+import { Bucket, DERIVED_BUCKETS, bucketRange, calls, contracts, journal, meta, pendingCalls, stateRoots, type BucketName, type StateRootAt, type Tip } from '../store/index.js';
 import { journalBlock } from './stored.js';
 import type { Ledger } from './index.js';
+
+/**
+ * What a re-derivation keeps of a derived bucket; every other entry of every derived
+ * bucket (src/writer/store/buckets.ts) is deleted and built again by the replay.
+ */
+const KEEP_ON_REDERIVE: { readonly [B in BucketName]?: (k: Buffer, anchor: Tip) => boolean } = {
+  // The anchor's root: the journal starts after the anchor, so no replay writes it.
+  stateRoot: (k, anchor) => stateRoots.heightOf(k) === anchor.height,
+};
 
 /**
  * Resets derived state to the anchor and replays the journal up to `height`. Heights
@@ -18,33 +26,29 @@ export async function rederive(l: Ledger, height: number, opts: { dropJournalAbo
   await l.flushBlocks();
   const anchor = l.anchor!;
   l.log.warn('re-deriving state from the block journal', { from: anchor.height, to: height });
-  const oldRoots = new Map<number, { block_hash: string; state_root: string }>();
-  for (const { value } of await l.db.range(key(Bucket.stateRoot), prefixEnd(key(Bucket.stateRoot)))) {
-    const r = parse<{ height: number; block_hash: string; state_root: string }>(value);
+  const oldRoots = new Map<number, StateRootAt>();
+  for (const { value } of await l.db.rangeOf(stateRoots.all())) {
+    const r = stateRoots.decode(value);
     oldRoots.set(r.height, r);
   }
   const ops: BatchOp[] = [];
-  const wipe = async (bucket: Bucket, keep?: (k: Buffer) => boolean): Promise<void> => {
-    for (const { key: k } of await l.db.range(key(bucket), prefixEnd(key(bucket)))) if (!keep || !keep(k)) ops.push({ type: 'del', key: k });
-  };
-  await wipe(Bucket.storage);
-  await wipe(Bucket.event);
-  await wipe(Bucket.undo);
-  await wipe(Bucket.callIdIndex);
-  await wipe(Bucket.contractCalls);
-  await wipe(Bucket.callCount);
-  await wipe(Bucket.orphanStamp);
-  await wipe(Bucket.stateRoot, (k) => k.readUInt32BE(1) === anchor.height);
-  if (opts.dropJournalAbove) await wipe(Bucket.block, (k) => k.readUInt32BE(1) <= height);
-  await wipe(Bucket.callDecision);
-  for (const { key: k } of await l.db.range(key(Bucket.call), prefixEnd(key(Bucket.call)))) {
-    ops.push({ type: 'put', key: key(Bucket.pendingCall, k.subarray(1)), value: Buffer.alloc(0) });
+  for (const name of DERIVED_BUCKETS) {
+    const keep = KEEP_ON_REDERIVE[name];
+    for (const { key: k } of await l.db.rangeOf(bucketRange(Bucket[name]))) if (!keep || !keep(k, anchor)) ops.push({ type: 'del', key: k });
   }
-  for (const { key: k, value } of await l.db.range(key(Bucket.contract), prefixEnd(key(Bucket.contract)))) {
-    const c = parse<ContractRecord>(value);
-    ops.push({ type: 'put', key: k, value: json({ ...c, status: 'pending', block_height: null, tx_index: null }) });
+  // What the node received is kept, its derived parts reset: the journal above `height`
+  // when the chain left it, every stored call pending again, every contract registered
+  // again (not active), the tip at the anchor.
+  if (opts.dropJournalAbove) {
+    for (const { key: k } of await l.db.rangeOf(journal.all())) if (journal.heightOf(k) > height) ops.push({ type: 'del', key: k });
   }
-  ops.push({ type: 'put', key: key(Bucket.meta, 'tip'), value: json(anchor) });
+  for (const { key: k } of await l.db.rangeOf(calls.all())) {
+    ops.push({ type: 'put', key: pendingCalls.key(calls.txidOf(k)), value: pendingCalls.VALUE });
+  }
+  for (const { key: k, value } of await l.db.rangeOf(contracts.all())) {
+    ops.push({ type: 'put', key: k, value: contracts.encode(contracts.asRegistered(contracts.decode(value))) });
+  }
+  ops.push({ type: 'put', key: meta.tip.key, value: meta.tip.encode(anchor) });
   await l.writeOrHalt(ops);
   await l.load();
 
@@ -60,7 +64,7 @@ export async function rederive(l: Ledger, height: number, opts: { dropJournalAbo
   }
   // Undo logs beyond the window were pruned during replay; make the result durable.
   await l.flushBlocks();
-  await l.writeOrHalt([{ type: 'put', key: key(Bucket.meta, 'tip'), value: json(l.tip) }], true);
+  await l.writeOrHalt([{ type: 'put', key: meta.tip.key, value: meta.tip.encode(l.tip!) }], true);
   l.log.info('re-derivation done', { height: l.tip!.height, state_root: l.stateRoot });
 }
 

@@ -3,12 +3,11 @@
  * backwards and memory is restored from their entries; deeper, the state is re-derived
  * from the journal (replay.ts).
  */
-import { Bucket, key, type BatchOp } from '../db.js';
+import type { BatchOp } from '../db.js';
 import { NodeError } from '../../errors.js';
-import { parse, u32be } from './bytes.js';
+import { callDecisions, journal, stateRoots, undo, type UndoEntry } from '../store/index.js';
 import { LedgerMemory } from './memory.js';
 import { JOURNAL_WINDOW, journalHashes, readCalls, type StoredCall } from './stored.js';
-import { decodeUndo, type UndoEntry } from './undo-log.js';
 import type { Ledger } from './index.js';
 
 /** Reorg fork heights remembered for droppedAt: far more reorgs than one intake round trip can see. */
@@ -31,13 +30,13 @@ export async function rewindTo(l: Ledger, height: number, opts: { dropJournal: b
   if (height >= l.undoFloor) {
     const undone: UndoEntry[][] = [];
     for (let h = tip.height; h > height; h--) {
-      const raw = await l.db.get(key(Bucket.undo, u32be(h)));
+      const raw = await l.db.get(undo.key(h));
       if (!raw) throw new Error(`undo log of block ${h} is missing`);
-      const entries = decodeUndo(raw);
+      const entries = undo.decode(raw);
       const ops: BatchOp[] = entries.map(([k, v]) => (v === null ? { type: 'del', key: k } : { type: 'put', key: k, value: v }));
-      ops.push({ type: 'del', key: key(Bucket.undo, u32be(h)) });
+      ops.push({ type: 'del', key: undo.key(h) });
       if (opts.dropJournal) {
-        ops.push({ type: 'del', key: key(Bucket.block, u32be(h)) });
+        ops.push({ type: 'del', key: journal.key(h) });
         l.memory.forgetSpends(h);
       }
       await l.writeOrHalt(ops);
@@ -73,7 +72,7 @@ async function restoreFromUndo(l: Ledger, height: number, undone: UndoEntry[][],
     for (const [k, prev] of entries) {
       const odd = LedgerMemory.undoEntryProblem(k, prev);
       if (odd) return fallback(odd);
-      if (k[0] === Bucket.callDecision) reopened.push(k.subarray(1));
+      if (callDecisions.isKey(k)) reopened.push(callDecisions.txidOf(k));
     }
   }
   const records: StoredCall[] = [];
@@ -83,7 +82,7 @@ async function restoreFromUndo(l: Ledger, height: number, undone: UndoEntry[][],
     if (typeof c === 'string') return fallback(`call ${reopened[i]!.toString('hex')}: ${c}`);
     records.push(c);
   }
-  const stored = await l.db.get(key(Bucket.stateRoot, u32be(height)));
+  const stored = await l.db.get(stateRoots.key(height));
   // Block hashes a load keeps (JOURNAL_WINDOW * 2 below the tip) that memory dropped as
   // the rewound blocks came: as many journal entries as blocks rewound, at most.
   const oldTip = l.tip!.height;
@@ -96,6 +95,6 @@ async function restoreFromUndo(l: Ledger, height: number, undone: UndoEntry[][],
   const tip = memory.restoreFromUndo(undone, records, l.tip, { drop: dropJournal ? { above: height, upTo: oldTip } : null, set: refill });
   const root = memory.root();
   l.setProcessed(tip, root);
-  const want = stored ? parse<{ state_root: string }>(stored).state_root : null;
+  const want = stored ? stateRoots.decode(stored).state_root : null;
   if (want !== null && want !== root) return fallback(`restored state root ${root} is not the stored ${want}`);
 }

@@ -1,28 +1,14 @@
 /**
  * What the ledger's phases read back from RocksDB in bulk (call records for a load or a
- * rewind, journal entries and their hashes), and the constants of its stored layout.
+ * rewind, journal entries and their hashes), and the journal's window.
  */
-import { Bucket, key, type Db } from '../db.js';
+import type { Db } from '../db.js';
 import { decodeEnvelope, type CallEnvelope } from '../../protocol/envelope.js';
-import { decodeBlockRecord, decodeCallRecord, storedBlockHash, type BlockRecord, type CallRecord } from '../records.js';
-import { u32be } from './bytes.js';
+import type { BlockRecord, CallRecord } from '../records.js';
+import { callBodies, calls, journal } from '../store/index.js';
 
 /** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */
 export const JOURNAL_WINDOW = 144;
-
-/**
- * Layout of the stored records (records.ts). A data directory written with another
- * layout is refused at startup rather than misread; 2: binary call records; 3: state roots
- * from the Merkle trie (stored roots of format 2 would not replay), events in runs of
- * EVENT_CHUNK per key; 4: a call's decision in its own record (Bucket.callDecision),
- * event runs, decisions and journal entries binary.
- */
-export const STORE_FORMAT = 4;
-
-export interface Tip {
-  height: number;
-  hash: string;
-}
 
 /** Pending calls read back per getMany in a reload: one round trip per this many calls. */
 const RELOAD_CHUNK = 512;
@@ -38,11 +24,11 @@ export async function readCalls(db: Db, txids: readonly Buffer[]): Promise<(Stor
   const out: (StoredCall | 'no record' | 'no payload')[] = [];
   for (let i = 0; i < txids.length; i += RELOAD_CHUNK) {
     const chunk = txids.slice(i, i + RELOAD_CHUNK);
-    const got = await db.getMany(chunk.flatMap((t) => [key(Bucket.call, t), key(Bucket.callBody, t)]));
+    const got = await db.getMany(chunk.flatMap((t) => [calls.key(t), callBodies.key(t)]));
     for (let j = 0; j < chunk.length; j++) {
       const fixed = got[2 * j];
       const body = got[2 * j + 1];
-      out.push(!fixed ? 'no record' : !body ? 'no payload' : { rec: decodeCallRecord(fixed, undefined), envelope: decodeEnvelope(new Uint8Array(body)) });
+      out.push(!fixed ? 'no record' : !body ? 'no payload' : { rec: calls.decode(fixed, undefined), envelope: decodeEnvelope(callBodies.decode(body)) });
     }
   }
   return out;
@@ -51,13 +37,13 @@ export async function readCalls(db: Db, txids: readonly Buffer[]): Promise<(Stor
 /** Block hashes of the journal entries at heights from..to-1 (from below 0 counts from 0). */
 export async function journalHashes(db: Db, from: number, to: number): Promise<[number, string][]> {
   if (to <= Math.max(0, from)) return [];
-  const rows = await db.range(key(Bucket.block, u32be(Math.max(0, from))), key(Bucket.block, u32be(to)));
-  return rows.map(({ key: k, value }) => [k.readUInt32BE(1), storedBlockHash(value)]);
+  const rows = await db.rangeOf(journal.heights(Math.max(0, from), to));
+  return rows.map(({ key: k, value }) => [journal.heightOf(k), journal.hashOf(value)]);
 }
 
 /** The journal entry of block `height`; its absence is a broken invariant (a halt). */
 export async function journalBlock(db: Db, height: number): Promise<BlockRecord> {
-  const raw = await db.get(key(Bucket.block, u32be(height)));
+  const raw = await db.get(journal.key(height));
   if (!raw) throw new Error(`block journal entry ${height} is missing`);
-  return decodeBlockRecord(raw);
+  return journal.decode(raw);
 }

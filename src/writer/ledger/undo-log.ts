@@ -1,13 +1,12 @@
 /**
  * A block's undo log: the previous value of every key the block writes, taken from memory
  * (never read back from disk), written in the block's own atomic batch. `UndoBatch`
- * collects a block's writes and their previous values; `UndoLog` is the binary encoding.
+ * collects a block's writes and their previous values; the log's encoding is the undo
+ * bucket's (src/writer/store/undo.ts).
  */
 import type { BatchOp, WriteBatch } from '../db.js';
-import type { StoredEventRow } from '../records.js';
-
-/** One undo entry: a key and what it held before the block (null: absent). */
-export type UndoEntry = [Buffer, Buffer | null];
+import type { StoredEventRow } from '../store/events.js';
+import { UndoLog } from '../store/undo.js';
 
 /** Collects one block's writes with the previous value of each key, for its undo log. */
 export class UndoBatch {
@@ -96,64 +95,4 @@ export class UndoBatch {
     this.seen.add(id);
     this.undo.add(k, prev);
   }
-}
-
-/**
- * Undo log encoding: per entry u32le key length, key, u8 present, then (if present)
- * u32le value length and value. Binary, so no per-key hex or base64 work; written as
- * entries come (one growing buffer, no list of pairs encoded again at the end).
- */
-export class UndoLog {
-  private buf = Buffer.allocUnsafe(UNDO_INITIAL_BYTES);
-  private len = 0;
-
-  add(k: Buffer, v: Buffer | null): void {
-    const need = 9 + k.length + (v ? v.length : 0);
-    if (this.len + need > this.buf.length) {
-      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + need));
-      this.buf.copy(next, 0, 0, this.len);
-      this.buf = next;
-    }
-    // set(), not copy(): copy() goes through a native call, about twice the cost for
-    // entries this small (tens of bytes), and a block adds thousands of them.
-    const out = this.buf;
-    let o = out.writeUInt32LE(k.length, this.len);
-    out.set(k, o);
-    o += k.length;
-    out[o++] = v ? 1 : 0;
-    if (v) {
-      o = out.writeUInt32LE(v.length, o);
-      out.set(v, o);
-      o += v.length;
-    }
-    this.len = o;
-  }
-
-  /** The encoded log (a view of the buffer: RocksDB copies it into its batch). */
-  bytes(): Buffer {
-    return this.buf.subarray(0, this.len);
-  }
-}
-/** A block of 1,000 transfers writes about 220 KB of undo entries: a few doublings at most. */
-const UNDO_INITIAL_BYTES = 64 * 1024;
-
-export function decodeUndo(b: Buffer): UndoEntry[] {
-  const out: UndoEntry[] = [];
-  let o = 0;
-  while (o < b.length) {
-    const kl = b.readUInt32LE(o);
-    o += 4;
-    const k = b.subarray(o, o + kl);
-    o += kl;
-    const present = b[o++] === 1;
-    if (!present) {
-      out.push([k, null]);
-      continue;
-    }
-    const vl = b.readUInt32LE(o);
-    o += 4;
-    out.push([k, b.subarray(o, o + vl)]);
-    o += vl;
-  }
-  return out;
 }
