@@ -2,13 +2,16 @@
  * An outbound connection to one peer: every request signed for the peer's key, one
  * deadline per call. The key is learned with GetIdentity (its proof checked) on the
  * first call and cached; a peer that answers "signed for another receiver" (it restarted
- * with a new identity) is asked again, and the call retried once.
+ * with a new identity) is asked again, and the call retried once. Requests and answers
+ * are typed by the wire map (wire-types.ts), and every answer is checked there before a
+ * caller sees it.
  */
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { NodeError } from '../errors.js';
 import { verifyIdentityProof } from './auth.js';
 import { loadPeerClientCtor, type PeerMethod } from './server.js';
+import { checkResponse, type PeerRequest, type PeerResponse, type PeerRpc, type WireInit } from './wire-types.js';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
 import type { Signer } from './auth.js';
 
@@ -23,7 +26,7 @@ export function grpcTarget(url: string): { target: string; secure: boolean } {
 
 export class RpcFailure extends Error {
   constructor(
-    readonly method: PeerMethod,
+    readonly method: PeerRpc,
     readonly grpcCode: number,
     readonly details: string,
   ) {
@@ -34,7 +37,7 @@ export class RpcFailure extends Error {
 /** Bytes of the GetIdentity challenge this client sends (the proto allows 16 to 64). */
 const IDENTITY_CHALLENGE_BYTES = 32;
 
-type Unary = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Record<string, unknown>) => void) => void;
+type Unary = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: object) => void) => void;
 
 export class PeerClient {
   private readonly client: grpc.Client;
@@ -59,16 +62,24 @@ export class PeerClient {
     });
   }
 
-  /** Calls one RPC with the wire object `wire`; rejects with RpcFailure. */
-  private invoke<R>(method: PeerMethod | 'GetIdentity', wire: object, timeoutMs: number, waitForReady: boolean): Promise<R> {
+  /**
+   * Calls one RPC with the wire object `wire` (the request `req`, signed but for
+   * GetIdentity); rejects with RpcFailure, or NodeError `bad_request` for a malformed answer.
+   */
+  private invoke<M extends PeerRpc>(method: M, req: WireInit<PeerRequest<M>>, wire: object, timeoutMs: number, waitForReady: boolean): Promise<PeerResponse<M>> {
     const fn = (this.client as unknown as Record<string, Unary>)[method];
     if (typeof fn !== 'function') return Promise.reject(new NodeError('internal', `no RPC ${method}`));
     return new Promise((resolve, reject) => {
       const md = new grpc.Metadata();
       if (waitForReady) md.setOptions({ waitForReady: true });
       fn.call(this.client, wire, md, { deadline: Date.now() + timeoutMs }, (e, r) => {
-        if (e) reject(new RpcFailure(method as PeerMethod, e.code, e.details));
-        else resolve(r as R);
+        if (e) return reject(new RpcFailure(method, e.code, e.details));
+        try {
+          // Decoded by proto-loader into the shape PeerWire declares; checked for the rest.
+          resolve(checkResponse(method, r as PeerResponse<M>, req));
+        } catch (err) {
+          reject(err);
+        }
       });
     });
   }
@@ -77,11 +88,10 @@ export class PeerClient {
   identity(timeoutMs = this.timeoutMs, waitForReady = false): Promise<{ publicKey: Buffer; nodeId: string }> {
     this.identityKnown ??= (async () => {
       const challenge = randomBytes(IDENTITY_CHALLENGE_BYTES);
-      const r = await this.invoke<{ public_key: Uint8Array; node_id: string; signature: Uint8Array }>('GetIdentity', { challenge }, timeoutMs, waitForReady);
-      if (!(r.public_key instanceof Uint8Array) || !(r.signature instanceof Uint8Array) || !verifyIdentityProof(r.public_key, challenge, r.signature)) {
-        throw new NodeError('unauthorized', `${this.url} did not prove its identity`);
-      }
-      return { publicKey: Buffer.from(r.public_key), nodeId: String(r.node_id ?? '') };
+      const req = { challenge };
+      const r = await this.invoke('GetIdentity', req, req, timeoutMs, waitForReady);
+      if (!verifyIdentityProof(r.public_key, challenge, r.signature)) throw new NodeError('unauthorized', `${this.url} did not prove its identity`);
+      return { publicKey: Buffer.from(r.public_key), nodeId: r.node_id };
     })();
     // A failed attempt is forgotten, so the next call asks again.
     this.identityKnown.catch(() => (this.identityKnown = null));
@@ -90,16 +100,17 @@ export class PeerClient {
 
   /**
    * Signs `req` (the inner request of `method`) for the peer and calls `method`; rejects
-   * with RpcFailure (gRPC status) or a NodeError. `waitForReady`: wait (within the
+   * with RpcFailure (gRPC status) or a NodeError (`bad_request`: a malformed answer,
+   * wire-types.ts). `waitForReady`: wait (within the
    * deadline) for a connection that is being re-established instead of failing at once;
    * used for peers known to be alive.
    */
-  async call<R = Record<string, unknown>>(method: PeerMethod, req: Record<string, unknown>, timeoutMs = this.timeoutMs, waitForReady = false): Promise<R> {
+  async call<M extends PeerMethod>(method: M, req: WireInit<PeerRequest<M>>, timeoutMs = this.timeoutMs, waitForReady = false): Promise<PeerResponse<M>> {
     for (let attempt = 0; ; attempt++) {
       const known = this.identityKnown;
       const { publicKey } = await this.identity(timeoutMs, waitForReady);
       try {
-        return await this.invoke<R>(method, this.signer.request(method, publicKey, req), timeoutMs, waitForReady);
+        return await this.invoke(method, req, this.signer.request(method, publicKey, req), timeoutMs, waitForReady);
       } catch (e) {
         // The peer's identity changed (a restart with an ephemeral key): learn it again.
         const stale = e instanceof RpcFailure && e.grpcCode === grpc.status.UNAUTHENTICATED && e.details.includes('signed for another receiver');

@@ -101,9 +101,9 @@ toSupervisor({ type: 'listening', role: 'gossip', address: host, port: bound });
 
 async function heartbeat(p: Peer): Promise<void> {
   try {
-    const r = await p.client.call<{ node_id: string; public_key: Uint8Array }>('Heartbeat', { node_id: cfg.nodeId, url: cfg.publicUrl, height: String(localHeight) });
+    const r = await p.client.call('Heartbeat', { node_id: cfg.nodeId, url: cfg.publicUrl, height: String(localHeight) });
     const wasActive = peers.isActive(p);
-    peers.ok(p, r.public_key?.length === 32 ? hex(r.public_key) : undefined, r.node_id);
+    peers.ok(p, r.public_key.length === 32 ? hex(r.public_key) : undefined, r.node_id);
     if (!wasActive) {
       dirty = true;
       log.info('peer active', { peer: p.url, node_id: r.node_id });

@@ -43,7 +43,8 @@ import type { Signer, Verifier } from './auth.js';
 import { decodeBody } from './codec.js';
 import { sourceOf, type PeerSet } from './peers.js';
 import type { Forwarder } from './forwarder.js';
-import { MalformedRequest, type PeerMethod } from './server.js';
+import { MalformedRequest, PEER_METHODS, type PeerMethod } from './server.js';
+import type { FoundPayload, PeerRequest, PeerResponse, SubmitPayloadRequest, SubmitPayloadResponse, WireInit } from './wire-types.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, GossipCounters, WirePayload } from '../messages.js';
 import type { GossipOptions } from '../config/options.js';
@@ -84,7 +85,8 @@ export function seenKey(p: WirePayload): string {
   return `${p.txid}:${createHash('sha256').update(p.kind).update(p.contract_id).update(p.body).digest('hex')}`;
 }
 
-type Req = Record<string, unknown>;
+/** A signed RPC's wrapper (SignedRequest) as gRPC decodes it; its body is decoded after the signature checks. */
+type Signed = Record<string, unknown>;
 
 /** A page size as asked: 0 or above PAGE_MAX means PAGE_MAX. */
 const pageLimit = (v: unknown): number => {
@@ -98,8 +100,10 @@ function boundHex(b: unknown, field: string): string {
   if (!(b instanceof Uint8Array) || b.length > 32) throw new NodeError('bad_request', `${field} must be at most 32 bytes`, { field });
   return hex(b);
 }
-/** `from` is the transport address of the sender (grpc-js `getPeer()`). */
-type Handler = (req: Req, peerKey: string, from: string) => Promise<object>;
+/** A signed RPC's handler: its request decoded, the sender's key, and `from`, the sender's transport address (grpc-js `getPeer()`). */
+type Handler<M extends PeerMethod> = (req: PeerRequest<M>, peerKey: string, from: string) => Promise<WireInit<PeerResponse<M>>>;
+/** The server side of the wire map: one handler per signed RPC. */
+type HandlerTable = { [M in PeerMethod]: Handler<M> };
 
 export class PeerService {
   readonly seen: BoundedMap<string, Promise<PayloadVerdict>>;
@@ -125,16 +129,16 @@ export class PeerService {
   }
 
   /** A list request: the per-key list budget, then a slot of the global list queue. */
-  private listed(fn: Handler): Handler {
+  private listed<M extends PeerMethod>(fn: Handler<M>): Handler<M> {
     return (req, key, from) =>
-      new Promise<object>((resolve, reject) => {
+      new Promise((resolve, reject) => {
         const refuse = (message: string): void => {
           this.d.counters.requests_rate_limited++;
           reject(new NodeError('rate_limited', message));
         };
         const run = (): void => {
           if (this.listQueue.size >= LIST_WAITING) return refuse('the node is answering too many summary and txid list requests');
-          this.listQueue.add(() => fn(req, key, from)).then((r) => resolve(r as object), reject);
+          this.listQueue.add(() => fn(req, key, from)).then((r) => resolve(r!), reject);
         };
         if (!this.listLimiter.admit(key, run)) refuse('too many summary and txid list requests from this peer');
       });
@@ -145,108 +149,108 @@ export class PeerService {
     this.seen.set(seenKey(p), Promise.resolve({ txid: p.txid, accepted: true, error_code: '', error_message: '' }));
   }
 
+  /** The service as gRPC registers it: GetIdentity, and every signed RPC through `unary` to its handler. */
   handlers(): grpc.UntypedServiceImplementation {
-    const h = (m: PeerMethod, fn: Handler): grpc.handleUnaryCall<Req, object> => this.unary(m, fn);
+    const table = this.handlerTable();
+    const out: grpc.UntypedServiceImplementation = { GetIdentity: (call: grpc.ServerUnaryCall<Signed, object>, cb: grpc.sendUnaryData<object>) => this.identity(call, cb) };
+    const add = <M extends PeerMethod>(m: M): void => {
+      out[m] = this.unary(m, table[m]);
+    };
+    for (const m of PEER_METHODS) add(m);
+    return out;
+  }
+
+  /** One handler per signed RPC of the wire map (wire-types.ts). */
+  private handlerTable(): HandlerTable {
     return {
-      GetIdentity: (call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>) => this.identity(call, cb),
-      Heartbeat: h('Heartbeat', async (req, key, from) => {
-        const url = typeof req['url'] === 'string' ? req['url'] : '';
-        if (url.length > 0 && url.length <= 512) this.d.peers.learn(url, key, String(req['node_id'] ?? ''), sourceOf(from));
+      Heartbeat: async (req, key, from) => {
+        if (req.url.length > 0 && req.url.length <= 512) this.d.peers.learn(req.url, key, req.node_id, sourceOf(from));
         return { node_id: this.d.nodeId, height: String(this.d.localHeight()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
-      }),
-      SubmitPayload: h('SubmitPayload', (req, key) => this.submit(req, key)),
-      PreparePayload: h('PreparePayload', async (req) => {
+      },
+      SubmitPayload: (req, key) => this.submit(req, key),
+      PreparePayload: async (req) => {
         try {
-          await this.d.core().call('peerPrepare', { payload: this.payloadOf(req['payload']) });
+          await this.d.core().call('peerPrepare', { payload: this.payloadOf(req.payload) });
           return { valid: true, error_code: '', error_message: '' };
         } catch (e) {
           const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
           return { valid: false, error_code: n.code, error_message: n.message };
         }
-      }),
-      GetContractIds: h('GetContractIds', async (req) => {
-        const page = await this.d.core().call('peerContractIds', { after: boundHex(req['after'], 'after'), limit: pageLimit(req['limit']) });
+      },
+      GetContractIds: async (req) => {
+        const page = await this.d.core().call('peerContractIds', { after: boundHex(req.after, 'after'), limit: pageLimit(req.limit) });
         return { contract_ids: page.ids.map((id) => Buffer.from(id, 'hex')), more: page.more };
+      },
+      GetContractSummary: this.listed(async (req) => {
+        const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req.contract_id, 'contract_id'), after_txid: boundHex(req.after_txid, 'after_txid'), limit: pageLimit(req.limit) });
+        return {
+          contract_id: Buffer.from(s.contract_id, 'hex'),
+          merkle_root: Buffer.from(s.root, 'hex'),
+          payloads: s.payloads.map((p) => ({ txid: Buffer.from(p.txid, 'hex'), payload_hash: Buffer.from(p.payload_hash, 'hex') })),
+          count: s.count,
+          more: s.more,
+        };
       }),
-      GetContractSummary: h(
-        'GetContractSummary',
-        this.listed(async (req) => {
-          const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req['contract_id'], 'contract_id'), after_txid: boundHex(req['after_txid'], 'after_txid'), limit: pageLimit(req['limit']) });
-          return {
-            contract_id: Buffer.from(s.contract_id, 'hex'),
-            merkle_root: Buffer.from(s.root, 'hex'),
-            payloads: s.payloads.map((p) => ({ txid: Buffer.from(p.txid, 'hex'), payload_hash: Buffer.from(p.payload_hash, 'hex') })),
-            count: s.count,
-            more: s.more,
-          };
-        }),
-      ),
-      GetContractTxids: h(
-        'GetContractTxids',
-        this.listed(async (req) => {
-          const offset = Number(req['offset'] ?? 0);
-          const t = await this.d.core().call('peerTxids', { contract_id: bytes32(req['contract_id'], 'contract_id'), offset, limit: pageLimit(req['limit']) });
-          return {
-            txids: t.refs.map((r) => Buffer.from(r.txid, 'hex')),
-            positions: t.refs.map((r) => ({ height: r.height ?? 0, tx_index: r.tx_index ?? 0 })),
-            total: t.total,
-            more: offset + t.refs.length < t.total,
-          };
-        }),
-      ),
+      GetContractTxids: this.listed(async (req) => {
+        const offset = req.offset;
+        const t = await this.d.core().call('peerTxids', { contract_id: bytes32(req.contract_id, 'contract_id'), offset, limit: pageLimit(req.limit) });
+        return {
+          txids: t.refs.map((r) => Buffer.from(r.txid, 'hex')),
+          positions: t.refs.map((r) => ({ height: r.height ?? 0, tx_index: r.tx_index ?? 0 })),
+          total: t.total,
+          more: offset + t.refs.length < t.total,
+        };
+      }),
       // The root alone: cached in the writer per contract, not the whole list.
-      GetContractMerkleRoot: h('GetContractMerkleRoot', async (req) => {
-        const r = await this.d.core().call('peerRoot', { contract_id: bytes32(req['contract_id'], 'contract_id') });
+      GetContractMerkleRoot: async (req) => {
+        const r = await this.d.core().call('peerRoot', { contract_id: bytes32(req.contract_id, 'contract_id') });
         return { merkle_root: Buffer.from(r.root, 'hex'), count: r.count };
-      }),
-      GetPayloadByTxid: h('GetPayloadByTxid', async (req) => {
-        const txid = bytes32(req['txid'], 'txid');
+      },
+      GetPayloadByTxid: async (req) => {
+        const txid = bytes32(req.txid, 'txid');
         const p = await this.d.core().call('peerPayload', { txid });
         if (!p) throw new NodeError('not_found', `no payload with txid ${txid}`);
         this.d.counters.payloads_served++;
         return { payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } };
-      }),
-      GetPayloads: h(
-        'GetPayloads',
-        this.listed(async (req) => {
-          const list = Array.isArray(req['txids']) ? (req['txids'] as unknown[]) : [];
-          if (list.length === 0 || list.length > GET_PAYLOADS_MAX) throw new NodeError('bad_request', `1 to ${GET_PAYLOADS_MAX} txids per request`, { field: 'txids' });
-          const txids = list.map((t) => bytes32(t, 'txid'));
-          const payloads: object[] = [];
-          let bytes = 0;
-          let answered = 0;
-          for (const txid of txids) {
-            const p = await this.d.core().call('peerPayload', { txid });
-            if (p) {
-              // One payload at least; then stop before the answer passes its bound.
-              if (payloads.length > 0 && bytes + encodedSize(p.payload) > GET_PAYLOADS_ANSWER_BYTES) break;
-              bytes += encodedSize(p.payload);
-              payloads.push({ payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } });
-              this.d.counters.payloads_served++;
-            }
-            answered++;
+      },
+      GetPayloads: this.listed(async (req) => {
+        const list = req.txids;
+        if (list.length === 0 || list.length > GET_PAYLOADS_MAX) throw new NodeError('bad_request', `1 to ${GET_PAYLOADS_MAX} txids per request`, { field: 'txids' });
+        const txids = list.map((t) => bytes32(t, 'txid'));
+        const payloads: WireInit<FoundPayload>[] = [];
+        let bytes = 0;
+        let answered = 0;
+        for (const txid of txids) {
+          const p = await this.d.core().call('peerPayload', { txid });
+          if (p) {
+            // One payload at least; then stop before the answer passes its bound.
+            if (payloads.length > 0 && bytes + encodedSize(p.payload) > GET_PAYLOADS_ANSWER_BYTES) break;
+            bytes += encodedSize(p.payload);
+            payloads.push({ payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } });
+            this.d.counters.payloads_served++;
           }
-          return { payloads, answered };
-        }),
-      ),
-      GetContractRanges: h('GetContractRanges', async (req) => {
-        const list = Array.isArray(req['ranges']) ? (req['ranges'] as Req[]) : [];
+          answered++;
+        }
+        return { payloads, answered };
+      }),
+      GetContractRanges: async (req) => {
+        const list = req.ranges;
         if (list.length === 0 || list.length > RANGES_MAX) throw new NodeError('bad_request', `1 to ${RANGES_MAX} ranges per request`, { field: 'ranges' });
         const ranges = list.map((r) => ({
-          lower: boundHex(r['lower'], 'lower'),
-          upper: boundHex(r['upper'], 'upper'),
-          list_up_to: Math.min(Number(r['list_up_to'] ?? 0), RANGE_LIST_MAX),
+          lower: boundHex(r.lower, 'lower'),
+          upper: boundHex(r.upper, 'upper'),
+          list_up_to: Math.min(r.list_up_to, RANGE_LIST_MAX),
         }));
-        const answers = await this.d.core().call('peerRanges', { contract_id: bytes32(req['contract_id'], 'contract_id'), ranges });
+        const answers = await this.d.core().call('peerRanges', { contract_id: bytes32(req.contract_id, 'contract_id'), ranges });
         return {
           ranges: answers.map((a) =>
             a.txids ? { count: a.count, listed: true, txids: a.txids.map((t) => Buffer.from(t, 'hex')) } : { count: a.count, fingerprint: Buffer.from(a.fingerprint, 'hex') },
           ),
         };
-      }),
-      GetStateRoots: h('GetStateRoots', async (req) => {
-        const from = Number(req['from_height'] ?? 0);
-        const to = Number(req['to_height'] ?? 0);
+      },
+      GetStateRoots: async (req) => {
+        const from = Number(req.from_height);
+        const to = Number(req.to_height);
         if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from) throw new NodeError('bad_request', 'need from_height <= to_height');
         const r = await this.d.core().call('peerStateRoots', { from: Math.min(from, 0xffffffff), to: Math.min(to, 0xffffffff) });
         return {
@@ -254,12 +258,12 @@ export class PeerService {
           anchor_height: String(r.anchor_height ?? 0),
           tip_height: String(r.tip_height ?? 0),
         };
-      }),
+      },
     };
   }
 
   /** GetIdentity: unsigned, so only the global budget stands before our signature. */
-  private identity(call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>): void {
+  private identity(call: grpc.ServerUnaryCall<Signed, object>, cb: grpc.sendUnaryData<object>): void {
     const c = this.d.counters;
     if (!this.global.take()) {
       c.requests_rate_limited++;
@@ -275,7 +279,7 @@ export class PeerService {
     cb(null, { public_key: this.d.publicKey, node_id: this.d.nodeId, signature: this.d.signer.proveIdentity(challenge) });
   }
 
-  private unary(method: PeerMethod, fn: Handler): grpc.handleUnaryCall<Req, object> {
+  private unary<M extends PeerMethod>(method: M, fn: Handler<M>): grpc.handleUnaryCall<Signed, object> {
     return (call, cb) => {
       const c = this.d.counters;
       if (!this.global.take()) {
@@ -297,9 +301,10 @@ export class PeerService {
         return;
       }
       // Decoded only now, from exactly the bytes the signature covers.
-      let req: Req;
+      let req: PeerRequest<M>;
       try {
-        req = decodeBody(method, wire['body'] instanceof Uint8Array ? wire['body'] : Buffer.alloc(0));
+        // protobufjs decodes into the shape the wire map declares (defaults filled in).
+        req = decodeBody(method, wire['body'] instanceof Uint8Array ? wire['body'] : Buffer.alloc(0)) as unknown as PeerRequest<M>;
       } catch (e) {
         c.requests_malformed++;
         cb({ code: grpc.status.INVALID_ARGUMENT, details: `bad_request: not a ${method} request body: ${String((e as Error).message ?? 'undecodable').slice(0, 200)}` });
@@ -307,7 +312,7 @@ export class PeerService {
       }
       this.d.peers.heard(v.key);
       const run = (): void => {
-        let p: Promise<object>;
+        let p: Promise<WireInit<PeerResponse<M>>>;
         try {
           p = fn(req, v.key, call.getPeer());
         } catch (e) {
@@ -335,8 +340,8 @@ export class PeerService {
     return fromProtoPayload(p);
   }
 
-  private async submit(req: Req, fromKey: string): Promise<object> {
-    const list = Array.isArray(req['payloads']) ? (req['payloads'] as unknown[]) : [];
+  private async submit(req: SubmitPayloadRequest, fromKey: string): Promise<WireInit<SubmitPayloadResponse>> {
+    const list = req.payloads;
     if (list.length > MAX_BATCH_PAYLOADS) throw new NodeError('bad_request', `at most ${MAX_BATCH_PAYLOADS} payloads per request`);
     const results: PayloadVerdict[] = new Array(list.length);
     const parsed = list.map((raw) => {
@@ -351,7 +356,7 @@ export class PeerService {
       this.d.counters.payloads_received++;
       if (!x.ok) {
         this.d.counters.payloads_refused++;
-        const raw = list[i] as { txid?: unknown } | null;
+        const raw = list[i];
         results[i] = { txid: raw?.txid instanceof Uint8Array ? hex(raw.txid) : '', accepted: false, error_code: x.e.code, error_message: x.e.message };
         return;
       }

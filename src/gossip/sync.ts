@@ -21,7 +21,7 @@
  */
 import PQueue from 'p-queue';
 import { NodeError } from '../errors.js';
-import { bytes32, fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
+import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { reconcile, type AskRanges } from './reconcile.js';
 import { GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES } from './limits.js';
 import type { Peer, PeerSet } from './peers.js';
@@ -154,13 +154,10 @@ export class SyncEngine {
   // ------------------------------------------------------------ state roots
 
   private async remoteRoots(peer: Peer, from: number, to: number): Promise<StateRootRange> {
-    const r = await peer.client.call<{ roots: { height: string; block_hash: Uint8Array; state_root: Uint8Array }[]; anchor_height: string; tip_height: string }>('GetStateRoots', {
-      from_height: String(from),
-      to_height: String(to),
-    });
+    const r = await peer.client.call('GetStateRoots', { from_height: String(from), to_height: String(to) });
     const tip = Number(r.tip_height);
     return {
-      roots: (r.roots ?? []).map((x) => ({ height: Number(x.height), block_hash: hex(x.block_hash), state_root: hex(x.state_root) })),
+      roots: r.roots.map((x) => ({ height: Number(x.height), block_hash: hex(x.block_hash), state_root: hex(x.state_root) })),
       anchor_height: tip > 0 ? Number(r.anchor_height) : null,
       tip_height: tip > 0 ? tip : null,
     };
@@ -252,8 +249,8 @@ export class SyncEngine {
   private async remoteContractIds(peer: Peer): Promise<string[]> {
     const ids: string[] = [];
     for (let after = Buffer.alloc(0); ; ) {
-      const page = await peer.client.call<{ contract_ids: Uint8Array[]; more: boolean }>('GetContractIds', { after });
-      const got = (page.contract_ids ?? []).map((b) => bytes32(b, 'contract_id'));
+      const page = await peer.client.call('GetContractIds', { after });
+      const got = page.contract_ids.map(hex);
       // A page must move forward, or a peer could keep this loop going forever.
       if (got.length === 0 || (ids.length > 0 && got[0]! <= ids[ids.length - 1]!)) break;
       ids.push(...got);
@@ -266,11 +263,11 @@ export class SyncEngine {
   /** The peer's answers to range questions about a contract, in the local (hex) form. */
   private remoteRanges(peer: Peer, contractId: string): AskRanges {
     return async (ranges) => {
-      const r = await peer.client.call<{ ranges: { count: number; fingerprint: Uint8Array; txids: Uint8Array[]; listed: boolean }[] }>('GetContractRanges', {
+      const r = await peer.client.call('GetContractRanges', {
         contract_id: Buffer.from(contractId, 'hex'),
         ranges: ranges.map((q) => ({ lower: Buffer.from(q.lower, 'hex'), upper: Buffer.from(q.upper, 'hex'), list_up_to: q.list_up_to })),
       });
-      return (r.ranges ?? []).map((a) => ({ count: a.count, fingerprint: a.listed ? '' : hex(a.fingerprint), txids: a.listed ? (a.txids ?? []).map((t) => bytes32(t, 'txid')) : null }));
+      return r.ranges.map((a) => ({ count: a.count, fingerprint: a.listed ? '' : hex(a.fingerprint), txids: a.listed ? a.txids.map(hex) : null }));
     };
   }
 
@@ -301,8 +298,8 @@ export class SyncEngine {
   private async listedTxids(peer: Peer, contractId: string): Promise<string[]> {
     const out: string[] = [];
     for (let offset = 0; ; ) {
-      const page = await peer.client.call<{ txids: Uint8Array[]; more: boolean }>('GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
-      const got = (page.txids ?? []).map((b) => bytes32(b, 'txid'));
+      const page = await peer.client.call('GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
+      const got = page.txids.map(hex);
       out.push(...got);
       offset += got.length;
       if (!page.more || got.length === 0) return out;
@@ -355,8 +352,8 @@ export class SyncEngine {
       // The forwarder's bound: one message's framing below the peer's receive limit.
       submitBatches(held.map((p) => p.payload), MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES - 512).map((batch) =>
         q.add(async () => {
-          const r = await peer.client.call<{ results: { accepted: boolean }[] }>('SubmitPayload', { payloads: batch.map(toProtoPayload) });
-          accepted += (r.results ?? []).filter((x) => x.accepted).length;
+          const r = await peer.client.call('SubmitPayload', { payloads: batch.map(toProtoPayload) });
+          accepted += r.results.filter((x) => x.accepted).length;
         }),
       ),
     );
@@ -370,12 +367,10 @@ export class SyncEngine {
     const q = new PQueue({ concurrency: this.d.concurrency });
     const askFrom = async (list: Missing[]): Promise<void> => {
       for (let rest = list; rest.length > 0; ) {
-        const r = await peer.client.call<{ payloads: { payload: unknown; position: { height: number; tx_index: number } | null }[]; answered: number }>('GetPayloads', {
-          txids: rest.map((m) => Buffer.from(m.txid, 'hex')),
-        });
-        const answered = Math.min(r.answered ?? 0, rest.length);
+        const r = await peer.client.call('GetPayloads', { txids: rest.map((m) => Buffer.from(m.txid, 'hex')) });
+        const answered = r.answered;
         const covered = new Set(rest.slice(0, answered).map((m) => m.txid));
-        for (const f of r.payloads ?? []) {
+        for (const f of r.payloads) {
           try {
             const p = fromProtoPayload(f.payload);
             const m = want.get(p.txid);

@@ -1,13 +1,7 @@
-/** Conversions between the proto messages (as proto-loader decodes them) and node types. */
+/** Conversions between the proto messages (as proto-loader decodes them, wire-types.ts) and node types. */
 import { NodeError } from '../errors.js';
 import type { WirePayload } from '../messages.js';
-
-export interface ProtoPayload {
-  kind: string;
-  txid: Uint8Array;
-  contract_id: Uint8Array;
-  body: Uint8Array;
-}
+import type { ProtoPayload } from './wire-types.js';
 
 const KIND_TO_PROTO = { call: 'PAYLOAD_KIND_CALL', deploy: 'PAYLOAD_KIND_DEPLOY' } as const;
 

@@ -69,7 +69,7 @@ async function healthy(): Promise<void> {
   const s = await status(node);
   assert.equal(s.halted, false);
   // A well-formed signed request is still served.
-  const ids = await pc.call<{ contract_ids: Uint8Array[] }>('GetContractIds', {});
+  const ids = await pc.call('GetContractIds', {});
   assert.ok(ids.contract_ids.map((b) => Buffer.from(b).toString('hex')).includes(contractId));
 }
 
@@ -105,12 +105,12 @@ test('oversized: a message over the gRPC limit is refused by gRPC, a payload ove
   const huge = peer.request('SubmitPayload', (await pc.identity()).publicKey, { payloads: [big(100 * 1024)] });
   assert.equal(await codeOf(rawCall('SubmitPayload', huge)), grpc.status.RESOURCE_EXHAUSTED);
   // 65,537 bytes: within the message limit, over the payload limit.
-  const over = await pc.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [big(MAX_PAYLOAD_BYTES + 1)] });
+  const over = await pc.call('SubmitPayload', { payloads: [big(MAX_PAYLOAD_BYTES + 1)] });
   assert.deepEqual(over.results.map((r) => [r.accepted, r.error_code]), [[false, 'payload_too_large']]);
-  const prep = await pc.call<{ valid: boolean; error_code: string }>('PreparePayload', { payload: big(MAX_PAYLOAD_BYTES + 1) });
+  const prep = await pc.call('PreparePayload', { payload: big(MAX_PAYLOAD_BYTES + 1) });
   assert.deepEqual([prep.valid, prep.error_code], [false, 'payload_too_large']);
   // Random bytes of legal size: refused by the envelope decoder (bad_request), not stored.
-  const junk = await pc.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [big(500)] });
+  const junk = await pc.call('SubmitPayload', { payloads: [big(500)] });
   assert.deepEqual(junk.results.map((r) => [r.accepted, r.error_code]), [[false, 'bad_request']]);
   await healthy();
 });
@@ -126,16 +126,16 @@ test('a payload whose stamp does not match is refused; PreparePayload stores not
   const payload = (c: typeof real): object => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(anchor.txid, 'hex'), contract_id: Buffer.from(contractId, 'hex'), body: Buffer.from(c.bytes) });
 
   // The anchor carries the stamp of `real`, not of `other`.
-  const wrong = await pc.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [payload(other)] });
+  const wrong = await pc.call('SubmitPayload', { payloads: [payload(other)] });
   assert.deepEqual(wrong.results.map((r) => [r.accepted, r.error_code]), [[false, 'anchor_mismatch']]);
-  const prepWrong = await pc.call<{ valid: boolean; error_code: string }>('PreparePayload', { payload: payload(other) });
+  const prepWrong = await pc.call('PreparePayload', { payload: payload(other) });
   assert.deepEqual([prepWrong.valid, prepWrong.error_code], [false, 'anchor_mismatch']);
 
-  const prep = await pc.call<{ valid: boolean; error_code: string }>('PreparePayload', { payload: payload(real) });
+  const prep = await pc.call('PreparePayload', { payload: payload(real) });
   assert.deepEqual([prep.valid, prep.error_code], [true, '']);
   assert.equal((await fetch(`${node.restUrl}/contract_call/${anchor.txid}/status`)).status, 404, 'PreparePayload stored nothing');
 
-  const ok = await pc.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [payload(real)] });
+  const ok = await pc.call('SubmitPayload', { payloads: [payload(real)] });
   assert.deepEqual(ok.results.map((r) => [r.accepted, r.error_code]), [[true, '']]);
   const st = (await (await fetch(`${node.restUrl}/contract_call/${anchor.txid}/status`)).json()) as { status: string };
   assert.equal(st.status, 'pending');
@@ -153,7 +153,7 @@ test('one signed batch with a call before its contract deploy: the deploy is tak
   const call = buildCall({ contractId: dep.contractId, function: 'bump', args: ['u64:5'], abi: artifact.abi, callerSecret: wallet.secret, outpoint: utxos[1]! });
   const anchor = buildCallAnchor(wallet, [utxos[1]!], call, 1);
   await svc.esplora.broadcast(anchor.hex);
-  const r = await pc.call<{ results: { txid: Uint8Array; accepted: boolean; error_code: string }[] }>('SubmitPayload', {
+  const r = await pc.call('SubmitPayload', {
     payloads: [
       { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(anchor.txid, 'hex'), contract_id: Buffer.from(dep.contractId, 'hex'), body: Buffer.from(call.bytes) },
       { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.from(dep.anchor.txid, 'hex'), contract_id: Buffer.alloc(0), body: Buffer.from(JSON.stringify(dep.body)) },
@@ -164,14 +164,14 @@ test('one signed batch with a call before its contract deploy: the deploy is tak
     [[anchor.txid, true, ''], [dep.anchor.txid, true, '']],
     'answers in request order',
   );
-  const ids = await pc.call<{ contract_ids: Uint8Array[] }>('GetContractIds', {});
+  const ids = await pc.call('GetContractIds', {});
   assert.ok(ids.contract_ids.some((b) => Buffer.from(b).toString('hex') === dep.contractId));
-  const root = await pc.call<{ merkle_root: Uint8Array; count: number }>('GetContractMerkleRoot', { contract_id: Buffer.from(dep.contractId, 'hex') });
+  const root = await pc.call('GetContractMerkleRoot', { contract_id: Buffer.from(dep.contractId, 'hex') });
   assert.equal(root.count, 2, 'the summary holds the deploy and the call');
-  const summary = await pc.call<{ merkle_root: Uint8Array; payloads: { txid: Uint8Array }[] }>('GetContractSummary', { contract_id: Buffer.from(dep.contractId, 'hex') });
+  const summary = await pc.call('GetContractSummary', { contract_id: Buffer.from(dep.contractId, 'hex') });
   assert.deepEqual(Buffer.from(summary.merkle_root), Buffer.from(root.merkle_root));
   assert.deepEqual(summary.payloads.map((p) => Buffer.from(p.txid).toString('hex')), [anchor.txid, dep.anchor.txid].sort());
-  const txids = await pc.call<{ txids: Uint8Array[] }>('GetContractTxids', { contract_id: Buffer.from(dep.contractId, 'hex') });
+  const txids = await pc.call('GetContractTxids', { contract_id: Buffer.from(dep.contractId, 'hex') });
   assert.deepEqual(txids.txids.map((b) => Buffer.from(b).toString('hex')), [dep.anchor.txid, anchor.txid], 'the deploy first');
   await healthy();
 });

@@ -89,7 +89,7 @@ test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded unt
     // Over gossip: the same bound, answered per payload; a transient refusal, so the
     // seen set does not remember it (see below: the same payload is accepted later).
     const viaPeer = (c: (typeof calls)[number]) => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(c.txid, 'hex'), contract_id: Buffer.from(dep.contractId, 'hex'), body: Buffer.from(c.call.bytes) });
-    const g = await peer.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [viaPeer(calls[BOUND + 1]!)] });
+    const g = await peer.call('SubmitPayload', { payloads: [viaPeer(calls[BOUND + 1]!)] });
     assert.deepEqual(g.results.map((r) => [r.accepted, r.error_code]), [[false, 'overloaded']]);
     assert.equal((await status(node)).pending_calls, BOUND);
     // Refused early: neither refused call's anchor was fetched (nor its signature checked).
@@ -105,7 +105,7 @@ test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded unt
     assert.equal((await status(node)).pending_calls, 0);
     assert.equal((await postJson(url, calls[BOUND]!.body)).status, 202, 'the refused call is accepted now');
     assert.ok(fetched(calls[BOUND]!.txid), 'and its anchor was fetched for the binding check');
-    const g2 = await peer.call<{ results: { accepted: boolean; error_code: string }[] }>('SubmitPayload', { payloads: [viaPeer(calls[BOUND + 1]!)] });
+    const g2 = await peer.call('SubmitPayload', { payloads: [viaPeer(calls[BOUND + 1]!)] });
     assert.deepEqual(g2.results.map((r) => [r.accepted, r.error_code]), [[true, '']]);
     devnet.chain.mine(1);
     await waitSynced(node, devnet);
