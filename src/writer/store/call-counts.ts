@@ -3,9 +3,9 @@
  * (the length of its call log), key contract id (32 bytes), value the count in decimal.
  */
 import { Bucket } from './buckets.js';
-import { bucketKey, bucketRange, idBytes } from './keys.js';
+import { bucketRange, idBytes, keyOfId } from './keys.js';
 
-export const key = (contractId: Uint8Array): Buffer => bucketKey(Bucket.callCount, contractId);
+export const key = (contractId: Uint8Array): Buffer => keyOfId(Bucket.callCount, contractId);
 export const keyOf = (contractIdHex: string): Buffer => key(idBytes(contractIdHex));
 export const all = () => bucketRange(Bucket.callCount);
 /** The contract id (hex) of a count's key. */

@@ -13,10 +13,10 @@
 import { valueToJson } from '../../protocol/value.js';
 import type { CallDecision, CallError, CallOutcome, CallStatus } from '../records.js';
 import { Bucket } from './buckets.js';
-import { bucketKey, bucketRange } from './keys.js';
+import { bucketRange, keyOfId } from './keys.js';
 import { readValue, valueBytes, writeValue } from './values.js';
 
-export const key = (txid: Uint8Array): Buffer => bucketKey(Bucket.callDecision, txid);
+export const key = (txid: Uint8Array): Buffer => keyOfId(Bucket.callDecision, txid);
 export const all = () => bucketRange(Bucket.callDecision);
 export const isKey = (k: Buffer): boolean => k[0] === Bucket.callDecision;
 export const txidOf = (k: Buffer): Buffer => k.subarray(1);

@@ -6,9 +6,9 @@
 import type { CallDecision, CallRecord } from '../records.js';
 import { Bucket } from './buckets.js';
 import * as decisions from './call-decisions.js';
-import { bucketKey, bucketRange } from './keys.js';
+import { bucketRange, keyOfId } from './keys.js';
 
-export const key = (txid: Uint8Array): Buffer => bucketKey(Bucket.call, txid);
+export const key = (txid: Uint8Array): Buffer => keyOfId(Bucket.call, txid);
 export const all = () => bucketRange(Bucket.call);
 export const txidOf = (k: Buffer): Buffer => k.subarray(1);
 

@@ -5,9 +5,9 @@
  */
 import type { ContractRecord } from '../records.js';
 import { Bucket } from './buckets.js';
-import { bucketKey, bucketRange, idBytes, jsonValue, parseJson } from './keys.js';
+import { bucketRange, idBytes, jsonValue, keyOfId, parseJson } from './keys.js';
 
-export const key = (contractId: Uint8Array): Buffer => bucketKey(Bucket.contract, contractId);
+export const key = (contractId: Uint8Array): Buffer => keyOfId(Bucket.contract, contractId);
 export const keyOf = (contractIdHex: string): Buffer => key(idBytes(contractIdHex));
 export const all = () => bucketRange(Bucket.contract);
 export const idOf = (k: Buffer): Buffer => k.subarray(1);

@@ -4,7 +4,7 @@
 import { valueToJson, type Value } from '../../protocol/value.js';
 import type { EventRecord } from '../records.js';
 import { Bucket } from './buckets.js';
-import { bucketKey, keyOfIdInts, prefixEnd } from './keys.js';
+import { keyOfId, keyOfIdInts, prefixEnd } from './keys.js';
 import { readValue, valueBytes, writeValue } from './values.js';
 
 /** The run starting at (height, tx_index, log_index) of contract `contractId` (32 bytes): one allocation. */
@@ -12,7 +12,7 @@ export const key = (contractId: Uint8Array, height: number, txIndex: number, log
 /** Where the runs of `contractId` from block `height` on start. */
 export const fromHeight = (contractId: Uint8Array, height: number): Buffer => keyOfIdInts(Bucket.event, contractId, height);
 /** After every run of `contractId`. */
-export const end = (contractId: Uint8Array): Buffer => prefixEnd(bucketKey(Bucket.event, contractId));
+export const end = (contractId: Uint8Array): Buffer => prefixEnd(keyOfId(Bucket.event, contractId));
 /** Just after the key of a run starting exactly at (height, tx_index, log_index): the bound of a scan for the run holding that event. */
 export const justAfter = (contractId: Uint8Array, height: number, txIndex: number, logIndex: number): Buffer => Buffer.concat([key(contractId, height, txIndex, logIndex), Buffer.of(0)]);
 /** The block height of a run's key. */

@@ -1,7 +1,8 @@
 /**
  * Key assembly shared by the bucket modules of this folder (and only them): a key is the
  * bucket's id followed by its parts. Keys are built several times per applied call, so
- * each builder makes one allocation and plain copies.
+ * each builder makes one allocation and plain copies, and the common shapes have their
+ * own builder (no argument list to walk).
  */
 import type { Bucket } from './buckets.js';
 
@@ -19,6 +20,23 @@ export function bucketKey(bucket: Bucket, ...parts: (Uint8Array | string)[]): Bu
       off += p.length;
     }
   }
+  return out;
+}
+
+/** The bucket id and `id` (a txid or contract id): the keys built per applied call. */
+export function keyOfId(bucket: Bucket, id: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(1 + id.length);
+  out[0] = bucket;
+  out.set(id, 1);
+  return out;
+}
+
+/** The bucket id, `id` and `rest`. */
+export function keyOfIdAnd(bucket: Bucket, id: Uint8Array, rest: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(1 + id.length + rest.length);
+  out[0] = bucket;
+  out.set(id, 1);
+  out.set(rest, 1 + id.length);
   return out;
 }
 

@@ -4,9 +4,9 @@
  */
 import type { OrphanStamp } from '../records.js';
 import { Bucket } from './buckets.js';
-import { bucketKey, bucketRange, idBytes, jsonValue, parseJson } from './keys.js';
+import { bucketRange, idBytes, jsonValue, keyOfId, parseJson } from './keys.js';
 
-export const key = (txid: Uint8Array): Buffer => bucketKey(Bucket.orphanStamp, txid);
+export const key = (txid: Uint8Array): Buffer => keyOfId(Bucket.orphanStamp, txid);
 export const keyOf = (txidHex: string): Buffer => key(idBytes(txidHex));
 export const all = () => bucketRange(Bucket.orphanStamp);
 /** The txid (hex) of a stamp's key. */

@@ -5,9 +5,9 @@
  */
 import type { HeldPayload } from '../../protocol/rules.js';
 import { Bucket } from './buckets.js';
-import { bucketKey, bucketRange, idBytes, jsonValue, parseJson } from './keys.js';
+import { bucketRange, idBytes, jsonValue, keyOfId, parseJson } from './keys.js';
 
-export const key = (txid: Uint8Array): Buffer => bucketKey(Bucket.payload, txid);
+export const key = (txid: Uint8Array): Buffer => keyOfId(Bucket.payload, txid);
 export const keyOf = (txidHex: string): Buffer => key(idBytes(txidHex));
 export const all = () => bucketRange(Bucket.payload);
 export const txidOf = (k: Buffer): Buffer => k.subarray(1);

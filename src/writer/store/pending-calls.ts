@@ -4,9 +4,9 @@
  * entry; its undo puts it back.
  */
 import { Bucket } from './buckets.js';
-import { bucketKey, bucketRange } from './keys.js';
+import { bucketRange, keyOfId } from './keys.js';
 
-export const key = (txid: Uint8Array): Buffer => bucketKey(Bucket.pendingCall, txid);
+export const key = (txid: Uint8Array): Buffer => keyOfId(Bucket.pendingCall, txid);
 export const all = () => bucketRange(Bucket.pendingCall);
 export const txidOf = (k: Buffer): Buffer => k.subarray(1);
 /** The value of every entry. */
