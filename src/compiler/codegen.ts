@@ -3,7 +3,7 @@
  * emits: every type, slot and index it needs is in the nodes' notes, and it reports no
  * errors of its own but the contract-wide size limits.
  */
-import type { ValueType } from '../protocol/value.js';
+import type { Value, ValueType } from '../protocol/value.js';
 import { FUNC_READONLY, LIMITS, OP, TY } from '../vm/isa.js';
 import type { AbiEntry, ArtifactCore, ConstantEntry } from '../vm/types.js';
 import type { Expr, FnDecl, Note, Stmt } from './ast.js';
@@ -93,6 +93,7 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
         case 'str': u8(OP.CONST); u16(strConst(e.value)); return;
         case 'bool': u8(e.value ? OP.TRUE : OP.FALSE); return;
         case 'name':
+          if (n.konst) { konst(n.konst); return; }
           if (n.slot !== undefined) { u8(OP.LOAD); u8(n.slot); } else { u8(OP.SLOAD); u16(n.idx!); }
           return;
         case 'index': expr(e.key); u8(OP.MLOAD); u16(n.idx!); return;
@@ -124,6 +125,16 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
           if (n.op) { u8(OP.CAST); u8(TY[e.to]); }
           return;
         case 'bin': binChain(e); return;
+      }
+    };
+
+    /** A constant's folded value, emitted exactly as its literal would be (same opcode, same pool entry). */
+    const konst = (v: Value): void => {
+      switch (v.type) {
+        case 'bool': u8(v.value ? OP.TRUE : OP.FALSE); return;
+        case 'string': u8(OP.CONST); u16(strConst(v.value)); return;
+        case 'bytes': case 'key': u8(OP.CONST); u16(constant({ type: v.type, value: Buffer.from(v.value).toString('hex') })); return;
+        default: u8(OP.CONST); u16(intConst(v.type, v.value));
       }
     };
 
@@ -202,17 +213,18 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
         case 'for': {
           if (s.note === undefined) return; // an empty range: no code
           const counter = n.slot!;
+          const { from, to } = n.range!;
           u8(OP.CONST); u16(intConst('u64', 0n)); u8(OP.STORE); u8(counter);
           const head = here();
           if (n.userSlot !== undefined) {
-            u8(OP.LOAD); u8(counter); u8(OP.CONST); u16(intConst('u64', s.from)); u8(OP.ADD_U64); u8(OP.STORE); u8(n.userSlot);
+            u8(OP.LOAD); u8(counter); u8(OP.CONST); u16(intConst('u64', from)); u8(OP.ADD_U64); u8(OP.STORE); u8(n.userSlot);
           }
           const lp: LoopCtx = { breaks: [], continues: [] };
           loops.push(lp);
           block(s.body);
           loops.pop();
           const cont = here();
-          u8(OP.LOOP); u8(counter); u32(Number(s.to - s.from)); u32(head);
+          u8(OP.LOOP); u8(counter); u32(Number(to - from)); u32(head);
           const end = here();
           for (const b of lp.continues) patch32(b, cont);
           for (const b of lp.breaks) patch32(b, end);
