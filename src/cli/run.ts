@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 // Light modules only at start-up: usage errors and node reads answer without loading
 // bitcoinjs-lib, the WASM verifier and noble (~0.25 s); deploy, call and keygen load them.
 import { ClientError } from '../client/errors.js';
@@ -486,7 +487,17 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const { runTests } = await import('../compiler/contract-test.js');
       const compiled = compileSource(source, file);
       if (!compiled.ok) throw new ClientError('compile_error', compiled.errors.map((e) => formatCompileError(e, source).split('\n')[0]).join('; '));
-      const r = runTests(compiled.artifact, tests);
+      const r = runTests(compiled.artifact, tests, {
+        name: basename(file).replace(/\.svc$/, ''),
+        // a `deploy NAME FILE` line: FILE relative to the test file
+        load: (other) => {
+          const path = resolve(dirname(testsFile), other);
+          const src = read(path, 'contract');
+          const c = compileSource(src, path);
+          if (!c.ok) throw new Error(c.errors.map((e) => formatCompileError(e, src).split('\n')[0]).join('; '));
+          return c.artifact;
+        },
+      });
       if (!r.ok) throw usage(r.errors.map((e) => `${testsFile}:${e.line}: ${e.message}`).join('; '));
       const text: string[] = [];
       let failed = 0;
