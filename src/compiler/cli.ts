@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { TYPE_NAMES } from '../vm/isa.js';
 import { disassemble } from '../vm/disasm.js';
 import { compileSource, formatCompileError } from './index.js';
+import { endQuietlyOnClosedOutput } from '../cli/output.js';
 import { deployableBodyBytes } from '../protocol/contract.js';
 import { MAX_BODY_BYTES } from '../protocol/limits.js';
 
@@ -71,6 +72,7 @@ function main(argv: string[]): number {
   return 0;
 }
 
+endQuietlyOnClosedOutput();
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (e) {
