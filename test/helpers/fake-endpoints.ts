@@ -72,6 +72,10 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
         result: st === 'executed' ? [true] : null, error: st === 'failed' ? { code: 'revert', message: 'no' } : null,
       });
     }
+    if (path === '/node/node_status') return send(res, 200, { halted: false, halt_reason: null, chain: { endpoint: 'fake', endpoint_ok: true, last_error: null } });
+    if ((m = path.match(/^\/node\/contracts\/([0-9a-f]{64})$/))) {
+      return send(res, 200, { contract_id: m[1], txid: 'a'.repeat(64), code_hash: 'd'.repeat(64), status: 'active', block_height: 101, tx_index: 1, abi: o.abi ?? [], metadata: {} });
+    }
     if ((m = path.match(/^\/node\/contracts\/([0-9a-f]{64})\/abi$/))) {
       if (o.abi) return send(res, 200, { abi: o.abi });
       return send(res, 404, { error: { code: 'not_found', message: 'no such route' } });

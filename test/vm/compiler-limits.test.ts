@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { compileSource } from '../../src/compiler/index.js';
 import { MAX_NESTING } from '../../src/compiler/parser.js';
 import { deployableBodyBytes } from '../../src/protocol/contract.js';
-import { MAX_BODY_BYTES } from '../../src/protocol/limits.js';
+import { MAX_BODY_BYTES, postedBytes } from '../../src/protocol/limits.js';
+import { buildDeploy, walletFromSecret, networkOf } from '../../src/client/index.js';
 import { MemHost, call, compile, id, u64, i64, u128, key, hex, fromHex } from './helpers.js';
 
 function errorsOf(src: string): string[] {
@@ -108,6 +109,19 @@ test('literals: the largest deployable one compiles, one byte more is the regist
   assert.ok(big[0]!.startsWith(`1:${colOf(intLit, '9', 0)}: integer literal has more than 39 digits`), big[0]);
   // leading zeros do not count
   assert.ok(compileSource(fn('u64', `return ${'0'.repeat(100)}5;`), 'x').ok);
+});
+
+test('what compiles, svc can deploy: the largest artifact passes the registration check with a real anchoring transaction', () => {
+  const withString = (n: number): string => fn('string', `return "${'a'.repeat(n)}";`);
+  const small = compileSource(withString(1000), 'x');
+  assert.ok(small.ok);
+  const fits = compileSource(withString(1000 + MAX_BODY_BYTES - deployableBodyBytes(small.artifact)), 'x');
+  assert.ok(fits.ok);
+  const wallet = walletFromSecret(new Uint8Array(32).fill(7), 'p2wpkh', networkOf('regtest'));
+  // one wallet output pays for the anchor, the usual case
+  const built = buildDeploy(wallet, [{ txid: '11'.repeat(32), vout: 0, value: 100_000, status: { confirmed: true } }], fits.artifact, 2);
+  assert.ok(postedBytes(built.body) <= MAX_BODY_BYTES, `posted ${postedBytes(built.body)}`);
+  assert.equal(built.body.anchor_tx, built.anchor.hex);
 });
 
 test('one error per cause: 300 locals, a chained comparison, conversion hints that exist', () => {
