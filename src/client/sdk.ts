@@ -8,7 +8,7 @@ import type { Artifact } from '../protocol/contract.js';
 import { contractId as computeContractId, registrationBody } from '../protocol/contract.js';
 import { deployStampScript, callStampScript } from '../protocol/stamp.js';
 import { type CallEnvelope, encodeEnvelope, envelopeHash, signEnvelope, encodePayload, MAX_BODY_BYTES, postedBytes } from '../protocol/envelope.js';
-import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
+import { checkCallBinding, checkDeployBinding, bindingError, txidOf } from '../protocol/binding.js';
 import { toHex, parseHex } from '../protocol/hash.js';
 import type { Value } from '../protocol/value.js';
 import { xOnlyPublicKey } from '../protocol/schnorr.js';
@@ -130,13 +130,12 @@ function refusal(what: 'artifact' | 'call', code: string, message: string): Clie
 export function checkBodySize(body: DeployBody | CallBody): void {
   const size = postedBytes(body);
   if (size <= MAX_BODY_BYTES) return;
-  const anchorBytes = body.anchor_tx === undefined ? 0 : body.anchor_tx.length / 2;
-  const anchor = anchorBytes ? `, ${anchorBytes * 2} of them the anchoring transaction's hex` : '';
+  const anchor = body.anchor_tx ? `, the anchoring transaction's hex ${body.anchor_tx.length}` : '';
   if ('payload' in body) {
     const envelope = Math.floor((body.payload.length * 3) / 4) - (body.payload.endsWith('==') ? 2 : body.payload.endsWith('=') ? 1 : 0);
-    throw refusal('call', 'payload_too_large', `its submission body would be ${size} bytes, the node reads at most ${MAX_BODY_BYTES} (the ${envelope}-byte envelope takes ${body.payload.length} as base64${anchor}): shorten the arguments`);
+    throw refusal('call', 'payload_too_large', `its submission body would be ${size} bytes, the node reads at most ${MAX_BODY_BYTES} (the ${envelope}-byte envelope takes ${body.payload.length} of them as base64${anchor}): shorten the arguments`);
   }
-  throw refusal('artifact', 'payload_too_large', `its registration body would be ${size} bytes, the node reads at most ${MAX_BODY_BYTES} (the bytecode takes ${body.bytecode.length} as hex${anchor})`);
+  throw refusal('artifact', 'payload_too_large', `its registration body would be ${size} bytes, the node reads at most ${MAX_BODY_BYTES} (the bytecode takes ${body.bytecode.length} of them as hex${anchor})`);
 }
 
 /** The body of POST /contract_call for a built call and its anchoring transaction, checked by checkBodySize. */
@@ -319,6 +318,13 @@ export class SvcClient {
     if (!/^[0-9a-f]{64}$/.test(txid)) throw new ClientError('bad_argument', `txid must be 64 lowercase hex characters, got "${txid}"`);
     const contractId = toHex(computeContractId(parseHex(txid, 32)!, ch));
     const anchorTx = o.anchorTx ?? (await this.esplora.txHex(txid));
+    let anchorTxid: string;
+    try {
+      anchorTxid = txidOf(anchorTx);
+    } catch {
+      throw refusal('artifact', 'bad_request', `the anchoring transaction given for ${txid} is not a transaction`);
+    }
+    if (anchorTxid !== txid) throw refusal('artifact', 'bad_request', `the anchoring transaction given is ${anchorTxid}, not ${txid}`);
     const bound = checkDeployBinding(anchorTx, ch);
     if (!bound.ok) {
       const e = bindingError(bound.reason);

@@ -41,9 +41,11 @@ export function devnetSettings(env: NodeJS.ProcessEnv, repoRoot: string): Devnet
   const chainPort = portFromEnv(env, 'devnet chain port', 'SVC_DEVNET_PORT', DEFAULT_CHAIN_PORT);
   const config = loadConfig({ env: nodeEnv(env, repoRoot, `http://127.0.0.1:${chainPort || DEFAULT_CHAIN_PORT}`, join(repoRoot, 'data', 'devnet', 'db')) });
   const chain: HostPort = { host: '127.0.0.1', port: chainPort };
+  // the devnet talks to its node's REST and prints its URL: it needs the port it will serve on
+  if (config.restAddress.port === 0) {
+    throw new ConfigError(`config error: rest_address from ${config.sources['rest_address']}: the devnet needs a fixed port (it prints the address to use), got ${formatHostPort(config.restAddress)}`);
+  }
   for (const [key, a] of [['rest_address', config.restAddress], ['bind_address', config.bindAddress]] as const) {
-    // the devnet prints the URLs to use, so it needs the ports it will serve on
-    if (a.port === 0) throw new ConfigError(`config error: ${key} from ${config.sources[key]}: the devnet needs a fixed port (it prints the address to use), got ${formatHostPort(a)}`);
     if (addressesClash(chain, a)) {
       throw new ConfigError(`config error: devnet chain port from ${env['SVC_DEVNET_PORT'] === undefined ? 'its default' : 'SVC_DEVNET_PORT'} (${chainPort}) is also ${key} from ${config.sources[key]} (${formatHostPort(a)}): each needs its own port`);
     }

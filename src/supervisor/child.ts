@@ -13,6 +13,14 @@ export function toSupervisor(msg: ChildToSupervisor): void {
 
 /** What losing the supervisor runs: onShutdown's drain once registered, else an exit. */
 let onSupervisorLost: () => void = () => process.exit(0);
+let watching = false;
+
+/** The IPC channel closes when the supervisor is gone, even by SIGKILL: then onSupervisorLost runs. */
+function watchSupervisor(): void {
+  if (watching) return;
+  watching = true;
+  process.once('disconnect', () => onSupervisorLost());
+}
 
 /**
  * Waits for the supervisor's init message and sets up logging and secret redaction. From
@@ -26,7 +34,7 @@ export function awaitInit(role: Role): Promise<InitMessage> {
       reject(new Error(`the ${role} process is started by the supervisor (npm start), not directly`));
       return;
     }
-    process.once('disconnect', () => onSupervisorLost());
+    watchSupervisor();
     const onMsg = (m: SupervisorToChild): void => {
       if (m.type !== 'init') return;
       process.off('message', onMsg);
@@ -58,6 +66,7 @@ export function onShutdown(drain: () => Promise<void>): void {
     if (m.type === 'shutdown') go();
   });
   onSupervisorLost = go;
+  watchSupervisor();
   // The supervisor owns signal handling; a terminal's Ctrl-C reaches the whole process
   // group, so children ignore SIGINT/SIGTERM and wait for the supervisor's shutdown.
   process.on('SIGINT', () => undefined);
