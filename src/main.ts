@@ -41,7 +41,8 @@ const supervisor = new Supervisor(config, identity, {}, failed);
 const shutdown = (signal: string): void => {
   if (exiting) return;
   exiting = true;
-  logger('supervisor').info('signal received', { signal });
+  if (signal === 'disconnect') logger('supervisor').info('parent process gone; stopping');
+  else logger('supervisor').info('signal received', { signal });
   supervisor.stop().then(
     () => process.exit(0),
     () => process.exit(1),
@@ -49,4 +50,7 @@ const shutdown = (signal: string): void => {
 };
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));
+// Started with an IPC channel (npm run devnet gives one): the channel closes when the parent
+// is gone, even by SIGKILL, and the node stops as on SIGTERM instead of outliving it.
+if (process.channel) process.on('disconnect', () => shutdown('disconnect'));
 supervisor.start().catch(failed);

@@ -6,12 +6,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, fixturesDir } from './helpers/paths.js';
 import { startFake, deadUrl, type Fake } from './helpers/fake-endpoints.js';
-import { walletFromSecret, networkOf, DEFAULT_FEE_RATE } from '../src/client/index.js';
+import { walletFromSecret, networkOf, DEFAULT_FEE_RATE, checkBodySize, CHAIN_DOWN_POLLS, NOT_FOUND_POLLS, ClientError } from '../src/client/index.js';
+import { MAX_BODY_BYTES, postedBytes } from '../src/protocol/limits.js';
 import { decodePayload, decodeEnvelope, checkCallBinding, toHex } from '../src/protocol/index.js';
 import { run, errorOf } from '../src/cli/run.js';
 import { Transaction } from 'bitcoinjs-lib';
@@ -30,6 +31,8 @@ let deployPath: string;
 const token = compileSource(readFileSync(join(repoRoot, 'examples', 'token.svc'), 'utf8'), 'token.svc');
 if (!token.ok) throw new Error('examples/token.svc does not compile');
 let fake: Fake;
+/** An ABI with one function taking a string, for arguments of any size. */
+let notePath: string;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
@@ -38,6 +41,9 @@ before(async () => {
   deployPath = join(dir, 'token.json');
   writeFileSync(deployPath, JSON.stringify(token.artifact));
   writeFileSync(join(dir, 'broken.json'), '{');
+  copyFileSync(join(repoRoot, 'examples', 'token.svc'), join(dir, 'token.svc'));
+  notePath = join(dir, 'note.json');
+  writeFileSync(notePath, JSON.stringify({ abi: [{ type: 'function', name: 'note', inputs: [{ name: 'text', type: 'string' }], outputs: [], readonly: false }] }));
   fake = await startFake({ utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], abi: null });
 });
 
@@ -52,12 +58,12 @@ interface Run {
   stderr: string;
 }
 
-function svc(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function svc(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [svcJs, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 },
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000, cwd },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
         resolve({ code, stdout, stderr });
@@ -124,7 +130,13 @@ test('usage errors, in-process: every message names what is wrong', async () => 
     [['deploy', artifactPath], { ...endpoints(), SVC_NODE_URL: 'ftp://x' }, /node URL is not an http\(s\) URL/],
     [['keygen', '--network', 'moon'], {}, /unknown network/],
     [['deploy', artifactPath, '--fee-rate', '0'], endpoints(), /--fee-rate must be a number > 0, got "0"/],
-    [['call', CID, 'transfer', '--call-id', '-1', '--abi', artifactPath], endpoints(), /'--call-id' argument is ambiguous/],
+    [['deploy', artifactPath], { ...endpoints(), SVC_FEE_RATE: 'abc' }, /^SVC_FEE_RATE must be a number > 0, got "abc"$/],
+    [['call', CID, 'transfer', '--call-id', '-1', '--abi', artifactPath], endpoints(), /--call-id must be a u64, got "-1"/],
+    [['events', CID, '--limit', '-5'], endpoints(), /--limit must be a whole number >= 1, got "-5"/],
+    [['events', CID, '--from', '-1'], endpoints(), /--from must be a whole number >= 0, got "-1"/],
+    [['deploy', join(dir, 'token.svc')], endpoints(), /artifact .*token\.svc is contract source, not a compiled artifact: compile it first \(compile .*token\.svc -o token\.json\) and pass token\.json/],
+    [['read', CID, 'balances', '--abi', artifactPath], endpoints(), new RegExp(`field "balances" is a map<key, u64>: give the key, svc read ${CID} balances KEY \\(KEY a key\\)`)],
+    [['submit', artifactPath], endpoints(), /artifact\.json is not a call submission as svc call saves it: no "txid"/],
     [['call', CID, 'transfer', '--call-id=-1', '--abi', artifactPath], endpoints(), /--call-id must be a u64, got "-1"/],
     [['call', CID, 'transfer', '--call-id', '18446744073709551616', '--abi', artifactPath], endpoints(), /--call-id must be a u64/],
     [['call', CID, 'transfer', '--abi', join(dir, 'broken.json')], endpoints(), /ABI file .* not valid JSON/],
@@ -210,6 +222,8 @@ test('deploy --json: anchors, registers, prints the contract id', async () => {
   assert.match(j.txid, /^[0-9a-f]{64}$/);
   const reg = fake.requests.filter((q) => q.path === '/node/deploy_contract').at(-1)!;
   assert.equal(JSON.parse(reg.body).txid, j.txid);
+  // the anchoring transaction goes along, as broadcast (PROTOCOL section 6 anchor_tx)
+  assert.equal(JSON.parse(reg.body).anchor_tx, fake.requests.filter((q) => q.path === '/esplora/tx').at(-1)!.body);
 });
 
 test('call --wait: signs with the caller key, spends a wallet UTXO, submits, polls to a final status', async () => {
@@ -255,6 +269,12 @@ test('call --pay: payments at vouts 1..n in order, change last, printed; bad add
   assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent, 'nothing broadcast');
 });
 
+test('call without --pay prints its change output too (vout 1), as docs/CLI.md shows', async () => {
+  const r = await run(['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath], endpoints());
+  assert.ok(r.text.includes('change: vout 1'), r.text.join('\n'));
+  assert.equal((r.json as { change_vout: number }).change_vout, 1);
+});
+
 test('call of a readonly function is refused before anything is built, pointing to simulate; --force anchors it', async () => {
   const sent = fake.requests.filter((q) => q.path === '/esplora/tx').length;
   const e = await runError(['call', CID, 'supply', '--abi', deployPath], endpoints());
@@ -266,26 +286,148 @@ test('call of a readonly function is refused before anything is built, pointing 
   assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent + 1);
 });
 
-test('an error after the broadcast names the txid (text and --json) and keeps the node code once', async () => {
+test('an error after the broadcast names the txid, keeps the node code once, never embeds the payload; the saved submission is sent again by svc submit', async () => {
   const failing = await startFake({
-    utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }],
+    utxos: [{ txid: '77'.repeat(32), vout: 2, value: 400_000, status: { confirmed: true } }],
     override: { '/node/contract_call': [409, { error: { code: 'conflict', message: 'txid already known with a different payload' } }] },
   });
   try {
     const env = { SVC_NODE_URL: failing.nodeUrl, SVC_ESPLORA_URL: failing.esploraUrl, SVC_WALLET_KEY: walletHex };
-    const args = ['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath];
-    const text = await svc(args, env);
+    const work = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
+    const args = ['call', CID, 'note', `string:${'x'.repeat(30_000)}`, '--abi', notePath];
+    const text = await svc(args, env, work);
     const txid = Transaction.fromHex(failing.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
     oneLineError(text, 'conflict', 1);
-    assert.ok(text.stderr.startsWith('svc: conflict: txid already known with a different payload (anchoring transaction '), text.stderr);
-    assert.ok(text.stderr.includes(txid));
-    const j = await svc([...args, '--json'], env);
+    const file = `svc-call-${txid}.json`;
+    assert.equal(
+      text.stderr,
+      `svc: conflict: txid already known with a different payload (anchoring transaction ${txid} is broadcast; the node has not accepted the call; its submission is saved in ${file}: send it again without paying with svc submit ${file})\n`,
+    );
+    const saved = JSON.parse(readFileSync(join(work, file), 'utf8')) as Record<string, string>;
+    const posted = JSON.parse(failing.requests.find((q) => q.path === '/node/contract_call')!.body) as Record<string, string>;
+    assert.deepEqual(saved, posted);
+    assert.equal(saved['anchor_tx'], failing.requests.find((q) => q.path === '/esplora/tx')!.body);
+    const j = await svc([...args, '--json'], env, work);
     const e = JSON.parse(j.stderr).error;
     assert.equal(e.code, 'conflict');
     assert.match(e.txid, /^[0-9a-f]{64}$/);
     assert.ok(e.message.includes(e.txid));
+    assert.ok(j.stderr.length < 600, `short: ${j.stderr.length} bytes`);
+    // svc submit posts the saved body as it is, broadcasting nothing
+    const sent = fake.requests.filter((q) => q.path === '/esplora/tx').length;
+    const again = await svc(['submit', file], endpoints(), work);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, new RegExp(`^txid: ${txid}\nenvelope hash: e{64}\nstatus: pending\n$`));
+    assert.deepEqual(JSON.parse(fake.requests.filter((q) => q.path === '/node/contract_call').at(-1)!.body), saved);
+    assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent);
   } finally {
     await failing.close();
+  }
+});
+
+test('a call the node would refuse costs nothing: the body as posted over 64 KiB, the envelope over 65,536 bytes, an unknown contract, a halted or unreachable node', async () => {
+  const broadcasts = (f: Fake) => f.requests.filter((q) => q.path === '/esplora/tx').length;
+  const note = (n: number) => ['call', CID, 'note', `string:${'x'.repeat(n)}`, '--abi', notePath];
+  const before = broadcasts(fake);
+  const body = await runError(note(49_000), endpoints());
+  assert.equal(body.code, 'payload_too_large');
+  assert.match(body.message, /^the node would refuse this call \(nothing was broadcast\): its submission body would be 6\d{4} bytes, the node reads at most 65536 \(the 49\d{3}-byte envelope takes 6\d{4} of them as base64, the anchoring transaction's hex \d{3}\): shorten the arguments$/);
+  const envelope = await runError(note(70_000), endpoints());
+  assert.equal(envelope.code, 'payload_too_large');
+  assert.match(envelope.message, /^the node would refuse this call \(nothing was broadcast\): envelope is 70\d{3} bytes, more than 65536 \(PROTOCOL section 3\): shorten the arguments$/);
+  assert.equal(broadcasts(fake), before, 'nothing broadcast');
+  // well under the bound it goes: the posted body carries anchor_tx and is what was checked
+  await run(note(40_000), endpoints());
+  const posted = fake.requests.filter((q) => q.path === '/node/contract_call').at(-1)!.body;
+  assert.equal(JSON.parse(posted).anchor_tx, fake.requests.filter((q) => q.path === '/esplora/tx').at(-1)!.body);
+  assert.equal(Buffer.byteLength(posted), postedBytes(JSON.parse(posted)));
+
+  for (const [override, code, re] of [
+    [{ '/node/contracts/': [404, { error: { code: 'not_found', message: 'no such contract' } }] }, 'unknown_contract', /the node does not know contract [0-9a-f]{64} \(not deployed, or its deploy has not reached this node yet\)/],
+    [{ '/node/node_status': [200, { halted: true, halt_reason: 'state divergence at 812' }] }, 'halted', /the node is halted \(state divergence at 812\) and refuses submissions until its operator clears the halt/],
+  ] as const) {
+    const f = await startFake({ utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], override: override as unknown as Record<string, [number, unknown]> });
+    try {
+      const e = await runError(['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath], { SVC_NODE_URL: f.nodeUrl, SVC_ESPLORA_URL: f.esploraUrl, SVC_WALLET_KEY: walletHex });
+      assert.equal(e.code, code);
+      assert.ok(e.message.startsWith('the node would refuse this call (nothing was broadcast): '), e.message);
+      assert.match(e.message, re);
+      assert.equal(broadcasts(f), 0);
+    } finally {
+      await f.close();
+    }
+  }
+  const dead = await deadUrl();
+  const gone = await runError(['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath], { ...endpoints(), SVC_NODE_URL: dead });
+  assert.equal(gone.code, 'unreachable');
+  assert.equal(broadcasts(fake), before + 1, 'nothing more broadcast');
+});
+
+test('the body check is exact: 65,536 bytes as posted pass, 65,537 are refused', () => {
+  const base = { txid: 'a'.repeat(64), contract_id: 'b'.repeat(64), payload: '', anchor_tx: 'cd'.repeat(200) };
+  const fill = MAX_BODY_BYTES - postedBytes(base);
+  checkBodySize({ ...base, payload: 'A'.repeat(fill) });
+  assert.throws(() => checkBodySize({ ...base, payload: 'A'.repeat(fill + 1) }), (e: ClientError) => e.code === 'payload_too_large' && /would be 65537 bytes/.test(e.message));
+});
+
+test('fees: a rate above the bound (no estimates: 200 sat/vB) or a fee above 100,000 sats is refused before the broadcast; --allow-high-fee pays it', async () => {
+  const rich = await startFake({ utxos: [{ txid: '78'.repeat(32), vout: 0, value: 50_000_000, status: { confirmed: true } }] });
+  const withEstimates = await startFake({ utxos: [{ txid: '78'.repeat(32), vout: 0, value: 50_000_000, status: { confirmed: true } }], override: { '/esplora/fee-estimates': [200, { '1': 600.5, '6': 300, '144': 20 }] } });
+  try {
+    const envOf = (f: Fake) => ({ SVC_NODE_URL: f.nodeUrl, SVC_ESPLORA_URL: f.esploraUrl, SVC_WALLET_KEY: walletHex });
+    const callArgs = ['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath];
+    const high = await svc([...callArgs, '--fee-rate', '201'], envOf(rich));
+    oneLineError(high, 'fee_too_high', 2, /^svc: fee_too_high: fee rate 201 sat\/vB is above 200 sat\/vB \(the endpoint offers no fee estimates\); nothing was broadcast; to pay it anyway, allow high fees \(svc: --allow-high-fee\)$/);
+    const dep = await runError(['deploy', deployPath], { ...envOf(rich), SVC_FEE_RATE: '20000' });
+    assert.equal(dep.code, 'fee_too_high');
+    assert.equal(rich.requests.filter((q) => q.path === '/esplora/tx').length, 0);
+    await run([...callArgs, '--fee-rate', '200'], envOf(rich));
+    await run([...callArgs, '--fee-rate', '201', '--allow-high-fee'], envOf(rich));
+    assert.equal(rich.requests.filter((q) => q.path === '/esplora/tx').length, 2);
+    // with estimates: up to 3x the fastest (601.5 -> 1802); whatever the rate, at most 100,000 sats
+    const fee = await runError([...callArgs, '--fee-rate', '1000'], envOf(withEstimates));
+    assert.equal(fee.code, 'fee_too_high');
+    assert.match(fee.message, /^this anchor would pay \d{6} sats \(\d+ vB at 1000 sat\/vB\), above 100000 sats; nothing was broadcast/);
+    const rate = await runError([...callArgs, '--fee-rate', '1803'], envOf(withEstimates));
+    assert.match(rate.message, /^fee rate 1803 sat\/vB is above 1802 sat\/vB \(3x the endpoint's next-block estimate of 600\.5 sat\/vB, at least 25\)/);
+    await run([...callArgs, '--fee-rate', '500'], envOf(withEstimates));
+    assert.equal(withEstimates.requests.filter((q) => q.path === '/esplora/tx').length, 1);
+  } finally {
+    await rich.close();
+    await withEstimates.close();
+  }
+});
+
+test('call --wait gives up, in one line, once the node reports its chain-data endpoint failing poll after poll', async () => {
+  const stuck = await startFake({
+    utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }],
+    statuses: ['pending'],
+    override: { '/node/node_status': [200, { halted: false, chain: { endpoint: 'http://chain.invalid', endpoint_ok: false, last_error: 'ECONNREFUSED' } }] },
+  });
+  try {
+    const r = await svc(['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath, '--wait', '--interval', '0.01'], { SVC_NODE_URL: stuck.nodeUrl, SVC_ESPLORA_URL: stuck.esploraUrl, SVC_WALLET_KEY: walletHex });
+    const txid = Transaction.fromHex(stuck.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stdout, '');
+    const lines = r.stderr.trim().split('\n').filter((l) => !l.startsWith('... '));
+    assert.deepEqual(lines, [
+      `svc: chain_unavailable: call ${txid} not final: gave up waiting, the node's chain-data endpoint failed ${CHAIN_DOWN_POLLS} polls in a row (http://chain.invalid: ECONNREFUSED) and nothing confirms without it (anchoring transaction ${txid} is broadcast; the node accepted the call; follow it with: svc status ${txid} --wait)`,
+    ]);
+    assert.equal(stuck.requests.filter((q) => q.path.endsWith('/status')).length, CHAIN_DOWN_POLLS);
+  } finally {
+    await stuck.close();
+  }
+});
+
+test('status --wait of a txid the node keeps not knowing gives up in one line instead of polling for 30 minutes', async () => {
+  const unknown = await startFake({ override: { '/node/contract_call/': [404, { error: { code: 'not_found', message: `no call with txid ${'c'.repeat(64)}` } }] } });
+  try {
+    const r = await svc(['status', 'c'.repeat(64), '--wait', '--interval', '0.01'], { SVC_NODE_URL: unknown.nodeUrl });
+    oneLineError(r, 'not_found', 1);
+    assert.equal(r.stderr, `svc: not_found: no call with txid ${'c'.repeat(64)} (still, after ${NOT_FOUND_POLLS} polls: gave up waiting) (for a deploy, use svc contract CONTRACT_ID or svc deploy --wait)\n`);
+    assert.equal(unknown.requests.filter((q) => q.path.startsWith('/node/contract_call/')).length, NOT_FOUND_POLLS);
+  } finally {
+    await unknown.close();
   }
 });
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fixturesDir } from './helpers/paths.js';
 import { compileFile } from './vm/helpers.js';
 import { startFake, deadUrl } from './helpers/fake-endpoints.js';
+import { Transaction } from 'bitcoinjs-lib';
 import { SvcClient, walletFromSecret, networkOf, ClientError, NodeClient, EsploraClient } from '../src/client/index.js';
 import {
   decodePayload,
@@ -34,8 +35,10 @@ test('deploy: broadcasts the stamped tx as text/plain, then registers the artifa
   try {
     const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
     const r = await c.deploy(token);
-    const [u, tx, reg] = fake.requests;
-    assert.equal(u!.path, `/esplora/address/${wallet.address}/utxo`);
+    // read first (UTXOs, fee estimates, the node's state, in parallel), then the broadcast, then the registration
+    const paths = fake.requests.map((q) => q.path);
+    assert.deepEqual(paths.slice(0, 3).sort(), [`/esplora/address/${wallet.address}/utxo`, '/esplora/fee-estimates', '/node/node_status']);
+    const [tx, reg] = fake.requests.slice(3);
     assert.equal(tx!.method, 'POST');
     assert.equal(tx!.path, '/esplora/tx');
     assert.match(tx!.contentType, /^text\/plain/);
@@ -47,6 +50,7 @@ test('deploy: broadcasts the stamped tx as text/plain, then registers the artifa
     for (const k of ['bytecode', 'abi', 'function_offsets', 'function_offset_to_locals', 'constants', 'metadata']) {
       assert.deepEqual(body[k], token[k], k);
     }
+    assert.equal(body.anchor_tx, r.anchor.hex);
     assert.equal(r.contractId, toHex(contractId(parseHex(r.anchor.txid)!, codeHash(token as never))));
     assert.equal(r.answer.status, 'pending');
   } finally {
@@ -80,12 +84,19 @@ test('deploy: a registration failure after the broadcast keeps the node\'s code 
     assert.ok(broadcast, 'the anchor was broadcast');
     assert.equal(e.code, 'unavailable');
     assert.match(e.txid ?? '', /^[0-9a-f]{64}$/);
-    assert.equal(e.message, `node is catching up (anchoring transaction ${e.txid} is broadcast; register it again without paying: svc deploy ARTIFACT --txid ${e.txid})`);
+    assert.equal(e.message, `node is catching up (anchoring transaction ${e.txid} is broadcast; register it again without paying: SvcClient.register(artifact, "${e.txid}"))`);
     delete override['/node/deploy_contract'];
     const n = fake.requests.length;
     const again = await c.register(token, e.txid!);
     assert.equal(again.contractId, toHex(contractId(parseHex(e.txid!)!, codeHash(token as never))));
-    assert.deepEqual(fake.requests.slice(n).map((q) => q.path), ['/node/deploy_contract'], 'register only posts the registration');
+    assert.deepEqual(fake.requests.slice(n).map((q) => q.path), [`/esplora/tx/${e.txid}/hex`, '/node/deploy_contract'], 'register reads the anchor and posts the registration, nothing broadcast');
+    assert.equal(JSON.parse(fake.requests.at(-1)!.body).anchor_tx, broadcast.body);
+    // a transaction that is not the txid's, or carries no stamp of this artifact, is refused before anything is posted
+    const posted = fake.requests.length;
+    await assert.rejects(c.register(token, 'ab'.repeat(32), { anchorTx: broadcast.body }), (x: ClientError) => x.code === 'bad_request' && x.message.endsWith(`the anchoring transaction given is ${e.txid}, not ${'ab'.repeat(32)}`));
+    const unstamped = broadcast.body.replace('6a24535643', '6a24535644'); // "SVD": no stamp
+    await assert.rejects(c.register(token, Transaction.fromHex(unstamped).getId(), { anchorTx: unstamped }), (x: ClientError) => x.code === 'anchor_mismatch' && /nothing was broadcast\): transaction [0-9a-f]{64} does not anchor this artifact/.test(x.message));
+    assert.equal(fake.requests.length, posted);
   } finally {
     await fake.close();
   }
@@ -111,7 +122,8 @@ test('call: falls back to the given ABI, anchors on the largest UTXO, submits th
     const posted = fake.requests.find((q) => q.path === '/esplora/tx')!;
     const submit = fake.requests.find((q) => q.path === '/node/contract_call')!;
     const body = JSON.parse(submit.body);
-    assert.deepEqual(Object.keys(body).sort(), ['contract_id', 'payload', 'txid']);
+    assert.deepEqual(Object.keys(body).sort(), ['anchor_tx', 'contract_id', 'payload', 'txid']);
+    assert.equal(body.anchor_tx, posted.body);
     assert.equal(body.contract_id, contract.contract_id);
     assert.equal(body.txid, r.anchor.txid);
     const e = decodeEnvelope(decodePayload(body.payload));

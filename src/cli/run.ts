@@ -3,11 +3,13 @@
  * commands in-process; the entry only prints and sets the exit code.
  */
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
 // Light modules only at start-up: usage errors and node reads answer without loading
 // bitcoinjs-lib, the WASM verifier and noble (~0.25 s); deploy, call and keygen load them.
 import { ClientError } from '../client/errors.js';
-import { NodeClient, type CallStatus, type ContractInfoAnswer } from '../client/node.js';
+import { NodeClient, type CallBody, type CallStatus, type ContractInfoAnswer } from '../client/node.js';
 import { findField, findFunction, encodeFieldArg, splitTyped, argsFromText } from '../client/abi.js';
 import { DevnetControl } from '../devnet/control-client.js';
 import { typedValueToJson } from '../protocol/value.js';
@@ -29,6 +31,8 @@ commands:
                                           e.g. u64:5 i64:-3 bool:true string:hello bytes:beef key:<64 hex>)
   simulate CONTRACT FUNCTION [ARG...]     run a call against the node's state without anchoring
                                           (readonly reads and dry runs; nothing is spent or stored)
+  submit CALL.json                        post a saved call submission again (after a failed one;
+                                          nothing is broadcast or paid)
   status TXID                             status of a call
   contract CONTRACT                       status of a deploy (pending, then active) and its position
   read CONTRACT FIELD [ARG]               read a contract field (ARG: the map key)
@@ -46,6 +50,8 @@ options:
   --caller-key KEY    <64 hex or WIF> signing call envelopes (env SVC_CALLER_KEY; default: wallet key)
   --network NAME      regtest | testnet | signet | bitcoin (env SVC_NETWORK, default regtest)
   --fee-rate N        sat/vB for anchoring transactions (env SVC_FEE_RATE, default ${DEFAULT_FEE_RATE})
+  --allow-high-fee    deploy/call: pay a fee rate above 3x the endpoint's next-block estimate
+                      (at least 25 sat/vB; 200 without estimates) or a fee above 100000 sats
   --abi FILE          artifact JSON whose ABI is used when the node does not serve it
   --call-id N         u64 call id (default random)
   --pay ADDRESS:SATS  call/simulate: add an output paying ADDRESS (repeatable); the i-th --pay
@@ -59,7 +65,8 @@ options:
                       (retry after a failed registration; spends nothing)
   --caller KEY        simulate: caller x-only key, 64 hex (default: the caller or wallet key's)
   --input TXID:VOUT   simulate: an input of the simulated anchoring transaction (repeatable)
-  --wait              deploy: poll until active; call/status: until executed, failed, invalid or dropped
+  --wait              deploy: poll until active; call/status/submit: until executed, failed, invalid
+                      or dropped; gives up when the node's chain-data endpoint keeps failing
   --timeout S         --wait gives up after S seconds (default 1800)
   --interval S        --wait polls every S seconds (default 2)
   --name N --from H --to H --limit L --offset O   events filters
@@ -76,6 +83,7 @@ const OPTIONS = {
   'caller-key': { type: 'string' },
   network: { type: 'string' },
   'fee-rate': { type: 'string' },
+  'allow-high-fee': { type: 'boolean' },
   abi: { type: 'string' },
   'call-id': { type: 'string' },
   pay: { type: 'string', multiple: true },
@@ -100,9 +108,12 @@ const OPTIONS = {
 
 type Flags = {
   -readonly [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+} & {
+  /** --fee-rate came from SVC_FEE_RATE (its errors name the variable). */
+  feeRateFromEnv?: boolean;
 };
 
-const USAGE_CODES = new Set(['bad_argument', 'bad_key', 'unknown_function']);
+const USAGE_CODES = new Set(['bad_argument', 'bad_key', 'unknown_function', 'fee_too_high']);
 
 function usage(message: string): ClientError {
   return new ClientError('bad_argument', message);
@@ -139,7 +150,7 @@ function num(text: string | undefined, flag: string, o: { int?: boolean; min?: n
     (o.positive && !(n > 0))
   ) {
     const bound = o.positive ? ' > 0' : o.min !== undefined ? ` >= ${o.min}` : '';
-    throw usage(`--${flag} must be a ${o.int ? 'whole ' : ''}number${bound}, got "${text}"`);
+    throw usage(`${flag.startsWith('SVC_') ? flag : `--${flag}`} must be a ${o.int ? 'whole ' : ''}number${bound}, got "${text}"`);
   }
   return n;
 }
@@ -154,6 +165,10 @@ function readJsonFile(path: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
+    if (/^\s*(?:(?:\/\/[^\n]*|\/\*[\s\S]*?\*\/)\s*)*(?:const|contract)\s/.test(text) || path.endsWith('.svc')) {
+      const out = basename(path).replace(/\.svc$/, '') + '.json';
+      throw usage(`${what} ${path} is contract source, not a compiled artifact: compile it first (compile ${path} -o ${out}) and pass ${out}`);
+    }
     throw usage(`${what} ${path} is not valid JSON`);
   }
 }
@@ -190,8 +205,28 @@ async function client(f: Flags) {
     esploraUrl: checkUrl(esploraUrl(f), 'chain-data'),
     wallet: w,
     callerSecret: callerText ? parseSecret(callerText, 'caller key') : undefined,
-    feeRate: num(f['fee-rate'], 'fee-rate', { positive: true }),
+    // named as the user gave it: the flag, or the variable it came from
+    feeRate: num(f['fee-rate'], f.feeRateFromEnv ? 'SVC_FEE_RATE' : 'fee-rate', { positive: true }),
+    allowHighFee: !!f['allow-high-fee'],
   });
+}
+
+/**
+ * Saves a call submission the node did not accept (its anchor is broadcast, its fee spent)
+ * for `svc submit`: in the current directory, else the temporary one. Answers the path.
+ */
+function saveSubmission(body: CallBody): string {
+  const name = `svc-call-${body.txid}.json`;
+  for (const dir of ['.', tmpdir()]) {
+    const path = dir === '.' ? name : join(dir, name);
+    try {
+      writeFileSync(path, JSON.stringify(body) + '\n', { flag: 'w' });
+      return path;
+    } catch {
+      /* not writable: try the next place */
+    }
+  }
+  return '(could not be saved)';
 }
 
 /** `streamed`: the output was already written line by line (events --follow). */
@@ -276,7 +311,7 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   };
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
     throw usage((e as Error).message.split('\n')[0]!);
   }
@@ -286,7 +321,10 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   f['wallet-key'] ??= env('SVC_WALLET_KEY');
   f['caller-key'] ??= env('SVC_CALLER_KEY');
   f.network ??= env('SVC_NETWORK');
-  f['fee-rate'] ??= env('SVC_FEE_RATE');
+  if (f['fee-rate'] === undefined && env('SVC_FEE_RATE') !== undefined) {
+    f['fee-rate'] = env('SVC_FEE_RATE');
+    f.feeRateFromEnv = true;
+  }
   const cmd = parsed.positionals[0];
   if (f.help || cmd === 'help') return { json: { usage: USAGE }, text: [USAGE] };
   if (cmd === undefined) throw usage(`no command (${COMMANDS}; svc --help)`);
@@ -301,7 +339,26 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   }
 }
 
-const COMMANDS = 'keygen, deploy, call, simulate, status, contract, read, events, devnet, test';
+const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test';
+
+/**
+ * `--limit -5` as `--limit=-5`: parseArgs takes a value starting with '-' for an option
+ * ("ambiguous"); a negative number after an option taking a value is that option's value,
+ * so the option's own check says what is wrong with it.
+ */
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const name = a.startsWith('--') ? a.slice(2) : null;
+    const next = argv[i + 1];
+    if (name !== null && (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string' && next !== undefined && /^-[0-9.]/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
 
 async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Promise<Out> {
   const json = !!f.json;
@@ -344,13 +401,17 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
         const txid = hex64(f.txid, '--txid');
         const { SvcClient, checkArtifact } = await sdk();
         checkArtifact(artifact);
-        const node = new SvcClient({ nodeUrl: checkUrl(nodeUrl(f), 'node'), esploraUrl: 'http://unused.invalid' });
+        // the chain-data endpoint gives the anchoring transaction, sent along as anchor_tx
+        const node = new SvcClient({ nodeUrl: checkUrl(nodeUrl(f), 'node'), esploraUrl: checkUrl(esploraUrl(f), 'chain-data') });
         const r = await node.register(artifact, txid, { wait: f.wait ? waitOptions(f, json, (c) => c.status) : undefined });
         const out = { contract_id: r.answer.contract_id ?? r.contractId, txid, status: r.active?.status ?? r.answer.status };
         return { json: out, text: [`contract: ${out.contract_id}`, `txid: ${txid}`, `status: ${out.status}`] };
       }
       const c = await client(f);
-      const r = await c.deploy(artifact, { wait: f.wait ? waitOptions(f, json, (x) => x.status) : undefined });
+      const r = await c.deploy(artifact, {
+        wait: f.wait ? waitOptions(f, json, (x) => x.status) : undefined,
+        retry: (txid) => `register it again without paying: svc deploy ${pos[0]} --txid ${txid}`,
+      });
       const out = {
         contract_id: r.answer.contract_id ?? r.contractId,
         txid: r.anchor.txid,
@@ -400,6 +461,10 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
         pay,
         outpoint,
         wait: f.wait ? waitOptions(f, json, (s) => s.status) : undefined,
+        unsubmitted: (body) => {
+          const file = saveSubmission(body);
+          return `the node has not accepted the call; its submission is saved in ${file}: send it again without paying with svc submit ${file}`;
+        },
       });
       const out = {
         txid: r.anchor.txid,
@@ -415,7 +480,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       };
       const text = [`txid: ${out.txid}`, `envelope hash: ${out.envelope_hash}`, `call id: ${out.call_id}`, `outpoint: ${out.outpoint}`, `fee: ${out.fee} sats`];
       for (const p of out.payments) text.push(`pay: vout ${p.vout} -> ${p.address} ${p.sats} sats`);
-      if (out.payments.length) text.push(`change: ${out.change_vout === null ? 'none' : `vout ${out.change_vout}`}`);
+      text.push(`change: ${out.change_vout === null ? 'none (below dust: added to the fee)' : `vout ${out.change_vout}`}`);
       text.push(...(r.status ? statusLines(r.status) : [`status: ${out.status}`]));
       const bad = r.status && r.status.status !== 'executed';
       return { json: out, text, exit: bad ? 3 : 0 };
@@ -444,7 +509,8 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       if (r.status === 'executed') text.push(`result: ${JSON.stringify(r.result)}`);
       if (r.error) text.push(`error: ${r.error.code}: ${r.error.message}`);
       for (const e of r.events) text.push(`event: ${e.name} ${JSON.stringify(e.params)}${e.contract_id !== contract ? ` (contract ${e.contract_id})` : ''}`);
-      text.push(`instructions: ${r.instructions}`, `state: height ${r.height}, root ${r.state_root}`);
+      // the state is the node's at its processed height; the run sees the next height (height())
+      text.push(`instructions: ${r.instructions}`, `state: height ${r.height - 1}, root ${r.state_root ?? 'none'}; run as if confirmed at height ${r.height}`);
       return { json: r, text, exit: r.status === 'executed' ? 0 : 3 };
     }
     case 'status': {
@@ -460,6 +526,21 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
         }
         throw e;
       }
+    }
+    case 'submit': {
+      arity(1, 1, 'CALL.json');
+      const saved = readJsonFile(pos[0]!, 'call submission') as Partial<Record<keyof CallBody, unknown>> | null;
+      const str = (k: keyof CallBody): string | undefined => (typeof saved?.[k] === 'string' ? (saved[k] as string) : undefined);
+      for (const k of ['txid', 'contract_id', 'payload'] as const) if (str(k) === undefined) throw usage(`${pos[0]} is not a call submission as svc call saves it: no "${k}"`);
+      const body: CallBody = { txid: hex64(str('txid'), 'txid of the submission'), contract_id: hex64(str('contract_id'), 'contract_id of the submission'), payload: str('payload') ?? '' };
+      if (str('anchor_tx') !== undefined) body.anchor_tx = str('anchor_tx');
+      const { checkBodySize } = await sdk();
+      checkBodySize(body);
+      const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
+      const answer = await node.submitCall(body);
+      const final = f.wait ? await node.waitForCall(body.txid, waitOptions(f, json, (x) => x.status)) : undefined;
+      const out = { ...answer, ...(final ? { status: final.status, final } : {}) };
+      return { json: out, text: [`txid: ${answer.txid}`, `envelope hash: ${answer.envelope_hash}`, ...(final ? statusLines(final) : [`status: ${answer.status}`])], exit: final && final.status !== 'executed' ? 3 : 0 };
     }
     case 'contract': {
       arity(1, 1, 'CONTRACT');
@@ -486,7 +567,17 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const { runTests } = await import('../compiler/contract-test.js');
       const compiled = compileSource(source, file);
       if (!compiled.ok) throw new ClientError('compile_error', compiled.errors.map((e) => formatCompileError(e, source).split('\n')[0]).join('; '));
-      const r = runTests(compiled.artifact, tests);
+      const r = runTests(compiled.artifact, tests, {
+        name: basename(file).replace(/\.svc$/, ''),
+        // a `deploy NAME FILE` line: FILE relative to the test file
+        load: (other) => {
+          const path = resolve(dirname(testsFile), other);
+          const src = read(path, 'contract');
+          const c = compileSource(src, path);
+          if (!c.ok) throw new Error(c.errors.map((e) => formatCompileError(e, src).split('\n')[0]).join('; '));
+          return c.artifact;
+        },
+      });
       if (!r.ok) throw usage(r.errors.map((e) => `${testsFile}:${e.line}: ${e.message}`).join('; '));
       const text: string[] = [];
       let failed = 0;
@@ -530,15 +621,17 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const field = pos[1]!;
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
       let arg: string | undefined;
+      const abi = f.abi ? abiFromFile(f.abi) : await node.abi(contract).catch(() => null);
+      const def = abi ? findField(abi, field) : null;
       if (pos[2] !== undefined) {
-        const abi = f.abi ? abiFromFile(f.abi) : await node.abi(contract).catch(() => null);
-        const def = abi ? findField(abi, field) : null;
         if (def && def.key === null) throw usage(`field "${field}" is a scalar: it takes no ARG`);
         if (def) arg = encodeFieldArg(def.key!, pos[2]);
         else {
           const typed = splitTyped(pos[2]);
           arg = typed ? encodeFieldArg(typed.type, pos[2]) : encodeURIComponent(pos[2]);
         }
+      } else if (def && def.key !== null) {
+        throw usage(`field "${field}" is a map<${def.key}, ${def.value}>: give the key, svc read ${contract} ${field} KEY (KEY a ${def.key})`);
       }
       const a = await node.readField(contract, field, arg);
       return {

@@ -4,12 +4,15 @@
  * events, devnet funding) and contract test runner (svc test).
  * Run `svc --help`. Exit codes: 0 ok; 1 runtime failure (endpoint unreachable or
  * refusing, insufficient funds, a contract that does not compile); 2 usage error (bad
- * argument, bad key, unknown function, malformed test file); 3 `call --wait` ended in
- * failed, invalid or dropped, `simulate` failed, or a `svc test` test failed.
+ * argument, bad key, unknown function, a fee above the sanity bound, malformed test
+ * file); 3 `call --wait` ended in failed, invalid or dropped, `simulate` failed, or a
+ * `svc test` test failed; 141 the output was closed (output.ts).
  */
 import { run, errorOf } from './run.js';
+import { endQuietlyOnClosedOutput } from './output.js';
 
 async function main(): Promise<void> {
+  endQuietlyOnClosedOutput();
   const argv = process.argv.slice(2);
   const json = argv.includes('--json');
   try {

@@ -3,6 +3,8 @@
  * (PROTOCOL.md section 6, e.g. `anchor_mismatch`) and HTTP status; the SDK's own failures
  * use the codes below. Messages are one line and never contain key material.
  */
+import type { CallBody } from './node.js';
+
 export type ClientErrorCode =
   | 'bad_argument' // a typed argument, flag or file the user gave is wrong
   | 'bad_key' // a wallet or caller key cannot be read
@@ -13,6 +15,8 @@ export type ClientErrorCode =
   | 'node_error' // the node answered with an error without a JSON error body
   | 'timeout' // polling gave up
   | 'compile_error' // svc test: the contract does not compile
+  | 'fee_too_high' // the anchor's fee rate or fee is above the sanity bound (fees.ts)
+  | 'chain_unavailable' // a wait gave up: the node's chain-data endpoint keeps failing
   | 'internal';
 
 export class ClientError extends Error {
@@ -21,6 +25,8 @@ export class ClientError extends Error {
   readonly status: number | undefined;
   /** Set when the failure came after the anchoring transaction was broadcast (its fee is spent). */
   readonly txid: string | undefined;
+  /** A call's POST /contract_call body, when its submission failed after the broadcast (submit it again; nothing more to pay). */
+  submission: CallBody | undefined;
   constructor(code: ClientErrorCode | string, message: string, status?: number, txid?: string) {
     super(message);
     this.name = 'ClientError';

@@ -2,6 +2,7 @@
 import { ClientError } from './errors.js';
 import { request, joinUrl, parseJson, oneLine, type HttpOptions, type HttpAnswer } from './http.js';
 import type { Utxo } from './anchor.js';
+import type { FeeEstimates } from './fees.js';
 
 const TXID_RE = /^[0-9a-f]{64}$/;
 
@@ -49,6 +50,32 @@ export class EsploraClient {
     const txid = a.text.trim();
     if (!TXID_RE.test(txid)) throw new ClientError('chain_error', `chain-data endpoint: broadcast answered "${oneLine(txid, 80)}", not a txid`);
     return txid;
+  }
+
+  /**
+   * GET /fee-estimates (confirmation target -> sat/vB); null when the endpoint does not
+   * serve it or answers something else than a table of positive rates.
+   */
+  async feeEstimates(): Promise<FeeEstimates | null> {
+    let a: HttpAnswer;
+    try {
+      a = await this.call('/fee-estimates');
+    } catch (e) {
+      if (e instanceof ClientError && e.code === 'chain_error') return null;
+      throw e;
+    }
+    let j: unknown;
+    try {
+      j = JSON.parse(a.text);
+    } catch {
+      return null;
+    }
+    if (!j || typeof j !== 'object' || Array.isArray(j)) return null;
+    const out: FeeEstimates = {};
+    for (const [target, rate] of Object.entries(j as Record<string, unknown>)) {
+      if (/^[1-9][0-9]{0,4}$/.test(target) && typeof rate === 'number' && Number.isFinite(rate) && rate > 0) out[target] = rate;
+    }
+    return Object.keys(out).length ? out : null;
   }
 
   /** GET /blocks/tip/height. */

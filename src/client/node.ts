@@ -7,16 +7,10 @@ import type { TrieProof } from '../state/trie.js';
 import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/storage-layout.js';
 import { valueToJson } from '../protocol/value.js';
 import type { AbiEntry } from '../vm/types.js';
+import type { RegistrationBody } from '../protocol/contract.js';
 
-export interface DeployBody {
-  txid: string;
-  bytecode: string;
-  abi: unknown[];
-  function_offsets: Record<string, unknown>;
-  function_offset_to_locals: Record<string, unknown>;
-  constants: unknown[];
-  metadata?: Record<string, unknown>;
-}
+/** The body of POST /deploy_contract (src/protocol/contract.ts registrationBody). */
+export type DeployBody = RegistrationBody;
 export interface DeployAnswer {
   contract_id: string;
   txid: string;
@@ -56,6 +50,8 @@ export interface CallBody {
   txid: string;
   contract_id: string;
   payload: string;
+  /** The anchoring transaction as broadcast, lowercase hex (PROTOCOL section 6; optional, svc always sends it). */
+  anchor_tx?: string;
 }
 export interface CallAnswer {
   txid: string;
@@ -195,20 +191,55 @@ export interface EventsAnswer {
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['executed', 'failed', 'invalid', 'dropped']);
 
-export interface WaitOptions<T> { intervalMs?: number; timeoutMs?: number; onStatus?: (s: T) => void }
+export interface WaitOptions<T> {
+  intervalMs?: number;
+  timeoutMs?: number;
+  onStatus?: (s: T) => void;
+  /**
+   * Also read GET /node_status at each poll and give up (ClientError chain_unavailable)
+   * once the node has reported its chain-data endpoint failing CHAIN_DOWN_POLLS polls in a
+   * row: nothing confirms without it, so waiting on is waiting for nothing. Default true.
+   */
+  chainWatch?: boolean;
+}
 
-/** Asks until `done`; a 404 (not yet known to this node, e.g. still gossiping) is asked again. */
-async function poll<T>(ask: () => Promise<T>, done: (t: T) => boolean, notYet: string, o: WaitOptions<T>): Promise<T> {
+/**
+ * Polls in a row with the node's chain-data endpoint failing before a wait gives up: 15
+ * polls are 30 s at the default 2-s interval, past a restart or a short outage of the
+ * endpoint, far short of the 30-minute default timeout.
+ */
+export const CHAIN_DOWN_POLLS = 15;
+
+/**
+ * 404 answers in a row after which a wait gives up: a payload reaches a node by gossip in
+ * seconds, so 60 s of `not_found` at the default 2-s interval is a txid or id this node
+ * will not know (a typo, another network), not one still on its way.
+ */
+export const NOT_FOUND_POLLS = 30;
+
+/** Asks until `done`; a 404 (not yet known to this node, e.g. still gossiping) is asked again, NOT_FOUND_POLLS times in a row at most. */
+async function poll<T>(ask: () => Promise<T>, done: (t: T) => boolean, notYet: string, o: WaitOptions<T>, chainDown: () => Promise<string | null>): Promise<T> {
   const interval = o.intervalMs ?? 2_000;
   const timeout = o.timeoutMs ?? 30 * 60_000; // blocks take ~10 min; allow a few
   const deadline = Date.now() + timeout;
+  let down = 0;
+  let missing = 0;
   for (;;) {
     try {
       const t = await ask();
+      missing = 0;
       o.onStatus?.(t);
       if (done(t)) return t;
     } catch (e) {
       if (!(e instanceof ClientError && e.status === 404)) throw e;
+      if (++missing >= NOT_FOUND_POLLS) throw new ClientError(e.code, `${e.message} (still, after ${missing} polls: gave up waiting)`, e.status);
+    }
+    if (o.chainWatch !== false) {
+      const why = await chainDown();
+      down = why === null ? 0 : down + 1;
+      if (down >= CHAIN_DOWN_POLLS) {
+        throw new ClientError('chain_unavailable', `${notYet}: gave up waiting, the node's chain-data endpoint failed ${down} polls in a row (${oneLine(why!, 160)}) and nothing confirms without it`);
+      }
     }
     if (Date.now() + interval > deadline) throw new ClientError('timeout', `${notYet} after ${Math.round(timeout / 1000)} s`);
     await new Promise((r) => setTimeout(r, interval));
@@ -260,7 +291,14 @@ export class NodeClient {
    * A 404 (not yet known, e.g. still gossiping) is polled again. `onStatus` sees each answer.
    */
   waitForCall(txid: string, o: WaitOptions<CallStatus> = {}): Promise<CallStatus> {
-    return poll(() => this.callStatus(txid), (s) => FINAL_STATUSES.has(s.status), `call ${txid} not final`, o);
+    return poll(() => this.callStatus(txid), (s) => FINAL_STATUSES.has(s.status), `call ${txid} not final`, o, () => this.chainDown());
+  }
+
+  /** Why the node's chain-data endpoint is failing, from GET /node_status; null when it answers (or the node does not say). */
+  private async chainDown(): Promise<string | null> {
+    const s = (await this.nodeStatus()) as { chain?: { endpoint?: string; endpoint_ok?: boolean; last_error?: string | null } };
+    if (s.chain?.endpoint_ok !== false) return null;
+    return `${s.chain.endpoint ?? 'endpoint'}: ${s.chain.last_error ?? 'not answering'}`;
   }
 
   /** POST /v2/{id}/simulate: a call run against the node's state, nothing anchored or stored. */
@@ -275,7 +313,7 @@ export class NodeClient {
 
   /** Polls GET /contracts/{id} until the deploy is active (its anchoring transaction confirmed); 404 is polled again. */
   waitForContract(contractId: string, o: WaitOptions<ContractInfoAnswer> = {}): Promise<ContractInfoAnswer> {
-    return poll(() => this.contractInfo(contractId), (c) => c.status === 'active', `contract ${contractId} not active`, o);
+    return poll(() => this.contractInfo(contractId), (c) => c.status === 'active', `contract ${contractId} not active`, o, () => this.chainDown());
   }
 
   async contracts(): Promise<string[]> {

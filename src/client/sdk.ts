@@ -5,10 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Artifact } from '../protocol/contract.js';
-import { contractId as computeContractId, extractCore } from '../protocol/contract.js';
+import { contractId as computeContractId, registrationBody } from '../protocol/contract.js';
 import { deployStampScript, callStampScript } from '../protocol/stamp.js';
-import { type CallEnvelope, encodeEnvelope, envelopeHash, signEnvelope, encodePayload } from '../protocol/envelope.js';
-import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
+import { type CallEnvelope, encodeEnvelope, envelopeHash, signEnvelope, encodePayload, MAX_BODY_BYTES, postedBytes } from '../protocol/envelope.js';
+import { checkCallBinding, checkDeployBinding, bindingError, txidOf } from '../protocol/binding.js';
 import { toHex, parseHex } from '../protocol/hash.js';
 import type { Value } from '../protocol/value.js';
 import { xOnlyPublicKey } from '../protocol/schnorr.js';
@@ -19,7 +19,8 @@ import { buildAnchorTx, type AnchorTx, type Payment, type Utxo } from './anchor.
 import { runTask } from '../pool/tasks.js';
 import type { Wallet } from './wallet.js';
 import { EsploraClient } from './esplora.js';
-import { NodeClient, type CallAnswer, type CallStatus, type ContractInfoAnswer, type DeployAnswer, type DeployBody, type WaitOptions } from './node.js';
+import { NodeClient, type CallAnswer, type CallBody, type CallStatus, type ContractInfoAnswer, type DeployAnswer, type DeployBody, type WaitOptions } from './node.js';
+import { checkFee, checkFeeRate, type FeeEstimates } from './fees.js';
 import type { HttpOptions } from './http.js';
 
 /** Default fee rate, sat/vB: enough for regtest/signet; pass feeRate for mainnet conditions. */
@@ -110,9 +111,38 @@ export function buildCall(p: BuildCallParams): BuiltCall {
     const bytes = encodeEnvelope(envelope);
     return { envelope, bytes, payload: encodePayload(bytes), envelopeHash: envelopeHash(bytes) };
   } catch (e) {
+    if (e instanceof NodeError && e.code === 'payload_too_large') throw refusal('call', 'payload_too_large', `${e.message} (PROTOCOL section 3): shorten the arguments`);
     if (e instanceof NodeError) throw new ClientError('bad_argument', e.message);
     throw e;
   }
+}
+
+/** The node would refuse this `what` whatever was paid: said before anything is built or broadcast. */
+function refusal(what: 'artifact' | 'call', code: string, message: string): ClientError {
+  return new ClientError(code, `the node would refuse this ${what} (nothing was broadcast): ${message}`);
+}
+
+/**
+ * The one size check of a POST body (deploy and call share it): the body exactly as it will
+ * be posted, anchor_tx included, against the node's MAX_BODY_BYTES. Throws
+ * payload_too_large, saying what takes the room.
+ */
+export function checkBodySize(body: DeployBody | CallBody): void {
+  const size = postedBytes(body);
+  if (size <= MAX_BODY_BYTES) return;
+  const anchor = body.anchor_tx ? `, the anchoring transaction's hex ${body.anchor_tx.length}` : '';
+  if ('payload' in body) {
+    const envelope = Math.floor((body.payload.length * 3) / 4) - (body.payload.endsWith('==') ? 2 : body.payload.endsWith('=') ? 1 : 0);
+    throw refusal('call', 'payload_too_large', `its submission body would be ${size} bytes, the node reads at most ${MAX_BODY_BYTES} (the ${envelope}-byte envelope takes ${body.payload.length} of them as base64${anchor}): shorten the arguments`);
+  }
+  throw refusal('artifact', 'payload_too_large', `its registration body would be ${size} bytes, the node reads at most ${MAX_BODY_BYTES} (the bytecode takes ${body.bytecode.length} of them as hex${anchor})`);
+}
+
+/** The body of POST /contract_call for a built call and its anchoring transaction, checked by checkBodySize. */
+export function callSubmission(call: BuiltCall, anchor: AnchorTx): CallBody {
+  const body: CallBody = { txid: anchor.txid, contract_id: toHex(call.envelope.contractId), payload: call.payload, anchor_tx: anchor.hex };
+  checkBodySize(body);
+  return body;
 }
 
 /**
@@ -143,39 +173,25 @@ export interface BuiltDeploy {
 }
 
 /**
- * The largest registration body the node reads (its MAX_BODY_BYTES, src/rest/http.ts; not
- * imported because that module loads the HTTP server's native addon).
- */
-export const MAX_DEPLOY_BODY_BYTES = 65_536;
-
-/**
  * The node's own registration checks, run here before anything is built or broadcast so a
  * refused artifact costs nothing: the same code the node runs (the worker task checkDeploy:
- * artifact shape, bytecode verifier, code hash), the metadata shape and the body size.
+ * artifact shape, bytecode verifier, code hash), the metadata shape and the body size (as
+ * posted with any txid; buildDeploy checks it again with the anchoring transaction).
  * Throws ClientError with the code the node would answer (invalid_bytecode, bad_request,
  * payload_too_large).
  */
 export function checkArtifact(artifact: unknown): Uint8Array {
-  const refuse = (code: string, message: string): never => {
-    throw new ClientError(code, `the node would refuse this artifact (nothing was broadcast): ${message}`);
-  };
   const r = runTask({ kind: 'checkDeploy', body: artifact as Record<string, unknown> });
-  if (!r.ok) refuse(r.error.code, r.error.message);
+  if (!r.ok) throw refusal('artifact', r.error.code, r.error.message);
   const metadata = (artifact as { metadata?: unknown }).metadata;
-  if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))) refuse('bad_request', 'metadata must be a JSON object when present');
-  // the body as it will be posted (any txid has the same length)
-  const size = Buffer.byteLength(JSON.stringify(deployBody(artifact, '0'.repeat(64))));
-  if (size > MAX_DEPLOY_BODY_BYTES) refuse('payload_too_large', `the registration body would be ${size} bytes, the node reads at most ${MAX_DEPLOY_BODY_BYTES}`);
+  if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))) throw refusal('artifact', 'bad_request', 'metadata must be a JSON object when present');
+  checkBodySize(deployBody(artifact, '0'.repeat(64)));
   return parseHex((r as { value: { codeHash: string } }).value.codeHash, 32)!;
 }
 
-/** The registration body of an artifact anchored by `txid`. */
-export function deployBody(artifact: Artifact | unknown, txid: string): DeployBody {
-  const core = extractCore(artifact);
-  const a = artifact as Artifact;
-  const body: DeployBody = { txid, ...core };
-  if (a.metadata !== undefined) body.metadata = a.metadata;
-  return body;
+/** The registration body of an artifact anchored by `txid` (with the anchoring transaction's hex when given). */
+export function deployBody(artifact: Artifact | unknown, txid: string, anchorTx?: string): DeployBody {
+  return registrationBody(artifact, txid, anchorTx);
 }
 
 /** Deploy anchoring transaction + the registration body (no network); checks the artifact first (checkArtifact). */
@@ -185,7 +201,9 @@ export function buildDeploy(wallet: Wallet, utxos: readonly Utxo[], artifact: Ar
   const r = checkDeployBinding(anchor.hex, ch);
   if (!r.ok) throw bindingError(r.reason);
   const contractId = toHex(computeContractId(parseHex(anchor.txid, 32)!, ch));
-  return { codeHash: ch, anchor, contractId, body: deployBody(artifact, anchor.txid) };
+  const body = deployBody(artifact, anchor.txid, anchor.hex);
+  checkBodySize(body);
+  return { codeHash: ch, anchor, contractId, body };
 }
 
 /**
@@ -206,6 +224,8 @@ export interface SvcClientOptions {
   /** Caller secret for envelopes; defaults to the wallet's secret. */
   callerSecret?: Uint8Array;
   feeRate?: number;
+  /** Pay a fee rate or fee above the sanity bound (fees.ts checkFee); default false. */
+  allowHighFee?: boolean;
   http?: HttpOptions;
 }
 
@@ -218,6 +238,8 @@ export interface DeployResult extends BuiltDeploy {
 export interface CallResult {
   call: BuiltCall;
   anchor: AnchorTx;
+  /** The body posted to POST /contract_call (anchor_tx included). */
+  body: CallBody;
   answer: CallAnswer;
   status?: CallStatus;
 }
@@ -243,14 +265,37 @@ export class SvcClient {
   }
 
   /**
-   * Check the artifact as the node will (nothing is spent when it would be refused), anchor
-   * the deploy stamp, broadcast, register with the node; with `wait`, poll until active.
+   * What the node would refuse whatever is paid, asked before anything is built: it does
+   * not answer, it is halted, or (for a call) it does not know the contract.
    */
-  async deploy(artifact: unknown, o: { feeRate?: number; wait?: boolean | WaitOptions<ContractInfoAnswer> } = {}): Promise<DeployResult> {
+  private async checkNodeAccepts(what: 'artifact' | 'call', contractId?: string): Promise<void> {
+    const [status, known] = await Promise.all([
+      this.node.nodeStatus() as Promise<{ halted?: boolean; halt_reason?: string | null }>,
+      contractId === undefined ? null : this.node.contractInfo(contractId).then(() => true, (e: unknown) => (e instanceof ClientError && e.status === 404 ? false : Promise.reject(e))),
+    ]);
+    if (status.halted) throw refusal(what, 'halted', `the node is halted (${status.halt_reason ?? 'no reason given'}) and refuses submissions until its operator clears the halt`);
+    if (known === false) throw refusal(what, 'unknown_contract', `the node does not know contract ${contractId} (not deployed, or its deploy has not reached this node yet)`);
+  }
+
+  /** The endpoint's fee estimates for the sanity bound (null when it offers none). */
+  private feeEstimates(): Promise<FeeEstimates | null> {
+    return this.o.allowHighFee ? Promise.resolve(null) : this.esplora.feeEstimates();
+  }
+
+  /**
+   * Check the artifact as the node will (nothing is spent when it would be refused), anchor
+   * the deploy stamp, check the fee, broadcast, register with the node (anchor_tx
+   * included); with `wait`, poll until active. `retry(txid)` says how to register again
+   * when the registration fails after the broadcast (default: SvcClient.register).
+   */
+  async deploy(artifact: unknown, o: { feeRate?: number; wait?: boolean | WaitOptions<ContractInfoAnswer>; retry?: (txid: string) => string } = {}): Promise<DeployResult> {
     checkArtifact(artifact);
     const wallet = this.wallet();
-    const utxos = await this.esplora.utxos(wallet.address);
-    const built = buildDeploy(wallet, utxos, artifact, o.feeRate ?? this.o.feeRate ?? DEFAULT_FEE_RATE);
+    const [utxos, estimates] = await Promise.all([this.esplora.utxos(wallet.address), this.feeEstimates(), this.checkNodeAccepts('artifact')]);
+    const feeRate = o.feeRate ?? this.o.feeRate ?? DEFAULT_FEE_RATE;
+    checkFeeRate(feeRate, estimates, this.o.allowHighFee);
+    const built = buildDeploy(wallet, utxos, artifact, feeRate);
+    checkFee(built.anchor, feeRate, this.o.allowHighFee);
     await this.broadcast(built.anchor);
     const txid = built.anchor.txid;
     try {
@@ -259,16 +304,35 @@ export class SvcClient {
       if (o.wait) result.active = await this.node.waitForContract(built.contractId, o.wait === true ? {} : o.wait);
       return result;
     } catch (e) {
-      throw afterBroadcast(e, txid, `register it again without paying: svc deploy ARTIFACT --txid ${txid}`);
+      throw afterBroadcast(e, txid, o.retry?.(txid) ?? `register it again without paying: SvcClient.register(artifact, "${txid}")`);
     }
   }
 
-  /** Register an artifact whose deploy stamp `txid` is already broadcast (a retry after a failed registration); spends nothing. */
-  async register(artifact: unknown, txid: string, o: { wait?: boolean | WaitOptions<ContractInfoAnswer> } = {}): Promise<{ contractId: string; answer: DeployAnswer; active?: ContractInfoAnswer }> {
+  /**
+   * Register an artifact whose deploy stamp `txid` is already broadcast (a retry after a
+   * failed registration); spends nothing. The anchoring transaction (`anchorTx`, else read
+   * from the chain-data endpoint) must carry the artifact's deploy stamp; it goes in the body.
+   */
+  async register(artifact: unknown, txid: string, o: { wait?: boolean | WaitOptions<ContractInfoAnswer>; anchorTx?: string } = {}): Promise<{ contractId: string; answer: DeployAnswer; active?: ContractInfoAnswer }> {
     const ch = checkArtifact(artifact);
     if (!/^[0-9a-f]{64}$/.test(txid)) throw new ClientError('bad_argument', `txid must be 64 lowercase hex characters, got "${txid}"`);
     const contractId = toHex(computeContractId(parseHex(txid, 32)!, ch));
-    const answer = await this.node.deployContract(deployBody(artifact, txid));
+    const anchorTx = o.anchorTx ?? (await this.esplora.txHex(txid));
+    let anchorTxid: string;
+    try {
+      anchorTxid = txidOf(anchorTx);
+    } catch {
+      throw refusal('artifact', 'bad_request', `the anchoring transaction given for ${txid} is not a transaction`);
+    }
+    if (anchorTxid !== txid) throw refusal('artifact', 'bad_request', `the anchoring transaction given is ${anchorTxid}, not ${txid}`);
+    const bound = checkDeployBinding(anchorTx, ch);
+    if (!bound.ok) {
+      const e = bindingError(bound.reason);
+      throw refusal('artifact', e.code, `transaction ${txid} does not anchor this artifact: ${e.message}`);
+    }
+    const body = deployBody(artifact, txid, anchorTx);
+    checkBodySize(body);
+    const answer = await this.node.deployContract(body);
     const active = o.wait ? await this.node.waitForContract(contractId, o.wait === true ? {} : o.wait) : undefined;
     return { contractId, answer, ...(active ? { active } : {}) };
   }
@@ -286,7 +350,13 @@ export class SvcClient {
     throw new ClientError('bad_argument', `the node does not serve the ABI of ${contractId}; pass --abi ARTIFACT.json`);
   }
 
-  /** Build + sign the envelope on a wallet UTXO, anchor it, broadcast, submit; optionally wait until final. */
+  /**
+   * Checks everything the node would refuse (node halted, contract unknown, arguments
+   * against the ABI, the envelope and body sizes with anchor_tx) and the fee, then
+   * broadcasts the anchor and submits; optionally waits until final. When the submission
+   * fails after the broadcast, the error carries the body (`submission`) and `unsubmitted(body)`
+   * says how to submit it again (default: post error.submission to POST /contract_call).
+   */
   async call(p: {
     contractId: string;
     function: string;
@@ -299,9 +369,11 @@ export class SvcClient {
     /** The wallet UTXO the envelope names (e.g. the outpoint holding a token balance); default: chooseOutpoint. */
     outpoint?: { txid: string; vout: number };
     wait?: boolean | WaitOptions<CallStatus>;
+    unsubmitted?: (body: CallBody) => string;
   }): Promise<CallResult> {
     const wallet = this.wallet();
-    const utxos = await this.esplora.utxos(wallet.address);
+    const contractHex = toHex(contractIdBytes(p.contractId));
+    const [utxos, estimates] = await Promise.all([this.esplora.utxos(wallet.address), this.feeEstimates(), this.checkNodeAccepts('call', contractHex)]);
     let outpoint = chooseOutpoint(utxos);
     if (p.outpoint) {
       const named = utxos.find((u) => u.txid === p.outpoint!.txid && u.vout === p.outpoint!.vout);
@@ -317,15 +389,21 @@ export class SvcClient {
       outpoint,
       callId: p.callId,
     });
-    const anchor = buildCallAnchor(wallet, utxos, call, p.feeRate ?? this.o.feeRate ?? DEFAULT_FEE_RATE, p.pay ?? []);
+    const feeRate = p.feeRate ?? this.o.feeRate ?? DEFAULT_FEE_RATE;
+    checkFeeRate(feeRate, estimates, this.o.allowHighFee);
+    const anchor = buildCallAnchor(wallet, utxos, call, feeRate, p.pay ?? []);
+    checkFee(anchor, feeRate, this.o.allowHighFee);
+    const body = callSubmission(call, anchor);
     await this.broadcast(anchor);
     let answer: CallAnswer;
     try {
-      answer = await this.node.submitCall({ txid: anchor.txid, contract_id: toHex(call.envelope.contractId), payload: call.payload });
+      answer = await this.node.submitCall(body);
     } catch (e) {
-      throw afterBroadcast(e, anchor.txid, `the node has not accepted the call; its payload is ${call.payload}`);
+      const err = afterBroadcast(e, anchor.txid, p.unsubmitted?.(body) ?? 'the node has not accepted the call: post error.submission to POST /contract_call again (nothing more to pay)');
+      err.submission = body;
+      throw err;
     }
-    const result: CallResult = { call, anchor, answer };
+    const result: CallResult = { call, anchor, body, answer };
     try {
       if (p.wait) result.status = await this.node.waitForCall(anchor.txid, p.wait === true ? {} : p.wait);
     } catch (e) {

@@ -1,6 +1,6 @@
 /** AST of the contract language (docs/LANGUAGE.md). The type checker (checker.ts) annotates
  *  each node it accepts with a Note; the emitter (codegen.ts) reads only the notes. */
-import type { ValueType } from '../protocol/value.js';
+import type { Value, ValueType } from '../protocol/value.js';
 
 export interface Pos { line: number; col: number }
 
@@ -24,7 +24,13 @@ export interface Note {
   flag?: boolean;
   /** A statement list that always returns (no fall-through code after it). */
   returns?: boolean;
+  /** A name that is a constant: its folded value (emitted as the literal would be). */
+  konst?: Value;
+  /** for: the loop's bounds, literals or constants resolved. */
+  range?: { from: bigint; to: bigint };
 }
+/** A loop bound: an integer literal or the name of a u64 constant. */
+export type LoopBound = { pos: Pos; value: bigint } | { pos: Pos; name: string };
 export type BinOp = '+' | '-' | '*' | '/' | '%' | '==' | '!=' | '<' | '<=' | '>' | '>=' | '&&' | '||';
 
 export type Expr = { note?: Note } & (
@@ -46,7 +52,7 @@ export type Stmt = { note?: Note } & (
   /** `name op= value` / `name[key] op= value`: the key is evaluated once. */
   | { k: 'compound'; pos: Pos; opPos: Pos; op: BinOp; name: string; key: Expr | null; value: Expr }
   | { k: 'if'; pos: Pos; cond: Expr; then: Stmt[]; else: Stmt[] | null }
-  | { k: 'for'; pos: Pos; name: string; from: bigint; to: bigint; body: Stmt[] }
+  | { k: 'for'; pos: Pos; name: string; from: LoopBound; to: LoopBound; body: Stmt[] }
   | { k: 'break'; pos: Pos }
   | { k: 'continue'; pos: Pos }
   | { k: 'return'; pos: Pos; value: Expr | null }
@@ -58,4 +64,6 @@ export interface Param { name: string; type: ValueType; pos: Pos }
 export interface FieldDecl { k: 'field'; pos: Pos; name: string; key: ValueType | null; value: ValueType }
 export interface EventDecl { k: 'event'; pos: Pos; name: string; params: Param[] }
 export interface FnDecl { k: 'fn'; pos: Pos; name: string; pub: boolean; readonly: boolean; params: Param[]; ret: ValueType | null; body: Stmt[]; note?: { nlocals: number; returns: boolean } }
-export interface ContractDecl { name: string; pos: Pos; implements: { name: string; pos: Pos }[]; fields: FieldDecl[]; events: EventDecl[]; fns: FnDecl[] }
+/** `const NAME: TYPE = EXPR;` at the top of the file or among the contract's declarations (fold.ts). */
+export interface ConstDecl { k: 'const'; pos: Pos; name: string; type: ValueType; value: Expr }
+export interface ContractDecl { name: string; pos: Pos; implements: { name: string; pos: Pos }[]; consts: ConstDecl[]; fields: FieldDecl[]; events: EventDecl[]; fns: FnDecl[] }

@@ -7,9 +7,10 @@
  */
 import type { ValueType } from '../protocol/value.js';
 import { LIMITS, OP } from '../vm/isa.js';
-import type { ContractDecl, Expr, FnDecl, Pos, Stmt } from './ast.js';
+import type { ContractDecl, Expr, FnDecl, LoopBound, Pos, Stmt } from './ast.js';
 import type { CompileError } from './parser.js';
 import { INTERFACES } from './stdlib.js';
+import { foldConsts } from './fold.js';
 
 type Ty = ValueType | 'void' | 'error';
 const INT = new Set<Ty>(['u64', 'i64', 'u128']);
@@ -107,6 +108,9 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
     events.set(e.name, { idx: events.size, params: e.params.map((p) => p.type) });
   });
   c.fns.forEach((f) => { if (declare(f.name, 'function', f.pos)) fns.set(f.name, f); });
+  // constants: names of their own, values folded now (fold.ts), in declaration order
+  const declaredConsts = c.consts.filter((k) => declare(k.name, 'constant', k.pos));
+  const consts = foldConsts(declaredConsts, err, (name) => (builtin(name) ? 'built-in function' : globalNames.get(name) ?? null));
   if (c.fns.length === 0) err(c.pos, 'a contract needs at least one function');
   if (fields.size > 65535 || events.size > 65535) err(c.pos, 'too many fields or events');
 
@@ -220,6 +224,7 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
     let loopDepth = 0;
     const newLocal = (name: string, type: ValueType, mutable: boolean, p: Pos): Local | null => {
       if (fields.has(name)) err(p, `'${name}' shadows a field`);
+      if (globalNames.get(name) === 'constant') err(p, `'${name}' shadows a constant`);
       for (const s of scopes) if (s.has(name)) { err(p, `variable '${name}' is already declared`); break; }
       const slot = allocSlot(p);
       if (slot === null) return null;
@@ -232,6 +237,16 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
       return undefined;
     };
     for (const p of f.params) newLocal(p.name, p.type, true, p.pos);
+    const unknownTarget = (name: string): string => (globalNames.get(name) === 'constant' ? `cannot assign to constant '${name}'` : `unknown variable or field '${name}'`);
+    /** A loop bound's value: the literal, or a u64 constant's (null after an error). */
+    const boundValue = (b: LoopBound): bigint | null => {
+      if ('value' in b) return b.value;
+      const k = consts.get(b.name);
+      if (k && k.type === 'u64') return k.value;
+      if (k) err(b.pos, `loop bound '${b.name}' is a constant of type ${k.type}; bounds are u64`);
+      else if (globalNames.get(b.name) !== 'constant') err(b.pos, `loop bound '${b.name}' is not a constant (bounds are integer literals or u64 constants)`);
+      return null;
+    };
 
     const inferred = new Map<Expr, Ty | null>();
     // type inference without checking (null = adaptable literal)
@@ -241,7 +256,13 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
         case 'hex': return null;
         case 'str': return 'string';
         case 'bool': return 'bool';
-        case 'name': { const l = lookup(e.name); if (l) return l.type; const fd = fields.get(e.name); return fd && !fd.key ? fd.value : 'error'; }
+        case 'name': {
+          const l = lookup(e.name);
+          if (l) return l.type;
+          const fd = fields.get(e.name);
+          if (fd) return fd.key ? 'error' : fd.value;
+          return consts.get(e.name)?.type ?? 'error';
+        }
         case 'index': { const fd = fields.get(e.name); return fd && fd.key ? fd.value : 'error'; }
         case 'call': {
           const b = builtin(e.name);
@@ -306,12 +327,15 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
             e.note = { idx: fd.idx };
             return fd.value;
           }
-          err(e.pos, `unknown name '${e.name}'`);
+          const k = consts.get(e.name);
+          if (k) { e.note = { konst: k }; return k.type; }
+          // a constant whose own declaration had an error: that error is reported
+          if (globalNames.get(e.name) !== 'constant') err(e.pos, `unknown name '${e.name}'`);
           return 'error';
         }
         case 'index': {
           const fd = fields.get(e.name);
-          if (!fd || !fd.key) { err(e.pos, fd ? `'${e.name}' is not a map` : `unknown map '${e.name}'`); return 'error'; }
+          if (!fd || !fd.key) { err(e.pos, fd ? `'${e.name}' is not a map` : globalNames.get(e.name) === 'constant' ? `'${e.name}' is a constant, not a map` : `unknown map '${e.name}'`); return 'error'; }
           want(expr(e.key, fd.key), fd.key, e.key.pos, `key of ${e.name}`);
           e.note = { idx: fd.idx };
           return fd.value;
@@ -478,7 +502,7 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
             return false;
           }
           const fd = fields.get(s.name);
-          if (!fd) { err(s.pos, `unknown variable or field '${s.name}'`); return false; }
+          if (!fd) { err(s.pos, unknownTarget(s.name)); return false; }
           if (f.readonly) err(s.pos, `readonly function '${f.name}' cannot write field '${s.name}'`);
           if (s.key) {
             if (!fd.key) { err(s.pos, `'${s.name}' is not a map`); return false; }
@@ -499,7 +523,7 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
             return false;
           }
           const fd = fields.get(s.name);
-          if (!fd) { err(s.pos, `unknown variable or field '${s.name}'`); return false; }
+          if (!fd) { err(s.pos, unknownTarget(s.name)); return false; }
           if (f.readonly) err(s.pos, `readonly function '${f.name}' cannot write field '${s.name}'`);
           if (!!fd.key !== !!s.key) { err(s.pos, fd.key ? `'${s.name}' is a map: use ${s.name}[key] ${s.op}= ...` : `'${s.name}' is not a map`); return false; }
           if (!INT.has(fd.value)) { err(s.opPos, `${what} needs an integer, '${s.name}' holds ${fd.value}`); return false; }
@@ -529,14 +553,17 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
           return allReturn && r2;
         }
         case 'for': {
-          const n = s.to - s.from;
-          if (s.to > (1n << 64n) - 1n || n < 0n) { err(s.pos, 'loop range must be a..b with a <= b'); return false; }
+          const from = boundValue(s.from);
+          const to = boundValue(s.to);
+          if (from === null || to === null) return false;
+          const n = to - from;
+          if (to > (1n << 64n) - 1n || n < 0n) { err(s.pos, 'loop range must be a..b with a <= b'); return false; }
           if (n > BigInt(LIMITS.loopBound)) { err(s.pos, `loop runs ${n} times, at most ${LIMITS.loopBound} allowed`); return false; }
           if (n === 0n) return false; // no code: the body never runs
           scopes.push(new Map());
           const counter = allocSlot(s.pos) ?? 0;
-          s.note = { slot: counter };
-          if (s.from === 0n) {
+          s.note = { slot: counter, range: { from, to } };
+          if (from === 0n) {
             if (fields.has(s.name)) err(s.pos, `'${s.name}' shadows a field`);
             if (lookup(s.name)) err(s.pos, `variable '${s.name}' is already declared`);
             scopes[scopes.length - 1]!.set(s.name, { slot: counter, type: 'u64', mutable: false });

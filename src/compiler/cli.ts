@@ -4,6 +4,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { TYPE_NAMES } from '../vm/isa.js';
 import { disassemble } from '../vm/disasm.js';
 import { compileSource, formatCompileError } from './index.js';
+import { endQuietlyOnClosedOutput } from '../cli/output.js';
+import { deployableBodyBytes } from '../protocol/contract.js';
+import { MAX_BODY_BYTES } from '../protocol/limits.js';
 
 const USAGE = 'usage: compile <contract_file.svc> [--json] [-o FILE]';
 
@@ -54,6 +57,7 @@ function main(argv: string[]): number {
   lines.push(`contract ${a.metadata.name}  (${a.metadata.compiler_version})`);
   lines.push(`code_hash   ${a.metadata.code_hash}`);
   lines.push(`bytecode    ${a.bytecode.length / 2} bytes, ${a.constants.length} constants`);
+  lines.push(`deploy      ${deployableBodyBytes(a)} of the ${MAX_BODY_BYTES} bytes a registration may take (room for the anchoring transaction included)`);
   if (a.metadata.interfaces.length) lines.push(`implements  ${a.metadata.interfaces.join(', ')}`);
   for (const e of a.abi) {
     if (e.type === 'field') lines.push(`field       ${e.name}: ${e.key ? `map<${e.key}, ${e.value}>` : e.value}`);
@@ -68,6 +72,7 @@ function main(argv: string[]): number {
   return 0;
 }
 
+endQuietlyOnClosedOutput();
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (e) {

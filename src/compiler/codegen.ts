@@ -1,16 +1,21 @@
 /**
  * Code generator: a checked tree (checker.ts) -> bytecode, ABI, offsets, constants. It only
  * emits: every type, slot and index it needs is in the nodes' notes, and it reports no
- * errors of its own but the contract-wide size limits.
+ * errors of its own but the constant pool's size (the artifact's size is index.ts's).
  */
-import type { ValueType } from '../protocol/value.js';
-import { FUNC_READONLY, LIMITS, OP, TY } from '../vm/isa.js';
+import type { Value, ValueType } from '../protocol/value.js';
+import { FUNC_READONLY, OP, TY } from '../vm/isa.js';
 import type { AbiEntry, ArtifactCore, ConstantEntry } from '../vm/types.js';
-import type { Expr, FnDecl, Note, Stmt } from './ast.js';
+import type { Expr, FnDecl, Note, Pos, Stmt } from './ast.js';
 import { ARITH_BASE, ARITH_K, binSpine, ifArms, type BinExpr, type Checked } from './checker.js';
 import type { CompileError } from './parser.js';
 
-export interface CodegenResult { core: ArtifactCore; interfaces: string[] }
+export interface CodegenResult {
+  core: ArtifactCore;
+  interfaces: string[];
+  /** Where each string or hex constant is first used (by constant index), for size errors. */
+  literalPos: Map<number, Pos>;
+}
 
 interface LoopCtx { breaks: number[]; continues: number[] }
 
@@ -32,13 +37,15 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
   const jump = (op: number): number => { u8(op); const at = code.length; u32(0); return at; };
   const here = (): number => code.length;
   // constants in first-use order, each distinct (type, value) once
-  const constant = (e: ConstantEntry): number => {
+  const literalPos = new Map<number, Pos>();
+  const constant = (e: ConstantEntry, pos?: Pos): number => {
     const k = `${e.type}:${e.value}`;
     let i = constIdx.get(k);
     if (i === undefined) {
       i = constants.length;
       constants.push(e);
       constIdx.set(k, i);
+      if (pos) literalPos.set(i, pos);
     }
     return i;
   };
@@ -46,7 +53,7 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
     const safe = v >= -9007199254740991n && v <= 9007199254740991n;
     return constant({ type: t as 'u64', value: safe ? Number(v) : v.toString() });
   };
-  const strConst = (s: string): number => constant({ type: 'string', value: s });
+  const strConst = (s: string, pos?: Pos): number => constant({ type: 'string', value: s }, pos);
 
   const fnOffsets = new Map<string, number>();
   const callPatches: { at: number; name: string }[] = [];
@@ -55,7 +62,6 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
   for (const f of checked.fns) emitFn(f);
   for (const p of callPatches) patch32(p.at, fnOffsets.get(p.name) ?? 0);
   const errors: CompileError[] = [];
-  if (code.length > LIMITS.bytecodeBytes) errors.push({ file, line: c.pos.line, col: c.pos.col, message: `bytecode is ${code.length} bytes, more than ${LIMITS.bytecodeBytes}` });
   if (constants.length > 65535) errors.push({ file, line: c.pos.line, col: c.pos.col, message: 'too many constants' });
   if (errors.length) return { ok: false, errors };
 
@@ -70,7 +76,7 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
   const function_offsets: Record<string, number> = Object.fromEntries(c.fns.map((f) => [f.name, fnOffsets.get(f.name)!]));
   const function_offset_to_locals: Record<string, number> = Object.fromEntries(c.fns.map((f) => [String(fnOffsets.get(f.name)!), localsCount.get(fnOffsets.get(f.name)!)!]));
   const core: ArtifactCore = { bytecode: Buffer.from(code).toString('hex'), abi, function_offsets, function_offset_to_locals, constants };
-  return { ok: true, result: { core, interfaces: checked.interfaces } };
+  return { ok: true, result: { core, interfaces: checked.interfaces, literalPos } };
 
   function emitFn(f: FnDecl): void {
     const off = here();
@@ -89,10 +95,11 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
       const n = note(e);
       switch (e.k) {
         case 'int': u8(OP.CONST); u16(intConst(n.ty!, e.value)); return;
-        case 'hex': u8(OP.CONST); u16(constant({ type: n.flag ? 'key' : 'bytes', value: Buffer.from(e.value).toString('hex') })); return;
-        case 'str': u8(OP.CONST); u16(strConst(e.value)); return;
+        case 'hex': u8(OP.CONST); u16(constant({ type: n.flag ? 'key' : 'bytes', value: Buffer.from(e.value).toString('hex') }, e.pos)); return;
+        case 'str': u8(OP.CONST); u16(strConst(e.value, e.pos)); return;
         case 'bool': u8(e.value ? OP.TRUE : OP.FALSE); return;
         case 'name':
+          if (n.konst) { konst(n.konst); return; }
           if (n.slot !== undefined) { u8(OP.LOAD); u8(n.slot); } else { u8(OP.SLOAD); u16(n.idx!); }
           return;
         case 'index': expr(e.key); u8(OP.MLOAD); u16(n.idx!); return;
@@ -124,6 +131,16 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
           if (n.op) { u8(OP.CAST); u8(TY[e.to]); }
           return;
         case 'bin': binChain(e); return;
+      }
+    };
+
+    /** A constant's folded value, emitted exactly as its literal would be (same opcode, same pool entry). */
+    const konst = (v: Value): void => {
+      switch (v.type) {
+        case 'bool': u8(v.value ? OP.TRUE : OP.FALSE); return;
+        case 'string': u8(OP.CONST); u16(strConst(v.value)); return;
+        case 'bytes': case 'key': u8(OP.CONST); u16(constant({ type: v.type, value: Buffer.from(v.value).toString('hex') })); return;
+        default: u8(OP.CONST); u16(intConst(v.type, v.value));
       }
     };
 
@@ -202,17 +219,18 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
         case 'for': {
           if (s.note === undefined) return; // an empty range: no code
           const counter = n.slot!;
+          const { from, to } = n.range!;
           u8(OP.CONST); u16(intConst('u64', 0n)); u8(OP.STORE); u8(counter);
           const head = here();
           if (n.userSlot !== undefined) {
-            u8(OP.LOAD); u8(counter); u8(OP.CONST); u16(intConst('u64', s.from)); u8(OP.ADD_U64); u8(OP.STORE); u8(n.userSlot);
+            u8(OP.LOAD); u8(counter); u8(OP.CONST); u16(intConst('u64', from)); u8(OP.ADD_U64); u8(OP.STORE); u8(n.userSlot);
           }
           const lp: LoopCtx = { breaks: [], continues: [] };
           loops.push(lp);
           block(s.body);
           loops.pop();
           const cont = here();
-          u8(OP.LOOP); u8(counter); u32(Number(s.to - s.from)); u32(head);
+          u8(OP.LOOP); u8(counter); u32(Number(to - from)); u32(head);
           const end = here();
           for (const b of lp.continues) patch32(b, cont);
           for (const b of lp.breaks) patch32(b, end);
@@ -229,7 +247,7 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
           return;
         case 'require':
           expr(s.cond);
-          u8(OP.REQUIRE); u16(strConst(s.msg));
+          u8(OP.REQUIRE); u16(strConst(s.msg, s.pos));
           return;
         case 'emit':
           s.args.forEach(expr);

@@ -1,29 +1,40 @@
 /**
  * Contract tests without a chain (`svc test CONTRACT.svc [TESTS]`): a test file next to the
  * contract lists calls with their caller, Bitcoin inputs and outputs and the outcome each
- * must have; each test deploys the compiled contract afresh into an in-memory host and runs
- * the calls through the VM in order, applying the writes of executed calls. Failures name
- * the test file's line.
+ * must have, and the events each emits; each test deploys the compiled contract (and the
+ * other contracts the file names) afresh into an in-memory host and runs the calls through
+ * the VM in order, applying the writes of executed calls. Failures name the test file's line.
  *
  * Test file (one directive per line; `# ` starts a comment):
+ *   deploy NAME FILE.svc           another contract, compiled from FILE (relative to the test
+ *                                  file): before the first test, in every test; inside a
+ *                                  test, from that line on. Its id is sha256("contract:NAME").
  *   test NAME                      a new test: fresh contract storage; settings back to defaults
- *   caller NAME|KEYHEX             the caller of the calls that follow (NAME: sha256 of the name)
+ *   caller NAME|KEYHEX|@CONTRACT   the caller of the calls that follow (NAME: sha256 of the name)
  *   height N                       confirmation height of the calls that follow
  *   inputs OUTPOINT...             inputs of the calls that follow; OUTPOINT is TXID:VOUT or
  *                                  #K:VOUT (the txid of call K of this test), none: `inputs`
  *   outputs SATS[@SCRIPTHEX]...    outputs of the calls that follow (default script: P2WPKH of
  *                                  20 zero bytes)
- *   call FN [ARG...]               must execute; ARG as in `svc call` (u64:5, key:..., bare)
- *   call FN [ARG...] -> VALUE      must execute and return VALUE (TYPE:VALUE or bare)
- *   call FN [ARG...] -> fail CODE [MESSAGE]   must fail with CODE (and exactly MESSAGE)
+ *   call [CONTRACT.]FN [ARG...]    must execute; ARG as in `svc call` (u64:5, key:..., bare) or
+ *                                  a reference: @CONTRACT (its id), ~NAME (caller NAME's key),
+ *                                  #K (call K's txid), #K:VOUT (that outpoint's 36 bytes);
+ *                                  CONTRACT defaults to the one under test (named by its file
+ *                                  name without .svc)
+ *   call ... -> VALUE              must execute and return VALUE (TYPE:VALUE or bare)
+ *   call ... -> fail CODE [MESSAGE]   must fail with CODE (and exactly MESSAGE)
+ *   emits [CONTRACT.]EVENT [ARG...]   after a call: the call emitted this event (from CONTRACT,
+ *                                  default the called one); the emits lines after a call list
+ *                                  all its events, in order
+ *   emits nothing                  after a call: it emitted no event
  * Call K of a test is anchored by txid 00..0K (32 bytes, big-endian K).
  */
 import { sha256 } from '../protocol/hash.js';
 import { valuesEqual, valueToJson, type Value, type ValueType } from '../protocol/value.js';
 import { execute } from '../vm/execute.js';
-import { MemHost } from '../vm/mem-host.js';
-import type { ExecContext } from '../vm/types.js';
-import { argsFromText, findFunction, parseValueText, splitTyped } from '../client/abi.js';
+import { MemHost, load } from '../vm/mem-host.js';
+import type { EmittedEvent, ExecContext, Program } from '../vm/types.js';
+import { argsFromText, findFunction, parseValueText, splitTyped, type AbiEvent } from '../client/abi.js';
 import type { Artifact } from './index.js';
 
 export interface TestFailure { line: number; message: string }
@@ -38,15 +49,33 @@ const DEFAULT_HEIGHT = 800_000;
 const DEFAULT_SCRIPT = '0014' + '00'.repeat(20);
 
 type Expect = { kind: 'executed'; value: string | null } | { kind: 'fail'; code: string; message: string | null };
+/** One `emits` line: the event, its contract (null: the called one) and its arguments as written. */
+interface EventExpect { line: number; contract: string | null; name: string; args: string[] }
 type Step =
-  | { k: 'caller'; line: number; key: Uint8Array }
+  | { k: 'deploy'; line: number; name: string; file: string }
+  | { k: 'caller'; line: number; key: Uint8Array | string }
   | { k: 'height'; line: number; height: number }
   | { k: 'inputs'; line: number; inputs: { txid: string | number; vout: number }[] }
   | { k: 'outputs'; line: number; outputs: { value: bigint; script: Uint8Array }[] }
-  | { k: 'call'; line: number; fn: string; args: string[]; expect: Expect };
+  /** `events` null: not checked; [] after `emits nothing` (on line `nothing`). */
+  | { k: 'call'; line: number; contract: string | null; fn: string; args: string[]; expect: Expect; events: EventExpect[] | null; nothing?: number };
 interface TestDecl { name: string; line: number; steps: Step[] }
 
 const HEX64 = /^[0-9a-f]{64}$/;
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** `[CONTRACT.]NAME` of a call or an event. */
+const QUALIFIED = /^(?:([A-Za-z_][A-Za-z0-9_]*)\.)?([A-Za-z_][A-Za-z0-9_]*)$/;
+/**
+ * References in an argument or value, bare or after `key:` / `bytes:`: `@CONTRACT` a
+ * contract's id, `~NAME` the key of caller NAME, `#K` the txid of call K, `#K:VOUT` the
+ * 36-byte outpoint (txid || vout as u32 big-endian, as `outpoint()` builds it).
+ */
+const REF = /^(?:(key|bytes):)?(?:@([A-Za-z_][A-Za-z0-9_]*)|~(\S+)|#([1-9][0-9]{0,5})(?::(0|[1-9][0-9]{0,9}))?)$/;
+
+/** The id of a contract a test file deploys: sha256("contract:NAME"). */
+export function testContractId(name: string): Uint8Array {
+  return sha256(Buffer.from(`contract:${name}`));
+}
 
 /** Splits a line into words; "double quoted" words may hold spaces (no escapes). */
 function words(text: string): string[] | null {
@@ -61,8 +90,9 @@ function words(text: string): string[] | null {
   return text.slice(at).trim() === '' ? out : null;
 }
 
-export function parseTests(text: string): { tests: TestDecl[]; errors: TestFailure[] } {
+export function parseTests(text: string): { setup: Step[]; tests: TestDecl[]; errors: TestFailure[] } {
   const tests: TestDecl[] = [];
+  const setup: Step[] = [];
   const errors: TestFailure[] = [];
   text.split('\n').forEach((raw, i) => {
     const line = i + 1;
@@ -78,13 +108,34 @@ export function parseTests(text: string): { tests: TestDecl[]; errors: TestFailu
       tests.push({ name: rest.join(' '), line, steps: [] });
       return;
     }
+    if (kw === 'deploy') {
+      if (rest.length !== 2 || !IDENT.test(rest[0]!)) return bad('deploy takes NAME FILE.svc (NAME an identifier, FILE relative to this file)');
+      (tests[tests.length - 1]?.steps ?? setup).push({ k: 'deploy', line, name: rest[0]!, file: rest[1]! });
+      return;
+    }
     const cur = tests[tests.length - 1];
     if (!cur) return bad(`'${kw}' before the first 'test NAME' line`);
     switch (kw) {
       case 'caller': {
-        if (rest.length !== 1) return bad('caller takes one NAME or 64-hex key');
+        if (rest.length !== 1) return bad('caller takes one NAME, 64-hex key or @CONTRACT');
         const t = rest[0]!.toLowerCase();
-        cur.steps.push({ k: 'caller', line, key: HEX64.test(t) ? new Uint8Array(Buffer.from(t, 'hex')) : sha256(Buffer.from(rest[0]!)) });
+        const ref = /^@([A-Za-z_][A-Za-z0-9_]*)$/.exec(rest[0]!);
+        cur.steps.push({ k: 'caller', line, key: ref ? ref[1]! : HEX64.test(t) ? new Uint8Array(Buffer.from(t, 'hex')) : sha256(Buffer.from(rest[0]!)) });
+        return;
+      }
+      case 'emits': {
+        const last = cur.steps[cur.steps.length - 1];
+        if (!last || last.k !== 'call') return bad("'emits' must follow a call (its events, one line each)");
+        if (last.nothing !== undefined) return bad("'emits nothing' already said the call emits no event");
+        if (rest.length === 1 && rest[0] === 'nothing') {
+          if (last.events?.length) return bad("'emits nothing' after events listed for the same call");
+          last.events = [];
+          last.nothing = line;
+          return;
+        }
+        const q = QUALIFIED.exec(rest[0] ?? '');
+        if (!q) return bad('emits takes [CONTRACT.]EVENT [ARG...] or nothing');
+        (last.events ??= []).push({ line, contract: q[1] ?? null, name: q[2]!, args: rest.slice(1) });
         return;
       }
       case 'height': {
@@ -118,6 +169,8 @@ export function parseTests(text: string): { tests: TestDecl[]; errors: TestFailu
         const head = arrow < 0 ? rest : rest.slice(0, arrow);
         const tail = arrow < 0 ? [] : rest.slice(arrow + 1);
         if (head.length === 0) return bad('call needs a function name');
+        const q = QUALIFIED.exec(head[0]!);
+        if (!q) return bad(`call: "${head[0]}" is not FN or CONTRACT.FN`);
         let expect: Expect = { kind: 'executed', value: null };
         if (arrow >= 0) {
           if (tail[0] === 'fail') {
@@ -126,14 +179,14 @@ export function parseTests(text: string): { tests: TestDecl[]; errors: TestFailu
           } else if (tail.length === 1) expect = { kind: 'executed', value: tail[0]! };
           else return bad('-> takes one VALUE or fail CODE [MESSAGE]');
         }
-        cur.steps.push({ k: 'call', line, fn: head[0]!, args: head.slice(1), expect });
+        cur.steps.push({ k: 'call', line, contract: q[1] ?? null, fn: q[2]!, args: head.slice(1), expect, events: null });
         return;
       }
       default:
-        return bad(`unknown directive '${kw}' (test, caller, height, inputs, outputs, call)`);
+        return bad(`unknown directive '${kw}' (deploy, test, caller, height, inputs, outputs, call, emits)`);
     }
   });
-  return { tests, errors };
+  return { setup, tests, errors };
 }
 
 function txidOf(k: number): Uint8Array {
@@ -146,17 +199,120 @@ function show(v: Value | null): string {
   return v === null ? 'nothing' : `${v.type}:${String(valueToJson(v))}`;
 }
 
-/** Runs every test of `text` against `artifact`. */
-export function runTests(artifact: Artifact, text: string): TestRun {
-  const { tests, errors } = parseTests(text);
-  if (errors.length) return { ok: false, errors };
-  if (tests.length === 0) return { ok: false, errors: [{ line: 1, message: "no tests (a test starts with a 'test NAME' line)" }] };
-  return { ok: true, tests: tests.map((t) => runOne(artifact, t)) };
+/** The contract under test and where the other contracts of a test file come from. */
+export interface TestSubjects {
+  /** The name of the contract under test in the file (`@NAME`, `call NAME.FN`): its file name without `.svc`. */
+  name: string;
+  /**
+   * Compiles FILE of a `deploy` line (a path as written, relative to the test file); throws
+   * an Error whose message says why it cannot (unreadable, does not compile).
+   */
+  load: (file: string) => Artifact;
 }
 
-function runOne(artifact: Artifact, t: TestDecl): TestOutcome {
+/** A contract of a test: its id, verified program and ABI. */
+interface Deployed { id: Uint8Array; program: Program; abi: readonly unknown[] }
+
+/** Runs every test of `text` against `artifact` and the contracts the file deploys. */
+export function runTests(artifact: Artifact, text: string, subjects: TestSubjects = { name: 'contract', load: () => { throw new Error('this run deploys no other contract'); } }): TestRun {
+  const { setup, tests, errors } = parseTests(text);
+  if (errors.length) return { ok: false, errors };
+  if (tests.length === 0) return { ok: false, errors: [{ line: 1, message: "no tests (a test starts with a 'test NAME' line)" }] };
+  // every file once, compiled and verified before any test runs: a bad one is a bad test file
+  const programs = new Map<string, { program: Program; abi: readonly unknown[] }>();
+  const deployErrors: TestFailure[] = [];
+  for (const st of [...setup, ...tests.flatMap((t) => t.steps)]) {
+    if (st.k !== 'deploy') continue;
+    if (st.name === subjects.name) deployErrors.push({ line: st.line, message: `deploy ${st.name}: that name is the contract under test's` });
+    if (programs.has(st.file)) continue;
+    try {
+      const a = subjects.load(st.file);
+      programs.set(st.file, { program: load(a), abi: a.abi });
+    } catch (e) {
+      deployErrors.push({ line: st.line, message: `deploy ${st.name}: ${(e as Error).message}` });
+    }
+  }
+  if (deployErrors.length) return { ok: false, errors: deployErrors };
+  const main: Deployed = { id: CONTRACT_ID, program: load(artifact), abi: artifact.abi };
+  return { ok: true, tests: tests.map((t) => runOne(main, subjects.name, setup, programs, t)) };
+}
+
+/** Arguments with their references (REF) as hex; `call` is the number of the call they belong to. */
+function resolveRefs(args: readonly string[], contracts: Map<string, Deployed>, call: number): string[] {
+  return args.map((a) => {
+    const m = REF.exec(a);
+    if (!m) return a;
+    let b: Uint8Array;
+    if (m[2] !== undefined) {
+      const c = contracts.get(m[2]);
+      if (!c) throw new Error(`unknown contract @${m[2]} (deploy it first: deploy ${m[2]} FILE.svc)`);
+      b = c.id;
+    } else if (m[3] !== undefined) b = sha256(Buffer.from(m[3]));
+    else {
+      const k = Number(m[4]);
+      if (k > call) throw new Error(`#${k} names call ${k}, but this is call ${call}`);
+      if (m[5] === undefined) b = txidOf(k);
+      else {
+        if (Number(m[5]) > 0xffffffff) throw new Error(`#${k}:${m[5]}: vout is a u32`);
+        b = new Uint8Array(36);
+        b.set(txidOf(k));
+        new DataView(b.buffer).setUint32(32, Number(m[5]));
+      }
+    }
+    const hex = Buffer.from(b).toString('hex');
+    return m[1] ? `${m[1]}:${hex}` : hex;
+  });
+}
+
+/** An event as the test file would write it; a key that is a contract's id shows as @NAME. */
+function showEvent(e: { name: string; params: Value[] }, from: string, contracts: Map<string, Deployed>): string {
+  const shown = (v: Value): string => {
+    if (v.type !== 'key') return show(v);
+    const named = [...contracts].find(([, c]) => Buffer.compare(Buffer.from(c.id), Buffer.from(v.value)) === 0);
+    return named ? `@${named[0]}` : show(v);
+  };
+  return `${from}.${e.name}(${e.params.map(shown).join(', ')})`;
+}
+
+/** Compares a call's events with its `emits` lines; reports at the first line that differs. */
+function checkEvents(got: readonly EmittedEvent[], want: readonly EventExpect[], target: string, contracts: Map<string, Deployed>, call: number, lastLine: number, fail: (line: number, message: string) => void): void {
+  const nameOf = (id: Uint8Array): string => [...contracts].find(([, c]) => Buffer.compare(Buffer.from(c.id), Buffer.from(id)) === 0)?.[0] ?? Buffer.from(id).toString('hex');
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i]!;
+    const from = w.contract ?? target;
+    const c = contracts.get(from);
+    if (!c) return fail(w.line, `emits ${from}.${w.name}: unknown contract ${from} (deploy it first)`);
+    const def = c.abi.find((x): x is AbiEvent => !!x && typeof x === 'object' && (x as AbiEvent).type === 'event' && (x as AbiEvent).name === w.name);
+    if (!def) return fail(w.line, `emits ${from}.${w.name}: ${from} declares no event ${w.name}`);
+    let params: Value[];
+    try {
+      params = argsFromText({ type: 'function', name: w.name, inputs: def.inputs, outputs: [], readonly: false }, resolveRefs(w.args, contracts, call));
+    } catch (e) {
+      return fail(w.line, `emits ${from}.${w.name}: ${(e as Error).message}`);
+    }
+    const g = got[i];
+    const expected = showEvent({ name: w.name, params }, from, contracts);
+    if (!g) return fail(w.line, `expected event ${i + 1} ${expected}, the call emitted ${got.length}`);
+    const same = g.name === w.name && Buffer.compare(Buffer.from(g.contractId), Buffer.from(c.id)) === 0 && g.params.length === params.length && g.params.every((v, j) => valuesEqual(v, params[j]!));
+    if (!same) return fail(w.line, `expected event ${i + 1} ${expected}, got ${showEvent(g, nameOf(g.contractId), contracts)}`);
+  }
+  if (got.length > want.length) {
+    const g = got[want.length]!;
+    fail(want.length ? want[want.length - 1]!.line : lastLine, `the call emitted ${got.length} event(s), the test lists ${want.length}; the next is ${showEvent(g, nameOf(g.contractId), contracts)}`);
+  }
+}
+
+function runOne(main: Deployed, mainName: string, setup: readonly Step[], programs: Map<string, { program: Program; abi: readonly unknown[] }>, t: TestDecl): TestOutcome {
   const host = new MemHost();
-  host.deploy(CONTRACT_ID, artifact);
+  const contracts = new Map<string, Deployed>([[mainName, main]]);
+  const deploy = (name: string, file: string): void => {
+    const p = programs.get(file)!;
+    const d = { id: testContractId(name), program: p.program, abi: p.abi };
+    host.deploy(d.id, d.program);
+    contracts.set(name, d);
+  };
+  host.deploy(main.id, main.program);
+  for (const st of setup) if (st.k === 'deploy') deploy(st.name, st.file);
   const failures: TestFailure[] = [];
   let caller = sha256(Buffer.from(DEFAULT_CALLER));
   let height = DEFAULT_HEIGHT;
@@ -164,18 +320,29 @@ function runOne(artifact: Artifact, t: TestDecl): TestOutcome {
   let outputs: ExecContext['outputs'] = [];
   let calls = 0;
   for (const s of t.steps) {
-    if (s.k === 'caller') caller = s.key;
-    else if (s.k === 'height') height = s.height;
+    if (s.k === 'deploy') deploy(s.name, s.file);
+    else if (s.k === 'caller') {
+      if (typeof s.key !== 'string') caller = s.key;
+      else {
+        const c = contracts.get(s.key);
+        if (c) caller = c.id;
+        else failures.push({ line: s.line, message: `caller @${s.key}: unknown contract (deploy it first)` });
+      }
+    } else if (s.k === 'height') height = s.height;
     else if (s.k === 'inputs') inputs = s.inputs;
     else if (s.k === 'outputs') outputs = s.outputs;
     else {
       calls++;
-      const fail = (message: string): void => void failures.push({ line: s.line, message: `call ${s.fn}: ${message}` });
+      const target = s.contract ?? mainName;
+      const label = s.contract ? `${s.contract}.${s.fn}` : s.fn;
+      const fail = (message: string): void => void failures.push({ line: s.line, message: `call ${label}: ${message}` });
+      const c = contracts.get(target);
+      if (!c) { fail(`unknown contract ${target} (deploy it first: deploy ${target} FILE.svc)`); continue; }
       let args: Value[];
       let ret: ValueType | null;
       try {
-        const f = findFunction(artifact.abi, s.fn);
-        args = argsFromText(f, s.args);
+        const f = findFunction(c.abi, s.fn);
+        args = argsFromText(f, resolveRefs(s.args, contracts, calls));
         ret = f.outputs[0]?.type ?? null;
       } catch (e) {
         fail((e as Error).message);
@@ -187,8 +354,9 @@ function runOne(artifact: Artifact, t: TestDecl): TestOutcome {
         ins.push({ txid: typeof i.txid === 'number' ? txidOf(i.txid) : new Uint8Array(Buffer.from(i.txid, 'hex')), vout: i.vout });
       }
       if (ins.length !== inputs.length) continue;
-      const r = execute({ contractId: CONTRACT_ID, function: s.fn, args, context: { height, txid: txidOf(calls), inputs: ins, outputs, caller, callId: BigInt(calls) }, host });
+      const r = execute({ contractId: c.id, function: s.fn, args, context: { height, txid: txidOf(calls), inputs: ins, outputs, caller, callId: BigInt(calls) }, host });
       host.apply(r);
+      if (s.events) checkEvents(r.status === 'executed' ? r.events : [], s.events, target, contracts, calls, s.nothing ?? s.line, (line, message) => void failures.push({ line, message: `call ${label}: ${message}` }));
       const e = s.expect;
       if (e.kind === 'fail') {
         if (r.status === 'executed') fail(`expected to fail with ${e.code}, but it executed (result ${show(r.result)})`);
@@ -200,9 +368,10 @@ function runOne(artifact: Artifact, t: TestDecl): TestOutcome {
       if (ret === null) { fail(`${s.fn} returns nothing, the test expects ${e.value}`); continue; }
       let want: Value;
       try {
-        const typed = splitTyped(e.value);
+        const [text] = resolveRefs([e.value], contracts, calls);
+        const typed = splitTyped(text!);
         if (typed && typed.type !== ret) throw new Error(`expected value given as ${typed.type}, ${s.fn} returns ${ret}`);
-        want = parseValueText(ret, typed ? typed.value : e.value, 'expected value');
+        want = parseValueText(ret, typed ? typed.value : text!, 'expected value');
       } catch (x) {
         fail((x as Error).message);
         continue;
@@ -210,6 +379,6 @@ function runOne(artifact: Artifact, t: TestDecl): TestOutcome {
       if (!r.result || !valuesEqual(r.result, want)) fail(`expected ${show(want)}, got ${show(r.result)}`);
     }
   }
+  failures.sort((a, b) => a.line - b.line);
   return { name: t.name, line: t.line, calls, failures };
 }
-

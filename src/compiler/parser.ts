@@ -3,7 +3,7 @@
  *  (MAX_NESTING), so no later stage can run out of stack on a hostile or generated file. */
 import type { ValueType } from '../protocol/value.js';
 import { LIMITS } from '../vm/isa.js';
-import type { BinOp, ContractDecl, EventDecl, Expr, FieldDecl, FnDecl, Param, Pos, Stmt } from './ast.js';
+import type { BinOp, ConstDecl, ContractDecl, EventDecl, Expr, FieldDecl, FnDecl, LoopBound, Param, Pos, Stmt } from './ast.js';
 
 export interface CompileError { file: string; line: number; col: number; message: string }
 
@@ -11,7 +11,7 @@ type TokKind = 'ident' | 'int' | 'hex' | 'str' | 'punct' | 'eof';
 interface Tok { kind: TokKind; text: string; pos: Pos; value?: bigint | string | Uint8Array; suffix?: ValueType | null }
 
 export const TYPE_WORDS = new Set(['u64', 'i64', 'u128', 'bool', 'string', 'bytes', 'key']);
-const KEYWORDS = new Set(['contract', 'implements', 'field', 'map', 'event', 'pub', 'readonly', 'fn', 'let', 'if', 'else', 'for', 'in',
+const KEYWORDS = new Set(['contract', 'implements', 'const', 'field', 'map', 'event', 'pub', 'readonly', 'fn', 'let', 'if', 'else', 'for', 'in',
   'break', 'continue', 'return', 'require', 'emit', 'true', 'false', 'call', 'as', 'while', 'loop']);
 const PUNCT = ['..', '->', '+=', '-=', '*=', '/=', '%=', '<=', '>=', '==', '!=', '&&', '||', '{', '}', '(', ')', '[', ']', '<', '>', '=', ';', ':', ',', '+', '-', '*', '/', '%', '!'];
 
@@ -190,11 +190,12 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
     expect('}');
     return out;
   });
-  const intLit = (): bigint => {
+  const bound = (): LoopBound => {
     const t = peek();
-    if (t.kind !== 'int' || t.suffix) fail(t, 'loop bounds must be integer literals without suffix');
+    if (t.kind === 'ident' && !KEYWORDS.has(t.text) && !TYPE_WORDS.has(t.text)) { next(); return { pos: t.pos, name: t.text }; }
+    if (t.kind !== 'int' || t.suffix) fail(t, 'loop bounds must be integer literals without suffix or u64 constants');
     next();
-    return t.value as bigint;
+    return { pos: t.pos, value: t.value as bigint };
   };
   const stmt = (): Stmt => {
     const t = peek();
@@ -213,9 +214,9 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
       next();
       const n = ident('a loop variable');
       expect('in');
-      const from = intLit();
+      const from = bound();
       expect('..');
-      const to = intLit();
+      const to = bound();
       return { k: 'for', pos: t.pos, name: n.text, from, to, body: block() };
     }
     if (at('while') || at('loop')) fail(t, `'${t.text}' is not supported: loops need compile-time constant bounds (for i in 0..N)`);
@@ -287,8 +288,34 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
   };
 
   // ---- top level ----
+  const consts: ConstDecl[] = [];
+  /** `const NAME: TYPE = EXPR;` (the 'const' token is next). */
+  const constDecl = (): void => {
+    next();
+    const n = ident('a constant name');
+    expect(':');
+    const ty = type();
+    expect('=');
+    const value = expr();
+    expect(';');
+    consts.push({ k: 'const', pos: n.pos, name: n.text, type: ty, value });
+  };
+  /** Constants outside the contract, before or after it, each resynchronised on its own. */
+  const moduleConsts = (): void => {
+    while (at('const')) {
+      const start = i;
+      try {
+        constDecl();
+      } catch (e) {
+        if (!(e instanceof Bail)) throw e;
+        sync();
+        if (i === start) next();
+      }
+    }
+  };
   let contract: ContractDecl | null = null;
   try {
+    moduleConsts();
     const c = expect('contract');
     const name = ident('a contract name');
     const impls: { name: string; pos: Pos }[] = [];
@@ -303,7 +330,7 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
     const fields: FieldDecl[] = [];
     const events: EventDecl[] = [];
     const fns: FnDecl[] = [];
-    contract = { name: name.text, pos: c.pos, implements: impls, fields, events, fns };
+    contract = { name: name.text, pos: c.pos, implements: impls, consts, fields, events, fns };
     while (!at('}') && peek().kind !== 'eof') {
       const start = i;
       try {
@@ -337,9 +364,11 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
           let ret: ValueType | null = null;
           if (at('->')) { next(); ret = type(); }
           fns.push({ k: 'fn', pos: n.pos, name: n.text, pub, readonly: ro, params: ps, ret, body: block() });
+        } else if (at('const')) {
+          constDecl();
         } else if (at('contract')) {
           fail(t, 'only one contract per file');
-        } else fail(t, `expected 'field', 'event' or a function, found ${describe(t)}`);
+        } else fail(t, `expected 'field', 'event', 'const' or a function, found ${describe(t)}`);
       } catch (e) {
         if (!(e instanceof Bail)) throw e;
         sync();
@@ -347,7 +376,9 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
       }
     }
     expect('}');
-    if (peek().kind !== 'eof') fail(peek(), 'only one contract per file');
+    moduleConsts();
+    if (at('contract')) fail(peek(), 'only one contract per file');
+    if (peek().kind !== 'eof') fail(peek(), `expected 'const' or the end of the file after the contract, found ${describe(peek())}`);
   } catch (e) {
     if (!(e instanceof Bail)) throw e;
   }

@@ -264,6 +264,35 @@ export const KEYS: readonly KeyDef[] = [
   { key: 'workers.queue_limit', env: 'SVC_WORKERS_QUEUE_LIMIT', default: 4096, parse: number(1, 1_000_000, true) },
 ];
 
+/** HOST:PORT as written in config (IPv6 hosts in brackets). */
+export function formatHostPort(a: HostPort): string {
+  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+}
+
+/**
+ * Two listening addresses that cannot both be bound: the same port (0 picks a free one, so
+ * never clashes) on the same host, or where either host is a wildcard. Addresses this does
+ * not catch (two names of one interface) still fail at the bind with one line naming them.
+ */
+export function addressesClash(a: HostPort, b: HostPort): boolean {
+  if (a.port === 0 || a.port !== b.port) return false;
+  const wildcard = (h: string): boolean => h === '0.0.0.0' || h === '::';
+  return a.host === b.host || wildcard(a.host) || wildcard(b.host);
+}
+
+/**
+ * A port setting outside the node's table (the devnet's SVC_DEVNET_PORT), read with the
+ * node's own parser and refused in the node's one-line form: `config error: KEY from VAR:
+ * expected ..., got "..."`. An unset variable gives `def`.
+ */
+export function portFromEnv(env: NodeJS.ProcessEnv, key: string, variable: string, def: number): number {
+  const raw = env[variable];
+  if (raw === undefined) return def;
+  const parsed = number(0, 65535, true)(raw, true);
+  if (!parsed.ok) throw new ConfigError(`config error: ${key} from ${variable}: expected ${parsed.expected}, got ${JSON.stringify(raw).slice(0, 80)}`);
+  return parsed.value as number;
+}
+
 /** config.toml next to the program: the package root above dist/. */
 export function defaultConfigPath(): string {
   return join(fileURLToPath(new URL('../../../', import.meta.url)), 'config.toml');
@@ -350,6 +379,13 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
     }
     values[def.key] = parsed.value;
     sources[def.key] = source;
+  }
+  const rest = values['rest_address'] as HostPort;
+  const grpc = values['bind_address'] as HostPort;
+  if (addressesClash(rest, grpc)) {
+    throw new ConfigError(
+      `config error: rest_address from ${sources['rest_address']} (${formatHostPort(rest)}) and bind_address from ${sources['bind_address']} (${formatHostPort(grpc)}) are the same address: REST and gRPC each need their own port`,
+    );
   }
 
   return {

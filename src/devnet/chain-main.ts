@@ -3,6 +3,7 @@
  * starts the devnet chain alone and prints its base URL (first stdout line).
  */
 import { startDevnetChain } from './chain-server.js';
+import { endQuietlyOnClosedOutput } from '../cli/output.js';
 
 function parseArgs(argv: string[]): { port: number; host: string; dataFile?: string; initialBlocks: number } {
   const out = { port: 3002, host: '127.0.0.1', dataFile: undefined as string | undefined, initialBlocks: 101 };
@@ -29,8 +30,11 @@ function parseArgs(argv: string[]): { port: number; host: string; dataFile?: str
 }
 
 async function main(): Promise<void> {
+  let handle: { close(): Promise<void> } | null = null;
+  endQuietlyOnClosedOutput(() => handle?.close());
   const args = parseArgs(process.argv.slice(2));
   const h = await startDevnetChain(args);
+  handle = h;
   console.log(h.url);
   console.error(`devnet chain: height ${h.chain.height}, faucet ${h.chain.faucetAddress}${args.dataFile ? `, data ${args.dataFile}` : ''}`);
   const stop = () => {

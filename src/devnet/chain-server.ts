@@ -7,7 +7,7 @@
  * /block/:hash, /block/:hash/status, /block/:hash/header, /block/:hash/raw,
  * /block/:hash/txids, /block/:hash/txid/:i, /block/:hash/txs[/:start], /tx/:txid,
  * /tx/:txid/hex, /tx/:txid/raw, /tx/:txid/status, /tx/:txid/outspend/:vout,
- * /tx/:txid/outspends, /address/:addr/utxo, /mempool/txids; POST /tx (hex as text).
+ * /tx/:txid/outspends, /address/:addr/utxo, /mempool/txids, /fee-estimates; POST /tx (hex as text).
  * Errors are text/plain with electrs's messages.
  *
  * Control (JSON in and out; errors 400 `{"error":{"code":"bad_request","message"}}`):
@@ -43,6 +43,14 @@ export interface DevnetChainHandle {
 }
 
 const MAX_BODY = 1_000_000;
+/**
+ * GET /fee-estimates in Esplora's form (confirmation target -> sat/vB) for the targets
+ * Esplora lists. The devnet mines every transaction whatever its fee, so every target
+ * answers 1 sat/vB, Bitcoin Core's minimum relay fee (what a quiet regtest estimates).
+ */
+const FEE_ESTIMATES: Record<string, number> = Object.fromEntries(
+  [...Array.from({ length: 25 }, (_, i) => i + 1), 144, 504, 1008].map((t) => [String(t), 1]),
+);
 const HASH_RE = /^[0-9a-fA-F]{64}$/;
 const NUM_RE = /^\d+$/;
 
@@ -231,6 +239,7 @@ export function devnetChainHandler(chain: DevnetChain): (req: IncomingMessage, r
       );
     }
     if (path === '/mempool/txids') return json(res, chain.mempoolTxids());
+    if (path === '/fee-estimates') return json(res, FEE_ESTIMATES);
     throw notFound();
   }
 

@@ -379,7 +379,13 @@ export class DevnetChain {
       if (total >= amount + feeFor(chosen.length)) break;
     }
     const fee = feeFor(chosen.length);
-    if (total < amount + fee) throw new DevnetError('faucet has too few mature coins; mine more blocks');
+    if (total < amount + fee) {
+      // Mining helps only when immature coinbase coins would cover the amount once mature.
+      const all = this.utxosOf(this.faucetScript).reduce((sum, u) => sum + u.value, 0n);
+      const most = total - feeFor(chosen.length);
+      const more = all - fee >= amount ? ` (immature coins would cover it: mine ${COINBASE_MATURITY} blocks, svc devnet mine ${COINBASE_MATURITY})` : '';
+      throw new DevnetError(`the faucet can pay at most ${most > 0n ? most : 0n} sats now, not ${amount}${more}`);
+    }
     for (const c of chosen) tx.addInput(Buffer.from(c.txid, 'hex').reverse(), c.vout, 0xfffffffd);
     tx.addOutput(script, amount);
     const change = total - amount - fee;

@@ -57,8 +57,11 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
     if (s.status !== 'executed') throw new Error(`${label} ended ${s.status}`);
     return s;
   };
+  // A step failing after its broadcast ends the devnet, and its in-memory chain with it:
+  // nothing to register or submit again.
+  const over = (): string => 'the devnet stops, and its in-memory chain with it';
   const call = async (label: string, contractId: string, fn: string, args: string[], abi: unknown[]): Promise<CallStatus & { txid: string }> => {
-    const r = await svc.call({ contractId, function: fn, args, abi });
+    const r = await svc.call({ contractId, function: fn, args, abi, unsubmitted: over });
     say(`  ${label}: anchored in ${r.anchor.txid}, node says ${r.answer.status}`);
     return { ...(await settle(label, r.anchor.txid)), txid: r.anchor.txid };
   };
@@ -72,9 +75,9 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
   const token = compile('token.svc');
   const nft = compile('nft.svc');
   const market = compile('market.svc');
-  const dT = await svc.deploy(token);
-  const dN = await svc.deploy(nft);
-  const dM = await svc.deploy(market);
+  const dT = await svc.deploy(token, { retry: over });
+  const dN = await svc.deploy(nft, { retry: over });
+  const dM = await svc.deploy(market, { retry: over });
   chain.mine(1);
   for (const [name, d] of [['token', dT], ['nft', dN], ['market', dM]] as const) {
     say(`  ${name}: contract ${d.contractId} (deploy tx ${d.anchor.txid}, ${d.answer.status} until mined)`);
@@ -94,6 +97,7 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
     abi: token.abi,
     outpoint: { txid: init.txid, vout: 1 },
     pay: [{ address: recipient.address, value: RECIPIENT_SATS }],
+    unsubmitted: over,
   });
   say(`  token.transfer: anchored in ${tr.anchor.txid}, spending ${init.txid}:1, output 1 pays ${recipient.address}, change at output ${tr.anchor.changeVout}`);
   await settle('token.transfer', tr.anchor.txid);

@@ -4,6 +4,7 @@
 import canonicalizeModule from 'canonicalize';
 import { NodeError } from '../errors.js';
 import { taggedHash, Tags, toHex } from './hash.js';
+import { postedBytes } from './limits.js';
 
 /** The five keys hashed into code_hash, in no particular order (JCS sorts them). */
 export const CORE_KEYS = ['bytecode', 'abi', 'function_offsets', 'function_offset_to_locals', 'constants'] as const;
@@ -97,4 +98,41 @@ export function contractId(deployTxid: Uint8Array, codeHashBytes: Uint8Array): U
 /** contract_id as its 64-character lowercase hex (the form used in REST paths and bodies). */
 export function contractIdHex(deployTxid: Uint8Array, codeHashBytes: Uint8Array): string {
   return toHex(contractId(deployTxid, codeHashBytes));
+}
+
+/** The body of `POST /deploy_contract` (PROTOCOL section 6). */
+export interface RegistrationBody extends ArtifactCore {
+  txid: string;
+  metadata?: Record<string, unknown>;
+  /** The anchoring transaction as broadcast, lowercase hex (optional in the protocol; svc always sends it). */
+  anchor_tx?: string;
+}
+
+/**
+ * The registration body of an artifact anchored by `txid`: the txid, the five core keys,
+ * the artifact's metadata when it has one, and the anchoring transaction's hex when given.
+ */
+export function registrationBody(artifact: unknown, txid: string, anchorTx?: string): RegistrationBody {
+  const body: RegistrationBody = { txid, ...extractCore(artifact) };
+  const metadata = (artifact as Artifact).metadata;
+  if (metadata !== undefined) body.metadata = metadata;
+  if (anchorTx !== undefined) body.anchor_tx = anchorTx;
+  return body;
+}
+
+/**
+ * Room a deployable artifact leaves in its registration body for `anchor_tx`: an anchoring
+ * transaction of up to 1,024 bytes. A deploy anchor spending one wallet output is about
+ * 240 bytes; 1,024 holds one spending six P2WPKH outputs (or eight P2TR ones). svc checks
+ * the real body, with the real transaction, before it broadcasts anything.
+ */
+export const DEPLOY_ANCHOR_ROOM_BYTES = 1_024;
+
+/**
+ * Bytes of the artifact's registration body with a deploy txid and an anchoring
+ * transaction of DEPLOY_ANCHOR_ROOM_BYTES: the compiler refuses an artifact for which this
+ * is over MAX_BODY_BYTES, since no node could ever register it.
+ */
+export function deployableBodyBytes(artifact: unknown): number {
+  return postedBytes(registrationBody(artifact, '0'.repeat(64), '00'.repeat(DEPLOY_ANCHOR_ROOM_BYTES)));
 }

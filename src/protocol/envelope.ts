@@ -31,10 +31,10 @@ import {
   U64_MAX,
 } from './value.js';
 import { signSchnorr, verifySchnorrFast, verifySchnorrNoble, xOnlyPublicKey } from './schnorr.js';
+import { MAX_ENVELOPE_BYTES } from './limits.js';
 
 export const ENVELOPE_VERSION = 1;
-/** PROTOCOL section 3: borsh(whole envelope) is at most 65,536 bytes. */
-export const MAX_ENVELOPE_BYTES = 65_536;
+export { MAX_ENVELOPE_BYTES, MAX_BODY_BYTES, postedBytes } from './limits.js';
 /** Fixed part: version 1 + contract_id 32 + fn len 4 + args len 4 + caller 32 + call_id 8 + txid 32 + vout 4 + sig 64. */
 export const MIN_ENVELOPE_BYTES = 181;
 export const SIGNATURE_BYTES = 64;

@@ -11,13 +11,30 @@ export function toSupervisor(msg: ChildToSupervisor): void {
   if (process.send && process.connected) process.send(msg);
 }
 
-/** Waits for the supervisor's init message and sets up logging and secret redaction. */
+/** What losing the supervisor runs: onShutdown's drain once registered, else an exit. */
+let onSupervisorLost: () => void = () => process.exit(0);
+let watching = false;
+
+/** The IPC channel closes when the supervisor is gone, even by SIGKILL: then onSupervisorLost runs. */
+function watchSupervisor(): void {
+  if (watching) return;
+  watching = true;
+  process.once('disconnect', () => onSupervisorLost());
+}
+
+/**
+ * Waits for the supervisor's init message and sets up logging and secret redaction. From
+ * here on the child watches its supervisor: the IPC channel closes when the supervisor is
+ * gone, even by SIGKILL, and the child then exits (draining first once onShutdown said how),
+ * so no child outlives it, also while it is still starting.
+ */
 export function awaitInit(role: Role): Promise<InitMessage> {
   return new Promise((resolve, reject) => {
     if (!process.send) {
       reject(new Error(`the ${role} process is started by the supervisor (npm start), not directly`));
       return;
     }
+    watchSupervisor();
     const onMsg = (m: SupervisorToChild): void => {
       if (m.type !== 'init') return;
       process.off('message', onMsg);
@@ -48,7 +65,8 @@ export function onShutdown(drain: () => Promise<void>): void {
   process.on('message', (m: SupervisorToChild) => {
     if (m.type === 'shutdown') go();
   });
-  process.on('disconnect', go);
+  onSupervisorLost = go;
+  watchSupervisor();
   // The supervisor owns signal handling; a terminal's Ctrl-C reaches the whole process
   // group, so children ignore SIGINT/SIGTERM and wait for the supervisor's shutdown.
   process.on('SIGINT', () => undefined);

@@ -10,6 +10,7 @@ import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { repoRoot } from '../helpers/paths.js';
+import { withClosedStdout } from '../helpers/closed-stdout.js';
 import { toHex } from '../../src/protocol/hash.js';
 
 const run = promisify(execFile);
@@ -147,7 +148,12 @@ test('a token reaches another owner from the CLI: deploy --wait, call --outpoint
   assert.equal(await bal(2), '750000');
   const text = await svc(['simulate', d.contract_id, 'supply']);
   assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, /^status: executed\nresult: "1000000"\ninstructions: \d+\nstate: height \d+, root [0-9a-f]{64}\n$/);
+  // the root printed is the root of the height printed beside it; the run sees the next height
+  const sim = /^status: executed\nresult: "1000000"\ninstructions: \d+\nstate: height (\d+), root ([0-9a-f]{64}); run as if confirmed at height (\d+)\n$/.exec(text.stdout);
+  assert.ok(sim, text.stdout);
+  const root = (await (await fetch(`${node.restUrl}/v2/state_root/${sim[1]}`)).json()) as { state_root: string };
+  assert.equal(root.state_root, sim[2]);
+  assert.equal(Number(sim[3]), Number(sim[1]) + 1);
   // a dry run of a write: executed, events listed, nothing stored
   const dry = await svc(['simulate', d.contract_id, 'transfer', 'u64:1', 'u128:5', 'u64:2', '--input', `${t.txid}:1`, '--pay', `${other.address}:1000`, '--pay', `${wallet.address}:1000`]);
   assert.equal(dry.code, 0, dry.stdout + dry.stderr);
@@ -195,4 +201,31 @@ test('svc devnet fund and mine; insufficient_funds on a devnet says how to fund'
   const bad = await svc(['devnet', 'mine', 'x']);
   assert.equal(bad.code, 2);
   assert.equal(bad.stderr, 'svc: bad_argument: devnet mine N: N must be a whole number >= 1, got "x"\n');
+});
+
+test('fees are checked against the devnet\'s /fee-estimates before anything is broadcast; --allow-high-fee pays', async () => {
+  const artifact = join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'counter.json');
+  await run(process.execPath, [join(repoRoot, 'dist/src/compiler/cli.js'), join(repoRoot, 'test/fixtures/contracts/counter.svc'), '-o', artifact]);
+  const mempool = devnet.chain.mempoolTxids().length;
+  const refused = await run(process.execPath, [join(repoRoot, 'dist/src/cli/svc.js'), 'deploy', artifact], { env: { ...env, SVC_FEE_RATE: '20000' } }).catch((e: { code: number; stderr: string }) => e);
+  assert.equal((refused as { code: number }).code, 2);
+  assert.match(
+    (refused as { stderr: string }).stderr,
+    /^svc: fee_too_high: fee rate 20000 sat\/vB is above 25 sat\/vB \(3x the endpoint's next-block estimate of 1 sat\/vB, at least 25\); nothing was broadcast; to pay it anyway, allow high fees \(svc: --allow-high-fee\)\n$/,
+  );
+  assert.equal(devnet.chain.mempoolTxids().length, mempool);
+  const paid = await svc(['deploy', artifact, '--fee-rate', '30', '--allow-high-fee', '--json']);
+  assert.equal(paid.code, 0, paid.stderr);
+  assert.equal(devnet.chain.mempoolTxids().length, mempool + 1);
+  devnet.chain.mine(1);
+});
+
+test('svc events --follow with its output closed ends quietly with 141; a faucet asked too much says what it can pay', async () => {
+  const contracts = (await (await fetch(`${node.restUrl}/contracts`)).json()) as { contract_ids: string[] };
+  const followed = await withClosedStdout([join(repoRoot, 'dist/src/cli/svc.js'), 'events', contracts.contract_ids[0]!, '--follow'], env as Record<string, string>);
+  assert.deepEqual([followed.code, followed.stderr], [141, '']);
+
+  const huge = await svc(['devnet', 'fund', testWallet(14).address, '999999999999999']);
+  assert.equal(huge.code, 1);
+  assert.match(huge.stderr, /^svc: bad_request: devnet chain: the faucet can pay at most \d+ sats now, not 999999999999999\n$/);
 });

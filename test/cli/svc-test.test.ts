@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { run, errorOf } from '../../src/cli/run.js';
 import { repoRoot } from '../helpers/paths.js';
 
@@ -72,7 +73,7 @@ test('a malformed test file, a contract that does not compile and a missing file
   assert.equal(e.message, [
     `${bad}:1: 'call' before the first 'test NAME' line`,
     `${bad}:3: outputs: "lots" is not SATS or SATS@SCRIPTHEX`,
-    `${bad}:4: unknown directive 'frobnicate' (test, caller, height, inputs, outputs, call)`,
+    `${bad}:4: unknown directive 'frobnicate' (deploy, test, caller, height, inputs, outputs, call, emits)`,
     `${bad}:5: -> takes one VALUE or fail CODE [MESSAGE]`,
   ].join('; '));
   const broken = join(dir, 'broken.svc');
@@ -84,3 +85,74 @@ test('a malformed test file, a contract that does not compile and a missing file
   const missing = await runError(['test', join(dir, 'none.svc')]);
   assert.match(missing.message, /cannot read contract .*none\.svc: ENOENT/);
 });
+
+test('a test file deploys several contracts and asserts their events: the market example passes', async () => {
+  const r = await run(['test', join(repoRoot, 'examples', 'market.svc')], {});
+  assert.equal(r.exit, 0, r.text.join('\n'));
+  assert.equal(r.text.at(-1), '2 tests, 0 failed');
+});
+
+test('events: each difference named at its emits line; references and deploys checked', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  for (const f of ['token.svc', 'nft.svc', 'market.svc']) copyFileSync(join(repoRoot, 'examples', f), join(dir, f));
+  writeFileSync(join(dir, 'broken.svc'), 'contract B { pub fn f() -> u64 { return x; } }');
+  const tests = join(dir, 'market.tests');
+  writeFileSync(tests, [
+    'deploy token token.svc', // 1
+    'deploy nft nft.svc',
+    'test events',
+    '  call nft.init string:X',
+    '  call nft.mint ~alice string:u -> 1', // 5
+    '  emits nft.Mint u64:2 ~alice',
+    '  call nft.approve u64:1 @market',
+    '  emits market.Approval u64:1 @market',
+    '  call nft.approve u64:1 @market',
+    '  emits nft.Approval u64:1 @market', // 10
+    '  emits nft.Approval u64:1 @market',
+    '  call nft.approve u64:1 @nobody',
+    '  call nft.approve u64:1 @market',
+    '  emits nothing',
+    '  call nft.mint ~alice string:v -> fail revert', // 15
+    '  emits nothing',
+    '  call token.balance_at #9 u64:1 -> 0',
+    '  call token.frob',
+    '  call ghost.f',
+  ].join('\n'));
+  const r = await run(['test', join(dir, 'market.svc'), tests], {});
+  assert.equal(r.exit, 3);
+  assert.deepEqual(r.text, [
+    'FAIL events (10 calls)',
+    `  ${tests}:6: call nft.mint: expected event 1 nft.Mint(u64:2, key:${sha('alice')}), got nft.Mint(u64:1, key:${sha('alice')})`,
+    `  ${tests}:8: call nft.approve: emits market.Approval: market declares no event Approval`,
+    `  ${tests}:11: call nft.approve: expected event 2 nft.Approval(u64:1, @market), the call emitted 1`,
+    `  ${tests}:12: call nft.approve: unknown contract @nobody (deploy it first: deploy nobody FILE.svc)`,
+    `  ${tests}:14: call nft.approve: the call emitted 1 event(s), the test lists 0; the next is nft.Approval(u64:1, @market)`,
+    `  ${tests}:15: call nft.mint: expected to fail with revert, but it executed (result u64:2)`,
+    `  ${tests}:16: call nft.mint: the call emitted 1 event(s), the test lists 0; the next is nft.Mint(u64:2, key:${sha('alice')})`,
+    `  ${tests}:17: call token.balance_at: #9 names call 9, but this is call 8`,
+    `  ${tests}:18: call token.frob: unknown function "frob" (the contract has: init, transfer, balance_of, balance_at, supply)`,
+    `  ${tests}:19: call ghost.f: unknown contract ghost (deploy it first: deploy ghost FILE.svc)`,
+    '1 test, 1 failed',
+  ]);
+
+  const badDeploys = join(dir, 'bad.tests');
+  writeFileSync(badDeploys, ['deploy market token.svc', 'deploy b broken.svc', 'deploy m missing.svc', 'test t', '  emits nothing', '  call f', '  emits x y', '  emits nothing'].join('\n'));
+  const e = await runError(['test', join(dir, 'market.svc'), badDeploys]);
+  assert.equal(e.exit, 2);
+  assert.equal(e.message, [
+    `${badDeploys}:5: 'emits' must follow a call (its events, one line each)`,
+    `${badDeploys}:8: 'emits nothing' after events listed for the same call`,
+  ].join('; '));
+  writeFileSync(badDeploys, ['deploy market token.svc', 'deploy b broken.svc', 'deploy m missing.svc', 'test t', '  call init @token @nft'].join('\n'));
+  const d = await runError(['test', join(dir, 'market.svc'), badDeploys]);
+  assert.equal(d.exit, 2);
+  assert.equal(d.message, [
+    `${badDeploys}:1: deploy market: that name is the contract under test's`,
+    `${badDeploys}:2: deploy b: ${join(dir, 'broken.svc')}:1:41: unknown name 'x'`,
+    `${badDeploys}:3: deploy m: cannot read contract ${join(dir, 'missing.svc')}: ENOENT`,
+  ].join('; '));
+});
+
+function sha(name: string): string {
+  return createHash('sha256').update(name).digest('hex');
+}

@@ -118,6 +118,8 @@ const invalid: [string, { env?: Record<string, string>; file?: string }, RegExp]
   ['fractional pool size', { file: '[workers]\npool_size = 1.5' }, /^config error: workers.pool_size from .*: expected an integer/],
   ['wrong type', { file: 'node_id = 5' }, /^config error: node_id from .*: expected 1 to 64 characters/],
   ['broken TOML', { file: 'node_id = ' }, /^config error: .*config\.toml:1:\d+: /],
+  ['REST and gRPC on one address', { env: { SVC_REST_ADDRESS: '127.0.0.1:9000', SVC_BIND_ADDRESS: '127.0.0.1:9000' } }, /^config error: rest_address from SVC_REST_ADDRESS \(127\.0\.0\.1:9000\) and bind_address from SVC_BIND_ADDRESS \(127\.0\.0\.1:9000\) are the same address: REST and gRPC each need their own port$/],
+  ['REST on a wildcard, gRPC on its port', { file: 'rest_address = "0.0.0.0:9000"', env: { SVC_BIND_ADDRESS: '127.0.0.1:9000' } }, /^config error: rest_address from .*config\.toml \(0\.0\.0\.0:9000\) and bind_address from SVC_BIND_ADDRESS \(127\.0\.0\.1:9000\) are the same address/],
 ];
 
 for (const [name, input, re] of invalid) {

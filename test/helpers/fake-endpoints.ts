@@ -1,6 +1,8 @@
 /**
- * A small local HTTP server standing in for the chain-data endpoint (under /esplora) and a
- * node (under /node). It records every request so tests can check what the SDK posted.
+ * A small local HTTP server standing in for the chain-data endpoint (under /esplora: UTXOs,
+ * broadcast and the hex of what was broadcast) and a node (under /node: intake, status,
+ * contracts, node_status, reads). It records every request so tests can check what the SDK
+ * posted.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,6 +42,8 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
   const requests: Recorded[] = [];
   const statuses = o.statuses ?? ['pending', 'executed'];
   let statusCalls = 0;
+  /** Transactions posted to /esplora/tx, by txid, for GET /esplora/tx/:txid/hex. */
+  const broadcast = new Map<string, string>();
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const url = new URL(req.url!, 'http://x');
     const path = url.pathname;
@@ -49,9 +53,15 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
     }
     let m: RegExpMatchArray | null;
     if ((m = path.match(/^\/esplora\/address\/([^/]+)\/utxo$/))) return send(res, 200, o.utxos ?? []);
+    if ((m = path.match(/^\/esplora\/tx\/([0-9a-f]{64})\/hex$/))) {
+      const hex = broadcast.get(m[1]!);
+      return hex ? send(res, 200, hex) : send(res, 404, 'Transaction not found');
+    }
     if (path === '/esplora/tx' && req.method === 'POST') {
       try {
-        return send(res, 200, Transaction.fromHex(body).getId());
+        const id = Transaction.fromHex(body).getId();
+        broadcast.set(id, body);
+        return send(res, 200, id);
       } catch {
         return send(res, 400, 'sendrawtransaction RPC error: {"code":-22,"message":"TX decode failed"}');
       }
@@ -71,6 +81,10 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
         call_id: '1', status: st, block_height: st === 'pending' ? null : 101, tx_index: st === 'pending' ? null : 1,
         result: st === 'executed' ? [true] : null, error: st === 'failed' ? { code: 'revert', message: 'no' } : null,
       });
+    }
+    if (path === '/node/node_status') return send(res, 200, { halted: false, halt_reason: null, chain: { endpoint: 'fake', endpoint_ok: true, last_error: null } });
+    if ((m = path.match(/^\/node\/contracts\/([0-9a-f]{64})$/))) {
+      return send(res, 200, { contract_id: m[1], txid: 'a'.repeat(64), code_hash: 'd'.repeat(64), status: 'active', block_height: 101, tx_index: 1, abi: o.abi ?? [], metadata: {} });
     }
     if ((m = path.match(/^\/node\/contracts\/([0-9a-f]{64})\/abi$/))) {
       if (o.abi) return send(res, 200, { abi: o.abi });

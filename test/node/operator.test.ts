@@ -118,7 +118,7 @@ test('`npm run devnet` refuses to start when its ports are taken, before touchin
       timeout: 30_000,
     });
     assert.equal(r.status, 1, `${r.stdout}${r.stderr}`);
-    assert.match(r.stdout, new RegExp(`^devnet not started: cannot listen on SVC_REST_ADDRESS 127\\.0\\.0\\.1:${port}: address already in use .*Nothing was changed\\.$`, 'm'));
+    assert.match(r.stderr, new RegExp(`^devnet not started: cannot listen on SVC_REST_ADDRESS 127\\.0\\.0\\.1:${port}: address already in use .*Nothing was changed\\.$`, 'm'));
     assert.equal(existsSync(marker), true, 'the data directory was left alone');
   } finally {
     rmSync(marker, { force: true });

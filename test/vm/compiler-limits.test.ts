@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compileSource } from '../../src/compiler/index.js';
 import { MAX_NESTING } from '../../src/compiler/parser.js';
+import { deployableBodyBytes } from '../../src/protocol/contract.js';
+import { MAX_BODY_BYTES, postedBytes } from '../../src/protocol/limits.js';
+import { buildDeploy, walletFromSecret, networkOf } from '../../src/client/index.js';
 import { MemHost, call, compile, id, u64, i64, u128, key, hex, fromHex } from './helpers.js';
 
 function errorsOf(src: string): string[] {
@@ -51,37 +54,74 @@ test('nesting up to the bound compiles and runs', () => {
   if (r.status === 'executed') assert.deepEqual(r.result, u64(7));
 });
 
-test('long flat programs compile and run: 5,000-term sums, && chains, 3,000-arm else-if', () => {
+test('long flat programs compile and run: 5,000-term sums, && chains, else-if chains of 1,500 arms', () => {
   const host = new MemHost();
   const sum = host.deploy(id(1), compile(fn('u64', `return ${Array(5000).fill('1').join(' + ')};`)));
   const r1 = call(host, sum, 'f', []);
   assert.ok(r1.status === 'executed' && r1.result?.value === 5000n, JSON.stringify(r1.status));
-  const and = host.deploy(id(2), compile(fn('bool', `return ${Array(3000).fill('true').join(' && ')} && false;`)));
+  const and = host.deploy(id(2), compile(fn('bool', `return ${Array(2000).fill('true').join(' && ')} && false;`)));
   const r2 = call(host, and, 'f', []);
   assert.ok(r2.status === 'executed' && r2.result?.value === false);
-  const arms = Array.from({ length: 3000 }, (_, i) => `if x == ${i} { return ${i * 2}; }`).join(' else ');
-  const elif = host.deploy(id(3), compile(`contract A { pub fn f(x: u64) -> u64 { ${arms} else { return 1; } } }`));
-  const r3 = call(host, elif, 'f', [u64(2999)]);
-  assert.ok(r3.status === 'executed' && r3.result?.value === 5998n);
+  // arms of two shapes share their constants: the chain's length, not its constant pool, is under test
+  const arms = (n: number): string => Array.from({ length: n }, (_, i) => `if x == ${i % 2 === 0 ? 7 : 8} { return ${i % 2 === 0 ? 14 : 16}; }`).join(' else ');
+  const elif = host.deploy(id(3), compile(`contract A { pub fn f(x: u64) -> u64 { ${arms(1500)} else { return 1; } } }`));
+  const r3 = call(host, elif, 'f', [u64(8)]);
+  assert.ok(r3.status === 'executed' && r3.result?.value === 16n);
   const r4 = call(host, elif, 'f', [u64(5000)]);
   assert.ok(r4.status === 'executed' && r4.result?.value === 1n);
 });
 
-test('literals: the largest value compiles, one byte more is a positioned error', () => {
-  assert.ok(compileSource(fn('string', `return "${'a'.repeat(65536)}";`), 'x').ok);
-  assert.ok(compileSource(fn('bytes', `return 0x${'ab'.repeat(65536)};`), 'x').ok);
+test('chains too long to register get through every stage to the one registration-bound error, never a crash', () => {
+  for (const src of [
+    `contract A { pub fn f(x: u64) -> u64 { ${Array.from({ length: 3000 }, () => 'if x == 7 { return 14; }').join(' else ')} else { return 1; } } }`,
+    fn('bool', `return ${Array(6000).fill('true').join(' && ')};`),
+  ]) {
+    const errs = errorsOf(src);
+    assert.equal(errs.length, 1, errs.join('\n'));
+    assert.match(errs[0]!, /^1:1: the registration body \(POST \/deploy_contract\) would be \d+ bytes, over the 65536 a node reads, so no node could register this contract: bytecode \d+ bytes/);
+  }
+});
+
+test('literals: the largest deployable one compiles, one byte more is the registration bound at the literal; past 65,536 bytes the literal bound', () => {
+  // the registration body grows by one byte per character of a string constant
+  const withString = (n: number): string => fn('string', `return "${'a'.repeat(n)}";`);
+  const small = compileSource(withString(1000), 'x');
+  assert.ok(small.ok);
+  const largest = 1000 + MAX_BODY_BYTES - deployableBodyBytes(small.artifact);
+  const fits = compileSource(withString(largest), 'x');
+  assert.ok(fits.ok, 'the largest string that leaves the body at 65,536 bytes compiles');
+  assert.equal(deployableBodyBytes(fits.artifact), MAX_BODY_BYTES);
+  const over = withString(largest + 1);
+  const [e] = errorsOf(over);
+  assert.ok(e!.startsWith(`1:${colOf(over, '"', 0)}: this literal takes ${largest + 3} bytes of the registration body: the registration body (POST /deploy_contract) would be 65537 bytes, over the 65536 a node reads`), e);
+  // bytes count as hex, at the literal too
+  const hexLit = fn('bytes', `return 0x${'ab'.repeat(40000)};`);
+  assert.ok(errorsOf(hexLit)[0]!.startsWith(`1:${colOf(hexLit, '0x', 0)}: this literal takes 80002 bytes of the registration body`));
   const long = fn('string', `return "${'a'.repeat(65537)}";`);
   assert.deepEqual(errorsOf(long), [`1:${colOf(long, '"', 0)}: string literal is 65537 bytes (UTF-8), at most 65536 allowed`]);
   const wide = fn('string', `return "${'é'.repeat(40000)}";`);
   assert.deepEqual(errorsOf(wide), [`1:${colOf(wide, '"', 0)}: string literal is 80000 bytes (UTF-8), at most 65536 allowed`]);
-  const hexLit = fn('bytes', `return 0x${'ab'.repeat(65537)};`);
-  assert.deepEqual(errorsOf(hexLit), [`1:${colOf(hexLit, '0x', 0)}: hex literal is 65537 bytes, at most 65536 allowed`]);
+  const hexTooLong = fn('bytes', `return 0x${'ab'.repeat(65537)};`);
+  assert.deepEqual(errorsOf(hexTooLong), [`1:${colOf(hexTooLong, '0x', 0)}: hex literal is 65537 bytes, at most 65536 allowed`]);
   const intLit = fn('u128', `return ${'9'.repeat(100000)};`);
   const big = errorsOf(intLit);
   assert.equal(big.length, 1);
   assert.ok(big[0]!.startsWith(`1:${colOf(intLit, '9', 0)}: integer literal has more than 39 digits`), big[0]);
   // leading zeros do not count
   assert.ok(compileSource(fn('u64', `return ${'0'.repeat(100)}5;`), 'x').ok);
+});
+
+test('what compiles, svc can deploy: the largest artifact passes the registration check with a real anchoring transaction', () => {
+  const withString = (n: number): string => fn('string', `return "${'a'.repeat(n)}";`);
+  const small = compileSource(withString(1000), 'x');
+  assert.ok(small.ok);
+  const fits = compileSource(withString(1000 + MAX_BODY_BYTES - deployableBodyBytes(small.artifact)), 'x');
+  assert.ok(fits.ok);
+  const wallet = walletFromSecret(new Uint8Array(32).fill(7), 'p2wpkh', networkOf('regtest'));
+  // one wallet output pays for the anchor, the usual case
+  const built = buildDeploy(wallet, [{ txid: '11'.repeat(32), vout: 0, value: 100_000, status: { confirmed: true } }], fits.artifact, 2);
+  assert.ok(postedBytes(built.body) <= MAX_BODY_BYTES, `posted ${postedBytes(built.body)}`);
+  assert.equal(built.body.anchor_tx, built.anchor.hex);
 });
 
 test('one error per cause: 300 locals, a chained comparison, conversion hints that exist', () => {

@@ -56,7 +56,8 @@ test('every error message, with line and column', () => {
   const cases: [string, RegExp][] = [
     ['contract C { pub fn f() { let x = ; } }', /1:35: expected an expression, found ';'/],
     ['contract C { pub fn f() { while true { } } }', /'while' is not supported: loops need compile-time constant bounds/],
-    ['contract C { pub fn f() { for i in 0..n { } } }', /loop bounds must be integer literals/],
+    ['contract C { pub fn f() { for i in 0..n { } } }', /1:39: loop bound 'n' is not a constant \(bounds are integer literals or u64 constants\)/],
+    ['contract C { pub fn f() { for i in 0..3u64 { } } }', /1:39: loop bounds must be integer literals without suffix or u64 constants/],
     ['contract C { pub fn f() { for i in 0..100001 { } } }', /at most 100000 allowed/],
     ['contract C { pub fn f() { for i in 5..2 { } } }', /loop range must be a..b with a <= b/],
     ['contract C { pub fn f() -> u64 { } }', /may end without returning a u64/],

@@ -8,8 +8,9 @@ import { repoRoot } from '../helpers/paths.js';
 
 test('docs/LANGUAGE.md examples compile', () => {
   const md = readFileSync(join(repoRoot, 'docs', 'LANGUAGE.md'), 'utf8');
-  const blocks = [...md.matchAll(/```\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => /^(\/\/.*\n)*contract /.test(b));
-  assert.ok(blocks.length >= 9, `found ${blocks.length} examples`);
+  const blocks = [...md.matchAll(/```\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => /^((\/\/.*|const .*|)\n)*contract /.test(b));
+  assert.ok(blocks.length >= 10, `found ${blocks.length} examples`);
+  assert.ok(blocks.some((b) => b.startsWith('const ')), 'the constants example is among them');
   for (const b of blocks) {
     const r = compileSource(b, 'doc.svc');
     assert.ok(r.ok, `${b}\n${r.ok ? '' : r.errors.map((e) => `${e.line}:${e.col}: ${e.message}`).join('\n')}`);
