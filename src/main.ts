@@ -42,8 +42,10 @@ const shutdown = (signal: string): void => {
   if (exiting) return;
   exiting = true;
   logger('supervisor').info('signal received', { signal });
+  // Exit 0 only for a clean stop: a child killed at the deadline (its database perhaps
+  // not closed) must show in the exit code that Docker and systemd report.
   supervisor.stop().then(
-    () => process.exit(0),
+    (clean) => process.exit(clean ? 0 : 1),
     () => process.exit(1),
   );
 };

@@ -3,6 +3,7 @@ import type { ChildToSupervisor, MetricFamily, Role, SupervisorToChild } from '.
 import { configureLogging, logger, registerSecret } from '../log.js';
 import { secretsOf } from '../config/options.js';
 import { BindError } from './address.js';
+import { describeError } from '../errors.js';
 import { familiesOf, processRegistry } from './process-metrics.js';
 
 export type InitMessage = Extract<SupervisorToChild, { type: 'init' }>;
@@ -11,13 +12,31 @@ export function toSupervisor(msg: ChildToSupervisor): void {
   if (process.send && process.connected) process.send(msg);
 }
 
-/** Waits for the supervisor's init message and sets up logging and secret redaction. */
+/**
+ * A stop asked for (a shutdown message, the supervisor gone) before the role registered
+ * its drain, i.e. while it starts: the drain runs as soon as it is registered. Without
+ * this a stop during a child's startup was ignored until the supervisor killed it.
+ */
+let stopAsked = false;
+
+/**
+ * Waits for the supervisor's init message and sets up logging and secret redaction.
+ * From here on the process waits for the supervisor's word to stop (onShutdown).
+ */
 export function awaitInit(role: Role): Promise<InitMessage> {
   return new Promise((resolve, reject) => {
     if (!process.send) {
       reject(new Error(`the ${role} process is started by the supervisor (npm start), not directly`));
       return;
     }
+    process.on('message', (m: SupervisorToChild) => {
+      if (m.type === 'shutdown') stopAsked = true;
+    });
+    process.on('disconnect', () => (stopAsked = true));
+    // The supervisor owns signal handling; a terminal's Ctrl-C reaches the whole process
+    // group, so children ignore SIGINT/SIGTERM and wait for the supervisor's shutdown.
+    process.on('SIGINT', () => undefined);
+    process.on('SIGTERM', () => undefined);
     const onMsg = (m: SupervisorToChild): void => {
       if (m.type !== 'init') return;
       process.off('message', onMsg);
@@ -30,7 +49,11 @@ export function awaitInit(role: Role): Promise<InitMessage> {
   });
 }
 
-/** Runs `drain` once on a shutdown message or on losing the supervisor, then exits 0. */
+/**
+ * Runs `drain` once on a shutdown message or on losing the supervisor, then exits: 0 when
+ * it finished, 1 when it failed (the database may not be closed: the supervisor's own
+ * exit code says so).
+ */
 export function onShutdown(drain: () => Promise<void>): void {
   // stdout and stderr are pipes read by the supervisor (lines.ts). If it is gone
   // (SIGKILL), a write fails with EPIPE, which Node raises as an 'error' event and, with
@@ -41,18 +64,19 @@ export function onShutdown(drain: () => Promise<void>): void {
   const go = (): void => {
     if (started) return;
     started = true;
-    drain()
-      .catch(() => undefined)
-      .finally(() => process.exit(0));
+    drain().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        logger('shutdown').error('stop failed', { error: describeError(e) });
+        process.exit(1);
+      },
+    );
   };
   process.on('message', (m: SupervisorToChild) => {
     if (m.type === 'shutdown') go();
   });
   process.on('disconnect', go);
-  // The supervisor owns signal handling; a terminal's Ctrl-C reaches the whole process
-  // group, so children ignore SIGINT/SIGTERM and wait for the supervisor's shutdown.
-  process.on('SIGINT', () => undefined);
-  process.on('SIGTERM', () => undefined);
+  if (stopAsked || !process.connected) go();
 }
 
 /**
