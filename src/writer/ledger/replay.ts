@@ -4,11 +4,11 @@
  * window, or a halt being cleared, re-derives everything from the anchor and checks each
  * block against its stored state root.
  *
- * Both stop at a block boundary when the writer closes (Ledger.stopping): what they
- * applied is durable, the tip is the last block applied, and they throw `overloaded`
- * (the node is stopping) so nothing builds on the unfinished work. At the next start the
- * block watcher applies the blocks above that tip again from the chain, and a late
- * payload's replay still owed resumes (Writer.open).
+ * Both end at a block boundary once the node stops (Ledger.stopping, set by the writer's
+ * stop and close): what they applied is durable, the tip is the last block applied, and
+ * they throw `overloaded` (the node is stopping) so nothing builds on the unfinished
+ * work. At the next start the block watcher applies the blocks above that tip again from
+ * the chain, and a late payload's replay still owed resumes (Writer.open).
  */
 import { Bucket, key, prefixEnd, type BatchOp } from '../db.js';
 import { NodeError } from '../../errors.js';
