@@ -79,7 +79,8 @@ export class Writer {
     const db = await Db.open(dbPath);
     const openSince = await db.get(OPEN_MARK);
     if (openSince) log.warn('the previous run did not close the database: it was killed or crashed (RocksDB recovered the synced writes)', { open_since: openSince.toString('utf8') });
-    await db.put(OPEN_MARK, Buffer.from(new Date().toISOString(), 'utf8'));
+    // Only a report for the next start: a store that refuses this write (a full disk) still opens.
+    await db.put(OPEN_MARK, Buffer.from(new Date().toISOString(), 'utf8')).catch((e: Error) => log.warn('cannot mark the database open', { error: e.message }));
     const idKey = key(Bucket.meta, 'node_id');
     if (!(await db.get(idKey))) await db.put(idKey, Buffer.from(nodeId, 'utf8'));
     const ledger = new Ledger(db, log);

@@ -106,6 +106,15 @@ async function clearHalt(node: NodeProcess): Promise<number> {
   return r.status;
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function restUp(node: NodeProcess): Promise<void> {
   const rest = await node.waitFor((l) => l.msg === 'listening' && l['role'] === 'rest', 60_000, 'REST listening');
   node.restUrl = `http://${String(rest['address'])}`;
@@ -213,6 +222,21 @@ test(`SIGTERM at ${ROUNDS} seeded random points of a ${BACKLOG}-block catch-up a
     const cleared = await waitSynced(node, devnet, 300_000);
     assert.equal(cleared.stateRoot, before.stateRoot);
     await stopAndReopen(node, dbPath, devnet, 'stop after the halt was cleared');
+
+    // The open-mark tells the other case apart: killed with the database open, the next
+    // start says so.
+    node = spawnNode({ dataDir, env: devnetEnv(devnet) });
+    await node.waitFor((l) => l.msg === 'database open', 60_000, 'database open');
+    const core = Number((await node.waitFor((l) => l.msg === 'child started' && l['role'] === 'core'))['child_pid']);
+    await node.killHard();
+    // The supervisor's exit is seen first; the core, holding the database's lock, goes with it.
+    while (alive(core)) await new Promise((r) => setImmediate(r));
+    const killed = await Db.open(dbPath);
+    assert.ok(await killed.get(OPEN_MARK), 'a node killed with the database open leaves its open-mark');
+    await killed.close();
+    node = spawnNode({ dataDir, env: devnetEnv(devnet) });
+    await node.waitFor((l) => l.msg === 'the previous run did not close the database: it was killed or crashed (RocksDB recovered the synced writes)', 60_000, 'the unclean-close warning');
+    await stopAndReopen(node, dbPath, devnet, 'stop after a kill');
   } finally {
     await node?.killHard();
     await devnet.close();
