@@ -2,22 +2,33 @@
 # Node 20 reached its end of life in April 2026; the uWebSockets.js build the node uses
 # (uws-pack 20.0.8) ships binaries for Node 18 to 22 only, so 22 (maintained until April
 # 2027) is the newest line it runs on (docs/OPERATING.md, "Node versions").
-# Build stage: install everything, compile the node (without tests and benchmarks).
-FROM node:22-bookworm-slim AS build
+#
+# The base is pinned to an exact Node release, so a rebuild gets the Node this file was
+# tested with. It carries no @sha256 digest: no container registry is reachable from
+# where this file is built and tested (CI builds a stand-in of this very tag from
+# Debian's repository and the npm registry: scripts/image-base.sh), so no digest could be
+# read or checked here. Where a registry is reachable, pin it as
+# node:22.23.3-bookworm-slim@sha256:<digest of `docker buildx imagetools inspect` for it>.
+# Build stage: install everything, compile the node (without tests and benchmarks), then
+# keep only what the run stage loads.
+FROM node:22.23.3-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No compiler: every native dependency ships prebuilt binaries for Node 22 on glibc
 # (@nxtedition/rocksdb, uWebSockets.js). The optional dependency is the earlier storage
-# binding (rocksdb 5.2.1), used only by `npm run migrate-store` under Node 20; it cannot
-# load under Node 22, so the image leaves it out.
+# binding (rocksdb 5.2.1), used only by `migrate-store`, which cannot load under Node 22:
+# its own image is Dockerfile.migrate-store.
 RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --omit=optional
+COPY scripts/prune-image.sh ./scripts/
+RUN npx tsc -p tsconfig.build.json \
+ && npm prune --omit=dev --omit=optional --no-audit --no-fund \
+ && sh scripts/prune-image.sh
 
 # Run stage: compiled code, production dependencies, a non-root user, data in a volume.
-FROM node:22-bookworm-slim
+FROM node:22.23.3-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     SVC_DB_PATH=/data/svc-node \
@@ -35,4 +46,8 @@ EXPOSE 8080 50051
 # port: unhealthy while the core or gossip does not serve or the node is halted. The
 # start period covers opening a large database.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 CMD ["node", "dist/src/healthcheck.js"]
+# SIGTERM (docker stop) drains the node: it finishes the block in hand, closes RocksDB
+# and exits 0 within 10 s, or exits 1 if it had to kill a part of itself. Give
+# `docker stop` that long (compose: stop_grace_period), not the default 10 s on the dot.
+STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/main.js"]

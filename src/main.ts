@@ -43,8 +43,10 @@ const shutdown = (signal: string): void => {
   exiting = true;
   if (signal === 'disconnect') logger('supervisor').info('parent process gone; stopping');
   else logger('supervisor').info('signal received', { signal });
+  // Exit 0 only for a clean stop: a child killed at the deadline (its database perhaps
+  // not closed) must show in the exit code that Docker and systemd report.
   supervisor.stop().then(
-    () => process.exit(0),
+    (clean) => process.exit(clean ? 0 : 1),
     () => process.exit(1),
   );
 };

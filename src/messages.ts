@@ -36,6 +36,13 @@ export type Serving = Record<Role, boolean>;
 export type SupervisorToChild =
   | { type: 'init'; role: Role; config: NodeConfig; ipcPath: string; identity: GossipIdentity; version: string }
   | { type: 'shutdown' }
+  /**
+   * To the core, first thing when the node stops: end long work now (a replay or
+   * re-derivation at its next block, block watching after the update in hand), so that
+   * requests the front still drains that wait on it are answered at once. Its `shutdown`
+   * follows once the front and gossip have stopped.
+   */
+  | { type: 'stopping' }
   /** To the REST front, at every change: what /ready reports for the other roles. */
   | { type: 'serving'; serving: Serving }
   /** To core and gossip: send your process metrics (answered with `metrics`). */
@@ -565,6 +572,12 @@ export type WriterCoreApi = {
   applyChainUpdate(params: ChainUpdate): WriterStatus;
   stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string } | null;
   clearHalt(params: Record<string, never>): WriterStatus;
+  /**
+   * The node is stopping: a replay or re-derivation in hand ends at its next block and
+   * chain updates are refused from now on (writer.ts, stop). Sent before the core waits
+   * for the block watcher, whose update in hand may be that re-derivation.
+   */
+  stop(params: Record<string, never>): { stopping: true };
   /** Flush and close RocksDB; the writer thread exits afterwards. */
   close(params: Record<string, never>): { closed: true };
 };

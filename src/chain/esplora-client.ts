@@ -157,7 +157,20 @@ function requireNat(n: number, what: string): void {
   if (!isNat(n)) throw new NodeError('bad_request', `${what} must be a non-negative integer`);
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Waits `ms`, or less when `signal` is aborted first (the client closing). */
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((r) => {
+    if (signal.aborted) return r();
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', done);
+      r();
+    }, ms);
+    const done = (): void => {
+      clearTimeout(timer);
+      r();
+    };
+    signal.addEventListener('abort', done, { once: true });
+  });
 
 /** Parses Retry-After (delta seconds or HTTP date) into milliseconds; null when absent/garbled. */
 export function parseRetryAfter(v: string | null, now = Date.now()): number | null {
@@ -238,6 +251,11 @@ export class EsploraClient implements ChainSource {
   private readonly blocks: BoundedCache<ParsedBlock>;
   private readonly txHexes: BoundedCache<string>;
   private readonly inflight = new Map<string, Promise<unknown>>();
+  /**
+   * Aborted by close(): a request waiting out a backoff (up to a minute with Retry-After)
+   * ends at once instead of holding a stopping node past its stop timeout.
+   */
+  private readonly closing = new AbortController();
   /** Requests sent (attempts), for tests and metrics. */
   requestCount = 0;
   /**
@@ -486,8 +504,12 @@ export class EsploraClient implements ChainSource {
     );
   }
 
-  /** Drops queued requests, the cache and idle connections. In-flight ones finish or time out. */
+  /**
+   * Drops queued requests, the cache and every connection: requests in flight or waiting
+   * for a retry fail at once with chain_unavailable (reason `closed`).
+   */
   async close(): Promise<void> {
+    this.closing.abort();
     this.blocks.clear();
     this.txHexes.clear();
     this.limiter?.stop();
@@ -539,6 +561,11 @@ export class EsploraClient implements ChainSource {
     let lastReason = 'unreachable';
     let lastMessage = '';
     for (let attempt = 0; ; attempt++) {
+      if (this.closing.signal.aborted) {
+        lastReason = 'closed';
+        lastMessage = 'the chain client is closed';
+        break;
+      }
       let waitMs = this.backoff(attempt);
       const left = deadline - performance.now();
       if (left <= 0) {
@@ -585,7 +612,7 @@ export class EsploraClient implements ChainSource {
       if (attempt >= this.retries) break;
       // A retry that could only start after the budget ran out is not worth waiting for.
       if (performance.now() + waitMs >= deadline) break;
-      await sleep(waitMs);
+      await sleep(waitMs, this.closing.signal);
     }
     throw new NodeError('chain_unavailable', `chain endpoint unavailable: ${lastReason}`, { path, reason: lastReason, message: lastMessage });
   }

@@ -31,6 +31,9 @@
  * memory at once.
  * If the chain moves during a step (a 404 for a height or a block that just left the best
  * chain), the step restarts from the new tip (up to 3 times per poll).
+ * stop() ends a poll at the next step boundary: a catch-up of thousands of blocks stops
+ * after the event in hand, never hands the consumer another one, and never waits for
+ * the tip.
  */
 import type { Transaction } from 'bitcoinjs-lib';
 import { findStamp, type NoStampReason, type Stamp } from '../protocol/stamp.js';
@@ -162,6 +165,8 @@ export class BlockWatcher {
   private pending: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  /** Aborted by stop(): polls end at the next step boundary, later ones do nothing. */
+  private readonly stopping = new AbortController();
   /** Blocks of the next catch-up step fetched while the consumer applies the current one. */
   private ahead: FetchAhead | null = null;
 
@@ -193,9 +198,13 @@ export class BlockWatcher {
     this.tick();
   }
 
-  /** Stops polling and waits for a poll in progress to finish. */
+  /**
+   * Stops polling and waits for a poll in progress to end: after the event the consumer
+   * is applying, if any; a step still fetching hands it no event.
+   */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.serial;
@@ -238,6 +247,7 @@ export class BlockWatcher {
     let restarts = 0;
     try {
       for (;;) {
+        if (this.stopping.signal.aborted) return;
         let step: boolean;
         try {
           step = await this.step();
@@ -335,6 +345,7 @@ export class BlockWatcher {
 
     // Blocks fetched ahead that this walk did not meet belong to a branch that is gone.
     await this.dropAhead();
+    if (this.stopping.signal.aborted) return false;
     if (target < tipH) this.fetchAhead(target, Math.min(tipH, target + this.maxBlocks));
     await this.onEvent({ fork_height: fork, disconnected, connected });
 

@@ -106,6 +106,8 @@ export class ChainFollower {
       pollIntervalSeconds: this.opts.pollIntervalS,
       onEvent: (ev) => this.apply(ev),
       onError: (e) => {
+        // Stopping closes the chain client under a step still fetching: not a failure.
+        if (this.stopped) return;
         this.lastError = (e as Error).message;
         this.lastErrorFromChain = e instanceof NodeError && e.code === 'chain_unavailable';
         if (e instanceof NodeError && e.code === 'halted') log.debug('block application paused: node halted');
@@ -143,6 +145,7 @@ export class ChainFollower {
     }
   }
 
+  /** Ends block watching after the update the writer is applying, if any (watcher.ts). */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.watcher?.stop();

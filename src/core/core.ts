@@ -19,6 +19,13 @@ import type { InitMessage } from '../supervisor/child.js';
 
 const log = logger('core');
 
+/**
+ * How long the core waits for the writer to take its stop request: the writer thread
+ * answers between two blocks, in milliseconds; an unanswered request still leaves the
+ * close (8 s) to end it.
+ */
+const WRITER_STOP_ASK_MS = 1_000;
+
 export class Core {
   private server: RpcServer<CoreApi> | null = null;
   private readonly startedAt = Date.now();
@@ -153,11 +160,27 @@ export class Core {
     };
   }
 
+  /**
+   * The node is stopping (the supervisor's `stopping`, before the front drains): the
+   * writer ends a replay or re-derivation at its next block and takes no more chain
+   * updates, so requests still draining that wait on it are answered at once, and block
+   * watching ends after the update in hand. Serving reads and intake goes on until stop().
+   */
+  async beginStop(): Promise<void> {
+    // First the writer: the update it is applying may be a long re-derivation, which then
+    // ends at its next block instead of holding the follower's stop until it is done.
+    await this.writer.call('stop', {}, WRITER_STOP_ASK_MS).catch(() => undefined);
+    await this.follower.stop();
+  }
+
   async stop(): Promise<void> {
     await this.server?.close();
-    await this.follower.stop();
+    await this.writer.call('stop', {}, WRITER_STOP_ASK_MS).catch(() => undefined);
+    // The follower ends after the update the writer is applying; closing the chain client
+    // meanwhile fails a step's fetches (and retry waits) at once instead of letting them
+    // run out their timeouts and backoffs.
+    await Promise.all([this.follower.stop(), this.chain.close()]);
     await this.pool.close();
-    await this.chain.close();
     const exited = new Promise<void>((resolve) => this.writerThread.once('exit', () => resolve()));
     await this.writer.call('close', {}, 8000);
     await exited;

@@ -3,6 +3,7 @@ import type { ChildToSupervisor, MetricFamily, Role, SupervisorToChild } from '.
 import { configureLogging, logger, registerSecret } from '../log.js';
 import { secretsOf } from '../config/options.js';
 import { BindError } from './address.js';
+import { describeError } from '../errors.js';
 import { familiesOf, processRegistry } from './process-metrics.js';
 
 export type InitMessage = Extract<SupervisorToChild, { type: 'init' }>;
@@ -11,22 +12,21 @@ export function toSupervisor(msg: ChildToSupervisor): void {
   if (process.send && process.connected) process.send(msg);
 }
 
-/** What losing the supervisor runs: onShutdown's drain once registered, else an exit. */
-let onSupervisorLost: () => void = () => process.exit(0);
-let watching = false;
-
-/** The IPC channel closes when the supervisor is gone, even by SIGKILL: then onSupervisorLost runs. */
-function watchSupervisor(): void {
-  if (watching) return;
-  watching = true;
-  process.once('disconnect', () => onSupervisorLost());
-}
+/**
+ * A stop asked for (a shutdown message, the supervisor gone) after init but before the
+ * role registered its drain, i.e. while it starts: the drain runs as soon as it is
+ * registered. Without this a stop during a child's startup was ignored until the
+ * supervisor killed it.
+ */
+let stopAsked = false;
+let initDone = false;
 
 /**
  * Waits for the supervisor's init message and sets up logging and secret redaction. From
  * here on the child watches its supervisor: the IPC channel closes when the supervisor is
- * gone, even by SIGKILL, and the child then exits (draining first once onShutdown said how),
- * so no child outlives it, also while it is still starting.
+ * gone, even by SIGKILL. Before init nothing is open, so the child exits at once; after
+ * it, the stop waits for the role's drain (onShutdown), so no child outlives its
+ * supervisor, also while it is still starting, and none leaves its database open.
  */
 export function awaitInit(role: Role): Promise<InitMessage> {
   return new Promise((resolve, reject) => {
@@ -34,10 +34,21 @@ export function awaitInit(role: Role): Promise<InitMessage> {
       reject(new Error(`the ${role} process is started by the supervisor (npm start), not directly`));
       return;
     }
-    watchSupervisor();
+    process.on('message', (m: SupervisorToChild) => {
+      if (m.type === 'shutdown') stopAsked = true;
+    });
+    process.on('disconnect', () => {
+      if (!initDone) process.exit(0);
+      stopAsked = true;
+    });
+    // The supervisor owns signal handling; a terminal's Ctrl-C reaches the whole process
+    // group, so children ignore SIGINT/SIGTERM and wait for the supervisor's shutdown.
+    process.on('SIGINT', () => undefined);
+    process.on('SIGTERM', () => undefined);
     const onMsg = (m: SupervisorToChild): void => {
       if (m.type !== 'init') return;
       process.off('message', onMsg);
+      initDone = true;
       configureLogging({ filter: m.config.logFilter, process: role });
       for (const s of secretsOf(m.config)) registerSecret(s);
       registerSecret(Buffer.from(m.identity.seed).toString('hex'));
@@ -47,7 +58,11 @@ export function awaitInit(role: Role): Promise<InitMessage> {
   });
 }
 
-/** Runs `drain` once on a shutdown message or on losing the supervisor, then exits 0. */
+/**
+ * Runs `drain` once on a shutdown message or on losing the supervisor, then exits: 0 when
+ * it finished, 1 when it failed (the database may not be closed: the supervisor's own
+ * exit code says so).
+ */
 export function onShutdown(drain: () => Promise<void>): void {
   // stdout and stderr are pipes read by the supervisor (lines.ts). If it is gone
   // (SIGKILL), a write fails with EPIPE, which Node raises as an 'error' event and, with
@@ -58,19 +73,19 @@ export function onShutdown(drain: () => Promise<void>): void {
   const go = (): void => {
     if (started) return;
     started = true;
-    drain()
-      .catch(() => undefined)
-      .finally(() => process.exit(0));
+    drain().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        logger('shutdown').error('stop failed', { error: describeError(e) });
+        process.exit(1);
+      },
+    );
   };
   process.on('message', (m: SupervisorToChild) => {
     if (m.type === 'shutdown') go();
   });
-  onSupervisorLost = go;
-  watchSupervisor();
-  // The supervisor owns signal handling; a terminal's Ctrl-C reaches the whole process
-  // group, so children ignore SIGINT/SIGTERM and wait for the supervisor's shutdown.
-  process.on('SIGINT', () => undefined);
-  process.on('SIGTERM', () => undefined);
+  process.on('disconnect', go);
+  if (stopAsked || !process.connected) go();
 }
 
 /**

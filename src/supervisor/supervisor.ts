@@ -2,7 +2,9 @@
  * The supervisor: validates configuration, creates the gossip identity, then starts the
  * core (writer thread + worker pool), and once it is ready the REST front and the gossip
  * process. A child that exits unexpectedly is restarted with exponential backoff.
- * SIGTERM/SIGINT: the front and gossip drain first, then the core closes RocksDB; exit 0.
+ * SIGTERM/SIGINT: the front and gossip drain first, then the core closes RocksDB; exit 0,
+ * or 1 when a child had to be killed or failed its own stop (the database may not be
+ * closed, and whatever runs the node must be able to see that).
  * Each child writes its stdout and stderr into pipes of its own; the supervisor copies
  * whole lines to its own (lines.ts), so lines of different processes never mix.
  *
@@ -119,6 +121,8 @@ export class Supervisor {
 
   /** Starts a child and resolves once it reports ready (core) or listening (rest, gossip). */
   private startChild(role: Role): Promise<void> {
+    // A stop that came while an earlier child started: nothing new is started.
+    if (this.stopping) return Promise.resolve();
     const st: ChildState = this.children.get(role) ?? { role, proc: null, crashes: 0, startedAt: 0, restartTimer: null, serving: false, fatalReason: null };
     this.children.set(role, st);
     st.restartTimer = null;
@@ -253,29 +257,41 @@ export class Supervisor {
     return out;
   }
 
-  async stop(): Promise<void> {
-    if (this.stopping) return;
+  /**
+   * Stops every child within SHUTDOWN_GRACE_MS; resolves true when each stopped by itself
+   * with exit code 0, false when one had to be killed or reported a failed stop.
+   */
+  async stop(): Promise<boolean> {
+    if (this.stopping) return true;
     this.stopping = true;
     log.info('shutting down');
     for (const st of this.children.values()) if (st.restartTimer) clearTimeout(st.restartTimer);
     const deadline = Date.now() + SHUTDOWN_GRACE_MS;
-    await Promise.all([this.stopChild('rest', deadline), this.stopChild('gossip', deadline)]);
-    await this.stopChild('core', deadline);
-    log.info('stopped');
+    const core = this.children.get('core')?.proc;
+    if (core?.connected) core.send({ type: 'stopping' } satisfies SupervisorToChild);
+    const front = await Promise.all([this.stopChild('rest', deadline), this.stopChild('gossip', deadline)]);
+    const clean = (await this.stopChild('core', deadline)) && front.every(Boolean);
+    if (clean) log.info('stopped');
+    else log.error('stopped uncleanly: a child had to be killed or failed its stop; the database may not have been closed');
     await Promise.all([this.stdout.flushed(OUTPUT_FLUSH_MS), this.stderr.flushed(OUTPUT_FLUSH_MS)]);
+    return clean;
   }
 
-  private stopChild(role: Role, deadline: number): Promise<void> {
+  /** Asks a child to stop; true when it exited by itself with code 0 (or was not running). */
+  private stopChild(role: Role, deadline: number): Promise<boolean> {
     const proc = this.children.get(role)?.proc;
-    if (!proc || proc.exitCode !== null) return Promise.resolve();
+    if (!proc || proc.exitCode !== null) return Promise.resolve(true);
     return new Promise((resolve) => {
+      let killed = false;
       const timer = setTimeout(() => {
         log.warn('child did not stop in time; killing it', { role });
+        killed = true;
         proc.kill('SIGKILL');
       }, Math.max(0, deadline - Date.now()));
-      proc.once('exit', () => {
+      proc.once('exit', (code, signal) => {
         clearTimeout(timer);
-        resolve();
+        if (!killed && code !== 0) log.error('child failed its stop', { role, code, signal });
+        resolve(!killed && code === 0);
       });
       if (proc.connected) proc.send({ type: 'shutdown' } satisfies SupervisorToChild);
       else proc.kill('SIGTERM');

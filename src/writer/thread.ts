@@ -40,6 +40,10 @@ serveTransport<WriterApi>(
     applyChainUpdate: (p) => writer.applyChainUpdate(p),
     stateRoot: (p) => (p.height === null ? (l.tip ? l.stateRootAt(l.tip.height) : null) : l.stateRootAt(p.height)),
     clearHalt: () => writer.clearHalt(),
+    stop: () => {
+      writer.stop();
+      return { stopping: true as const };
+    },
     close: async () => {
       await writer.close();
       // The answer leaves at the end of this turn (the transport sends a turn's frames

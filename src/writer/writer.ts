@@ -31,6 +31,12 @@ export interface WriterLimits {
 const ACCEPT_GROUP_MAX = 256;
 
 /**
+ * Stored while a node has the database open, deleted by its clean close: found at the
+ * next open, it says the previous run was killed or crashed with the database open
+ * (RocksDB then recovered its synced writes from the write-ahead log).
+ */
+
+/**
  * An accepted call's answer. `pendingCalls` is the pending count once its batch is
  * durable: the core keeps the latest one it heard for intake's early max_pending_calls
  * check (src/core/intake.ts), so a node at the bound refuses before paying for the
@@ -71,6 +77,10 @@ export class Writer {
 
   static async open(dbPath: string, nodeId: string, log: Logger, limits: WriterLimits = { maxPendingCalls: Number.POSITIVE_INFINITY }): Promise<Writer> {
     const db = await Db.open(dbPath);
+    const openSince = await db.get(meta.openSince.key);
+    if (openSince) log.warn('the previous run did not close the database: it was killed or crashed (RocksDB recovered the synced writes)', { open_since: meta.openSince.decode(openSince) });
+    // Only a report for the next start: a store that refuses this write (a full disk) still opens.
+    await db.put(meta.openSince.key, meta.openSince.encode(new Date().toISOString())).catch((e: Error) => log.warn('cannot mark the database open', { error: e.message }));
     if (!(await db.get(meta.nodeId.key))) await db.put(meta.nodeId.key, meta.nodeId.encode(nodeId));
     const ledger = new Ledger(db, log);
     await ledger.load();
@@ -235,6 +245,7 @@ export class Writer {
       try {
         await this.ledger.replayFrom(from);
       } catch (e) {
+        // A stop ending it (replay.ts) throws a NodeError too: the replay stays owed.
         if (!(e instanceof NodeError)) await this.ledger.halt(`internal error while replaying from ${from}: ${(e as Error).message}`);
       }
     });
@@ -244,6 +255,7 @@ export class Writer {
     return this.mutate(async () => {
       const l = this.ledger;
       if (l.halted) throw new NodeError('halted', `node is halted: ${l.haltReason}`);
+      if (l.stopping.signal.aborted) throw new NodeError('overloaded', 'the node is stopping');
       try {
         if (u.disconnected.length > 0) {
           this.log.warn('reorganisation', { fork_height: u.fork_height, depth: u.disconnected.length, mode: u.fork_height >= l.undoFloor ? 'undo' : 're-derive' });
@@ -268,8 +280,21 @@ export class Writer {
     });
   }
 
+  /**
+   * The node is stopping: a replay or re-derivation in hand or queued ends at its next
+   * block (replay.ts), and chain updates are refused from now on, never applied on top of
+   * an unfinished one. Idempotent.
+   */
+  stop(): void {
+    this.ledger.stopping.abort();
+  }
+
+  /** Closes RocksDB after the job in hand (stopping it first, see stop()). */
   async close(): Promise<void> {
+    this.stop();
     await this.serial(async () => undefined);
+    // A store that refuses writes (a halt after a failed write) still closes.
+    await this.db.batch([{ type: 'del', key: meta.openSince.key }], true).catch((e: Error) => this.log.warn('cannot mark the database closed', { error: e.message }));
     await this.db.close();
     this.log.info('database closed');
   }

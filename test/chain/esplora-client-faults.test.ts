@@ -90,6 +90,25 @@ test('429 with Retry-After is honoured', async () => {
   assert.equal(parseRetryAfter('soon'), null);
 });
 
+test('close() ends requests waiting out a Retry-After or hanging on an answer at once: a stopping node is not held', async () => {
+  on('/block-height/16', text(429, 'Too Many Requests', { 'retry-after': '30' }));
+  on('/block-height/17', hang);
+  const c = mk({ timeoutMs: 60_000 });
+  const waiting = c.blockHashAt(16);
+  const hanging = c.blockHashAt(17);
+  // Both requests have reached the server: one now waits 30 s to retry, one for an answer.
+  for (;;) {
+    if (hits.get('/block-height/16') === 1 && hits.get('/block-height/17') === 1) break;
+    await new Promise((r) => setImmediate(r));
+  }
+  const t0 = Date.now();
+  await c.close();
+  await unavailable(waiting, 'closed');
+  await unavailable(hanging);
+  assert.ok(Date.now() - t0 < 1_000, `both ended ${Date.now() - t0} ms after close()`);
+  assert.equal(hits.get('/block-height/16'), 1, 'no retry after close()');
+});
+
 test('a Retry-After beyond the cap fails at once', async () => {
   on('/block-height/6', text(429, 'Too Many Requests', { 'retry-after': '3600' }));
   await unavailable(mk().blockHashAt(6), 'http_429');

@@ -44,7 +44,14 @@ export async function clearHalt(l: Ledger): Promise<void> {
     throw new NodeError('halted', `cannot clear the halt: storage still failing (${(e as NodeJS.ErrnoException).code ?? 'write error'})`);
   }
   await l.load();
-  if (l.tip && l.anchor) await l.rederive(l.tip.height, { dropJournalAbove: false, verifyBelow: l.tip.height + 1 });
+  try {
+    if (l.tip && l.anchor) await l.rederive(l.tip.height, { dropJournalAbove: false, verifyBelow: l.tip.height + 1 });
+  } catch (e) {
+    // A stop ended the re-derivation before it checked every block: the halt stands
+    // (stored again), to be cleared after the next start.
+    if (l.stopping.signal.aborted && reason !== null) await halt(l, reason, true);
+    throw e;
+  }
   if (l.halted) throw new NodeError('halted', `halt not cleared: ${l.haltReason}`);
   l.log.info('halt cleared', { previous_reason: reason });
 }

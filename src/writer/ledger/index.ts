@@ -61,6 +61,11 @@ export class Ledger {
    * its call-id claims, which a read of the disk may not show yet.
    */
   inflight: { done: Promise<Error | null>; claims: string[] } | null = null;
+  /**
+   * Aborted when the writer closes: replays and re-derivations (replay.ts) end at the next
+   * block boundary, the state durable as of the last block they applied, and throw.
+   */
+  readonly stopping = new AbortController();
   private processedTip: Tip | null = null;
   private processedRoot: string | null = null;
   private readonly observers: LedgerObserver[] = [];

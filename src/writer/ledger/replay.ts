@@ -3,11 +3,25 @@
  * (rewinding through the undo logs when the window covers it); a rewind deeper than the
  * window, or a halt being cleared, re-derives everything from the anchor and checks each
  * block against its stored state root.
+ *
+ * Both end at a block boundary once the node stops (Ledger.stopping, set by the writer's
+ * stop and close): what they applied is durable, the tip is the last block applied, and
+ * they throw `overloaded` (the node is stopping) so nothing builds on the unfinished
+ * work. At the next start the block watcher applies the blocks above that tip again from
+ * the chain, and a late payload's replay still owed resumes (Writer.open).
  */
 import type { BatchOp } from '../db.js';
+import { NodeError } from '../../errors.js';
 import { Bucket, DERIVED_BUCKETS, bucketRange, calls, contracts, journal, meta, pendingCalls, stateRoots, type BucketName, type StateRootAt, type Tip } from '../store/index.js';
 import { journalBlock } from './stored.js';
 import type { Ledger } from './index.js';
+
+/** What a replay or re-derivation ended by a stop request throws, once its work is durable. */
+function stopped(l: Ledger, what: string, target: number): NodeError {
+  const at = l.tip?.height ?? null;
+  l.log.info(`${what} ended by the node's stop`, { at, target });
+  return new NodeError('overloaded', `the node is stopping: ${what} ended at block ${at} of ${target}`);
+}
 
 /**
  * What a re-derivation keeps of a derived bucket; every other entry of every derived
@@ -24,6 +38,7 @@ const KEEP_ON_REDERIVE: { readonly [B in BucketName]?: (k: Buffer, anchor: Tip) 
  */
 export async function rederive(l: Ledger, height: number, opts: { dropJournalAbove: boolean; verifyBelow: number }): Promise<void> {
   await l.flushBlocks();
+  if (l.stopping.signal.aborted) throw stopped(l, 're-derivation', height);
   const anchor = l.anchor!;
   l.log.warn('re-deriving state from the block journal', { from: anchor.height, to: height });
   const oldRoots = new Map<number, StateRootAt>();
@@ -52,7 +67,12 @@ export async function rederive(l: Ledger, height: number, opts: { dropJournalAbo
   await l.writeOrHalt(ops);
   await l.load();
 
+  let interrupted = false;
   for (let h = anchor.height + 1; h <= height; h++) {
+    if (l.stopping.signal.aborted) {
+      interrupted = true;
+      break;
+    }
     const rec = await journalBlock(l.db, h);
     // The undo window is rebuilt for the last blocks only; older undo logs are not kept.
     await l.reapplyBlock(rec, { sync: false });
@@ -65,6 +85,7 @@ export async function rederive(l: Ledger, height: number, opts: { dropJournalAbo
   // Undo logs beyond the window were pruned during replay; make the result durable.
   await l.flushBlocks();
   await l.writeOrHalt([{ type: 'put', key: meta.tip.key, value: meta.tip.encode(l.tip!) }], true);
+  if (interrupted) throw stopped(l, 're-derivation', height);
   l.log.info('re-derivation done', { height: l.tip!.height, state_root: l.stateRoot });
 }
 
@@ -73,9 +94,16 @@ export async function replayFrom(l: Ledger, fromHeight: number): Promise<void> {
   await l.flushBlocks();
   if (!l.tip || fromHeight > l.tip.height) return;
   const target = l.tip.height;
+  if (l.stopping.signal.aborted) throw stopped(l, 'replay', target);
   if (fromHeight - 1 >= l.undoFloor) {
     await l.rewindTo(fromHeight - 1, { dropJournal: false });
-    for (let h = fromHeight; h <= target; h++) await l.reapplyBlock(await journalBlock(l.db, h), {});
+    for (let h = fromHeight; h <= target; h++) {
+      if (l.stopping.signal.aborted) {
+        await l.flushBlocks();
+        throw stopped(l, 'replay', target);
+      }
+      await l.reapplyBlock(await journalBlock(l.db, h), {});
+    }
     await l.flushBlocks();
   } else {
     await l.rederive(target, { dropJournalAbove: false, verifyBelow: fromHeight });

@@ -39,6 +39,12 @@ export const format = jsonEntry<number>('format');
 /** The node_id this data directory was first opened with. */
 export const nodeId: MetaEntry<string> = { key: bucketKey(Bucket.meta, 'node_id'), encode: (s) => Buffer.from(s, 'utf8'), decode: (b) => b.toString('utf8') };
 
+/**
+ * When the database was last opened, present until the writer closes it cleanly: found
+ * at the next start, it says the last run was killed or crashed (utf8 ISO time).
+ */
+export const openSince: MetaEntry<string> = { key: bucketKey(Bucket.meta, 'open'), encode: (s) => Buffer.from(s, 'utf8'), decode: (b) => b.toString('utf8') };
+
 export function isTipKey(k: Buffer): boolean {
   return k.equals(tip.key);
 }
