@@ -17,7 +17,7 @@ let node: NodeProcess;
 let pg: PgServer;
 let emitterId = '';
 /** Calls of the emitter fixture, 2,000 events each, one block each. */
-const CALLS = 8;
+const CALLS = 12;
 const KILLS = 5;
 
 /** mulberry32: a small seeded generator, so a failing run replays exactly. */
@@ -65,16 +65,24 @@ test(`kill -9 at ${KILLS} random points of a catch-up of ${CALLS * 2000} events,
   for (let k = 0; k < KILLS; k++) {
     const p = spawnSink(args);
     const exited = new Promise<void>((r) => p.once('exit', () => r()));
-    // Each run gets a little further: the point is random within the first seconds of a run
-    // (start-up, schema, subscribe, the first commits), where a kill lands mid-transaction.
-    const at = 300 + Math.floor(random() * 4000);
-    await new Promise<void>((r) => setTimeout(r, at));
+    // A random point of what is left of the catch-up: once the database passes a random
+    // block of it, then a random 0-10 ms more (the next transaction is often in flight).
+    const from = Math.max(await sinkThrough(pg).catch(() => -1), tip - CALLS);
+    const target = from + Math.floor(random() * Math.max(1, tip - from));
+    const extra = Math.floor(random() * 10);
+    while ((await sinkThrough(pg).catch(() => -1)) < target && p.exitCode === null) await new Promise<void>((r) => setTimeout(r, 25)); // polls the database
+    await new Promise<void>((r) => setTimeout(r, extra));
     p.kill('SIGKILL');
     await exited;
     landed.push(await sinkThrough(pg).catch(() => -2));
   }
-  console.log(`through heights after each kill: ${landed.join(', ')}`);
+  console.log(`through heights after each kill: ${landed.join(', ')} (tip ${tip})`);
   const p = spawnSink(args);
+  // Its signal handlers are set before its first line; SIGTERM before that would kill it.
+  while (!p.out.some((l) => l.startsWith('svc sink: following'))) {
+    assert.equal(p.exitCode, null, `the sink exited: ${p.out.slice(-5).join('\n')}`);
+    await new Promise<void>((r) => p.stdout!.once('data', () => r()));
+  }
   try {
     const deadline = Date.now() + 120_000;
     while ((await sinkThrough(pg)) < tip) {
