@@ -148,14 +148,27 @@ export interface StreamStepParams {
   known: { height: number; hash: string }[];
   /** Most new blocks answered in one step (the rest come in the next step). */
   max_blocks: number;
-  /** Event pages up to `to`: after a position (exclusive) or from a height. */
-  events: { contract_id: string; event_name: string | null; after: [number, number, number] | null; from_height: number; limit: number }[];
+  /**
+   * Event pages up to `to`: after a position (exclusive) or from a height. `tags`: the
+   * locator of a client's cursor not yet checked against the chain (hex, 8 bytes each).
+   */
+  events: { contract_id: string; event_name: string | null; after: [number, number, number] | null; from_height: number; limit: number; tags?: string[] }[];
+  /** Pages of a contract's decided calls (its call log) up to `to`, like `events`; positions are (height, ordinal in the block, 0). */
+  call_pages: { contract_id: string; after: [number, number, number] | null; from_height: number; limit: number; tags?: string[] }[];
   /** Pages of stored blocks from a height (block subscriptions behind the feed), up to `to`: at most `limit` blocks; fewer means the page reached `to`. */
   block_pages: { from_height: number; limit: number }[];
   /** Contracts whose call decisions in blocks (common, to] are wanted. */
   call_contracts: string[];
   /** Txids whose current status is wanted (null: the node holds no such call). */
   txids: string[];
+  /** Contracts whose existence is asked (subscriptions that start at the head read nothing yet). */
+  contracts: string[];
+}
+
+/** A decided call in a contract's call log, with its position (height, ordinal in the block, 0). */
+export interface StreamCall {
+  pos: [number, number, number];
+  body: CallStatusBody;
 }
 
 export interface StreamStep {
@@ -165,12 +178,24 @@ export interface StreamStep {
   to: number | null;
   /** Blocks (common, to] ascending; without `known`, the last `max_blocks` blocks up to the tip. */
   blocks: StreamBlock[];
-  /** Per event read; `unknown`: the node holds no such contract (the subscription is refused). */
-  events: { events: EventJson[]; more: boolean; unknown?: true }[];
+  /**
+   * Per event read; `unknown`: the node holds no such contract (the subscription is refused);
+   * `fork`: the cursor's block left the chain, roll back to this height (nothing read).
+   */
+  events: { events: EventJson[]; more: boolean; unknown?: true; fork?: number }[];
+  /** Per call page, like `events`. */
+  call_pages: { calls: StreamCall[]; more: boolean; unknown?: true; fork?: number }[];
   block_pages: StreamBlock[][];
   /** Calls decided in (common, to], per contract asked, in (height, tx_index) order. */
   calls: { contract_id: string; calls: CallStatusBody[] }[];
   txids: (CallStatusBody | null)[];
+  /** `contracts` the node does not hold. */
+  missing: string[];
+  /**
+   * Cursor locators (src/protocol/cursor.ts) by height, hex of the concatenated block tags:
+   * for every height an answer holds (events, calls), `to`, `common` and every `fork - 1`.
+   */
+  locators: Record<number, string>;
 }
 
 export interface ContractInfo {
@@ -237,6 +262,8 @@ export interface EventsParams {
   offset: number;
   /** Position after which to start (block height, tx index, log index), from a cursor. */
   after: [number, number, number] | null;
+  /** The cursor's locator tags (hex), checked against the chain first. */
+  tags?: string[];
 }
 
 export interface EventsPage {
@@ -244,6 +271,10 @@ export interface EventsPage {
   events: EventJson[];
   /** True when more events match after this page. */
   more: boolean;
+  /** The given cursor's block left the chain: the page starts after `rollback`'s position instead. */
+  rollback?: { fork_height: number; after: [number, number, number] | null; locator: string };
+  /** The cursor locator (hex tags) of the last event's block (or of the cursor given, when none). */
+  locator?: string;
 }
 
 export interface CallsPage {

@@ -42,6 +42,8 @@ commands:
   devnet mine [N]                         devnet: mine N blocks (default 1)
   test CONTRACT.svc [TESTS]               compile and run the contract's tests in the VM, no chain
                                           (TESTS default: CONTRACT.tests; format in docs/CLI.md)
+  sink postgres --contract ID | --all     write contract history into PostgreSQL, reorg-safe and
+                                          exactly once (svc sink --help; docs/INDEXING.md)
 
 options:
   --node URL          node REST URL (env SVC_NODE_URL, default http://127.0.0.1:8080)

@@ -14,6 +14,7 @@ import { endQuietlyOnClosedOutput } from './output.js';
 async function main(): Promise<void> {
   endQuietlyOnClosedOutput();
   const argv = process.argv.slice(2);
+  if (argv[0] === 'sink') return sink(argv.slice(1));
   const json = argv.includes('--json');
   try {
     // Ctrl-C ends a streaming command (events --follow) cleanly.
@@ -27,6 +28,21 @@ async function main(): Promise<void> {
     const line = err.message.replace(/\s+/g, ' ').trim();
     const body = { code: err.code, message: line, ...(err.txid ? { txid: err.txid } : {}) };
     process.stderr.write(json ? `${JSON.stringify({ error: body })}\n` : `svc: ${err.code}: ${line}\n`);
+    process.exitCode = err.exit;
+  }
+}
+
+/** `svc sink postgres`: long-running (src/sink/); stops on SIGINT or SIGTERM. */
+async function sink(argv: string[]): Promise<void> {
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  const { runSink } = await import('../sink/cli.js');
+  try {
+    await runSink(argv, process.env, (l) => void process.stdout.write(`${l}\n`), stop.signal);
+  } catch (e) {
+    const err = errorOf(e);
+    process.stderr.write(`svc sink: ${err.code}: ${err.message.replace(/\s+/g, ' ').trim()}\n`);
     process.exitCode = err.exit;
   }
 }

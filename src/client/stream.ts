@@ -2,9 +2,11 @@
  * The live feed from the SDK (docs/STREAM.md): `for await (const m of stream(url, {subscriptions}))`.
  * The iterator reconnects by itself (after a slow-consumer close, a node restart, a
  * network cut) and resubscribes from where each subscription stood: events from the last
- * cursor (or the last height the feed said it was synced to), blocks from the next
- * height, calls afresh (statuses are states, not a log). So a consumer that applies the
- * messages in order, `rollback` included, misses nothing and applies nothing twice.
+ * cursor (or the cursor of the last `synced`), a contract's calls likewise, blocks from
+ * the next height, txids' calls afresh (statuses are states, not a log). Cursors name
+ * their branch: one a reorg retracted while the iterator was away resumes with a
+ * `rollback` first. So a consumer that applies the messages in order, `rollback`
+ * included, misses nothing and applies nothing twice.
  */
 import WebSocket from 'ws';
 import { ClientError } from './errors.js';
@@ -12,7 +14,7 @@ import { ClientError } from './errors.js';
 export type StreamSubscription =
   | { kind: 'events'; id: string; contractId: string; eventName?: string; cursor?: string; fromHeight?: number }
   | { kind: 'blocks'; id: string; fromHeight?: number }
-  | { kind: 'calls'; id: string; contractId?: string; txids?: string[] };
+  | { kind: 'calls'; id: string; contractId?: string; txids?: string[]; cursor?: string; fromHeight?: number };
 
 /** A feed message (see docs/STREAM.md for each type's fields). */
 export type StreamMessage = { type: string; sub?: string } & Record<string, unknown>;
@@ -46,27 +48,33 @@ interface Resume {
 
 function subscribeFrame(r: Resume): Record<string, unknown> {
   const s = r.sub;
-  if (s.kind === 'events') {
-    const f: Record<string, unknown> = { type: 'subscribe', id: s.id, kind: 'events', contract_id: s.contractId };
-    if (s.eventName !== undefined) f['event_name'] = s.eventName;
+  const from = (f: Record<string, unknown>): Record<string, unknown> => {
     if (r.cursor !== null) f['cursor'] = r.cursor;
     else if (r.fromHeight !== null) f['from_height'] = r.fromHeight;
     return f;
+  };
+  if (s.kind === 'events') {
+    const f: Record<string, unknown> = { type: 'subscribe', id: s.id, kind: 'events', contract_id: s.contractId };
+    if (s.eventName !== undefined) f['event_name'] = s.eventName;
+    return from(f);
   }
   if (s.kind === 'blocks') return r.fromHeight === null ? { type: 'subscribe', id: s.id, kind: 'blocks' } : { type: 'subscribe', id: s.id, kind: 'blocks', from_height: r.fromHeight };
-  return s.txids ? { type: 'subscribe', id: s.id, kind: 'calls', txids: s.txids } : { type: 'subscribe', id: s.id, kind: 'calls', contract_id: s.contractId };
+  return s.txids ? { type: 'subscribe', id: s.id, kind: 'calls', txids: s.txids } : from({ type: 'subscribe', id: s.id, kind: 'calls', contract_id: s.contractId });
 }
 
 /** Moves a subscription's resume point past a message it delivered. */
 function advance(r: Resume, m: StreamMessage): void {
-  if (r.sub.kind === 'events') {
-    if (m.type === 'event' || m.type === 'rollback') {
+  if (r.sub.kind === 'events' || (r.sub.kind === 'calls' && !r.sub.txids)) {
+    const moved = m.type === (r.sub.kind === 'events' ? 'event' : 'call') || m.type === 'rollback' || m.type === 'synced';
+    if (moved && typeof m['cursor'] === 'string') {
+      // Everything through the cursor was delivered; it names its branch, so a reorg
+      // while away is rolled back on resume.
       r.cursor = m['cursor'] as string;
       r.fromHeight = null;
-    } else if (m.type === 'synced' && typeof m['height'] === 'number') {
-      // Everything through `height` was delivered (the last event included): resume after it.
+    } else if (m.type === 'rollback') {
+      // Rolled back below every block the node holds: start over from the fork.
       r.cursor = null;
-      r.fromHeight = (m['height'] as number) + 1;
+      r.fromHeight = m['fork_height'] as number;
     }
   } else if (r.sub.kind === 'blocks') {
     if (m.type === 'block') r.fromHeight = (m['height'] as number) + 1;
@@ -81,7 +89,7 @@ export async function* stream(nodeUrl: string, opts: StreamOptions): AsyncGenera
     if (ids.has(s.id)) throw new ClientError('bad_argument', `subscription id ${s.id} is used twice`);
     ids.add(s.id);
   }
-  const resume = new Map(opts.subscriptions.map((s) => [s.id, { sub: s, cursor: s.kind === 'events' ? s.cursor ?? null : null, fromHeight: s.kind === 'calls' ? null : s.fromHeight ?? null } as Resume]));
+  const resume = new Map(opts.subscriptions.map((s) => [s.id, { sub: s, cursor: s.kind === 'blocks' ? null : s.cursor ?? null, fromHeight: s.fromHeight ?? null } as Resume]));
   const url = `${nodeUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/v2/stream`;
   const queue: StreamMessage[] = [];
   let wake: (() => void) | null = null;

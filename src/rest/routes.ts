@@ -59,21 +59,9 @@ function boolQuery(q: URLSearchParams, name: string): boolean {
   throw new NodeError('bad_request', `${name} must be true or false`, { field: name });
 }
 
-// ---- event cursors: opaque base64url of [version 1][u32be height][u32be tx index][u32be log index]
-export function encodeCursor(pos: [number, number, number]): string {
-  const b = Buffer.alloc(13);
-  b[0] = 1;
-  b.writeUInt32BE(pos[0], 1);
-  b.writeUInt32BE(pos[1], 5);
-  b.writeUInt32BE(pos[2], 9);
-  return b.toString('base64url');
-}
-
-export function decodeCursor(s: string): [number, number, number] {
-  const b = /^[A-Za-z0-9_-]{18}$/.test(s) ? Buffer.from(s, 'base64url') : Buffer.alloc(0);
-  if (b.length !== 13 || b[0] !== 1 || b.toString('base64url') !== s) throw new NodeError('bad_request', 'cursor is not a cursor this node issued', { field: 'cursor' });
-  return [b.readUInt32BE(1), b.readUInt32BE(5), b.readUInt32BE(9)];
-}
+// ---- event cursors: src/protocol/cursor.ts (one codec for REST, the feed and the sink)
+export { encodeCursor, decodeCursor } from '../protocol/cursor.js';
+import { cursorAt, decodeCursor } from '../protocol/cursor.js';
 
 /** Events: default and maximum page (PROTOCOL section 6); offsets beyond this use the cursor. */
 const EVENTS_DEFAULT_LIMIT = 100;
@@ -301,19 +289,24 @@ export function routes(deps: RestDeps): Route[] {
         const limit = intQuery(q, 'limit', EVENTS_DEFAULT_LIMIT, 1, EVENTS_MAX_LIMIT);
         const offset = intQuery(q, 'offset', 0, 0, EVENTS_MAX_OFFSET);
         const cursorText = q.get('cursor');
-        const after = cursorText === null ? null : decodeCursor(cursorText);
-        if (after && offset > 0) throw new NodeError('bad_request', 'offset and cursor cannot be combined: page with one of them', { field: 'offset' });
-        const page = await core().call('events', { contract_id: contractId, event_name: name, from_block: from, to_block: to, limit, offset, after });
+        const cursor = cursorText === null ? null : decodeCursor(cursorText);
+        if (cursor && offset > 0) throw new NodeError('bad_request', 'offset and cursor cannot be combined: page with one of them', { field: 'offset' });
+        const page = await core().call('events', { contract_id: contractId, event_name: name, from_block: from, to_block: to, limit, offset, after: cursor?.pos ?? null, tags: cursor?.tags.map((t) => t.toString('hex')) ?? [] });
         const last = page.events[page.events.length - 1];
+        // A cursor whose block a reorg retracted: the page continues after the fork, and
+        // `rollback` tells the client to drop what it holds after `rollback.cursor` first.
+        const rollback = page.rollback ? { fork_height: page.rollback.fork_height, cursor: page.rollback.after ? cursorAt(page.rollback.after, page.rollback.locator) : null } : null;
+        const start = page.rollback ? rollback!.cursor : cursorText;
         return {
           status: 200,
           body: {
             contract_id: page.contract_id,
             events: page.events,
-            next_offset: page.more && after === null ? offset + page.events.length : null,
-            // Position of the last event returned (or the cursor given): valid across new blocks,
-            // so a client can also keep polling the tail with it.
-            next_cursor: last ? encodeCursor([last.block_height, last.tx_index, last.log_index]) : cursorText,
+            next_offset: page.more && cursor === null ? offset + page.events.length : null,
+            // Position and branch of the last event returned (or the cursor given): valid
+            // across new blocks, so a client can also keep polling the tail with it.
+            next_cursor: last ? cursorAt([last.block_height, last.tx_index, last.log_index], page.locator ?? '') : start,
+            rollback,
           },
         };
       },

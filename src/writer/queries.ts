@@ -17,6 +17,8 @@ import type { AbiEntry } from '../vm/types.js';
 import type { Writer } from './writer.js';
 import { statusBody } from './records.js';
 import { callDecisions, storage } from './store/index.js';
+import { cursorFork, locatorsAt } from './stream-queries.js';
+import { endOf } from '../protocol/cursor.js';
 export { statusBody };
 import {
   BLOCK_APPLY_BUCKETS,
@@ -147,15 +149,23 @@ export class WriterQueries {
     return this.writer.serial(async () => {
       this.known(p.contract_id);
       let after = p.after;
+      // A cursor whose block left the chain: the page starts after the fork instead (stream-queries.ts).
+      const fork = after ? await cursorFork(this.writer.ledger, after, p.tags) : null;
+      const rollback = fork === null ? undefined : { fork_height: fork, after: fork > 0 ? endOf(fork - 1) : null, locator: '' };
+      if (rollback) after = rollback.after;
+      const cursorPos = after;
       if (after && after[0] < p.from_block) after = null; // the cursor is before the range
-      if ((after && after[0] > p.to_block) || p.from_block > p.to_block) return { contract_id: p.contract_id, events: [], more: false };
-      const want = p.offset + p.limit + 1;
-      const rows = await this.writer.ledger.events(p.contract_id, p.from_block, p.to_block, after, want, p.event_name);
-      const page = rows.slice(p.offset, p.offset + p.limit);
+      const page = (after && after[0] > p.to_block) || p.from_block > p.to_block ? [] : await this.writer.ledger.events(p.contract_id, p.from_block, p.to_block, after, p.offset + p.limit + 1, p.event_name);
+      const rows = page.slice(p.offset, p.offset + p.limit);
+      const last = rows.length > 0 ? rows[rows.length - 1]!.block_height : cursorPos?.[0];
+      const locs = await locatorsAt(this.writer.ledger, [last, rollback?.after?.[0]].filter((h): h is number => h !== undefined));
+      if (rollback?.after) rollback.locator = locs[rollback.after[0]] ?? '';
       return {
         contract_id: p.contract_id,
-        events: page.map((e) => ({ name: e.name, params: e.params, txid: e.txid, block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index })),
-        more: rows.length > p.offset + p.limit,
+        events: rows.map((e) => ({ name: e.name, params: e.params, txid: e.txid, block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index })),
+        more: page.length > p.offset + p.limit,
+        ...(rollback ? { rollback } : {}),
+        ...(last === undefined ? {} : { locator: locs[last] ?? '' }),
       };
     });
   }

@@ -1,7 +1,8 @@
 /**
  * The writer's half of the live feed (src/rest/stream/): one step reads, from one state,
  * which of the feed's delivered blocks are still on the chain, the durable blocks after
- * them, event pages, call decisions of those blocks and call statuses.
+ * them, event pages, call-log pages, call decisions of those blocks and call statuses,
+ * and the cursor locators (src/protocol/cursor.ts) of everything it answers.
  *
  * Durability: the state version the REST front follows is announced when a block's root
  * is set, which is before the block's batch is durable (block writes are pipelined; the
@@ -12,8 +13,52 @@
  */
 import { statusBody } from './records.js';
 import { contractCalls, stateRoots } from './store/index.js';
+import { blockTag, branchFork, locatorHeights, type Cursor, type Pos } from '../protocol/cursor.js';
 import type { Writer } from './writer.js';
-import type { CallStatusBody, StreamBlock, StreamStep, StreamStepParams } from '../messages.js';
+import type { Ledger } from './ledger/index.js';
+import type { CallStatusBody, StreamBlock, StreamCall, StreamStep, StreamStepParams } from '../messages.js';
+
+/** Block hashes of the best chain at `heights` (absent: no block stored there). */
+async function hashesAt(l: Ledger, heights: Iterable<number>): Promise<Map<number, string>> {
+  const hs = [...new Set(heights)].filter((h) => h >= 0);
+  const rows = await l.db.getMany(hs.map((h) => stateRoots.key(h)));
+  const out = new Map<number, string>();
+  rows.forEach((v, i) => {
+    if (v) out.set(hs[i]!, stateRoots.decode(v).block_hash);
+  });
+  return out;
+}
+
+/** Cursor locators (hex of the concatenated tags) of blocks at `heights`, read from the chain as stored now. */
+export async function locatorsAt(l: Ledger, heights: Iterable<number>): Promise<Record<number, string>> {
+  const floor = l.anchor?.height ?? 0;
+  const tip = l.tip?.height ?? -1;
+  const wanted = [...new Set(heights)].filter((h) => h >= floor && h <= tip);
+  const hashes = await hashesAt(l, wanted.flatMap((h) => locatorHeights(h, floor)));
+  const out: Record<number, string> = {};
+  for (const h of wanted) {
+    let hex = '';
+    for (const a of locatorHeights(h, floor)) {
+      const hash = hashes.get(a);
+      if (hash === undefined) break;
+      hex += blockTag(hash).toString('hex');
+    }
+    out[h] = hex;
+  }
+  return out;
+}
+
+/**
+ * The fork height a cursor must roll back to when its block left the chain, else null
+ * (on the chain, a version 1 cursor, or above the tip: not checkable yet).
+ */
+export async function cursorFork(l: Ledger, pos: Pos, tags: readonly string[] | undefined): Promise<number | null> {
+  if (!tags || tags.length === 0 || l.tip === null || pos[0] > l.tip.height) return null;
+  const c: Cursor = { pos, tags: tags.map((t) => Buffer.from(t, 'hex')) };
+  const floor = l.anchor?.height ?? 0;
+  const hashes = await hashesAt(l, locatorHeights(pos[0], floor));
+  return branchFork(c, (h) => hashes.get(h));
+}
 
 export class StreamQueries {
   constructor(private readonly writer: Writer) {}
@@ -23,9 +68,11 @@ export class StreamQueries {
       const l = this.writer.ledger;
       const tip = l.tip?.height ?? null;
       const common = await this.common(p.known);
-      const out: StreamStep = { common, to: null, blocks: [], events: [], block_pages: [], calls: [], txids: [] };
+      const missing = p.contracts.filter((c) => !l.contract(c));
+      const out: StreamStep = { common, to: null, blocks: [], events: [], call_pages: [], block_pages: [], calls: [], txids: [], missing, locators: {} };
       if (tip === null) {
         out.events = p.events.map(() => ({ events: [], more: false }));
+        out.call_pages = p.call_pages.map(() => ({ calls: [], more: false }));
         out.block_pages = p.block_pages.map(() => []);
         out.calls = p.call_contracts.map((contract_id) => ({ contract_id, calls: [] }));
         out.txids = await Promise.all(p.txids.map(async (t) => this.status(t, tip)));
@@ -34,23 +81,51 @@ export class StreamQueries {
       // Without a common block the feed starts over: the last max_blocks blocks up to the tip.
       const to = common === null ? tip : Math.min(tip, common + p.max_blocks);
       out.to = to;
+      const located = new Set<number>([to]);
+      if (common !== null) located.add(common);
       out.blocks = await this.blocks(common === null ? Math.max(0, to - p.max_blocks + 1) : common + 1, to);
       out.events = await Promise.all(
         p.events.map(async (e) => {
           if (!l.contract(e.contract_id)) return { events: [], more: false, unknown: true as const };
+          if (e.after !== null) {
+            const fork = await cursorFork(l, e.after, e.tags);
+            if (fork !== null) {
+              located.add(fork - 1);
+              return { events: [], more: false, fork };
+            }
+          }
           if (e.after !== null && e.after[0] > to) return { events: [], more: false };
           const rows = await l.events(e.contract_id, e.from_height, to, e.after, e.limit + 1, e.event_name);
           const page = rows.slice(0, e.limit);
+          for (const r of page) located.add(r.block_height);
           return {
             events: page.map((r) => ({ name: r.name, params: r.params, txid: r.txid, block_height: r.block_height, tx_index: r.tx_index, log_index: r.log_index })),
             more: rows.length > e.limit,
           };
         }),
       );
+      out.call_pages = await Promise.all(
+        p.call_pages.map(async (c) => {
+          if (!l.contract(c.contract_id)) return { calls: [], more: false, unknown: true as const };
+          if (c.after !== null) {
+            const fork = await cursorFork(l, c.after, c.tags);
+            if (fork !== null) {
+              located.add(fork - 1);
+              return { calls: [], more: false, fork };
+            }
+          }
+          const from = Math.max(c.from_height, c.after ? c.after[0] : 0);
+          if (from > to) return { calls: [], more: false };
+          const page = await this.callPage(c.contract_id, from, to, c.after, c.limit, tip);
+          for (const x of page.calls) located.add(x.pos[0]);
+          return page;
+        }),
+      );
       out.block_pages = await Promise.all(p.block_pages.map((b) => (b.from_height > to ? [] : this.blocks(b.from_height, to, b.limit))));
       const from = common === null ? to + 1 : common + 1;
       out.calls = await Promise.all(p.call_contracts.map(async (contract_id) => ({ contract_id, calls: from > to ? [] : await this.decided(contract_id, from, to, tip) })));
       out.txids = await Promise.all(p.txids.map(async (t) => this.status(t, tip)));
+      out.locators = await locatorsAt(l, located);
       return out;
     });
   }
@@ -61,11 +136,8 @@ export class StreamQueries {
     const l = this.writer.ledger;
     const first = await l.stateRootAt(known[0]!.height);
     if (first?.block_hash === known[0]!.hash) return known[0]!.height;
-    const rest = await l.db.getMany(known.slice(1).map((k) => stateRoots.key(k.height)));
-    for (let i = 0; i < rest.length; i++) {
-      const v = rest[i];
-      if (v && stateRoots.decode(v).block_hash === known[i + 1]!.hash) return known[i + 1]!.height;
-    }
+    const rest = await hashesAt(l, known.slice(1).map((k) => k.height));
+    for (const k of known.slice(1)) if (rest.get(k.height) === k.hash) return k.height;
     return null;
   }
 
@@ -77,6 +149,42 @@ export class StreamQueries {
       const v = stateRoots.decode(r.value);
       return { height: v.height, block_hash: v.block_hash, state_root: v.state_root };
     });
+  }
+
+  /**
+   * A contract's decided calls after `after` in blocks [from, to]: whole blocks of its call
+   * log until at least `limit` calls (a block is never split, so a page ends at a block).
+   */
+  private async callPage(contractId: string, from: number, to: number, after: Pos | null, limit: number, tip: number): Promise<{ calls: StreamCall[]; more: boolean }> {
+    const l = this.writer.ledger;
+    const id = Buffer.from(contractId, 'hex');
+    const calls: StreamCall[] = [];
+    let next = from;
+    // Blocks of the log are read a few at a time: most blocks decide few calls of one contract.
+    const BLOCKS_PER_READ = 64;
+    while (next <= to && calls.length < limit) {
+      const rows = await l.db.rangeOf(contractCalls.inBlocks(id, next, to), { limit: BLOCKS_PER_READ });
+      if (rows.length === 0) {
+        next = to + 1;
+        break;
+      }
+      for (const r of rows) {
+        const height = contractCalls.heightOf(r.key);
+        const txids = contractCalls.decode(r.value);
+        const recs = await Promise.all(txids.map((t) => l.call(t)));
+        recs.forEach((rec, i) => {
+          const pos: Pos = [height, i, 0];
+          if (!rec || (after && (pos[0] < after[0] || (pos[0] === after[0] && pos[1] <= after[1])))) return;
+          calls.push({ pos, body: statusBody(rec, tip) });
+        });
+        next = height + 1;
+        if (calls.length >= limit) break;
+      }
+    }
+    if (calls.length < limit) return { calls, more: false };
+    // Full: more only if another block of the log follows before `to`.
+    const rest = next > to ? [] : await l.db.rangeOf(contractCalls.inBlocks(id, next, to), { limit: 1 });
+    return { calls, more: rest.length > 0 };
   }
 
   /** Calls of a contract decided in blocks [from, to], from its call log (one record per block). */

@@ -215,7 +215,7 @@ test('simulation: result, events, instructions; readonly functions; state root u
 
 test('events: filters at the range edges, pages by offset and by cursor across new blocks', async () => {
   const all = (await get(`/events/${cid}`)).body;
-  assert.deepEqual(Object.keys(all).sort(), ['contract_id', 'events', 'next_cursor', 'next_offset']);
+  assert.deepEqual(Object.keys(all).sort(), ['contract_id', 'events', 'next_cursor', 'next_offset', 'rollback']);
   assert.equal(all.events.length, 6);
   assert.deepEqual(all.events[0], { name: 'Set', params: { label: 'hé llo/x', n: '5' }, txid: txids[0], block_height: h1, tx_index: 1, log_index: 0 });
   assert.deepEqual(all.events.map((e: any) => [e.block_height, e.tx_index, e.log_index, e.params.n]), [

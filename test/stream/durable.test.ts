@@ -57,7 +57,7 @@ test('a block is announced before its write is durable; the feed answers it only
     assert.equal(v.height, 1, 'the version is out while the write is held');
     await writeStarted;
     let answered: StreamStep | null = null;
-    const step = stream.streamStep({ known: [{ height: 0, hash: hash(0) }], max_blocks: 10, events: [], block_pages: [], call_contracts: [], txids: [] }).then((s) => {
+    const step = stream.streamStep({ known: [{ height: 0, hash: hash(0) }], max_blocks: 10, events: [], call_pages: [], block_pages: [], call_contracts: [], txids: [], contracts: [] }).then((s) => {
       order.push('step');
       answered = s;
       return s;

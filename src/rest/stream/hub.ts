@@ -19,8 +19,8 @@
  */
 import { NodeError, asNodeError } from '../../errors.js';
 import { logger } from '../../log.js';
-import { encodeCursor } from '../routes.js';
-import type { CallStatusBody, EventJson, StreamBlock, StreamStep, StreamStepParams, StateVersion } from '../../messages.js';
+import { cursorAt, endOf } from '../../protocol/cursor.js';
+import type { CallStatusBody, EventJson, StreamBlock, StreamCall, StreamStep, StreamStepParams, StateVersion } from '../../messages.js';
 import {
   BACKLOG_PAUSE_BYTES,
   CLOSE_FEED_RESET,
@@ -57,6 +57,8 @@ const RECENT_BLOCKS = 160;
 const STEP_BLOCKS = 100;
 /** Events per read: a page is a few hundred KiB of JSON at most. */
 const EVENTS_PAGE = 1000;
+/** Decided calls per page for a calls subscription that is behind (whole blocks: a page may hold more). */
+const CALLS_PAGE = 1000;
 /** Blocks per page for a block subscription that is behind. */
 const BLOCKS_PAGE = 500;
 /** Most distinct reads in one step (taken round-robin); the others wait for the next step. */
@@ -70,7 +72,7 @@ const RETAIN_PER_SUB = 256;
 /** Wait after a failed step (core restarting) before the next. */
 const RETRY_MS = 200;
 
-const MAX = 0xffffffff;
+let nextUid = 0;
 
 function cmp(a: Pos, b: Pos): number {
   return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
@@ -91,11 +93,18 @@ interface Conn {
 interface EventsSub {
   kind: 'events';
   id: string;
+  /** Distinguishes reads that must not be shared (a cursor not yet checked against the chain). */
+  uid: number;
   conn: Conn;
   contract: string;
   name: string | null;
   /** Last event delivered (or the client's cursor). */
   pos: Pos | null;
+  /** The client's cursor locator, until checked against the chain (hex tags). */
+  tags: string[] | null;
+  /** Send `progress` messages (complete through a height), and the last height sent. */
+  progress: boolean;
+  reported: number;
   /** Every matching event up to this height has been delivered; null: start at the head. */
   covered: number | null;
   synced: boolean;
@@ -116,9 +125,19 @@ interface BlocksSub {
 interface CallsSub {
   kind: 'calls';
   id: string;
+  uid: number;
   conn: Conn;
   contract: string | null;
   txids: Set<string> | null;
+  /** Contract subscriptions: last call delivered from the call log (or the client's cursor), as for events. */
+  pos: Pos | null;
+  /** Contract subscriptions: every decided call up to this height was delivered; null: start at the head. */
+  covered: number | null;
+  synced: boolean;
+  tags: string[] | null;
+  cut: boolean;
+  progress: boolean;
+  reported: number;
   /** Txids whose status the node did not know yet (asked again each step). */
   unknown: Set<string>;
   /** Contracts of the watched txids. */
@@ -224,13 +243,19 @@ export class StreamHub {
     switch (r.kind) {
       case 'events': {
         // A cursor inside block h: everything through h - 1 was delivered.
-        const covered = r.after ? r.after[0] - 1 : r.from_height !== null ? r.from_height - 1 : null;
-        return { kind: 'events', id: r.id, conn, contract: r.contract_id, name: r.event_name, pos: r.after, covered, synced: false, retained: [], cut: false };
+        const covered = r.after ? r.after.pos[0] - 1 : r.from_height !== null ? r.from_height - 1 : null;
+        return { kind: 'events', id: r.id, uid: nextUid++, conn, contract: r.contract_id, name: r.event_name, pos: r.after?.pos ?? null, tags: tagsHex(r.after), covered, synced: false, retained: [], cut: false, progress: r.progress, reported: covered ?? -1 };
       }
       case 'blocks':
         return { kind: 'blocks', id: r.id, conn, next: r.from_height, synced: false };
-      case 'calls':
-        return { kind: 'calls', id: r.id, conn, contract: r.contract_id, txids: r.txids ? new Set(r.txids) : null, unknown: new Set(r.txids ?? []), contracts: new Set(r.contract_id ? [r.contract_id] : []), started: r.txids === null, decided: new Map() };
+      case 'calls': {
+        const covered = r.after ? r.after.pos[0] - 1 : r.from_height !== null ? r.from_height - 1 : null;
+        return {
+          kind: 'calls', id: r.id, uid: nextUid++, conn, contract: r.contract_id, txids: r.txids ? new Set(r.txids) : null, unknown: new Set(r.txids ?? []),
+          contracts: new Set(), started: r.txids === null, decided: new Map(),
+          pos: r.after?.pos ?? null, covered, synced: false, tags: tagsHex(r.after), cut: false, progress: r.progress, reported: covered ?? -1,
+        };
+      }
     }
   }
 
@@ -272,9 +297,9 @@ export class StreamHub {
     return c.socket.buffered() >= BACKLOG_PAUSE_BYTES;
   }
 
-  /** Where a subscription's next event read starts (exclusive), or null with a from height. */
-  private static readAfter(s: EventsSub): Pos | null {
-    return later(s.pos, s.covered === null || s.covered < 0 ? null : [s.covered, MAX, MAX]);
+  /** Where a subscription's next event or call-log read starts (exclusive), or null with a from height. */
+  private static readAfter(s: EventsSub | CallsSub): Pos | null {
+    return later(s.pos, s.covered === null || s.covered < 0 ? null : endOf(s.covered));
   }
 
   /** One step; true when some subscription is still behind (step again at once). */
@@ -283,7 +308,9 @@ export class StreamHub {
     const headHeight = head?.height ?? -1;
     // ---- the reads this step needs, deduplicated
     const eventKeys = new Map<string, { req: StreamStepParams['events'][number]; subs: EventsSub[] }>();
+    const callKeys = new Map<string, { req: StreamStepParams['call_pages'][number]; subs: CallsSub[] }>();
     const blockKeys = new Map<number, BlocksSub[]>();
+    const atHead = new Set<string>();
     const callContracts = new Set<string>();
     const txids = new Set<string>();
     const subs: Sub[] = [];
@@ -293,13 +320,30 @@ export class StreamHub {
     for (let i = 0; i < subs.length; i++) {
       const s = subs[(start + i) % subs.length]!;
       if (s.kind === 'events') {
-        if (s.covered === null || head === null) continue; // starts at the head: resolved below
+        if (head === null) continue;
+        if (s.covered === null) {
+          atHead.add(s.contract); // starts at the head: resolved below, once the contract is known to exist
+          continue;
+        }
         if (s.covered < headHeight && !s.synced && this.paused(s.conn)) continue;
         const after = StreamHub.readAfter(s);
-        const k = `${s.contract}|${s.name ?? ''}|${after ? after.join(':') : `h${s.covered + 1}`}`;
+        // A cursor still to check is read alone: its answer may be a rollback for it only.
+        const k = `${s.contract}|${s.name ?? ''}|${after ? after.join(':') : `h${s.covered + 1}`}${s.tags ? `|u${s.uid}` : ''}`;
         const g = eventKeys.get(k);
         if (g) g.subs.push(s);
-        else if (eventKeys.size < MAX_READS_PER_STEP) eventKeys.set(k, { req: { contract_id: s.contract, event_name: s.name, after, from_height: s.covered + 1, limit: EVENTS_PAGE }, subs: [s] });
+        else if (eventKeys.size < MAX_READS_PER_STEP) eventKeys.set(k, { req: { contract_id: s.contract, event_name: s.name, after, from_height: s.covered + 1, limit: EVENTS_PAGE, ...(s.tags ? { tags: s.tags } : {}) }, subs: [s] });
+      } else if (s.kind === 'calls' && s.contract !== null) {
+        if (head === null) continue;
+        if (s.covered === null) {
+          atHead.add(s.contract);
+          continue;
+        }
+        if (s.covered < headHeight && !s.synced && this.paused(s.conn)) continue;
+        const after = StreamHub.readAfter(s);
+        const k = `${s.contract}|${after ? after.join(':') : `h${s.covered + 1}`}${s.tags ? `|u${s.uid}` : ''}`;
+        const g = callKeys.get(k);
+        if (g) g.subs.push(s);
+        else if (callKeys.size < MAX_READS_PER_STEP) callKeys.set(k, { req: { contract_id: s.contract, after, from_height: s.covered + 1, limit: CALLS_PAGE, ...(s.tags ? { tags: s.tags } : {}) }, subs: [s] });
       } else if (s.kind === 'blocks') {
         if (s.next === null || head === null || s.next > headHeight) continue; // at the head: new blocks come with the step
         if (!s.synced && this.paused(s.conn)) continue;
@@ -313,6 +357,7 @@ export class StreamHub {
       }
     }
     const events = [...eventKeys.values()];
+    const callPages = [...callKeys.values()];
     const blockPages = [...blockKeys.entries()];
     const callList = [...callContracts];
     const txidList = [...txids];
@@ -321,6 +366,8 @@ export class StreamHub {
       known,
       max_blocks: known.length === 0 ? RECENT_BLOCKS : STEP_BLOCKS,
       events: events.map((e) => e.req),
+      call_pages: callPages.map((c) => c.req),
+      contracts: [...atHead],
       block_pages: blockPages.map(([from]) => ({ from_height: from, limit: BLOCKS_PAGE })),
       call_contracts: callList,
       txids: txidList,
@@ -341,23 +388,32 @@ export class StreamHub {
       }
       if (res.common < headHeight) fork = res.common + 1;
     }
+    const cursorOf = (pos: Pos): string => cursorAt(pos, res.locators[pos[0]] ?? '');
     const rolledBack = new Set<Sub>();
     if (fork !== null) {
       this.rollbacks++;
       this.recent = this.recent.filter((b) => b.height < fork!);
-      for (const s of subs) if (!s.conn.closed && this.rollback(s, fork)) rolledBack.add(s);
+      for (const s of subs) if (!s.conn.closed && this.rollback(s, fork, cursorOf)) rolledBack.add(s);
     }
     this.recent.push(...res.blocks);
     if (this.recent.length > RECENT_BLOCKS) this.recent = this.recent.slice(-RECENT_BLOCKS);
     const to = res.to;
     const newHead = this.head;
+    const missing = new Set(res.missing);
 
     // Subscriptions that start at the head start after `to`: this step's reads did not include them.
     for (const s of subs) {
-      if (s.kind === 'events' && s.covered === null) {
+      if ((s.kind === 'events' || (s.kind === 'calls' && s.contract !== null)) && s.covered === null && atHead.has(s.kind === 'events' ? s.contract : s.contract!)) {
+        if (s.conn.subs.get(s.id) !== s) continue;
+        const contract = s.kind === 'events' ? s.contract : s.contract!;
+        if (missing.has(contract)) {
+          this.notFound(s, contract);
+          continue;
+        }
         s.covered = to;
         s.synced = true;
-        this.send(s.conn, JSON.stringify({ type: 'synced', sub: s.id, height: to }));
+        s.reported = to;
+        this.send(s.conn, JSON.stringify({ type: 'synced', sub: s.id, height: to, cursor: cursorOf(endOf(to)) }));
       }
       if (s.kind === 'blocks' && s.next === null) {
         s.next = to + 1;
@@ -366,38 +422,16 @@ export class StreamHub {
       }
     }
 
-    // Event pages.
+    // Event pages, then call-log pages (contract calls subscriptions), delivered alike.
+    const ctx = { to, head: newHead?.height ?? to, rolledBack, cursorOf };
     events.forEach((e, i) => {
       const page = res.events[i]!;
-      if (page.unknown) {
-        for (const s of e.subs) {
-          if (s.conn.subs.get(s.id) !== s) continue;
-          s.conn.subs.delete(s.id);
-          this.send(s.conn, errorMessage(new NodeError('not_found', `no contract ${s.contract}; the subscription is closed`), s.id));
-        }
-        return;
-      }
-      const tails = page.events.map(eventTail);
-      for (const s of e.subs) {
-        // A read that started after the fork skipped the new branch below it: read again next step.
-        if (s.conn.closed || rolledBack.has(s) || s.conn.subs.get(s.id) !== s) continue;
-        const prefix = `{"type":"event","sub":${JSON.stringify(s.id)},`;
-        for (let j = 0; j < page.events.length; j++) {
-          const ev = page.events[j]!;
-          const p: Pos = [ev.block_height, ev.tx_index, ev.log_index];
-          if (s.pos && cmp(p, s.pos) <= 0) continue;
-          if (!this.send(s.conn, prefix + tails[j]!.text)) break;
-          s.pos = p;
-          this.retain(s, ev.block_height, tails[j]!.cursor);
-        }
-        if (!page.more) {
-          s.covered = Math.max(s.covered!, to);
-          if (!s.synced && s.covered >= (newHead?.height ?? to)) {
-            s.synced = true;
-            this.send(s.conn, JSON.stringify({ type: 'synced', sub: s.id, height: s.covered }));
-          }
-        }
-      }
+      const tails = page.events.map((ev) => eventTail(ev, cursorOf));
+      this.deliverLog(e.subs, page, 'event', page.events.map((ev, j) => ({ pos: [ev.block_height, ev.tx_index, ev.log_index] as Pos, text: tails[j]!.text, sent: (s: Sub) => this.retain(s as EventsSub, ev.block_height, tails[j]!.cursor) })), ctx);
+    });
+    callPages.forEach((c, i) => {
+      const page = res.call_pages[i]!;
+      this.deliverLog(c.subs, page, 'call', page.calls.map((x) => ({ pos: x.pos, text: callTail(x, cursorOf), sent: (s: Sub) => this.retainCall(s as CallsSub, x.body) })), ctx);
     });
 
     // Blocks: pages for subscriptions behind, then this step's new blocks for those at the head.
@@ -416,16 +450,101 @@ export class StreamHub {
       if (b) status.set(t, b);
     });
     const decided = new Map(res.calls.map((c) => [c.contract_id, c.calls]));
-    for (const s of subs) if (s.kind === 'calls') this.deliverCalls(s, status, decided, callList);
+    for (const s of subs) if (s.kind === 'calls' && s.txids) this.deliverCalls(s, status, decided, callList);
 
     // Behind: some subscription has more to read now (not paused).
     return subs.some((s) => !s.conn.closed && s.conn.subs.get(s.id) === s && this.behind(s, newHead?.height ?? to));
   }
 
+  /**
+   * Delivers one page of a log (events, or a contract's decided calls) to the subscriptions
+   * that share its read: each gets the items after its own position; a page that reached
+   * the step's height completes them through it (`synced` once at the head).
+   */
+  private deliverLog(
+    subs: (EventsSub | CallsSub)[],
+    page: { more: boolean; unknown?: true; fork?: number },
+    type: 'event' | 'call',
+    items: { pos: Pos; text: string; sent: (s: Sub) => void }[],
+    ctx: { to: number; head: number; rolledBack: Set<Sub>; cursorOf: (p: Pos) => string },
+  ): void {
+    if (page.unknown) {
+      for (const s of subs) this.notFound(s, s.contract!);
+      return;
+    }
+    const live = (s: Sub): boolean => !s.conn.closed && !ctx.rolledBack.has(s) && s.conn.subs.get(s.id) === s;
+    if (page.fork !== undefined) {
+      for (const s of subs) if (live(s)) this.staleCursor(s, page.fork, ctx.cursorOf);
+      return;
+    }
+    for (const s of subs) {
+      // A read that started after the fork skipped the new branch below it: read again next step.
+      if (!live(s)) continue;
+      if (s.tags && s.pos && s.pos[0] <= ctx.to) s.tags = null; // checked: on the chain
+      const prefix = `{"type":"${type}","sub":${JSON.stringify(s.id)},`;
+      for (const it of items) {
+        if (s.pos && cmp(it.pos, s.pos) <= 0) continue;
+        if (!this.send(s.conn, prefix + it.text)) break;
+        s.pos = it.pos;
+        it.sent(s);
+      }
+      if (!page.more) {
+        s.covered = Math.max(s.covered!, ctx.to);
+        if (!s.synced && s.covered >= ctx.head) {
+          s.synced = true;
+          this.send(s.conn, JSON.stringify({ type: 'synced', sub: s.id, height: s.covered, cursor: ctx.cursorOf(endOf(s.covered)) }));
+        }
+      }
+      this.reportProgress(s);
+    }
+  }
+
   private behind(s: Sub, head: number): boolean {
-    if (s.kind === 'events') return s.covered !== null && s.covered < head && (s.synced || !this.paused(s.conn));
+    if (s.kind === 'events' || (s.kind === 'calls' && s.contract !== null)) return s.covered !== null && s.covered < head && (s.synced || !this.paused(s.conn));
     if (s.kind === 'blocks') return s.next !== null && s.next <= head && (s.synced || !this.paused(s.conn));
     return false;
+  }
+
+  /** Complete through a height (every event or decided call up to it was sent): a `progress` message if asked for and it moved. */
+  private reportProgress(s: EventsSub | CallsSub): void {
+    if (!s.progress || s.covered === null) return;
+    const through = Math.max(s.covered, s.pos ? s.pos[0] - 1 : -1);
+    if (through <= s.reported) return;
+    s.reported = through;
+    this.send(s.conn, JSON.stringify({ type: 'progress', sub: s.id, height: through }));
+  }
+
+  /** The subscription's contract is not on this node: an error closes it. */
+  private notFound(s: EventsSub | CallsSub, contract: string): void {
+    if (s.conn.subs.get(s.id) !== s) return;
+    s.conn.subs.delete(s.id);
+    this.send(s.conn, errorMessage(new NodeError('not_found', `no contract ${contract}; the subscription is closed`), s.id));
+  }
+
+  /**
+   * The client's cursor names a block a reorg retracted (it resumed after missing the
+   * rollback): a rollback to the fork its locator finds, then the new branch from there.
+   */
+  private staleCursor(s: EventsSub | CallsSub, fork: number, cursorOf: (p: Pos) => string): void {
+    this.rollbacks++;
+    const resume = fork > 0 ? endOf(fork - 1) : null;
+    s.pos = resume;
+    s.covered = fork - 1;
+    s.reported = Math.min(s.reported, fork - 1);
+    s.tags = null;
+    s.synced = false;
+    const cursor = resume ? cursorOf(resume) : null;
+    const what = s.kind === 'events' ? { retracted: [] } : { txids: [] };
+    this.send(s.conn, JSON.stringify({ type: 'rollback', sub: s.id, fork_height: fork, cursor, ...what, complete: false }));
+  }
+
+  private retainCall(s: CallsSub, b: CallStatusBody): void {
+    if (b.block_height === null) return;
+    s.decided.set(b.txid, b);
+    if (s.decided.size > RETAIN_PER_SUB) {
+      s.decided.delete(s.decided.keys().next().value!);
+      s.cut = true;
+    }
   }
 
   /** Delivers `blocks`, every stored block up to `through` from the subscription's next height. */
@@ -447,10 +566,7 @@ export class StreamHub {
     if (s.conn.closed || s.conn.subs.get(s.id) !== s) return;
     const sendStatus = (b: CallStatusBody): void => {
       this.send(s.conn, `{"type":"call","sub":${JSON.stringify(s.id)},${JSON.stringify(b).slice(1)}`);
-      if (b.block_height !== null) {
-        s.decided.set(b.txid, b);
-        if (s.decided.size > RETAIN_PER_SUB) s.decided.delete(s.decided.keys().next().value!);
-      }
+      this.retainCall(s, b);
     };
     // Statuses as of this step for txids met the first time (or learnt since).
     const fresh = new Set<string>();
@@ -480,18 +596,19 @@ export class StreamHub {
   }
 
   /** Sends the rollback a subscription needs for a fork; true if it had anything at or above it. */
-  private rollback(s: Sub, fork: number): boolean {
+  private rollback(s: Sub, fork: number, cursorOf: (p: Pos) => string): boolean {
+    const resume = endOf(Math.max(0, fork - 1));
     if (s.kind === 'events') {
       const at = StreamHub.readAfter(s);
       if (at === null || at[0] < fork) return false;
       const gone = s.retained.filter((r) => r.height >= fork);
       const complete = !s.cut || (s.retained[0]?.height ?? Infinity) < fork;
       s.retained = s.retained.filter((r) => r.height < fork);
-      const resume: Pos = [Math.max(0, fork - 1), MAX, MAX];
       s.pos = s.pos && cmp(s.pos, resume) > 0 ? resume : s.pos;
       s.covered = Math.min(s.covered!, fork - 1);
+      s.reported = Math.min(s.reported, fork - 1);
       s.synced = false;
-      this.send(s.conn, JSON.stringify({ type: 'rollback', sub: s.id, fork_height: fork, cursor: encodeCursor(resume), retracted: gone.map((r) => r.cursor), complete }));
+      this.send(s.conn, JSON.stringify({ type: 'rollback', sub: s.id, fork_height: fork, cursor: cursorOf(resume), retracted: gone.map((r) => r.cursor), complete }));
       return true;
     }
     if (s.kind === 'blocks') {
@@ -502,15 +619,23 @@ export class StreamHub {
       return true;
     }
     const gone = [...s.decided.values()].filter((b) => b.block_height! >= fork);
-    if (gone.length === 0) return false;
-    this.send(s.conn, JSON.stringify({ type: 'rollback', sub: s.id, fork_height: fork, txids: gone.map((b) => b.txid) }));
+    // A contract subscription re-reads its call log from the fork; a txids one gets the new
+    // branch's decisions as call messages.
+    const log = s.contract !== null && s.covered !== null && (StreamHub.readAfter(s)?.[0] ?? -1) >= fork;
+    if (gone.length === 0 && !log) return false;
+    const complete = !s.cut || [...s.decided.values()].some((b) => b.block_height! < fork);
+    this.send(s.conn, JSON.stringify({ type: 'rollback', sub: s.id, fork_height: fork, cursor: cursorOf(resume), txids: gone.map((b) => b.txid), complete }));
     for (const b of gone) {
       s.decided.delete(b.txid);
       const pending: CallStatusBody = { ...b, status: 'pending', block_height: null, tx_index: null, result: null, error: null, confirmations: null };
       this.send(s.conn, `{"type":"call","sub":${JSON.stringify(s.id)},${JSON.stringify(pending).slice(1)}`);
     }
-    // Calls are not re-read: the new branch's decisions follow as call messages.
-    return false;
+    if (!log) return false;
+    s.pos = s.pos && cmp(s.pos, resume) > 0 ? resume : s.pos;
+    s.covered = Math.min(s.covered!, fork - 1);
+    s.reported = Math.min(s.reported, fork - 1);
+    s.synced = false;
+    return true;
   }
 
   private retain(s: EventsSub, height: number, cursor: string): void {
@@ -539,7 +664,17 @@ export class StreamHub {
 }
 
 /** An event's message after `"sub":...,`, serialised once per step for every subscriber. */
-function eventTail(e: EventJson): { text: string; cursor: string } {
-  const cursor = encodeCursor([e.block_height, e.tx_index, e.log_index]);
+function eventTail(e: EventJson, cursorOf: (p: Pos) => string): { text: string; cursor: string } {
+  const cursor = cursorOf([e.block_height, e.tx_index, e.log_index]);
   return { cursor, text: `"cursor":"${cursor}",${JSON.stringify(e).slice(1)}` };
+}
+
+/** A decided call's message after `"sub":...,`, with its call-log cursor. */
+function callTail(c: StreamCall, cursorOf: (p: Pos) => string): string {
+  return `"cursor":"${cursorOf(c.pos)}",${JSON.stringify(c.body).slice(1)}`;
+}
+
+/** A client cursor's locator as the writer checks it (hex tags), or null when it names no branch. */
+function tagsHex(c: { tags: Buffer[] } | null): string[] | null {
+  return c && c.tags.length > 0 ? c.tags.map((t) => t.toString('hex')) : null;
 }

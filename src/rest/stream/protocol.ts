@@ -4,7 +4,7 @@
  * code, sent as an `error` message; nothing a client sends can throw past this module.
  */
 import { NodeError } from '../../errors.js';
-import { decodeCursor } from '../routes.js';
+import { decodeCursor, type Cursor } from '../../protocol/cursor.js';
 
 export const STREAM_PATH = '/v2/stream';
 
@@ -47,12 +47,12 @@ export const CLOSE_SLOW_CONSUMER = 4008;
 /** A reorg deeper than the blocks the feed remembers: reconnect and resume from the last cursor. */
 export const CLOSE_FEED_RESET = 4010;
 
-export type Pos = [number, number, number];
+export type { Pos } from '../../protocol/cursor.js';
 
 export type SubscribeRequest =
-  | { kind: 'events'; id: string; contract_id: string; event_name: string | null; after: Pos | null; from_height: number | null }
+  | { kind: 'events'; id: string; contract_id: string; event_name: string | null; after: Cursor | null; from_height: number | null; progress: boolean }
   | { kind: 'blocks'; id: string; from_height: number | null }
-  | { kind: 'calls'; id: string; contract_id: string | null; txids: string[] | null };
+  | { kind: 'calls'; id: string; contract_id: string | null; txids: string[] | null; after: Cursor | null; from_height: number | null; progress: boolean };
 
 export type ClientMessage = { type: 'subscribe'; sub: SubscribeRequest } | { type: 'unsubscribe'; id: string };
 
@@ -80,6 +80,21 @@ function only(o: Record<string, unknown>, allowed: string[]): void {
   for (const k of Object.keys(o)) if (!allowed.includes(k)) throw bad(`unknown field "${k.slice(0, 40)}" (allowed: ${allowed.join(', ')})`, k.slice(0, 40));
 }
 
+function flag(o: Record<string, unknown>, field: string): boolean {
+  const v = o[field] ?? false;
+  if (typeof v !== 'boolean') throw bad(`${field} must be true or false`, field);
+  return v;
+}
+
+/** Where a subscription starts: after a cursor, from a height, or (neither) at the head. */
+function start(o: Record<string, unknown>): { after: Cursor | null; from: number | null } {
+  const cursor = o['cursor'] ?? null;
+  if (cursor !== null && typeof cursor !== 'string') throw bad('cursor must be a cursor string from GET /events or this feed', 'cursor');
+  const from = height(o['from_height'], 'from_height');
+  if (cursor !== null && from !== null) throw bad('give cursor or from_height, not both', 'cursor');
+  return { after: cursor === null ? null : decodeCursor(cursor), from };
+}
+
 /** Parses one text frame; throws bad_request naming what is wrong. */
 export function parseClientMessage(text: string): ClientMessage {
   let v: unknown;
@@ -100,20 +115,17 @@ export function parseClientMessage(text: string): ClientMessage {
   if (typeof id !== 'string' || !SUB_ID.test(id)) throw bad('id must be 1 to 64 characters of A-Z a-z 0-9 _ . : -', 'id');
   switch (o['kind']) {
     case 'events': {
-      only(o, ['type', 'id', 'kind', 'contract_id', 'event_name', 'cursor', 'from_height']);
+      only(o, ['type', 'id', 'kind', 'contract_id', 'event_name', 'cursor', 'from_height', 'progress']);
       const name = o['event_name'] ?? null;
       if (name !== null && (typeof name !== 'string' || !IDENT.test(name) || name.length > 64)) throw bad('event_name must be an event name (an identifier)', 'event_name');
-      const cursor = o['cursor'] ?? null;
-      if (cursor !== null && typeof cursor !== 'string') throw bad('cursor must be a cursor string from GET /events or this feed', 'cursor');
-      const from = height(o['from_height'], 'from_height');
-      if (cursor !== null && from !== null) throw bad('give cursor or from_height, not both', 'cursor');
-      return { type: 'subscribe', sub: { kind: 'events', id, contract_id: hex32(o['contract_id'], 'contract_id'), event_name: name as string | null, after: cursor === null ? null : decodeCursor(cursor), from_height: from } };
+      const { after, from } = start(o);
+      return { type: 'subscribe', sub: { kind: 'events', id, contract_id: hex32(o['contract_id'], 'contract_id'), event_name: name as string | null, after, from_height: from, progress: flag(o, 'progress') } };
     }
     case 'blocks':
       only(o, ['type', 'id', 'kind', 'from_height']);
       return { type: 'subscribe', sub: { kind: 'blocks', id, from_height: height(o['from_height'], 'from_height') } };
     case 'calls': {
-      only(o, ['type', 'id', 'kind', 'contract_id', 'txids']);
+      only(o, ['type', 'id', 'kind', 'contract_id', 'txids', 'cursor', 'from_height', 'progress']);
       const contract = o['contract_id'] === undefined ? null : hex32(o['contract_id'], 'contract_id');
       const raw = o['txids'];
       let txids: string[] | null = null;
@@ -122,7 +134,10 @@ export function parseClientMessage(text: string): ClientMessage {
         txids = [...new Set(raw.map((t, i) => hex32(t, `txids[${i}]`)))];
       }
       if ((contract === null) === (txids === null)) throw bad('a calls subscription names either contract_id or txids', 'contract_id');
-      return { type: 'subscribe', sub: { kind: 'calls', id, contract_id: contract, txids } };
+      const { after, from } = start(o);
+      if (txids !== null && (after !== null || from !== null)) throw bad('cursor and from_height apply to a contract_id calls subscription (txids get their current status)', after ? 'cursor' : 'from_height');
+      if (txids !== null && o['progress'] !== undefined) throw bad('progress applies to a contract_id calls subscription', 'progress');
+      return { type: 'subscribe', sub: { kind: 'calls', id, contract_id: contract, txids, after, from_height: from, progress: flag(o, 'progress') } };
     }
     default:
       throw bad(`unknown subscription kind ${JSON.stringify(String(o['kind']).slice(0, 40))} (events, blocks, calls)`, 'kind');

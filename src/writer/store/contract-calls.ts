@@ -12,6 +12,9 @@ export const ofContract = (contractId: Uint8Array): KeyRange => prefixRange(keyO
 /** The records of `contractId` in blocks [from, to]. */
 export const inBlocks = (contractId: Uint8Array, from: number, to: number): KeyRange => ({ gte: key(contractId, from), lt: key(contractId, to + 1) });
 
+/** The block height of a record's key. */
+export const heightOf = (k: Buffer): number => k.readUInt32BE(k.length - 4);
+
 export function encode(txids: Uint8Array[]): Buffer {
   return Buffer.concat(txids);
 }

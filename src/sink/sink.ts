@@ -1,0 +1,546 @@
+/**
+ * `svc sink postgres` (docs/INDEXING.md): follows the node's live feed (docs/STREAM.md)
+ * and writes blocks, events and call statuses of the followed contracts into PostgreSQL,
+ * exactly once and reorg-safe.
+ *
+ * Exactly once: what is in the database is described by heights stored with it
+ * (`sink_meta.blocks_through`, `contracts.through_height`): every block, event and decided
+ * call up to them, and nothing above. Rows reach the database only in a transaction that
+ * also moves those heights, and only for whole blocks every subscription has finished
+ * (the feed's `progress` marks). A crash at any point leaves the last committed
+ * transaction; a restart subscribes again from the stored heights (contracts with the
+ * stored cursor, which names its branch) and drops whatever it held in memory.
+ *
+ * Reorg-safe: a `rollback` (live, or on resume from a cursor a reorg retracted while the
+ * sink was away) deletes the events and blocks from the fork up and turns calls decided
+ * there back to `pending`, in one transaction that lowers the stored heights; then the
+ * sink subscribes again from there. At connect the sink also checks its newest stored
+ * block against the node (the blocks subscription resumes by height).
+ */
+import pg from 'pg';
+import WebSocket from 'ws';
+import { ClientError } from '../client/errors.js';
+import { blockTag, encodeCursor, endOf, locatorHeights } from '../protocol/cursor.js';
+import { arrayLiteral, byteaHex, copyRows, insertRows } from './copy.js';
+import { createViews, ensureSchema, q, snake } from './schema.js';
+
+export interface SinkOptions {
+  nodeUrl: string;
+  /** postgres:// URL; unset: node-postgres's PG* environment variables. */
+  databaseUrl?: string;
+  schema: string;
+  /** Contracts to follow (alias optional), or every contract the node holds. */
+  contracts: { alias: string | null; id: string }[] | 'all';
+  /** One line per notable event (connections, commits every few seconds, retries, rollbacks). */
+  log: (line: string) => void;
+  signal?: AbortSignal;
+  /** Called after every commit with the height the database is complete through (tests, bench). */
+  onCommit?: (through: number, rows: number) => void;
+}
+
+/** First retry delay after a database or node failure; doubles up to RETRY_MAX_MS. */
+const RETRY_MS = 250;
+/** Longest wait between retries: a restarted database or node is picked up within this. */
+const RETRY_MAX_MS = 10_000;
+/** Feed messages queued before the socket stops reading (the node then paces the backlog). */
+const QUEUE_HIGH = 20_000;
+const QUEUE_LOW = 2_000;
+/** Buffered rows (not yet committable) before the socket stops reading, bounding memory. */
+const ROWS_HIGH = 200_000;
+/** How often (--all) the node's contract list is checked for new contracts. */
+const CONTRACTS_POLL_MS = 10_000;
+/** A progress line at most this often. */
+const LOG_EVERY_MS = 10_000;
+
+interface Followed {
+  id: string;
+  alias: string;
+  through: number;
+  cursor: string | null;
+}
+
+interface EventRow {
+  contract: string;
+  height: number;
+  row: (string | null)[];
+}
+
+interface CallRow {
+  contract: string;
+  height: number;
+  row: unknown[];
+}
+
+interface Block {
+  height: number;
+  block_hash: string;
+  state_root: string;
+}
+
+/** A failure that retrying cannot fix: the sink stops with its message. */
+class Fatal extends ClientError {}
+
+const HEX32 = /^[0-9a-f]{64}$/;
+const ALIAS = /^[a-z_][a-z0-9_]{0,39}$/;
+
+export function parseContractArg(text: string): { alias: string | null; id: string } {
+  const i = text.indexOf('=');
+  const alias = i < 0 ? null : text.slice(0, i);
+  const id = i < 0 ? text : text.slice(i + 1);
+  if (!HEX32.test(id)) throw new ClientError('bad_argument', `--contract ${text}: the contract id must be 64 lowercase hex characters`);
+  if (alias !== null && !ALIAS.test(alias)) throw new ClientError('bad_argument', `--contract ${text}: the alias must be 1 to 40 of a-z 0-9 _ (not starting with a digit)`);
+  return { alias, id };
+}
+
+export class PostgresSink {
+  private db: pg.Client | null = null;
+  private followed = new Map<string, Followed>();
+  private blocksThrough = -1;
+  private readonly s: string;
+  private stopped = false;
+  private lastLog = 0;
+  private committedRows = 0;
+  private contractsCheckedAt = 0;
+
+  constructor(private readonly o: SinkOptions) {
+    this.s = q(o.schema);
+  }
+
+  /** Runs until the signal aborts (resolves) or a failure retrying cannot fix (rejects). */
+  async run(): Promise<void> {
+    let delay = RETRY_MS;
+    const onAbort = (): void => {
+      this.stopped = true;
+      this.wake?.();
+    };
+    this.o.signal?.addEventListener('abort', onAbort);
+    try {
+      while (!this.stopped) {
+        try {
+          await this.connectDb();
+          await this.load();
+          await this.checkBlocks();
+          delay = RETRY_MS;
+          await this.follow();
+        } catch (e) {
+          if (e instanceof Fatal || (e instanceof ClientError && e.code === 'bad_argument') || this.stopped) throw e;
+          if (e instanceof ClientError && (e.code === 'schema_version' || e.code === 'schema_conflict')) throw e;
+          this.o.log(`svc sink: ${describe(e)}; retrying in ${(delay / 1000).toFixed(delay < 1000 ? 2 : 0)}s`);
+          await this.closeDb();
+          await this.sleep(delay);
+          delay = Math.min(delay * 2, RETRY_MAX_MS);
+        }
+      }
+    } finally {
+      this.o.signal?.removeEventListener('abort', onAbort);
+      await this.closeDb();
+    }
+  }
+
+  private wake: (() => void) | null = null;
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+
+  private async connectDb(): Promise<void> {
+    if (this.db) return;
+    const db = new pg.Client(this.o.databaseUrl ? { connectionString: this.o.databaseUrl } : {});
+    // A broken connection also fails the query in flight; this only keeps the event from throwing.
+    db.on('error', () => undefined);
+    try {
+      await db.connect();
+    } catch (e) {
+      await db.end().catch(() => undefined);
+      throw new ClientError('unreachable', `postgres unavailable (${describe(e)})`);
+    }
+    this.db = db;
+    await ensureSchema(db, this.o.schema);
+  }
+
+  private async closeDb(): Promise<void> {
+    const db = this.db;
+    this.db = null;
+    await db?.end().catch(() => undefined);
+  }
+
+  // ---------------------------------------------------------------- node reads
+
+  private async nodeJson(path: string): Promise<{ status: number; body: any }> {
+    let r: Response;
+    try {
+      r = await fetch(`${this.o.nodeUrl.replace(/\/+$/, '')}${path}`);
+    } catch (e) {
+      throw new ClientError('unreachable', `node ${this.o.nodeUrl} unreachable (${describe(e)})`);
+    }
+    const body = (await r.json().catch(() => null)) as any;
+    if (r.status >= 500) throw new ClientError('node_error', `node answered ${r.status} to GET ${path}${body?.error ? `: ${body.error.code}` : ''}`);
+    return { status: r.status, body };
+  }
+
+  /** The stored state, the contracts to follow (new ones registered, views made). */
+  private async load(): Promise<void> {
+    const db = this.db!;
+    const meta = await db.query(`SELECT value FROM ${this.s}.sink_meta WHERE key = 'blocks_through'`);
+    this.blocksThrough = Number(meta.rows[0].value);
+    const stored = new Map<string, Followed>();
+    for (const r of (await db.query(`SELECT encode(contract_id, 'hex') AS id, alias, through_height, cursor FROM ${this.s}.contracts`)).rows) {
+      stored.set(r.id, { id: r.id, alias: r.alias, through: Number(r.through_height), cursor: r.cursor });
+    }
+    let wanted: { alias: string | null; id: string }[];
+    if (this.o.contracts === 'all') {
+      const list = await this.nodeJson('/contracts');
+      wanted = (list.body.contract_ids as string[]).map((id) => ({ alias: null, id }));
+      this.contractsCheckedAt = Date.now();
+    } else wanted = this.o.contracts;
+    const taken = new Map([...stored.values()].map((f) => [f.alias, f.id]));
+    this.followed = new Map();
+    for (const w of wanted) {
+      const have = stored.get(w.id);
+      if (have) {
+        if (w.alias !== null && w.alias !== have.alias) throw new Fatal('bad_argument', `contract ${w.id} is followed as ${have.alias} in schema ${this.o.schema}; its alias cannot change (views are named by it)`);
+        this.followed.set(w.id, have);
+        continue;
+      }
+      const info = await this.nodeJson(`/contracts/${w.id}`);
+      if (info.status === 404) throw new Fatal('not_found', `the node holds no contract ${w.id}`);
+      if (info.status !== 200) throw new Fatal('node_error', `GET /contracts/${w.id} answered ${info.status}`);
+      const name = typeof info.body.metadata?.name === 'string' ? info.body.metadata.name : null;
+      let alias = w.alias;
+      if (alias !== null) {
+        if (taken.has(alias) && taken.get(alias) !== w.id) throw new Fatal('bad_argument', `alias ${alias} is taken by contract ${taken.get(alias)}; choose another (--contract ALIAS=ID)`);
+      } else {
+        const base = name ? snake(name).replace(/[^a-z0-9_]/g, '_').slice(0, 30) : 'c';
+        alias = taken.has(base) || !ALIAS.test(base) ? `${base}_${w.id.slice(0, 8)}` : base;
+      }
+      taken.set(alias, w.id);
+      await db.query('BEGIN');
+      try {
+        await createViews(db, this.o.schema, w.id, alias, info.body.abi);
+        await db.query(`INSERT INTO ${this.s}.contracts (contract_id, alias, name, abi) VALUES ($1, $2, $3, $4)`, [Buffer.from(w.id, 'hex'), alias, name, JSON.stringify(info.body.abi)]);
+        await db.query('COMMIT');
+      } catch (e) {
+        await db.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+      this.o.log(`svc sink: following contract ${w.id} as ${alias}`);
+      this.followed.set(w.id, { id: w.id, alias, through: -1, cursor: null });
+    }
+    if (this.followed.size === 0 && this.o.contracts !== 'all') throw new Fatal('bad_argument', 'no contract to follow');
+  }
+
+  /**
+   * The newest stored block must still be the node's: otherwise a reorg happened while the
+   * sink was away, and the fork is found by walking down the stored blocks.
+   */
+  private async checkBlocks(): Promise<void> {
+    const db = this.db!;
+    let fork: number | null = null;
+    const PAGE = 64;
+    let below = Number.MAX_SAFE_INTEGER;
+    for (;;) {
+      const rows = (await db.query(`SELECT height, encode(block_hash, 'hex') AS hash FROM ${this.s}.blocks WHERE height < $1 ORDER BY height DESC LIMIT ${PAGE}`, [below])).rows as { height: string; hash: string }[];
+      if (rows.length === 0) break;
+      let matched = false;
+      for (const r of rows) {
+        const h = Number(r.height);
+        const node = await this.nodeJson(`/v2/state_root/${h}`);
+        if (node.status === 200 && node.body.block_hash === r.hash) {
+          matched = true;
+          break;
+        }
+        // The node is behind the sink (restored, or resyncing): nothing to compare yet.
+        if (node.status === 404 && fork === null && h === Number(rows[0]!.height) && below === Number.MAX_SAFE_INTEGER) {
+          matched = true;
+          break;
+        }
+        fork = h;
+      }
+      if (matched) break;
+      below = Number(rows[rows.length - 1]!.height);
+    }
+    if (fork !== null) {
+      this.o.log(`svc sink: stored block ${fork} is no longer on the node's chain; rolling back to it`);
+      await this.rollback(fork);
+    }
+  }
+
+  // ---------------------------------------------------------------- the feed
+
+  /** Follows the feed until it closes (resolves: reconnect) or a commit fails (rejects). */
+  private async follow(): Promise<void> {
+    const url = `${this.o.nodeUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/v2/stream`;
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const queue: Record<string, any>[] = [];
+    let closed: { code: number; reason: string } | null = null;
+    let notify: (() => void) | null = null;
+    const poke = (): void => {
+      const n = notify;
+      notify = null;
+      n?.();
+    };
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', (e) => reject(new ClientError('unreachable', `node feed ${url} unreachable (${describe(e)})`)));
+    });
+    ws.on('error', () => undefined);
+    ws.on('message', (data) => {
+      queue.push(JSON.parse(String(data)) as Record<string, any>);
+      if (queue.length >= QUEUE_HIGH) ws.pause();
+      poke();
+    });
+    ws.on('close', (code, reason) => {
+      closed = { code, reason: String(reason) };
+      poke();
+    });
+    const onStop = (): void => {
+      ws.close(1000);
+      poke();
+    };
+    this.o.signal?.addEventListener('abort', onStop);
+
+    // Subscriptions: blocks from the next height; per contract, events and calls after its cursor.
+    const subs = new Map<string, { kind: 'blocks' | 'events' | 'calls'; contract: string | null; progress: number }>();
+    subs.set('b', { kind: 'blocks', contract: null, progress: this.blocksThrough });
+    ws.send(JSON.stringify({ type: 'subscribe', id: 'b', kind: 'blocks', from_height: this.blocksThrough + 1 }));
+    let n = 0;
+    const subOf = new Map<string, string>();
+    for (const f of this.followed.values()) {
+      const start = f.cursor !== null ? { cursor: f.cursor } : { from_height: f.through + 1 };
+      for (const kind of ['events', 'calls'] as const) {
+        const id = `${kind[0]}${n}`;
+        subs.set(id, { kind, contract: f.id, progress: f.through });
+        subOf.set(id, f.id);
+        ws.send(JSON.stringify({ type: 'subscribe', id, kind, contract_id: f.id, progress: true, ...start }));
+      }
+      n++;
+    }
+    this.o.log(`svc sink: following ${this.followed.size} contract(s) from height ${Math.min(this.blocksThrough, ...[...this.followed.values()].map((f) => f.through)) + 1}`);
+
+    let blocks: Block[] = [];
+    let events: EventRow[] = [];
+    let calls: CallRow[] = [];
+    let committing: Promise<void> | null = null;
+    let failure: unknown = null;
+    const frontier = (): number => Math.min(...[...subs.values()].map((x) => x.progress));
+    const committedThrough = (): number => Math.min(this.blocksThrough, ...[...this.followed.values()].map((f) => f.through));
+
+    const kickCommit = (): void => {
+      if (committing || failure) return;
+      const target = frontier();
+      if (target <= committedThrough()) return;
+      const bs = blocks.filter((b) => b.height <= target);
+      const es = events.filter((e) => e.height <= target);
+      const cs = calls.filter((c) => c.height <= target);
+      blocks = blocks.filter((b) => b.height > target);
+      events = events.filter((e) => e.height > target);
+      calls = calls.filter((c) => c.height > target);
+      committing = this.commit(target, bs, es, cs).then(
+        () => {
+          committing = null;
+          if (ws.isPaused && queue.length < QUEUE_LOW && events.length < ROWS_HIGH) ws.resume();
+          kickCommit();
+          poke();
+        },
+        (e) => {
+          committing = null;
+          failure = e;
+          ws.terminate();
+          poke();
+        },
+      );
+    };
+
+    try {
+      for (;;) {
+        while (queue.length > 0 && !failure) {
+          const m = queue.shift()!;
+          if (ws.isPaused && queue.length < QUEUE_LOW && events.length < ROWS_HIGH && !committing) ws.resume();
+          const sub = m['sub'] === undefined ? undefined : subs.get(m['sub']);
+          switch (m['type']) {
+            case 'block':
+              blocks.push({ height: m['height'], block_hash: m['block_hash'], state_root: m['state_root'] });
+              sub!.progress = Math.max(sub!.progress, m['height']);
+              break;
+            case 'event': {
+              const contract = subOf.get(m['sub'])!;
+              const values = Object.values(m['params'] as Record<string, unknown>).map((v) => String(v));
+              events.push({
+                contract,
+                height: m['block_height'],
+                row: [byteaHex(contract), String(m['block_height']), String(m['tx_index']), String(m['log_index']), m['name'], JSON.stringify(m['params']), arrayLiteral(values), byteaHex(m['txid']), m['cursor']],
+              });
+              sub!.progress = Math.max(sub!.progress, m['block_height'] - 1);
+              break;
+            }
+            case 'call':
+              // Decided calls come from the call log with a cursor; the `pending` messages of a
+              // rollback carry none (the rollback itself already made them pending here).
+              if (typeof m['cursor'] !== 'string' || m['block_height'] === null) break;
+              calls.push({ contract: m['contract_id'], height: m['block_height'], row: callRow(m) });
+              sub!.progress = Math.max(sub!.progress, m['block_height'] - 1);
+              break;
+            case 'progress':
+            case 'synced':
+              if (typeof m['height'] === 'number') sub!.progress = Math.max(sub!.progress, m['height']);
+              break;
+            case 'rollback': {
+              // Retracted: everything from the fork up, in one transaction; then subscribe again.
+              ws.pause();
+              if (committing) await committing;
+              if (failure) break;
+              const fork = m['fork_height'] as number;
+              this.o.log(`svc sink: rollback to height ${fork} (${m['sub']})`);
+              await this.rollback(fork);
+              ws.terminate();
+              return;
+            }
+            case 'error':
+              if (m['code'] === 'not_found') throw new Fatal('not_found', `the node holds no contract ${m['sub'] ? subOf.get(m['sub']) ?? '' : ''}: ${m['message']}`);
+              throw new Fatal(String(m['code']), `the node refused a subscription: ${m['message']}`);
+            default:
+              break; // subscribed, unsubscribed
+          }
+          if (events.length >= ROWS_HIGH) ws.pause();
+          kickCommit();
+        }
+        if (failure) throw failure;
+        if (closed !== null || this.stopped) {
+          if (committing) await committing;
+          if (failure) throw failure;
+          if (this.stopped) return;
+          const c = closed as { code: number; reason: string } | null;
+          throw new ClientError('unreachable', `the node closed the feed (${c?.code}${c?.reason ? ` ${c.reason}` : ''})`);
+        }
+        if (this.o.contracts === 'all' && Date.now() - this.contractsCheckedAt > CONTRACTS_POLL_MS) {
+          this.contractsCheckedAt = Date.now();
+          const list = await this.nodeJson('/contracts').catch(() => null);
+          if (list && (list.body.contract_ids as string[]).some((id) => !this.followed.has(id))) {
+            // A new contract: subscribe again with it (from its first block).
+            if (committing) await committing;
+            ws.terminate();
+            return;
+          }
+        }
+        await new Promise<void>((r) => {
+          notify = r;
+          if (queue.length > 0 || closed !== null || failure) poke();
+        });
+      }
+    } finally {
+      this.o.signal?.removeEventListener('abort', onStop);
+      ws.terminate();
+    }
+  }
+
+  // ---------------------------------------------------------------- transactions
+
+  /** The cursor at the end of block `height`, its locator read from the stored blocks. */
+  private async cursorAt(db: pg.ClientBase, height: number): Promise<string | null> {
+    if (height < 0) return null;
+    const hs = locatorHeights(height, 0);
+    const rows = (await db.query(`SELECT height, encode(block_hash, 'hex') AS hash FROM ${this.s}.blocks WHERE height = ANY($1)`, [hs])).rows as { height: string; hash: string }[];
+    const by = new Map(rows.map((r) => [Number(r.height), r.hash]));
+    const tags: Buffer[] = [];
+    for (const h of hs) {
+      const hash = by.get(h);
+      if (hash === undefined) break;
+      tags.push(blockTag(hash));
+    }
+    return tags.length === 0 ? null : encodeCursor(endOf(height), tags);
+  }
+
+  /** One transaction: the rows of every whole block up to `target`, and the heights moved to it. */
+  private async commit(target: number, blocks: Block[], events: EventRow[], calls: CallRow[]): Promise<void> {
+    const db = this.db!;
+    await db.query('BEGIN');
+    try {
+      const newBlocks = blocks.filter((b) => b.height > this.blocksThrough);
+      await insertRows(db, `${this.s}.blocks`, ['height', 'block_hash', 'state_root'], newBlocks.map((b) => [b.height, Buffer.from(b.block_hash, 'hex'), Buffer.from(b.state_root, 'hex')]));
+      const moving = [...this.followed.values()].filter((f) => f.through < target);
+      const mine = new Set(moving.map((f) => f.id));
+      const through = new Map(moving.map((f) => [f.id, f.through]));
+      const es = events.filter((e) => mine.has(e.contract) && e.height > through.get(e.contract)!);
+      await copyRows(db, `${this.s}.events`, ['contract_id', 'block_height', 'tx_index', 'log_index', 'name', 'params', 'param_values', 'txid', 'cursor'], es.map((e) => e.row));
+      const cs = calls.filter((c) => mine.has(c.contract) && c.height > through.get(c.contract)!);
+      // A call is decided once per branch; a later message for the same txid (a new branch) wins.
+      const last = new Map(cs.map((c) => [(c.row[0] as Buffer).toString('hex'), c.row]));
+      await insertRows(db, `${this.s}.calls`, CALL_COLUMNS, [...last.values()], `ON CONFLICT (txid) DO UPDATE SET ${CALL_COLUMNS.slice(1).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`);
+      if (target > this.blocksThrough) await db.query(`UPDATE ${this.s}.sink_meta SET value = $1 WHERE key = 'blocks_through'`, [String(target)]);
+      const cursor = await this.cursorAt(db, target);
+      if (moving.length > 0) await db.query(`UPDATE ${this.s}.contracts SET through_height = $1, cursor = $2 WHERE contract_id = ANY($3)`, [target, cursor, moving.map((f) => Buffer.from(f.id, 'hex'))]);
+      await db.query('COMMIT');
+      this.blocksThrough = Math.max(this.blocksThrough, target);
+      for (const f of moving) {
+        f.through = target;
+        f.cursor = cursor;
+      }
+      this.committedRows += es.length + cs.length;
+      this.o.onCommit?.(target, es.length + cs.length);
+      if (Date.now() - this.lastLog >= LOG_EVERY_MS) {
+        this.lastLog = Date.now();
+        this.o.log(`svc sink: committed through height ${target} (${this.committedRows} rows since start)`);
+      }
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Retracts everything from `fork` up, in one transaction with the lowered heights. */
+  private async rollback(fork: number): Promise<void> {
+    const db = this.db!;
+    const ids = [...this.followed.keys()].map((id) => Buffer.from(id, 'hex'));
+    await db.query('BEGIN');
+    try {
+      await db.query(`DELETE FROM ${this.s}.blocks WHERE height >= $1`, [fork]);
+      await db.query(`DELETE FROM ${this.s}.events WHERE block_height >= $1 AND contract_id = ANY($2)`, [fork, ids]);
+      await db.query(`UPDATE ${this.s}.calls SET status = 'pending', block_height = NULL, tx_index = NULL, result = NULL, error_code = NULL, error_message = NULL WHERE block_height >= $1 AND contract_id = ANY($2)`, [fork, ids]);
+      const cursor = await this.cursorAt(db, fork - 1);
+      await db.query(`UPDATE ${this.s}.contracts SET through_height = $1, cursor = $2 WHERE through_height >= $3 AND contract_id = ANY($4)`, [fork - 1, cursor, fork, ids]);
+      await db.query(`UPDATE ${this.s}.sink_meta SET value = $1 WHERE key = 'blocks_through' AND value::bigint >= $2`, [String(fork - 1), fork]);
+      await db.query('COMMIT');
+      this.blocksThrough = Math.min(this.blocksThrough, fork - 1);
+      for (const f of this.followed.values()) {
+        if (f.through >= fork) {
+          f.through = fork - 1;
+          f.cursor = cursor;
+        }
+      }
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+}
+
+const CALL_COLUMNS = ['txid', 'contract_id', 'envelope_hash', 'function', 'caller', 'call_id', 'status', 'block_height', 'tx_index', 'result', 'error_code', 'error_message'];
+
+function callRow(m: Record<string, any>): unknown[] {
+  return [
+    Buffer.from(m['txid'], 'hex'),
+    Buffer.from(m['contract_id'], 'hex'),
+    Buffer.from(m['envelope_hash'], 'hex'),
+    m['function'],
+    Buffer.from(m['caller'], 'hex'),
+    String(m['call_id']),
+    m['status'],
+    m['block_height'],
+    m['tx_index'],
+    m['result'] === null || m['result'] === undefined ? null : JSON.stringify(m['result']),
+    m['error']?.code ?? null,
+    m['error']?.message ?? null,
+  ];
+}
+
+function describe(e: unknown): string {
+  const err = e as { code?: string; message?: string; errors?: { message: string }[] };
+  if (err?.errors?.length) return err.errors.map((x) => x.message).join('; ');
+  return (err?.message || err?.code || String(e)).replace(/\s+/g, ' ').trim();
+}

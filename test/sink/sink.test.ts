@@ -1,0 +1,207 @@
+/**
+ * `svc sink postgres` against a real node on the devnet chain and a real PostgreSQL
+ * (a throwaway cluster, test/helpers/postgres.ts): calls, events, typed views, reorgs of
+ * depth 1 and 6 while following and while away; the database down at start and mid-stream;
+ * a node restart; bad input (an unknown contract, a schema of another version). After each,
+ * the tables equal what the node serves (GET /events, the call log and call statuses).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
+import type { NodeProcess } from '../helpers/node-process.js';
+import type { Artifact } from '../../src/protocol/contract.js';
+import type { SvcClient } from '../../src/client/sdk.js';
+import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { freePort, startPostgres, type PgServer } from '../helpers/postgres.js';
+import { InProcessSink, TOKEN, assertEqualToNode, sinkThrough } from './kit.js';
+import { SCHEMA_VERSION } from '../../src/sink/schema.js';
+
+let devnet: DevnetChainHandle;
+let node: NodeProcess;
+let pg: PgServer;
+let svc: SvcClient;
+let counter: Artifact;
+let kinds: Artifact;
+let counterId = '';
+let kindsId = '';
+let nodeEnv: Record<string, string>;
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-sink-node-'));
+const wallet = testWallet(23);
+
+async function bump(n: number): Promise<string> {
+  return (await svc.call({ contractId: counterId, function: 'bump', args: [`u64:${n}`], abi: counter.abi })).anchor.txid;
+}
+
+/** Waits until the sink is complete through the devnet's tip (the node synced first). */
+async function caughtUp(sink: InProcessSink, schema = 'svc'): Promise<void> {
+  await waitSynced(node, devnet);
+  const tip = devnet.chain.height;
+  await sink.until(async () => (await sinkThrough(pg, schema).catch(() => -1)) >= tip, `the sink through height ${tip}`);
+}
+
+before(async () => {
+  [pg, devnet] = await Promise.all([startPostgres(), startDevnet()]);
+  nodeEnv = { SVC_API_TOKEN: TOKEN, SVC_REST_ADDRESS: `127.0.0.1:${await freePort()}` };
+  node = await startDevnetNode(devnet, { env: nodeEnv, dataDir });
+  await fund(devnet, wallet, 40);
+  svc = client(node, devnet, wallet);
+  counter = compileFixture('counter.svc');
+  kinds = compileFixture('kinds.svc');
+  counterId = (await svc.deploy(counter)).contractId;
+  kindsId = (await svc.deploy(kinds)).contractId;
+  devnet.chain.mine(1);
+  await waitSynced(node, devnet);
+});
+
+after(async () => {
+  await node?.stop();
+  await devnet?.close();
+  await pg?.stop();
+});
+
+test('events, calls and typed views; reorgs of depth 1 and 6 while following; tables equal the node', async () => {
+  const sink = new InProcessSink({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'svc', contracts: [{ alias: null, id: counterId }, { alias: 'k', id: kindsId }] });
+  try {
+    const t1 = await bump(1);
+    const text = 'tab\there, newline\nhere, quote " and backslash \\ and \'';
+    const t2 = (await svc.call({ contractId: kindsId, function: 'emit_all', args: ['u64:18446744073709551615', 'i64:-9223372036854775808', 'u128:340282366920938463463374607431768211455', 'bool:true', `string:${text}`, 'bytes:00ff10'], abi: kinds.abi })).anchor.txid;
+    const failed = (await svc.call({ contractId: counterId, function: 'boom', args: ['u64:1'], abi: counter.abi })).anchor.txid;
+    devnet.chain.mine(1, [t1, t2, failed]);
+    await caughtUp(sink);
+    await assertEqualToNode(pg, node.restUrl, [counterId, kindsId]);
+
+    // Typed views, named alias_event, one exact column per parameter.
+    const v = (await pg.query('SELECT * FROM svc.k_everything')).rows;
+    assert.equal(v.length, 1);
+    assert.equal(v[0].a, '18446744073709551615');
+    assert.equal(v[0].b, '-9223372036854775808');
+    assert.equal(v[0].c, '340282366920938463463374607431768211455');
+    assert.equal(v[0].d, true);
+    assert.equal(v[0].e, text);
+    assert.deepEqual(v[0].f, Buffer.from('00ff10', 'hex'));
+    assert.equal(v[0].g.length, 32);
+    assert.equal(v[0].txid.toString('hex'), t2);
+    const types = (await pg.query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'svc' AND table_name = 'k_everything' ORDER BY ordinal_position`)).rows;
+    assert.deepEqual(types.map((t) => `${t.column_name}:${t.data_type}`), ['block_height:bigint', 'tx_index:integer', 'log_index:integer', 'txid:bytea', 'a:numeric', 'b:numeric', 'c:numeric', 'd:boolean', 'e:text', 'f:bytea', 'g:bytea']);
+    // A parameter named like a fixed column gets the suffix _param.
+    assert.deepEqual((await pg.query('SELECT txid_param FROM svc.k_note')).rows, [{ txid_param: text }]);
+    assert.equal((await pg.query('SELECT count(*)::int AS n FROM svc.counter_bumped')).rows[0].n, 1);
+    const boom = (await pg.query(`SELECT status, error_code FROM svc.calls WHERE txid = decode($1, 'hex')`, [failed])).rows[0];
+    assert.deepEqual(boom, { status: 'failed', error_code: 'revert' });
+
+    for (const depth of [1, 6]) {
+      const x = await bump(10 + depth);
+      const y = await bump(20 + depth);
+      devnet.chain.mine(1, [x, y]);
+      if (depth > 1) devnet.chain.mine(depth - 1);
+      await caughtUp(sink);
+      const rollbacks = sink.lines.filter((l) => l.includes('rollback to height')).length;
+      // The new branch: one more block than it replaces, the two calls in the other order.
+      const fork = devnet.chain.height - depth + 1;
+      devnet.chain.reorg({ depth, blocks: depth + 1, txids: [y, x] });
+      await caughtUp(sink);
+      await sink.until(() => sink.lines.filter((l) => l.includes('rollback to height')).length > rollbacks, 'a rollback');
+      assert.ok(sink.lines.some((l) => l.includes(`rollback to height ${fork}`)), sink.lines.join('\n'));
+      await assertEqualToNode(pg, node.restUrl, [counterId, kindsId]);
+      const order = (await pg.query(`SELECT encode(txid, 'hex') AS t FROM svc.events WHERE block_height = $1 ORDER BY tx_index`, [fork])).rows.map((r) => r.t);
+      assert.deepEqual(order, [y, x], 'the new branch in its order');
+    }
+  } finally {
+    await sink.close();
+  }
+  assert.equal(await sink.done, null);
+});
+
+test('away during a reorg of depth 6: the restarted sink rolls back to the fork and ends equal', async () => {
+  const run = (): InProcessSink => new InProcessSink({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'away', contracts: [{ alias: null, id: counterId }] });
+  let sink = run();
+  const x = await bump(31);
+  const y = await bump(32);
+  devnet.chain.mine(1, [x, y]);
+  devnet.chain.mine(5);
+  await caughtUp(sink, 'away');
+  await sink.close();
+  const fork = devnet.chain.height - 5;
+  devnet.chain.reorg({ depth: 6, blocks: 8, txids: [y] }); // x back to pending
+  await waitSynced(node, devnet);
+  sink = run();
+  try {
+    await caughtUp(sink, 'away');
+    assert.ok(sink.lines.some((l) => l.includes(`rolling back to it`) || l.includes(`rollback to height ${fork}`)), sink.lines.join('\n'));
+    await assertEqualToNode(pg, node.restUrl, [counterId], 'away');
+    const xs = (await pg.query(`SELECT status, block_height FROM away.calls WHERE txid = decode($1, 'hex')`, [x])).rows[0];
+    assert.deepEqual(xs, { status: 'pending', block_height: null }, 'a call the new branch left out is pending again');
+  } finally {
+    await sink.close();
+  }
+});
+
+test('the database down at start and mid-stream, and a node restart: retried with a clear line, nothing lost or doubled', async () => {
+  await pg.stopServer();
+  const sink = new InProcessSink({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'faults', contracts: [{ alias: null, id: counterId }] });
+  try {
+    await sink.until(() => sink.lines.some((l) => /^svc sink: postgres unavailable \(.*\); retrying in /.test(l)), 'the unavailable line');
+    await pg.start();
+    await caughtUp(sink, 'faults');
+    await assertEqualToNode(pg, node.restUrl, [counterId], 'faults');
+
+    // Mid-stream: the server stops while blocks with events arrive, then comes back.
+    await pg.stopServer();
+    const before = sink.lines.length;
+    for (let i = 0; i < 3; i++) {
+      const t = await bump(40 + i);
+      devnet.chain.mine(1, [t]);
+    }
+    await waitSynced(node, devnet);
+    await sink.until(() => sink.lines.slice(before).some((l) => /retrying in/.test(l)), 'a retry line');
+    await pg.start();
+    await caughtUp(sink, 'faults');
+    await assertEqualToNode(pg, node.restUrl, [counterId], 'faults');
+
+    // The node restarts (same data and address): the feed closes, the sink resumes.
+    await node.stop();
+    node = await startDevnetNode(devnet, { env: nodeEnv, dataDir });
+    const t2 = await bump(51);
+    devnet.chain.mine(1, [t2]);
+    await caughtUp(sink, 'faults');
+    await assertEqualToNode(pg, node.restUrl, [counterId], 'faults');
+    const dup = (await pg.query('SELECT count(*)::int AS n, count(DISTINCT (block_height, tx_index, log_index))::int AS d FROM faults.events')).rows[0];
+    assert.equal(dup.n, dup.d, 'no event twice');
+  } finally {
+    await sink.close();
+  }
+});
+
+test('bad input: an unknown contract, a schema of another version, a foreign schema: one clear line each', async () => {
+  const fail = async (opts: ConstructorParameters<typeof InProcessSink>[0]): Promise<Error> => {
+    const sink = new InProcessSink(opts);
+    const e = (await sink.done) as Error;
+    assert.ok(e instanceof Error, 'the sink stops');
+    assert.ok(!e.message.includes('\n'), 'one line');
+    return e;
+  };
+  const ghost = 'ab'.repeat(32);
+  const e1 = await fail({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'ghost', contracts: [{ alias: null, id: ghost }] });
+  assert.match(e1.message, new RegExp(`the node holds no contract ${ghost}`));
+
+  await pg.query('CREATE SCHEMA old');
+  await pg.query('CREATE TABLE old.sink_meta (key text PRIMARY KEY, value text NOT NULL)');
+  await pg.query(`INSERT INTO old.sink_meta VALUES ('schema_version', '0')`);
+  const e2 = await fail({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'old', contracts: [{ alias: null, id: counterId }] });
+  assert.match(e2.message, new RegExp(`schema old is at sink schema version 0, which this sink \\(version ${SCHEMA_VERSION}\\) cannot migrate: drop it \\(DROP SCHEMA old CASCADE\\)`));
+
+  await pg.query('CREATE SCHEMA newer');
+  await pg.query('CREATE TABLE newer.sink_meta (key text PRIMARY KEY, value text NOT NULL)');
+  await pg.query(`INSERT INTO newer.sink_meta VALUES ('schema_version', '${SCHEMA_VERSION + 1}')`);
+  const e3 = await fail({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'newer', contracts: [{ alias: null, id: counterId }] });
+  assert.match(e3.message, /newer than this sink's/);
+
+  await pg.query('CREATE SCHEMA theirs');
+  await pg.query('CREATE TABLE theirs.orders (id int)');
+  const e4 = await fail({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'theirs', contracts: [{ alias: null, id: counterId }] });
+  assert.match(e4.message, /was not made by svc sink/);
+  assert.equal((await pg.query('SELECT count(*)::int AS n FROM theirs.orders')).rows[0].n, 0, 'left alone');
+});
