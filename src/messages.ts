@@ -6,6 +6,7 @@
  * with typed RPC (core main thread -> writer thread).
  */
 import type { NodeConfig } from './config/options.js';
+import type { Evidence, SpentBy } from './protocol/evidence.js';
 import type { BlockInput, CallRecord, CallStatus, ContractRecord, ContractStatus } from './writer/records.js';
 
 export type Role = 'core' | 'rest' | 'gossip';
@@ -504,6 +505,9 @@ export interface WriterStatus {
   contracts: number;
   pendingCalls: number;
   lastBlockAt: string | null;
+  /** The highest verified block header held (may be above the processed height). */
+  headerHeight: number | null;
+  headerHash: string | null;
 }
 
 export interface ChainUpdate {
@@ -512,6 +516,17 @@ export interface ChainUpdate {
   disconnected: { height: number; hash: string }[];
   /** New best-chain blocks, ascending. */
   connected: BlockInput[];
+  /**
+   * The best chain ends at the last connected block (the follower saw its tip there):
+   * headers the node holds above it belong to a branch that is gone and are removed.
+   */
+  endsChain?: boolean;
+}
+
+/** The writer's answer to a chain update: its status, and the calls the update's blocks dropped. */
+export interface ChainUpdateAnswer extends WriterStatus {
+  /** Calls dropped by the connected blocks read in full: the core attaches each spender's evidence. */
+  drops: { txid: string; outpoint: string; spender: string; height: number }[];
 }
 
 /** The writer's RPC surface: core operations, reads (issue 7), peer data (issue 8). */
@@ -577,6 +592,12 @@ export interface OutpointCheck {
   lookedUpAt: { height: number; epoch: number } | null;
   /** The confirmed transaction other than the anchor that spends the outpoint, as the endpoint answered; null when none. */
   spentBy: { txid: string; height: number; blockHash: string } | null;
+  /**
+   * Intake asked the endpoint nothing (the spend check is off its path: deferred checks,
+   * evidence): the blocks whose spends the writer remembers decide a drop now, and nothing
+   * is refused for a window they do not cover.
+   */
+  memoryOnly?: boolean;
 }
 
 export type WriterCoreApi = {
@@ -596,13 +617,26 @@ export type WriterCoreApi = {
     contractKnown: boolean;
     lookedUpAt: { height: number; epoch: number } | null;
   };
-  acceptDeploy(params: { record: ContractRecord }): { created: boolean; record: ContractRecord };
+  /** `evidence`: the deploy's Bitcoin evidence (its anchor; placements when known), kept with it. */
+  acceptDeploy(params: { record: ContractRecord; evidence?: Evidence }): { created: boolean; record: ContractRecord };
   /** `pendingCalls`: the writer's pending count once the call's batch is durable (intake's early bound check). */
-  acceptCall(params: { record: CallRecord; outpoint: OutpointCheck }): { created: boolean; record: CallRecord; pendingCalls: number };
+  acceptCall(params: { record: CallRecord; outpoint: OutpointCheck; evidence?: Evidence }): { created: boolean; record: CallRecord; pendingCalls: number };
   call(params: { txid: string }): CallRecord | null;
-  applyChainUpdate(params: ChainUpdate): WriterStatus;
+  applyChainUpdate(params: ChainUpdate): ChainUpdateAnswer;
   stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string } | null;
   clearHalt(params: Record<string, never>): WriterStatus;
+  /** A verified, authenticated run of block headers from `from` (light following). */
+  putHeaders(params: { from: number; headers: Uint8Array[]; truncate: boolean }): WriterStatus;
+  /** Stored headers of heights [from, from + count), as far as they go. */
+  headers(params: { from: number; count: number }): Uint8Array[];
+  /** The evidence the node holds for a payload (served to peers and clients). */
+  payloadEvidence(params: { txid: string }): Evidence | null;
+  /** Spender evidence of calls dropped by blocks read in full. */
+  storeSpentBy(params: { items: { txid: string; spentBy: SpentBy }[] }): { stored: true };
+  /** Pending payloads ascending by txid after `after`. */
+  pendingPayloads(params: { after: string; limit: number }): { txid: string; kind: 'call' | 'deploy'; contract_id: string; outpoint: string | null }[];
+  /** Forgets pending payloads whose anchor the endpoint knows nowhere; answers those removed. */
+  evictPayloads(params: { txids: string[] }): string[];
   /**
    * The node is stopping: a replay or re-derivation in hand ends at its next block and
    * chain updates are refused from now on (writer.ts, stop). Sent before the core waits

@@ -201,6 +201,14 @@ export class PeerQueries {
   readonly stats = { bucketScans: 0, positionReads: 0 };
 
   constructor(private readonly w: Writer) {
+    // Evictions are rare: the index is built again from the bucket at the next question.
+    w.payloadsRemoved.push(() => {
+      this.index = null;
+      this.building = null;
+      this.unresolved = [];
+      this.txidsCache.clear();
+      this.txidsCached = 0;
+    });
     w.payloadsStored.push((txids) => {
       // Before the build, the build's own scan (a later serial job) will see them.
       if (!this.index) return;

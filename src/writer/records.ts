@@ -62,6 +62,13 @@ export interface BlockTx {
    * core does, from the raw block): saves the writer a second parse. Not stored.
    */
   parts?: TxParts;
+  /**
+   * The merkle branch placing the transaction at `txIndex` in its block (internal byte
+   * order, leaf level first): the evidence the node serves for it to peers and clients
+   * (docs/STATE.md, "Bitcoin evidence"). Null in journal entries written before branches
+   * were kept.
+   */
+  branch?: Uint8Array[] | null;
 }
 
 /** What binding checks and the execution context read of a transaction (bitcoinjs shape). */
@@ -98,6 +105,13 @@ export interface BlockInput {
   txids?: string[];
   /** Outpoints spent in the block: [outpoint "txid:vout", spender txid]. */
   spends?: [string, string][];
+  /** The block's 80-byte header: stored in the node's header chain with the block. */
+  header?: Uint8Array;
+  /**
+   * The block was read as its header alone (light following): `txs` and `spends` are
+   * filled by the writer from the evidence it holds for this block (ledger/evidence.ts).
+   */
+  headerOnly?: boolean;
 }
 
 /** The stored journal entry: the block input reduced to what replay needs. */

@@ -34,12 +34,21 @@ serveTransport<WriterApi>(
       const lookedUpAt = l.tip ? { height: l.tip.height, epoch: l.chainEpoch } : null;
       return { known: await l.payloadAt(p.txid), contractKnown: l.contract(p.contractId) !== null, lookedUpAt };
     },
-    acceptDeploy: (p) => writer.acceptDeploy(p.record),
-    acceptCall: (p) => writer.acceptCall(p.record, p.outpoint),
+    acceptDeploy: (p) => writer.acceptDeploy(p.record, p.evidence),
+    acceptCall: (p) => writer.acceptCall(p.record, p.outpoint, p.evidence),
     call: (p) => l.call(p.txid),
     applyChainUpdate: (p) => writer.applyChainUpdate(p),
     stateRoot: (p) => (p.height === null ? (l.tip ? l.stateRootAt(l.tip.height) : null) : l.stateRootAt(p.height)),
     clearHalt: () => writer.clearHalt(),
+    putHeaders: (p) => writer.putHeaders(p.from, p.headers, p.truncate),
+    headers: (p) => l.headers(p.from, p.count),
+    payloadEvidence: (p) => writer.payloadEvidence(p.txid),
+    storeSpentBy: async (p) => {
+      await writer.storeSpentBy(p.items);
+      return { stored: true as const };
+    },
+    pendingPayloads: (p) => l.pendingPayloads(p.after, p.limit),
+    evictPayloads: (p) => writer.evictPayloads(p.txids),
     stop: () => {
       writer.stop();
       return { stopping: true as const };

@@ -7,8 +7,9 @@ import { Db } from './db.js';
 import { meta } from './store/index.js';
 import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
-import type { ChainUpdate, OutpointCheck, WriterStatus } from '../messages.js';
+import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from './records.js';
+import type { Evidence, SpentBy } from '../protocol/evidence.js';
 import type { Logger } from '../log.js';
 
 export interface WriterLimits {
@@ -51,6 +52,7 @@ export interface AcceptedCall {
 interface QueuedAccept {
   record: CallRecord;
   outpoint: OutpointCheck | undefined;
+  evidence: Evidence | undefined;
   resolve: (r: AcceptedCall) => void;
   reject: (e: unknown) => void;
 }
@@ -67,6 +69,8 @@ export class Writer {
    * per-contract index from it instead of scanning the bucket per peer request.
    */
   readonly payloadsStored: ((txids: string[]) => void)[] = [];
+  /** Told when pending payloads are evicted (deferred checks): the only removal from the payload bucket. */
+  readonly payloadsRemoved: ((txids: string[]) => void)[] = [];
 
   private constructor(
     readonly db: Db,
@@ -142,7 +146,50 @@ export class Writer {
       contracts: l.contractCount,
       pendingCalls: l.pendingCount,
       lastBlockAt: l.lastBlockAt,
+      headerHeight: l.headerTip?.height ?? null,
+      headerHash: l.headerTip?.hash ?? null,
     };
+  }
+
+  /** Stores a verified, authenticated run of headers (light following; ledger/evidence.ts). */
+  putHeaders(from: number, run: readonly Uint8Array[], truncate: boolean): Promise<WriterStatus> {
+    return this.serial(async () => {
+      await this.ledger.putHeaders(from, run, { truncate });
+      return this.status();
+    });
+  }
+
+  /** The evidence the node serves with a payload: its anchor and, once decided, its placement. */
+  async payloadEvidence(txid: string): Promise<Evidence | null> {
+    const l = this.ledger;
+    const held = await l.payloadAt(txid);
+    if (!held) return null;
+    let at: { height: number; txIndex: number } | null = null;
+    if (held.kind === 'call') {
+      const rec = await l.call(txid);
+      if (rec && rec.block_height !== null && rec.tx_index !== null) at = { height: rec.block_height, txIndex: rec.tx_index };
+    } else {
+      const c = l.contract(held.contract_id);
+      if (c && c.block_height !== null && c.tx_index !== null) at = { height: c.block_height, txIndex: c.tx_index };
+    }
+    return l.payloadEvidence(txid, at);
+  }
+
+  /** Keeps the spender evidence of calls dropped by blocks read in full. */
+  storeSpentBy(items: { txid: string; spentBy: SpentBy }[]): Promise<void> {
+    return this.serial(() => this.ledger.storeSpentBy(items));
+  }
+
+  /** Forgets pending payloads whose anchor the endpoint knows nowhere (deferred checks). */
+  evictPayloads(txids: string[]): Promise<string[]> {
+    return this.mutate(async () => {
+      const gone = await this.ledger.evictPayloads(txids);
+      if (gone.length > 0) {
+        this.log.info('pending payloads evicted: their anchors are neither in the endpoint\'s mempool nor on chain', { count: gone.length });
+        for (const f of this.payloadsRemoved) f(gone);
+      }
+      return gone;
+    });
   }
 
   initAnchor(tip: { height: number; hash: string }): Promise<WriterStatus> {
@@ -152,9 +199,9 @@ export class Writer {
     });
   }
 
-  acceptDeploy(record: ContractRecord): Promise<{ created: boolean; record: ContractRecord }> {
+  acceptDeploy(record: ContractRecord, evidence?: Evidence): Promise<{ created: boolean; record: ContractRecord }> {
     return this.serial(async () => {
-      const r = await this.ledger.acceptDeploy(record);
+      const r = await this.ledger.acceptDeploy(record, evidence);
       if (r.created) this.announce([record.txid]);
       if (r.replayFrom !== null) this.scheduleReplay(r.replayFrom);
       return { created: r.created, record: r.record };
@@ -169,9 +216,9 @@ export class Writer {
    * would be; what ends up stored does not depend on that order (a txid is stored once,
    * the chain orders application).
    */
-  acceptCall(record: CallRecord, outpoint?: OutpointCheck): Promise<AcceptedCall> {
+  acceptCall(record: CallRecord, outpoint?: OutpointCheck, evidence?: Evidence): Promise<AcceptedCall> {
     return new Promise((resolve, reject) => {
-      this.accepts.push({ record, outpoint, resolve, reject });
+      this.accepts.push({ record, outpoint, evidence, resolve, reject });
       if (this.accepts.length === 1) void this.serial(() => this.commitAccepts());
     });
   }
@@ -208,6 +255,7 @@ export class Writer {
       results = await this.ledger.acceptCalls(
         group.map((a) => a.record),
         group.map((a) => a.outpoint),
+        group.map((a) => a.evidence),
       );
     } catch (e) {
       for (const a of group) a.reject(e);
@@ -251,25 +299,39 @@ export class Writer {
     });
   }
 
-  applyChainUpdate(u: ChainUpdate): Promise<WriterStatus> {
+  applyChainUpdate(u: ChainUpdate): Promise<ChainUpdateAnswer> {
     return this.mutate(async () => {
       const l = this.ledger;
       if (l.halted) throw new NodeError('halted', `node is halted: ${l.haltReason}`);
       if (l.stopping.signal.aborted) throw new NodeError('overloaded', 'the node is stopping');
+      const drops: ChainUpdateAnswer['drops'] = [];
+      let evidenceRefused = 0;
       try {
         if (u.disconnected.length > 0) {
           this.log.warn('reorganisation', { fork_height: u.fork_height, depth: u.disconnected.length, mode: u.fork_height >= l.undoFloor ? 'undo' : 're-derive' });
           await l.rewindTo(u.fork_height, { dropJournal: true });
         }
-        for (const b of u.connected) await l.applyBlock(b);
+        for (const c of u.connected) {
+          let b = c;
+          if (c.headerOnly) {
+            const built = await l.blockFromEvidence(c);
+            b = built.block;
+            evidenceRefused += built.refused;
+          }
+          const r = await l.applyBlock(b);
+          for (const d of r.drops) drops.push({ ...d, height: r.height });
+        }
         // Blocks of one update are written while the next is computed; the answer waits
         // until all are durable.
         await l.flushBlocks();
+        if (u.endsChain && l.tip) await l.truncateHeaders(l.tip.height);
+        await l.pruneClaims();
       } catch (e) {
         if (!(e instanceof NodeError)) await l.halt(`internal error applying blocks: ${(e as Error).message}`);
         throw e instanceof NodeError ? e : new NodeError('halted', 'node is halted: internal error applying blocks');
       }
-      return this.status();
+      if (evidenceRefused > 0) this.log.warn('evidence that does not hold against its block was ignored', { claims: evidenceRefused });
+      return { ...this.status(), drops };
     });
   }
 

@@ -3,7 +3,10 @@
  * batch per group. A payload whose stamp a processed block already holds is answered with
  * the block to replay from; a call whose outpoint a processed block already spent is
  * stored decided `dropped`, recorded in that block's journal entry and undo log
- * (PROTOCOL section 5).
+ * (PROTOCOL section 5). Every payload comes with its Bitcoin evidence (ledger/evidence.ts):
+ * kept with it, and where it places the anchor or a spend in a processed block, the late
+ * payload replays from there or the call is stored dropped. A payload the node already
+ * holds may bring evidence it lacked: a pending one is then placed or dropped the same way.
  */
 import { createHash } from 'node:crypto';
 import type { BatchOp } from '../db.js';
@@ -12,27 +15,49 @@ import { decodeEnvelope } from '../../protocol/envelope.js';
 import { dropsCall, repeatOrConflict, type HeldPayload } from '../../protocol/rules.js';
 import type { OutpointCheck } from '../../messages.js';
 import type { CallRecord, ContractRecord } from '../records.js';
+import type { Evidence } from '../../protocol/evidence.js';
+import { JournalAmendments, type EvidenceEffect } from './evidence.js';
 import { callBodies, callDecisions, callIds, calls, contracts, journal, payloads, pendingCalls, undo } from '../store/index.js';
 import { DROPPED, bytesOf } from './bytes.js';
 import type { Ledger } from './index.js';
 
 export type AcceptedCall = { ok: true; created: boolean; record: CallRecord; replayFrom: number | null } | { ok: false; error: NodeError };
 
-/** Stores a verified deploy registration durably; `created` is false when it was already known. */
-export async function acceptDeploy(l: Ledger, rec: ContractRecord): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
+/** Evidence that did not hold against the node's chain refuses a payload it came with (retryable: an honest copy may follow). */
+function evidenceRefusal(txid: string, e: EvidenceEffect): NodeError {
+  return new NodeError('bad_evidence', `the evidence sent with ${txid} does not hold against this node's chain: ${e.refused.join('; ')}`);
+}
+
+/**
+ * Stores a verified deploy registration durably with its evidence; `created` is false
+ * when it was already known (evidence it brings for a deploy still pending is kept and
+ * placed all the same).
+ */
+export async function acceptDeploy(l: Ledger, rec: ContractRecord, ev?: Evidence): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
   await l.flushBlocks();
   l.refuseWhileHalted();
-  if (repeatOrConflict(await l.payloadAt(rec.txid), rec.txid, 'deploy', rec.body_hash) === 'repeat') {
-    return { created: false, record: l.contract(rec.contract_id)!, replayFrom: null };
+  const repeat = repeatOrConflict(await l.payloadAt(rec.txid), rec.txid, 'deploy', rec.body_hash) === 'repeat';
+  const pendingRepeat = repeat && l.memory.pendingContracts.has(rec.contract_id);
+  if (repeat && (!ev || !pendingRepeat)) return { created: false, record: l.contract(rec.contract_id)!, replayFrom: null };
+  const effect = ev ? await l.evidenceEffect(rec.txid, 'deploy', null, ev) : null;
+  if (effect && effect.refused.length > 0 && !repeat) throw evidenceRefusal(rec.txid, effect);
+  const ops: BatchOp[] = repeat
+    ? []
+    : [
+        { type: 'put', key: contracts.keyOf(rec.contract_id), value: contracts.encode(rec) },
+        { type: 'put', key: payloads.keyOf(rec.txid), value: payloads.encode({ kind: 'deploy', contract_id: rec.contract_id, body_hash: rec.body_hash }) },
+      ];
+  const amend = new JournalAmendments();
+  if (effect) {
+    ops.push(...effect.ops);
+    if (effect.place) amend.place(effect.place.height, 'deploy', effect.place.tx);
   }
-  const ops: BatchOp[] = [
-    { type: 'put', key: contracts.keyOf(rec.contract_id), value: contracts.encode(rec) },
-    { type: 'put', key: payloads.keyOf(rec.txid), value: payloads.encode({ kind: 'deploy', contract_id: rec.contract_id, body_hash: rec.body_hash }) },
-  ];
-  await l.writeOrHalt(ops);
-  l.memory.pendingContracts.set(rec.contract_id, rec);
+  const journalOps = await amend.ops(l);
+  await l.writeOrHalt([...ops, ...journalOps.ops]);
+  for (const o of journalOps.orphans) l.memory.orphans.set(o.txid, o);
+  if (!repeat) l.memory.pendingContracts.set(rec.contract_id, rec);
   const orphan = l.memory.orphans.get(rec.txid);
-  return { created: true, record: rec, replayFrom: orphan ? orphan.block_height : null };
+  return { created: !repeat, record: repeat ? l.contract(rec.contract_id)! : rec, replayFrom: orphan ? orphan.block_height : null };
 }
 
 /**
@@ -47,6 +72,12 @@ export async function acceptDeploy(l: Ledger, rec: ContractRecord): Promise<{ cr
 function droppedAt(l: Ledger, rec: CallRecord, check: OutpointCheck | undefined): number | null {
   const tip = l.tip;
   if (!check || !tip) return null;
+  if (check.memoryOnly) {
+    // No look-up at intake (docs/ARCHITECTURE.md, "Deferred checks"): what the node
+    // remembers of recent blocks' spends decides it now; anything older is found later.
+    for (const [h, spender] of l.memory.spentRecently(rec.outpoint)) if (h <= tip.height && dropsCall(spender, rec.txid)) return h;
+    return null;
+  }
   const s = check.spentBy;
   if (s && s.height <= tip.height) {
     if (s.height <= l.anchor!.height) {
@@ -82,11 +113,13 @@ function droppedAt(l: Ledger, rec: CallRecord, check: OutpointCheck | undefined)
  * record, in the given order, each exactly what `acceptCall` alone would give in that
  * order (a txid repeated in the batch is a repeat or a conflict of the first). Nothing
  * is stored, and every record fails, when the batch cannot be written. A call whose
- * outpoint a processed block already spent (`droppedAt`) is stored decided, `dropped`,
- * and recorded in that block's journal entry and undo log: the same record, with the
- * same fate in a reorg, as on a node that held it before the block.
+ * outpoint a processed block already spent (`droppedAt`, or its evidence) is stored
+ * decided, `dropped`, and recorded in that block's journal entry and undo log: the same
+ * record, with the same fate in a reorg, as on a node that held it before the block.
+ * Each call's evidence is kept with it (ledger/evidence.ts); a repeat of a pending call
+ * may bring evidence the node lacked, which places or drops it the same way.
  */
-export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[]): Promise<AcceptedCall[]> {
+export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[], evidences: readonly (Evidence | undefined)[] = []): Promise<AcceptedCall[]> {
   await l.flushBlocks();
   l.refuseWhileHalted();
   // With each payload key, its (caller, call_id) key: whether the pair is already used is
@@ -99,23 +132,46 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
   const stored = read.slice(0, recs.length);
   const inBatch = new Map<string, HeldPayload>();
   const ops: BatchOp[] = [];
-  /** Journal entries gaining dropped calls: height -> txids. */
-  const drops = new Map<number, string[]>();
+  const amend = new JournalAmendments();
+  /** Pending calls the node held that evidence now drops (decided in this batch). */
+  const heldDropped: string[] = [];
+  /** Pending calls the node held that evidence now places in a processed block (they replay from it). */
+  const placedRepeats = new Set<string>();
   const out: ({ ok: true; created: boolean; record: CallRecord | null; replayFrom: number | null } | { ok: false; error: NodeError })[] = [];
-  recs.forEach((rec, i) => {
+  for (let i = 0; i < recs.length; i++) {
+    const rec = recs[i]!;
     const payload = rec.payload ?? '';
     const bodyHash = createHash('sha256').update(rec.contract_id).update(payload).digest('hex');
     const v = stored[i];
+    const ev = evidences[i];
     let dropAt: number | null;
+    let effect: EvidenceEffect | null = null;
     try {
       if (repeatOrConflict(inBatch.get(rec.txid) ?? (v ? payloads.decode(v) : null), rec.txid, 'call', bodyHash) === 'repeat') {
+        // A pending call the node holds, with evidence: kept, and it may place or drop the call.
+        if (ev && !inBatch.has(rec.txid) && l.memory.pending.has(rec.txid)) {
+          effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev);
+          ops.push(...effect.ops);
+          if (effect.droppedAt !== null) {
+            amend.drop(effect.droppedAt, rec.txid);
+            heldDropped.push(rec.txid);
+            ops.push({ type: 'put', key: callDecisions.key(bytesOf(rec.txid)), value: callDecisions.encode(DROPPED) }, { type: 'del', key: pendingCalls.key(bytesOf(rec.txid)) });
+          } else if (effect.place) {
+            amend.place(effect.place.height, 'call', effect.place.tx);
+            placedRepeats.add(rec.txid);
+          }
+        }
         out.push({ ok: true, created: false, record: null, replayFrom: null });
-        return;
+        continue;
       }
-      dropAt = droppedAt(l, rec, outpoints[i]);
+      if (ev) {
+        effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev);
+        if (effect.refused.length > 0) throw evidenceRefusal(rec.txid, effect);
+      }
+      dropAt = effect?.droppedAt ?? droppedAt(l, rec, outpoints[i]);
     } catch (e) {
       out.push({ ok: false, error: e as NodeError });
-      return;
+      continue;
     }
     const txid = bytesOf(rec.txid);
     const claim: HeldPayload = { kind: 'call', contract_id: rec.contract_id, body_hash: bodyHash };
@@ -127,35 +183,34 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
       // Dropped already: decided now, as block `dropAt` decided it on nodes that held it.
       dropAt === null ? { type: 'put', key: pendingCalls.key(txid), value: pendingCalls.VALUE } : { type: 'put', key: callDecisions.key(txid), value: callDecisions.encode(DROPPED) },
     );
-    if (dropAt !== null) drops.set(dropAt, [...(drops.get(dropAt) ?? []), rec.txid]);
+    if (effect) {
+      ops.push(...effect.ops);
+      if (dropAt === null && effect.place) amend.place(effect.place.height, 'call', effect.place.tx);
+    }
+    if (dropAt !== null) amend.drop(dropAt, rec.txid);
     inBatch.set(rec.txid, claim);
     out.push({ ok: true, created: true, record: dropAt === null ? rec : { ...rec, status: 'dropped' }, replayFrom: null });
-  });
+  }
   // A drop changes no state (no writes, events or claims): it is recorded in block
   // `dropAt`'s journal entry (what re-derivations replay) and undo log (a reorg that
   // removes the block makes the call pending again), in the same batch as the call, so
-  // no replay is needed and a stop cannot leave it half done.
-  for (const [height, txids] of drops) {
-    const [raw, undoLog] = await l.db.getMany([journal.key(height), undo.key(height)]);
-    if (!raw) throw new NodeError('internal', `block journal entry ${height} is missing`);
-    const entry = journal.decode(raw);
-    entry.dropped = [...entry.dropped, ...txids.filter((t) => !entry.dropped.includes(t))];
-    ops.push({ type: 'put', key: journal.key(height), value: journal.encode(entry) });
-    if (undoLog) {
-      const more = new undo.UndoLog();
-      for (const t of txids) {
-        more.add(callDecisions.key(bytesOf(t)), null);
-        more.add(pendingCalls.key(bytesOf(t)), pendingCalls.VALUE);
-      }
-      ops.push({ type: 'put', key: undo.key(height), value: undo.append(undoLog, more) });
-    }
-  }
+  // no replay is needed and a stop cannot leave it half done. An anchor placed in a
+  // processed block is added to its entry with an orphan stamp: the replay starts there.
+  const journalOps = amend.empty ? { ops: [], orphans: [] } : await amend.ops(l);
+  ops.push(...journalOps.ops);
   if (ops.length > 0) await l.writeOrHalt(ops);
   const memory = l.memory;
+  for (const o of journalOps.orphans) memory.orphans.set(o.txid, o);
+  for (const t of heldDropped) memory.untrackPending(t);
   out.forEach((r, i) => {
-    if (!r.ok || !r.created) return;
-    const rec = r.record!;
-    if (rec.status === 'dropped') return;
+    if (!r.ok) return;
+    const rec = recs[i]!;
+    if (!r.created) {
+      // A repeat whose evidence placed the pending call in a processed block: replay from there.
+      if (placedRepeats.has(rec.txid)) r.replayFrom = memory.orphans.get(rec.txid)?.block_height ?? null;
+      return;
+    }
+    if (r.record!.status === 'dropped') return;
     memory.trackPending(rec, envelopes[i]!, read[recs.length + i] !== undefined, claimKeys[i]);
     r.replayFrom = memory.orphans.get(rec.txid)?.block_height ?? null;
   });

@@ -12,7 +12,7 @@ import { contractId as deriveContractId } from '../../protocol/contract.js';
 import { execute } from '../../vm/execute.js';
 import { verifyArtifact } from '../../vm/verifier.js';
 import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp, TxParts } from '../records.js';
-import { callCounts, callDecisions, contractCalls, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
+import { callCounts, headers, callDecisions, contractCalls, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
 import { DROPPED, bufferView, bytesOf, hexOf } from './bytes.js';
 import type { LedgerMemory, PendingCall } from './memory.js';
 import { JOURNAL_WINDOW } from './stored.js';
@@ -26,7 +26,14 @@ export type ApplicableBlock = BlockInput & { dropped?: string[]; unstamped?: [nu
  * Applies one block on top of the tip. The batch is handed to RocksDB once the previous
  * block is durable; the caller may compute the next block meanwhile (Ledger.flushBlocks).
  */
-export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: boolean }): Promise<BlockRecord> {
+/** A call a block dropped: the outpoint it named and the transaction of the block that spent it. */
+export interface BlockDrop {
+  txid: string;
+  outpoint: string;
+  spender: string;
+}
+
+export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: boolean }): Promise<BlockRecord & { drops: BlockDrop[] }> {
   l.refuseWhileHalted();
   const prevTip = l.tip;
   if (!prevTip) throw new NodeError('internal', 'block before the journal is anchored');
@@ -40,9 +47,14 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
 
   // 1. Calls whose named outpoint another confirmed transaction spends are dropped.
   const dropped: string[] = [];
+  const drops: BlockDrop[] = [];
   if (b.spends) {
     for (const [outpoint, spender] of b.spends) {
-      for (const txid of [...m.pendingByOutpoint.get(outpoint)].sort()) if (dropsCall(spender, txid)) dropped.push(txid);
+      for (const txid of [...m.pendingByOutpoint.get(outpoint)].sort()) {
+        if (!dropsCall(spender, txid)) continue;
+        dropped.push(txid);
+        drops.push({ txid, outpoint, spender });
+      }
     }
   } else if (b.dropped) dropped.push(...b.dropped);
   for (const txid of dropped) {
@@ -99,10 +111,12 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
   // 3. The state root and the journal.
   batch.flushStorage();
   const root = m.root();
-  const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex })), dropped, unstamped, state_root: root };
+  const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex, branch: t.branch ?? null })), dropped, unstamped, state_root: root };
   batch.put(stateRoots.key(height), stateRoots.encode({ height, block_hash: b.hash, state_root: root }), null);
   batch.put(meta.tip.key, meta.tip.encode({ height, hash: b.hash }), meta.tip.encode(prevTip));
   batch.raw({ type: 'put', key: journal.key(height), value: journal.encode(record) });
+  // The header chain is not undone by a rewind: the new branch's blocks replace it.
+  if (b.header) batch.raw({ type: 'put', key: headers.key(height), value: headers.encode(b.header) });
   for (const cid of [...batch.perContract.keys()].sort()) {
     const c = batch.perContract.get(cid)!;
     for (let i = 0; i < c.events.length; i += events.EVENT_CHUNK) {
@@ -134,9 +148,10 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
   m.recentHashes.delete(height - 2 * JOURNAL_WINDOW - 1);
   // A reorg's rewind forgets its blocks' spends; replays bring none (the journal keeps the verdicts).
   if (b.spends) m.rememberSpends(height, b.spends);
+  if (b.header && (!l.headerTip || height >= l.headerTip.height)) l.headerTip = { height, hash: b.hash };
   l.setProcessed({ height, hash: b.hash }, root);
   l.lastBlockAt = new Date().toISOString();
-  return record;
+  return { ...record, drops };
 }
 
 function onDeployStamp(m: LedgerMemory, batch: UndoBatch, txid: string, codeHash: Uint8Array, height: number, txIndex: number): void {

@@ -24,16 +24,19 @@ import type { HeldPayload } from '../../protocol/rules.js';
 import type { Program } from '../../vm/types.js';
 import type { Logger } from '../../log.js';
 import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../records.js';
-import { STORE_FORMAT, meta, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
+import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
+import { parseHeaderBytes, type ParsedHeader } from '../../chain/bitcoin.js';
+import type { Evidence, SpentBy } from '../../protocol/evidence.js';
 import { bytesOf } from './bytes.js';
 import { LedgerMemory } from './memory.js';
 import { loadFromDisk } from './load.js';
 import { acceptCalls, acceptDeploy, type AcceptedCall } from './accept.js';
-import { applyBlock, type ApplicableBlock } from './apply-block.js';
+import { applyBlock, type ApplicableBlock, type BlockDrop } from './apply-block.js';
 import { rewindTo } from './rewind.js';
 import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
 import { owedReplayHeight, readCall, readCallIdUsed, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
+import { evidenceBlock, evidenceEffect, type EvidenceEffect, headerAt, headersFrom, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
 import { JOURNAL_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
 
@@ -52,6 +55,8 @@ export class Ledger {
   chainEpoch = 0;
   readonly reorgForks: { epoch: number; fork: number }[] = [];
   anchor: Tip | null = null;
+  /** The highest verified header held (evidence.ts); may be above the processed tip. */
+  headerTip: Tip | null = null;
   halted = false;
   haltReason: string | null = null;
   lastBlockAt: string | null = null;
@@ -146,6 +151,7 @@ export class Ledger {
     this.halted = loaded.halt !== null;
     this.haltReason = loaded.halt?.reason ?? null;
     this.setProcessed(loaded.tip, loaded.memory.root());
+    this.headerTip = await loadHeaderTip(this);
   }
 
   /** What tests compare after a rewind: the memory a full load from disk would build. */
@@ -254,26 +260,26 @@ export class Ledger {
   // ---------------------------------------------------------------- intake (accept.ts)
 
   /** Stores a verified deploy registration durably; `created` is false when it was already known. */
-  acceptDeploy(rec: ContractRecord): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
-    return acceptDeploy(this, rec);
+  acceptDeploy(rec: ContractRecord, ev?: Evidence): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
+    return acceptDeploy(this, rec, ev);
   }
 
   /** Stores a verified call durably. */
-  async acceptCall(rec: CallRecord, outpoint?: OutpointCheck): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
-    const [r] = await this.acceptCalls([rec], [outpoint]);
+  async acceptCall(rec: CallRecord, outpoint?: OutpointCheck, ev?: Evidence): Promise<{ created: boolean; record: CallRecord; replayFrom: number | null }> {
+    const [r] = await this.acceptCalls([rec], [outpoint], [ev]);
     if (!r!.ok) throw r!.error;
     return r!;
   }
 
   /** Stores verified calls durably in one synced batch (group commit), one outcome per record. */
-  acceptCalls(recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[] = []): Promise<AcceptedCall[]> {
-    return acceptCalls(this, recs, outpoints);
+  acceptCalls(recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[] = [], evidences: readonly (Evidence | undefined)[] = []): Promise<AcceptedCall[]> {
+    return acceptCalls(this, recs, outpoints, evidences);
   }
 
   // ---------------------------------------------------------------- blocks (apply-block.ts)
 
   /** Applies one block the chain brought on top of the tip. */
-  applyBlock(b: ApplicableBlock, opts: { sync?: boolean } = {}): Promise<BlockRecord> {
+  applyBlock(b: ApplicableBlock, opts: { sync?: boolean } = {}): Promise<BlockRecord & { drops: BlockDrop[] }> {
     return this.timedApply(b, opts, false);
   }
 
@@ -282,12 +288,132 @@ export class Ledger {
     return this.timedApply({ height: rec.height, hash: rec.hash, prevHash: rec.prevHash, txs: rec.txs, dropped: rec.dropped, unstamped: rec.unstamped }, opts, true);
   }
 
-  private async timedApply(b: ApplicableBlock, opts: { sync?: boolean }, replay: boolean): Promise<BlockRecord> {
+  private async timedApply(b: ApplicableBlock, opts: { sync?: boolean }, replay: boolean): Promise<BlockRecord & { drops: BlockDrop[] }> {
     const t0 = performance.now();
     const record = await applyBlock(this, b, opts);
     const seconds = (performance.now() - t0) / 1000;
     for (const o of this.observers) o.blockApplied(b.height, seconds, replay);
     return record;
+  }
+
+  // ---------------------------------------------------------------- headers and evidence (evidence.ts)
+
+  /** Stores a verified, authenticated run of headers from `from` (evidence.ts). */
+  putHeaders(from: number, run: readonly Uint8Array[], opts: { truncate: boolean }): Promise<Tip | null> {
+    return putHeaders(this, from, run, opts);
+  }
+
+  /** The header at `height`, parsed, or null. */
+  headerAt(height: number): Promise<ParsedHeader | null> {
+    return headerAt(this, height);
+  }
+
+  /** Stored headers of heights [from, from + count), as far as they go. */
+  headers(from: number, count: number): Promise<Buffer[]> {
+    return headersFrom(this, from, count);
+  }
+
+  /** Removes the headers above `height` (the best chain ends there). */
+  async truncateHeaders(height: number): Promise<void> {
+    if (!this.headerTip || this.headerTip.height <= height) return;
+    const ops: BatchOp[] = [];
+    for (let h = height + 1; h <= this.headerTip.height; h++) ops.push({ type: 'del', key: headersStore.key(h) });
+    await this.writeOrHalt(ops);
+    const top = await headerAt(this, height);
+    this.headerTip = top ? { height, hash: top.hash } : await loadHeaderTip(this);
+  }
+
+  /** A block read as its header alone, with the transactions and spends the node's evidence places in it. */
+  async blockFromEvidence(b: ApplicableBlock): Promise<{ block: ApplicableBlock; refused: number }> {
+    if (!b.header) throw new NodeError('internal', `block ${b.height} is read as a header but comes without one`);
+    const header = parseHeaderBytes(b.header);
+    if (header.hash !== b.hash || header.prevHash !== b.prevHash) throw new NodeError('internal', `header of block ${b.height} is not block ${b.hash}`);
+    const ev = await evidenceBlock(this, b.height, header);
+    return { block: { ...b, txs: ev.txs, spends: ev.spends, headerOnly: false }, refused: ev.refused };
+  }
+
+  /** The writes that keep a payload's evidence, and where it places or drops it (evidence.ts). */
+  evidenceEffect(txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence): Promise<EvidenceEffect> {
+    return evidenceEffect(this, txid, kind, outpoint, ev);
+  }
+
+  /** The evidence the node can serve for a payload (evidence.ts). */
+  payloadEvidence(txid: string, decidedAt: { height: number; txIndex: number } | null): Promise<Evidence | null> {
+    return payloadEvidence(this, txid, decidedAt);
+  }
+
+  /**
+   * Pending payloads, ascending by txid after `after`: what deferred checks and the peer
+   * pull of evidence go through. `outpoint` is a call's named outpoint (null for a deploy).
+   */
+  pendingPayloads(after: string, limit: number): { txid: string; kind: 'call' | 'deploy'; contract_id: string; outpoint: string | null }[] {
+    const all: { txid: string; kind: 'call' | 'deploy'; contract_id: string; outpoint: string | null }[] = [];
+    for (const p of this.memory.pending.values()) if (p.rec.txid > after) all.push({ txid: p.rec.txid, kind: 'call', contract_id: p.rec.contract_id, outpoint: p.rec.outpoint });
+    for (const c of this.memory.pendingContracts.values()) if (c.txid > after) all.push({ txid: c.txid, kind: 'deploy', contract_id: c.contract_id, outpoint: null });
+    all.sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
+    return all.slice(0, limit);
+  }
+
+  /** Keeps a dropped call's spender evidence found in a block read in full (the core attaches it). */
+  async storeSpentBy(items: readonly { txid: string; spentBy: SpentBy }[]): Promise<void> {
+    if (items.length === 0) return;
+    const got = await this.db.getMany(items.map((i) => evidenceStore.key(i.txid)));
+    const ops: BatchOp[] = [];
+    items.forEach((it, i) => {
+      const v = got[i];
+      if (!v) return; // a payload held without evidence (an older store): nothing to add to
+      const ev = evidenceStore.decode(v);
+      ops.push({ type: 'put', key: evidenceStore.key(it.txid), value: evidenceStore.encode({ ...ev, spentBy: it.spentBy }) });
+    });
+    if (ops.length > 0) await this.writeOrHalt(ops, false);
+  }
+
+  /**
+   * Forgets pending payloads whose anchor the chain-data endpoint knows nowhere (neither
+   * in its mempool nor on chain: deferred checks, src/core/deferred-checks.ts), as if
+   * never accepted: a payload is kept only while its anchor may still confirm, so storing
+   * one costs its sender a Bitcoin transaction. Decided payloads are never touched.
+   * Returns the txids removed.
+   */
+  async evictPayloads(txids: readonly string[]): Promise<string[]> {
+    await this.flushBlocks();
+    const m = this.memory;
+    const ops: BatchOp[] = [];
+    const gone: string[] = [];
+    const deploys = new Map([...m.pendingContracts.values()].map((c) => [c.txid, c] as const));
+    for (const txid of txids) {
+      const id = bytesOf(txid);
+      const call = m.pending.get(txid);
+      const deploy = deploys.get(txid);
+      if (!call && !deploy) continue;
+      if (call) ops.push({ type: 'del', key: callsStore.key(id) }, { type: 'del', key: callBodies.key(id) }, { type: 'del', key: pendingCallsStore.key(id) });
+      if (deploy) ops.push({ type: 'del', key: contractsStore.keyOf(deploy.contract_id) });
+      ops.push({ type: 'del', key: payloadsStore.key(id) }, { type: 'del', key: evidenceStore.key(id) });
+      if (m.orphans.has(txid)) ops.push({ type: 'del', key: orphanStamps.keyOf(txid) });
+      gone.push(txid);
+    }
+    if (ops.length === 0) return [];
+    await this.writeOrHalt(ops);
+    for (const txid of gone) {
+      if (m.pending.has(txid)) m.untrackPending(txid);
+      const d = deploys.get(txid);
+      if (d) m.pendingContracts.delete(d.contract_id);
+      m.orphans.delete(txid);
+    }
+    return gone;
+  }
+
+  /** Heights below which claims filed under a block are no longer kept (a reorg there re-derives from the journal). */
+  private claimsPrunedBelow = 0;
+
+  /** Deletes claims for blocks out of the undo window: their anchors are in the journal by now. */
+  async pruneClaims(): Promise<void> {
+    if (!this.tip) return;
+    const below = this.tip.height - JOURNAL_WINDOW;
+    if (below <= this.claimsPrunedBelow) return;
+    const rows = await this.db.rangeOf(evidenceAtStore.heights(this.claimsPrunedBelow, below - 1));
+    if (rows.length > 0) await this.writeOrHalt(rows.map((r) => ({ type: 'del', key: r.key })), false);
+    this.claimsPrunedBelow = below;
   }
 
   // ---------------------------------------------------------------- rewinds and replays (rewind.ts, replay.ts)

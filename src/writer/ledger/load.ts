@@ -19,6 +19,9 @@ export interface Loaded {
   halt: { reason: string } | null;
 }
 
+/** The one earlier layout this node takes over in place (see loadFromDisk). */
+const UPGRADABLE_FORMAT = 4;
+
 export async function loadFromDisk(db: Db): Promise<Loaded> {
   const memory = new LedgerMemory();
   const read = async <T>(entry: MetaEntry<T>): Promise<T | null> => {
@@ -28,7 +31,14 @@ export async function loadFromDisk(db: Db): Promise<Loaded> {
   const tip = await read(meta.tip);
   const anchor = await read(meta.anchor);
   const halt = await read(meta.halt);
-  const format = await read(meta.format);
+  let format = await read(meta.format);
+  if (tip && format === UPGRADABLE_FORMAT) {
+    // Format 4 is format 5 without headers, evidence and journal branches: its records
+    // read as they are (journal entries of format 1 have no branches), so it is taken
+    // over in place; the chain follower fills the header chain from the anchor up.
+    await db.put(meta.format.key, meta.format.encode(STORE_FORMAT));
+    format = STORE_FORMAT;
+  }
   if (tip && format !== STORE_FORMAT) {
     throw new Error(`the data directory ${db.path} holds storage format ${format ?? 1}, this node reads format ${STORE_FORMAT}: move it aside and let the node sync again`);
   }

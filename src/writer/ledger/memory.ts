@@ -117,6 +117,8 @@ export class LedgerMemory {
   /** Outpoints spent by the latest live blocks (RECENT_SPEND_LIMIT): height -> (outpoint, spender txid) pairs. */
   private readonly recentSpends = new Map<number, readonly (readonly [string, string])[]>();
   private recentSpendCount = 0;
+  /** The same spends by outpoint: height and spender of each (an outpoint may be spent on several branches). */
+  private readonly recentSpentBy = new Map<string, [number, string][]>();
 
   /** The state root of this memory, in hex. */
   root(): string {
@@ -202,19 +204,38 @@ export class LedgerMemory {
     if (this.recentSpends.has(height)) return;
     this.recentSpends.set(height, spends);
     this.recentSpendCount += spends.length;
+    for (const [outpoint, spender] of spends) {
+      const at = this.recentSpentBy.get(outpoint);
+      if (at) at.push([height, spender]);
+      else this.recentSpentBy.set(outpoint, [[height, spender]]);
+    }
     // Oldest first (Map order is insertion order, and heights come in ascending order
     // but for a reorg's, which forgot the ones above its fork first).
-    for (const [h, s] of this.recentSpends) {
+    for (const [h] of this.recentSpends) {
       if (this.recentSpendCount <= RECENT_SPEND_LIMIT || h === height) break;
-      this.recentSpends.delete(h);
-      this.recentSpendCount -= s.length;
+      this.forgetSpends(h);
     }
   }
 
   /** A reorg's rewind forgets the spends of the blocks it removes. */
   forgetSpends(height: number): void {
-    this.recentSpendCount -= this.recentSpends.get(height)?.length ?? 0;
+    const spends = this.recentSpends.get(height);
+    if (!spends) return;
+    this.recentSpendCount -= spends.length;
     this.recentSpends.delete(height);
+    for (const [outpoint] of spends) {
+      const at = this.recentSpentBy.get(outpoint);
+      if (!at) continue;
+      const rest = at.filter(([h]) => h !== height);
+      if (rest.length > 0) this.recentSpentBy.set(outpoint, rest);
+      else this.recentSpentBy.delete(outpoint);
+    }
+  }
+
+  /** Where the live blocks memory remembers spent `outpoint`: [height, spender txid], lowest height first. */
+  spentRecently(outpoint: string): readonly [number, string][] {
+    const at = this.recentSpentBy.get(outpoint);
+    return at ? [...at].sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1)) : [];
   }
 
   // ---------------------------------------------------------------- restore from undo

@@ -43,6 +43,19 @@ export const BUCKETS = {
   callBody: { id: 0x0f, derived: false },
   /** What a block decided for a call; absent while the call is pending. */
   callDecision: { id: 0x10, derived: true },
+  /**
+   * Bitcoin block headers (80 bytes) by height from the journal's anchor up, verified
+   * (linked, proof of work) before they are stored; may run ahead of the processed tip.
+   * Chain data: a re-derivation replays against them, never deletes them.
+   */
+  header: { id: 0x11, derived: false },
+  /** The Bitcoin evidence received with a payload (its anchor, the claims placing it on chain). */
+  evidence: { id: 0x12, derived: false },
+  /**
+   * Claims of evidence by the block they name (height, block hash, txid): how a block
+   * read as a header alone finds the payloads it confirms and the calls it drops.
+   */
+  evidenceAt: { id: 0x13, derived: false },
 } as const satisfies Record<string, { id: number; derived: boolean }>;
 
 export type BucketName = keyof typeof BUCKETS;
@@ -65,6 +78,7 @@ export const DERIVED_BUCKETS: readonly BucketName[] = (Object.keys(BUCKETS) as B
  * layout is refused at startup rather than misread; 2: binary call records; 3: state roots
  * from the Merkle trie (stored roots of format 2 would not replay), events in runs of
  * EVENT_CHUNK per key; 4: a call's decision in its own record (callDecision), event runs,
- * decisions and journal entries binary.
+ * decisions and journal entries binary; 5: block headers, payloads' Bitcoin evidence and
+ * merkle branches in journal entries (a format-4 store is taken over in place: load.ts).
  */
-export const STORE_FORMAT = 4;
+export const STORE_FORMAT = 5;

@@ -16,18 +16,24 @@ export const heightOf = (k: Buffer): number => k.readUInt32BE(1);
  * The entry is binary: replay reads transactions as raw bytes (half the size of hex in
  * JSON, and no JSON to build for a block of thousands).
  *
- *   u8 format (1) | u32be height | hash[32] | prev_hash[32] | state_root[32] |
+ *   u8 format (2) | u32be height | hash[32] | prev_hash[32] | state_root[32] |
  *   u32be count | per tx: u32be tx_index | txid[32] | u32be len(raw) | raw |
+ *                         u8 branch_depth (0xff: not known) | branch_depth x hash[32] |
  *   u32be count | per dropped call: txid[32] |
  *   u32be count | per unstamped anchor: u32be tx_index | txid[32]
  *
- * Hashes and txids in display order, as everywhere in the node.
+ * Hashes and txids in display order, as everywhere in the node; branch hashes in internal
+ * order (as they fold). Format 1, written before merkle branches were kept, is the same
+ * without the branch fields: it still decodes (branches null).
  */
-const JOURNAL_FORMAT = 1;
+const JOURNAL_FORMAT = 2;
+const JOURNAL_FORMAT_NO_BRANCHES = 1;
+/** Branch depth byte of a transaction whose branch is not known. */
+const NO_BRANCH = 0xff;
 
 export function encode(r: BlockRecord): Buffer {
   let len = 1 + 4 + 96 + 4 + 4 + 32 * r.dropped.length + 4 + 36 * r.unstamped.length;
-  for (const t of r.txs) len += 40 + t.hex.length / 2;
+  for (const t of r.txs) len += 41 + t.hex.length / 2 + 32 * (t.branch?.length ?? 0);
   const out = Buffer.allocUnsafe(len);
   out[0] = JOURNAL_FORMAT;
   let o = out.writeUInt32BE(r.height, 1);
@@ -42,6 +48,14 @@ export function encode(r: BlockRecord): Buffer {
     o = out.writeUInt32BE(n, o);
     if (out.write(t.hex, o, n, 'hex') !== n) throw new Error(`journal: transaction ${t.txid} is not hex`);
     o += n;
+    const branch = t.branch ?? null;
+    if (branch && branch.length >= NO_BRANCH) throw new Error(`journal: branch of ${t.txid} is too deep`);
+    out[o++] = branch ? branch.length : NO_BRANCH;
+    for (const h of branch ?? []) {
+      if (h.length !== 32) throw new Error(`journal: branch of ${t.txid} holds a hash of ${h.length} bytes`);
+      out.set(h, o);
+      o += 32;
+    }
   }
   o = out.writeUInt32BE(r.dropped.length, o);
   for (const txid of r.dropped) o += out.write(txid, o, 32, 'hex');
@@ -54,14 +68,19 @@ export function encode(r: BlockRecord): Buffer {
   return out;
 }
 
+function formatOf(b: Buffer): number {
+  if (b[0] !== JOURNAL_FORMAT && b[0] !== JOURNAL_FORMAT_NO_BRANCHES) throw new Error('stored journal entry has an unknown format');
+  return b[0];
+}
+
 /** The block hash of a stored journal entry, without decoding the rest. */
 export function hashOf(b: Buffer): string {
-  if (b[0] !== JOURNAL_FORMAT) throw new Error('stored journal entry has an unknown format');
+  formatOf(b);
   return b.toString('hex', 5, 37);
 }
 
 export function decode(b: Buffer): BlockRecord {
-  if (b[0] !== JOURNAL_FORMAT) throw new Error('stored journal entry has an unknown format');
+  const withBranches = formatOf(b) === JOURNAL_FORMAT;
   const height = b.readUInt32BE(1);
   const hash = b.toString('hex', 5, 37);
   const prevHash = b.toString('hex', 37, 69);
@@ -72,8 +91,17 @@ export function decode(b: Buffer): BlockRecord {
     const txIndex = b.readUInt32BE(o);
     const txid = b.toString('hex', o + 4, o + 36);
     const len = b.readUInt32BE(o + 36);
-    txs.push({ txIndex, txid, hex: b.toString('hex', o + 40, o + 40 + len) });
+    const hex = b.toString('hex', o + 40, o + 40 + len);
     o += 40 + len;
+    let branch: Uint8Array[] | null = null;
+    if (withBranches) {
+      const depth = b[o++]!;
+      if (depth !== NO_BRANCH) {
+        branch = [];
+        for (let d = 0; d < depth; d++, o += 32) branch.push(b.subarray(o, o + 32));
+      }
+    }
+    txs.push({ txIndex, txid, hex, branch });
   }
   const dropped: string[] = [];
   for (let n = b.readUInt32BE(o), i = (o += 4, 0); i < n; i++, o += 32) dropped.push(b.toString('hex', o, o + 32));

@@ -1,0 +1,303 @@
+/**
+ * Bitcoin evidence and the header chain (docs/STATE.md, "Bitcoin evidence"): the node
+ * keeps verified block headers from the journal's anchor up, and every payload comes
+ * with the Bitcoin facts that decide it (its anchoring transaction and, once known, the
+ * merkle branches placing the anchor, or a spender of the named outpoint, in a block).
+ * A block the node reads as a header alone is applied with the payloads that evidence
+ * places in it; a claim is checked against the header it names, never trusted, and a
+ * claim for a block the node has not reached waits for it (`evidenceAt`).
+ *
+ * Intake has already checked what needs no chain (the anchor parses and hashes to the
+ * txid, it binds the envelope, each branch folds to some root); here the root must be the
+ * merkle root of the header the node holds at that height, with that hash.
+ */
+import { Transaction } from 'bitcoinjs-lib';
+import type { BatchOp } from '../db.js';
+import { parseHeaderBytes, type ParsedHeader } from '../../chain/bitcoin.js';
+import { foldBranch } from '../../protocol/merkle-branch.js';
+import type { Evidence, Inclusion } from '../../protocol/evidence.js';
+import type { BlockTx, OrphanStamp } from '../records.js';
+import { callDecisions, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
+import { NodeError } from '../../errors.js';
+import type { Ledger } from './index.js';
+
+/** Internal byte order of a display-order txid or hash. */
+export function internalOf(displayHex: string): Buffer {
+  return Buffer.from(displayHex, 'hex').reverse();
+}
+
+/** Whether `branch` places `txid` at `txIndex` under the header's merkle root. */
+export function inclusionHolds(header: ParsedHeader, txid: string, txIndex: number, branch: readonly Uint8Array[]): boolean {
+  const r = foldBranch(internalOf(txid), txIndex, branch);
+  return r.ok && Buffer.from(r.root).reverse().toString('hex') === header.merkleRoot;
+}
+
+// ------------------------------------------------------------------ the header chain
+
+/** The highest stored header, or null before any. */
+export async function loadHeaderTip(l: Ledger): Promise<Tip | null> {
+  const [last] = await l.db.rangeOf(headers.all(), { limit: 1, reverse: true });
+  if (!last) return null;
+  return { height: headers.heightOf(last.key), hash: parseHeaderBytes(headers.decode(last.value)).hash };
+}
+
+export async function headerAt(l: Ledger, height: number): Promise<ParsedHeader | null> {
+  const v = await l.db.get(headers.key(height));
+  return v ? parseHeaderBytes(headers.decode(v)) : null;
+}
+
+/**
+ * Stores a verified run of headers from height `from` (a suffix of the best chain as the
+ * caller learned it). The run must link to the header the node holds at `from - 1` (or
+ * to the journal's anchor) and within itself, and each must meet its own proof-of-work
+ * target; the caller has authenticated it (the endpoint named its last block, or it came
+ * from the endpoint). Headers from `from` on are replaced; `truncate` also removes any
+ * stored above the run (the best chain got shorter). Returns the new header tip.
+ */
+export async function putHeaders(l: Ledger, from: number, run: readonly Uint8Array[], opts: { truncate: boolean }): Promise<Tip | null> {
+  const anchor = l.anchor;
+  if (!anchor) throw new NodeError('internal', 'headers before the journal is anchored');
+  if (run.length === 0) return l.headerTip;
+  if (from <= anchor.height) throw new NodeError('bad_request', `headers must start above the journal's anchor ${anchor.height}, not at ${from}`);
+  const parsed = run.map((h) => {
+    if (h.length !== headers.HEADER_BYTES) throw new NodeError('bad_request', `a block header is 80 bytes, not ${h.length}`);
+    return parseHeaderBytes(h);
+  });
+  const below = from - 1 === anchor.height ? anchor.hash : (await headerAt(l, from - 1))?.hash;
+  if (below === undefined) throw new NodeError('bad_request', `no header at ${from - 1} to link headers from ${from} to`);
+  let prev = below;
+  parsed.forEach((h, i) => {
+    if (h.prevHash !== prev) throw new NodeError('bad_evidence', `header at ${from + i} does not link to the one below it`);
+    prev = h.hash;
+  });
+  const ops: BatchOp[] = parsed.map((h, i) => ({ type: 'put', key: headers.key(from + i), value: headers.encode(run[i]!) }));
+  const top = from + run.length - 1;
+  if (opts.truncate && l.headerTip && l.headerTip.height > top) {
+    for (let h = top + 1; h <= l.headerTip.height; h++) ops.push({ type: 'del', key: headers.key(h) });
+  }
+  await l.writeOrHalt(ops);
+  if (opts.truncate || !l.headerTip || top >= l.headerTip.height || from <= l.headerTip.height) {
+    // Replaced from `from` on: the stored chain now ends with the run unless more stood above it.
+    l.headerTip = opts.truncate || !l.headerTip || top >= l.headerTip.height ? { height: top, hash: prev } : (await loadHeaderTip(l));
+  }
+  return l.headerTip;
+}
+
+/** The stored headers of heights [from, from + count), as far as they go. */
+export async function headersFrom(l: Ledger, from: number, count: number): Promise<Buffer[]> {
+  if (count <= 0) return [];
+  const rows = await l.db.rangeOf(headers.heights(from, from + count - 1));
+  const out: Buffer[] = [];
+  for (const r of rows) {
+    if (headers.heightOf(r.key) !== from + out.length) break;
+    out.push(headers.decode(r.value));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ blocks from evidence
+
+/**
+ * The transactions and spends of block (`height`, `hash`) that the node holds evidence
+ * of, for a block read as a header alone: anchors of payloads it confirms (with their
+ * branches, so the journal keeps them) and spends of named outpoints by other
+ * transactions. A claim whose branch does not fold to the header's merkle root is
+ * skipped (and counted): a peer's word is never taken.
+ */
+export async function evidenceBlock(l: Ledger, height: number, header: ParsedHeader): Promise<{ txs: BlockTx[]; spends: [string, string][]; refused: number }> {
+  const rows = await l.db.rangeOf(evidenceAt.inBlock(height, header.hash));
+  const txs: BlockTx[] = [];
+  const spends: [string, string][] = [];
+  let refused = 0;
+  const seen = new Set<number>();
+  for (const r of rows) {
+    const c = evidenceAt.decode(r.key, r.value);
+    if (c.kind === evidenceAt.KIND_ANCHOR) {
+      if (seen.has(c.txIndex) || !inclusionHolds(header, c.txid, c.txIndex, c.branch)) {
+        refused++;
+        continue;
+      }
+      seen.add(c.txIndex);
+      txs.push({ txIndex: c.txIndex, txid: c.txid, hex: Buffer.from(c.raw).toString('hex'), branch: c.branch });
+    } else {
+      if (!inclusionHolds(header, c.spenderTxid, c.spenderIndex, c.branch)) {
+        refused++;
+        continue;
+      }
+      spends.push([c.outpoint, c.spenderTxid]);
+    }
+  }
+  txs.sort((a, b) => a.txIndex - b.txIndex);
+  spends.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return { txs, spends, refused };
+}
+
+// ------------------------------------------------------------------ evidence at acceptance
+
+/** What storing a payload's evidence adds to its acceptance batch. */
+export interface EvidenceEffect {
+  /** The evidence record and claims filed under blocks not processed yet. */
+  ops: BatchOp[];
+  /** The anchor placed in a processed block: journalAmendments adds it there (a late payload's replay starts there). */
+  place: { height: number; tx: BlockTx; kind: 'call' | 'deploy' } | null;
+  /** A processed block in which another transaction spends the call's outpoint. */
+  droppedAt: number | null;
+  /** Claims that did not hold against the node's headers (not kept). */
+  refused: string[];
+}
+
+/**
+ * Where an inclusion claim stands against the node's chain: `processed` (a block the
+ * node applied: the claim holds there), `ahead` (a block above the processed tip, checked
+ * when it is applied; checked now too when its header is already held), or refused.
+ */
+async function placeClaim(l: Ledger, inc: Inclusion, txid: string): Promise<'processed' | 'ahead' | string> {
+  const tip = l.tip!;
+  if (inc.height <= l.anchor!.height) return `it names block ${inc.height}, at or below where this node's journal begins`;
+  const header = await headerAt(l, inc.height);
+  if (inc.height <= tip.height) {
+    if (!header || header.hash !== inc.blockHash) return `block ${inc.height} of this node's chain is not ${inc.blockHash}`;
+  } else if (!header || header.hash !== inc.blockHash) {
+    // Not reached, or the node's headers name another block there for now: checked when applied.
+    return 'ahead';
+  }
+  if (!inclusionHolds(header, txid, inc.txIndex, inc.branch)) return `its branch does not place ${txid} at index ${inc.txIndex} under block ${inc.blockHash}'s merkle root`;
+  return inc.height <= tip.height ? 'processed' : 'ahead';
+}
+
+/**
+ * What keeping `ev` for payload `txid` (kind, and for a call the outpoint it names)
+ * takes, merged with what the node held before: the evidence record; claims for blocks
+ * not processed yet, filed under their block; an anchor placed in a processed block
+ * (`place`: the caller inserts it into that block's journal entry with an orphan stamp,
+ * so the late payload replays as for a stamp seen in a raw block); a spend in a processed
+ * block (`droppedAt`: the caller records the drop). `refused` lists claims that did not
+ * hold; they are not kept.
+ */
+export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence): Promise<EvidenceEffect> {
+  const out: EvidenceEffect = { ops: [], place: null, droppedAt: null, refused: [] };
+  const prevRaw = await l.db.get(evidenceStore.key(txid));
+  const prev = prevRaw ? evidenceStore.decode(prevRaw) : null;
+  const keep: Evidence = { anchorTx: prev?.anchorTx ?? ev.anchorTx, confirmed: prev?.confirmed ?? null, spentBy: prev?.spentBy ?? null };
+
+  const c = ev.confirmed;
+  if (c) {
+    const where = await placeClaim(l, c, txid);
+    if (where === 'processed') {
+      keep.confirmed = c;
+      out.place = { height: c.height, kind, tx: { txIndex: c.txIndex, txid, hex: Buffer.from(ev.anchorTx).toString('hex'), branch: c.branch } };
+    } else if (where === 'ahead') {
+      keep.confirmed = c;
+      out.ops.push({ type: 'put', key: evidenceAt.key(c.height, c.blockHash, txid, evidenceAt.KIND_ANCHOR), value: evidenceAt.encode({ kind: evidenceAt.KIND_ANCHOR, txid, txIndex: c.txIndex, raw: ev.anchorTx, branch: c.branch }) });
+    } else out.refused.push(`confirmation: ${where}`);
+  }
+  const s = ev.spentBy;
+  if (s && outpoint) {
+    const spenderTxid = spenderTxidOf(s.tx);
+    const where = await placeClaim(l, s.at, spenderTxid);
+    if (where === 'processed') {
+      keep.spentBy = s;
+      out.droppedAt = s.at.height;
+    } else if (where === 'ahead') {
+      keep.spentBy = s;
+      out.ops.push({
+        type: 'put',
+        key: evidenceAt.key(s.at.height, s.at.blockHash, txid, evidenceAt.KIND_SPEND),
+        value: evidenceAt.encode({ kind: evidenceAt.KIND_SPEND, txid, spenderIndex: s.at.txIndex, spenderTxid, outpoint, branch: s.at.branch }),
+      });
+    } else out.refused.push(`spend: ${where}`);
+  }
+  out.ops.push({ type: 'put', key: evidenceStore.key(txid), value: evidenceStore.encode(keep) });
+  return out;
+}
+
+/** The txid (display order) of a raw transaction, with or without witness. */
+export function spenderTxidOf(raw: Uint8Array): string {
+  return Transaction.fromBuffer(Buffer.from(raw)).getId();
+}
+
+/** What one acceptance batch changes in processed blocks' journal entries. */
+export class JournalAmendments {
+  private readonly at = new Map<number, { txs: BlockTx[]; dropped: string[]; orphans: OrphanStamp[] }>();
+
+  private of(height: number): { txs: BlockTx[]; dropped: string[]; orphans: OrphanStamp[] } {
+    let a = this.at.get(height);
+    if (!a) this.at.set(height, (a = { txs: [], dropped: [], orphans: [] }));
+    return a;
+  }
+
+  /** An anchor placed by evidence in processed block `height`, with the orphan stamp its payload replays from. */
+  place(height: number, kind: 'call' | 'deploy', tx: BlockTx): void {
+    const a = this.of(height);
+    if (a.txs.some((t) => t.txid === tx.txid)) return;
+    a.txs.push(tx);
+    a.orphans.push({ txid: tx.txid, kind, block_height: height, tx_index: tx.txIndex });
+  }
+
+  /** A call block `height` drops (its outpoint spent there by another transaction). */
+  drop(height: number, txid: string): void {
+    const a = this.of(height);
+    if (!a.dropped.includes(txid)) a.dropped.push(txid);
+  }
+
+  get empty(): boolean {
+    return this.at.size === 0;
+  }
+
+  /**
+   * The writes: each amended journal entry once; the orphan stamps of placed anchors that
+   * the node did not already hold as stamps; and in each block's undo log (when still
+   * kept) what a rewind of the block must undo (the stamp removed; a dropped call pending
+   * again). A drop changes no state (no writes, events or claims), so it needs no replay;
+   * a placed anchor does, from its block (the caller schedules it). Returns the stamps to
+   * add to memory once the batch is durable.
+   */
+  async ops(l: Ledger): Promise<{ ops: BatchOp[]; orphans: OrphanStamp[] }> {
+    const ops: BatchOp[] = [];
+    const orphans: OrphanStamp[] = [];
+    for (const [height, a] of [...this.at].sort((x, y) => x[0] - y[0])) {
+      const [raw, undoRaw] = await l.db.getMany([journal.key(height), undo.key(height)]);
+      if (!raw) throw new NodeError('internal', `block journal entry ${height} is missing`);
+      const entry = journal.decode(raw);
+      const newTxs = a.txs.filter((t) => !entry.txs.some((x) => x.txid === t.txid));
+      const newDrops = a.dropped.filter((t) => !entry.dropped.includes(t));
+      if (newTxs.length > 0 || newDrops.length > 0) {
+        entry.txs = [...entry.txs, ...newTxs].sort((x, y) => x.txIndex - y.txIndex);
+        entry.dropped = [...entry.dropped, ...newDrops];
+        ops.push({ type: 'put', key: journal.key(height), value: journal.encode(entry) });
+      }
+      const more = new undo.UndoLog();
+      for (const o of a.orphans) {
+        if (l.memory.orphans.has(o.txid)) continue;
+        ops.push({ type: 'put', key: orphanStamps.keyOf(o.txid), value: orphanStamps.encode(o) });
+        more.add(orphanStamps.keyOf(o.txid), null);
+        orphans.push(o);
+      }
+      for (const t of newDrops) {
+        more.add(callDecisions.key(Buffer.from(t, 'hex')), null);
+        more.add(pendingCalls.key(Buffer.from(t, 'hex')), pendingCalls.VALUE);
+      }
+      if (undoRaw && more.bytes().length > 0) ops.push({ type: 'put', key: undo.key(height), value: undo.append(undoRaw, more) });
+    }
+    return { ops, orphans };
+  }
+}
+
+/** The evidence the node holds for a payload, with its placement from the journal once a block decided it. */
+export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { height: number; txIndex: number } | null): Promise<Evidence | null> {
+  const raw = await l.db.get(evidenceStore.key(txid));
+  const stored = raw ? evidenceStore.decode(raw) : null;
+  let confirmed: Inclusion | null = stored?.confirmed ?? null;
+  let anchorTx = stored?.anchorTx ?? null;
+  if (decidedAt) {
+    const j = await l.db.get(journal.key(decidedAt.height));
+    const entry = j ? journal.decode(j) : null;
+    const t = entry?.txs.find((x) => x.txid === txid);
+    if (entry && t) {
+      anchorTx ??= Buffer.from(t.hex, 'hex');
+      confirmed = t.branch ? { blockHash: entry.hash, height: entry.height, txIndex: t.txIndex, branch: t.branch } : null;
+    }
+  }
+  if (!anchorTx) return null;
+  return { anchorTx, confirmed, spentBy: stored?.spentBy ?? null };
+}
