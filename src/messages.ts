@@ -504,6 +504,8 @@ export interface WriterStatus {
   haltReason: string | null;
   contracts: number;
   pendingCalls: number;
+  /** Deploys registered whose anchor has not confirmed yet. */
+  pendingDeploys: number;
   lastBlockAt: string | null;
   /** The highest verified block header held (may be above the processed height). */
   headerHeight: number | null;

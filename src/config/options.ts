@@ -58,6 +58,8 @@ export interface NodeConfig {
   apiToken: string | null;
   blockCheckIntervalS: number;
   peerSyncIntervalS: number;
+  /** How blocks are read: headers and evidence ("light"), or every block in full ("blocks"). */
+  chainMode: 'light' | 'blocks';
   /** Height to anchor a node with no data at; null = the chain tip. */
   startHeight: number | null;
   /** Pending calls held at once; beyond, intake answers 503 overloaded. */
@@ -170,6 +172,10 @@ function peerList(raw: unknown, fromEnv: boolean): Parsed {
   return ok(out);
 }
 
+function chainMode(raw: unknown): Parsed {
+  return raw === 'light' || raw === 'blocks' ? ok(raw) : bad('"light" or "blocks"');
+}
+
 function gossipKey(raw: unknown): Parsed {
   const expected = 'an Ed25519 seed of exactly 64 hex characters, or empty for an ephemeral identity';
   if (raw === '') return ok(null);
@@ -214,6 +220,11 @@ export const KEYS: readonly KeyDef[] = [
   { key: 'block_check_interval_s', env: 'SVC_BLOCK_CHECK_INTERVAL_S', default: 60, parse: number(0.01, 86_400, false) },
   { key: 'peer_sync_interval_s', env: 'SVC_PEER_SYNC_INTERVAL_S', default: 300, parse: number(0.01, 86_400, false) },
   { key: 'start_height', env: 'SVC_START_HEIGHT', default: '', parse: optionalHeight },
+  // How blocks are read (docs/ARCHITECTURE.md, "Following the chain"): "light" keeps a
+  // header chain and reads a raw block only near the tip while payloads wait, so a public
+  // endpoint's hourly budget suffices; "blocks" reads every block in full (an endpoint of
+  // one's own, without a budget to keep).
+  { key: 'chain_mode', env: 'SVC_CHAIN_MODE', default: 'light', parse: chainMode },
   // A pending call stays in the writer's memory until its anchor confirms: 1-2 KiB for a
   // typical envelope of a few hundred bytes (record, stored JSON, decoded envelope), about
   // 3x the envelope for large ones. A million is far beyond what confirms in a day (a
@@ -406,6 +417,7 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
     blockCheckIntervalS: values['block_check_interval_s'] as number,
     peerSyncIntervalS: values['peer_sync_interval_s'] as number,
     startHeight: values['start_height'] as number | null,
+    chainMode: values['chain_mode'] as 'light' | 'blocks',
     maxPendingCalls: values['max_pending_calls'] as number,
     workers: { poolSize: (values['workers.pool_size'] as number) || availableParallelism(), queueLimit: values['workers.queue_limit'] as number },
     gossip: {
@@ -455,6 +467,7 @@ export function publicView(c: NodeConfig): Record<string, unknown> {
     block_check_interval_s: c.blockCheckIntervalS,
     peer_sync_interval_s: c.peerSyncIntervalS,
     start_height: c.startHeight,
+    chain_mode: c.chainMode,
     workers: { pool_size: c.workers.poolSize, queue_limit: c.workers.queueLimit },
   };
 }

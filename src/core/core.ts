@@ -54,7 +54,9 @@ export class Core {
     this.follower = new ChainFollower(this.chain, writer, {
       pollIntervalS: c.blockCheckIntervalS,
       startHeight: c.startHeight,
-      onStatus: (s) => this.noteWriterStatus(s),
+      mode: c.chainMode,
+      hasPeers: c.peers.length > 0,
+      onStatus: (s) => void this.noteWriterStatus(s),
     });
     this.intake = new Intake({
       writer,

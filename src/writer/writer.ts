@@ -145,6 +145,7 @@ export class Writer {
       haltReason: l.haltReason,
       contracts: l.contractCount,
       pendingCalls: l.pendingCount,
+      pendingDeploys: l.memory.pendingContracts.size,
       lastBlockAt: l.lastBlockAt,
       headerHeight: l.headerTip?.height ?? null,
       headerHash: l.headerTip?.hash ?? null,

@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BlockWatcher } from '../../../src/chain/watcher.js';
-import { blockInputOf } from '../../../src/core/chain-follower.js';
+import { blockInputOf } from '../../../src/chain/connected-block.js';
 import { Writer } from '../../../src/writer/writer.js';
 import { NodeError } from '../../../src/errors.js';
 import { logger } from '../../../src/log.js';

@@ -1,0 +1,291 @@
+/**
+ * Light following (chain_mode = "light", docs/ARCHITECTURE.md "Following the chain"): the
+ * node keeps a verified header chain and applies blocks read as their header alone, with
+ * the payloads their evidence places there; it reads a raw block only near the tip while
+ * payloads wait for a confirmation, where one request finds every confirmation and every
+ * conflicting spend of the block. So its cost at the chain-data endpoint follows its own
+ * work, not Bitcoin's size.
+ *
+ * One poll:
+ *  1. Headers. `GET /blocks` names the ten newest blocks (each header rebuilt and hashed
+ *     by the client); those that link to the node's header chain extend it, replacing a
+ *     suffix when the best chain reorganised. Further behind, pages of ten
+ *     (`/blocks/:h`) walk up from the node's header tip, or down to the fork after a
+ *     deeper reorganisation. Peers can bring long runs of headers instead (one endpoint
+ *     answer authenticates a run: src/core/chain-follower.ts); the endpoint is paged
+ *     only while `mayPageEndpoint` allows.
+ *  2. Blocks. From the highest block where the processed chain and the header chain agree
+ *     (the fork, when they differ), blocks up to the header tip go to the writer in
+ *     events: read as headers alone, or in full within `rawTipWindow` of the tip while the
+ *     writer holds pending payloads. Calls a full block drops get their spender's evidence
+ *     from the block in hand.
+ *
+ * Every step checks the stop signal, so a stop ends a catch-up at the next event.
+ */
+import type { ParsedBlock } from './bitcoin.js';
+import { hashMeetsTarget, parseHeaderBytes } from './bitcoin.js';
+import type { ChainUpdate, ChainUpdateAnswer } from '../messages.js';
+import type { BlockInput } from '../writer/records.js';
+import type { SpentBy } from '../protocol/evidence.js';
+import { merkleBranches } from '../protocol/merkle-branch.js';
+import { blockInputOf, connectedBlockOf } from './connected-block.js';
+
+/** A block header as the endpoint's block list gives it (the client checked hash against the 80 bytes). */
+export interface HeaderRow {
+  height: number;
+  hash: string;
+  prevHash: string;
+  header: Uint8Array;
+}
+
+/** What the follower asks of the chain-data endpoint. */
+export interface HeaderSource {
+  /** The ten blocks from `top` down (the ten newest without it), newest first. */
+  blocks(top?: number): Promise<HeaderRow[]>;
+  rawBlock(hash: string): Promise<ParsedBlock>;
+}
+
+export interface FollowerState {
+  processed: { height: number; hash: string };
+  headerTip: { height: number; hash: string } | null;
+  /** The journal's anchor: the lowest height of both chains. */
+  anchorHeight: number;
+  /** Payloads waiting for a confirmation (pending calls and deploys). */
+  pending: number;
+}
+
+/** What the follower asks of the writer. */
+export interface FollowerSink {
+  state(): Promise<FollowerState>;
+  /** Stored headers of heights [from, from + count). */
+  headers(from: number, count: number): Promise<Uint8Array[]>;
+  /** The processed chain's block hash at `height` (the journal), null when it holds none. */
+  processedHash(height: number): Promise<string | null>;
+  putHeaders(from: number, run: Uint8Array[], truncate: boolean): Promise<void>;
+  apply(update: ChainUpdate): Promise<ChainUpdateAnswer>;
+  storeSpentBy(items: { txid: string; spentBy: SpentBy }[]): Promise<void>;
+}
+
+export interface HeaderFollowerOptions {
+  source: HeaderSource;
+  sink: FollowerSink;
+  /** Read every block in full (chain_mode "blocks" uses the block watcher instead; tests may set it). */
+  readAll?: boolean;
+  /**
+   * Blocks within this many of the header tip are read in full while payloads are pending
+   * (one request a block finds every confirmation and conflicting spend there). Default 6:
+   * a block older than an hour is rarely where a pending payload confirms, and deferred
+   * checks find those.
+   */
+  rawTipWindow?: number;
+  /** Blocks read as headers per event. Default 1,000: ~100 KB of headers, a few ms of writer work each. */
+  maxHeaderBlocksPerEvent?: number;
+  /** Blocks read in full per event. Default 8, as the block watcher's. */
+  maxRawBlocksPerEvent?: number;
+  /** Deepest reorganisation followed. Default 288 (twice the 144-block journal window). */
+  maxReorgDepth?: number;
+  /**
+   * Whether the endpoint may be paged for `missing` headers now (ten a request). The core
+   * waits for peers' headers while it has peers and the gap is long; the default always
+   * allows it.
+   */
+  mayPageEndpoint?: (missing: number) => boolean;
+  /** Whether blocks above `height` may be applied now (the core holds them back until the first peer sync). */
+  mayApply?: (height: number) => boolean;
+  signal?: AbortSignal;
+}
+
+/** The best chain forked deeper than the follower goes, or below the journal's anchor. */
+export class HeaderReorgTooDeep extends Error {}
+
+/** The endpoint's pages do not link (an inconsistent answer). */
+export class HeaderChainBroken extends Error {}
+
+export class HeaderFollower {
+  private readonly o: Required<Omit<HeaderFollowerOptions, 'signal'>> & { signal?: AbortSignal };
+  /** The endpoint's tip as the last poll saw it. */
+  endpointTip: { height: number; hash: string } | null = null;
+
+  constructor(opts: HeaderFollowerOptions) {
+    this.o = {
+      readAll: false,
+      rawTipWindow: 6,
+      maxHeaderBlocksPerEvent: 1_000,
+      maxRawBlocksPerEvent: 8,
+      maxReorgDepth: 288,
+      mayPageEndpoint: () => true,
+      mayApply: () => true,
+      ...opts,
+    };
+  }
+
+  private get stopped(): boolean {
+    return this.o.signal?.aborted ?? false;
+  }
+
+  /** One poll: headers from the endpoint, then every block the writer can apply. */
+  async poll(): Promise<void> {
+    await this.followHeaders();
+    await this.applyBlocks();
+  }
+
+  // ---------------------------------------------------------------- headers
+
+  /** Brings the header chain up to the endpoint's tip (as far as paging is allowed). */
+  async followHeaders(): Promise<void> {
+    const newest = await this.o.source.blocks();
+    if (newest.length === 0) return;
+    this.endpointTip = { height: newest[0]!.height, hash: newest[0]!.hash };
+    for (let guard = 0; !this.stopped; guard++) {
+      const st = await this.o.sink.state();
+      const have = st.headerTip ?? st.processed;
+      if (have.height === this.endpointTip.height && have.hash === this.endpointTip.hash) return;
+      // The newest ten link to the node's chain: extend (or replace a short suffix).
+      const linked = await this.linkRun(newest, st);
+      if (linked) {
+        await this.putRun(linked.from, linked.run, true);
+        return;
+      }
+      const missing = this.endpointTip.height - have.height;
+      if (!this.o.mayPageEndpoint(missing)) return;
+      if (guard > 1 + Math.ceil(Math.max(0, missing) / 10) + this.o.maxReorgDepth / 10) throw new HeaderChainBroken('the endpoint\'s block pages do not converge on its tip');
+      await this.pageFrom(have, st);
+    }
+  }
+
+  /**
+   * The suffix of `rows` (newest first) that links to the node's header chain, ascending,
+   * or null when none does: the highest row whose parent the node holds at its height - 1.
+   */
+  private async linkRun(rows: HeaderRow[], st: FollowerState): Promise<{ from: number; run: HeaderRow[] } | null> {
+    const asc = [...rows].sort((a, b) => a.height - b.height);
+    for (let i = 0; i < asc.length; i++) {
+      const r = asc[i]!;
+      const parent = await this.hashAt(r.height - 1, st);
+      if (parent !== null && parent === r.prevHash) {
+        // Rows above must link among themselves (the client checked each against its hash).
+        for (let j = i + 1; j < asc.length; j++) if (asc[j]!.prevHash !== asc[j - 1]!.hash) throw new HeaderChainBroken(`the endpoint's blocks ${asc[j - 1]!.height} and ${asc[j]!.height} do not link`);
+        return { from: r.height, run: asc.slice(i) };
+      }
+    }
+    return null;
+  }
+
+  /** One page of ten: up from the node's header tip, or down towards a fork. */
+  private async pageFrom(have: { height: number; hash: string }, st: FollowerState): Promise<void> {
+    const page = await this.o.source.blocks(Math.min(this.endpointTip!.height, have.height + 10));
+    const linked = await this.linkRun(page, st);
+    if (linked) {
+      await this.putRun(linked.from, linked.run, false);
+      return;
+    }
+    // The page above the node's tip does not link: the best chain forked below it. Walk down.
+    for (let top = have.height; top > st.anchorHeight && have.height - top < this.o.maxReorgDepth; top -= 10) {
+      if (this.stopped) return;
+      const lower = await this.o.source.blocks(top);
+      const l2 = await this.linkRun(lower, st);
+      if (l2) {
+        await this.putRun(l2.from, l2.run, false);
+        return;
+      }
+    }
+    throw new HeaderReorgTooDeep(`no block of the endpoint's best chain links to this node's headers within ${this.o.maxReorgDepth} blocks of ${have.height}`);
+  }
+
+  private async putRun(from: number, rows: HeaderRow[], truncate: boolean): Promise<void> {
+    for (const r of rows) {
+      const h = parseHeaderBytes(r.header);
+      if (h.hash !== r.hash || !hashMeetsTarget(h.hash, h.bits)) throw new HeaderChainBroken(`the endpoint's header at ${r.height} does not meet its proof-of-work target`);
+    }
+    await this.o.sink.putHeaders(from, rows.map((r) => r.header), truncate);
+  }
+
+  /** The node's chain at `height`: its header chain, else the processed chain (the journal, from the anchor). */
+  private async hashAt(height: number, st: FollowerState): Promise<string | null> {
+    if (height < st.anchorHeight) return null;
+    if (height === st.processed.height) {
+      // The header chain may differ from the processed one there (a reorg not applied yet).
+      const [h] = await this.o.sink.headers(height, 1);
+      return h ? parseHeaderBytes(h).hash : st.processed.hash;
+    }
+    const [h] = await this.o.sink.headers(height, 1);
+    if (h) return parseHeaderBytes(h).hash;
+    return this.o.sink.processedHash(height);
+  }
+
+  // ---------------------------------------------------------------- blocks
+
+  /** Applies blocks up to the header tip, one event at a time. */
+  async applyBlocks(): Promise<void> {
+    while (!this.stopped) {
+      const st = await this.o.sink.state();
+      if (!st.headerTip || st.headerTip.height <= st.anchorHeight) return;
+      const fork = await this.forkHeight(st);
+      const target = st.headerTip.height;
+      if (fork === target && st.processed.height === target) return;
+      if (!this.o.mayApply(fork + 1)) return;
+      const disconnected: { height: number; hash: string }[] = [];
+      for (let h = st.processed.height; h > fork; h--) {
+        const hash = await this.o.sink.processedHash(h);
+        if (hash === null) throw new HeaderReorgTooDeep(`the journal holds no block at ${h}`);
+        disconnected.push({ height: h, hash });
+      }
+      const full = (h: number): boolean => this.o.readAll || (st.pending > 0 && target - h < this.o.rawTipWindow);
+      const firstFull = full(fork + 1);
+      const cap = firstFull ? this.o.maxRawBlocksPerEvent : this.o.maxHeaderBlocksPerEvent;
+      let last = Math.min(target, fork + cap);
+      // An event is all headers or all full blocks, ending where the kind changes.
+      for (let h = fork + 2; h <= last; h++) if (full(h) !== firstFull) last = h - 1;
+      // A reorganisation's event reaches at least the old tip, as the block watcher's does.
+      if (disconnected.length > 0) last = Math.max(last, Math.min(target, st.processed.height));
+      const rows = await this.o.sink.headers(fork + 1, last - fork);
+      if (rows.length !== last - fork) throw new HeaderChainBroken(`the node holds headers ${fork + 1}..${fork + rows.length}, not up to ${last}`);
+      const connected: BlockInput[] = [];
+      const fullBlocks = new Map<number, ParsedBlock>();
+      for (let i = 0; i < rows.length; i++) {
+        if (this.stopped) return;
+        const h = fork + 1 + i;
+        const header = parseHeaderBytes(rows[i]!);
+        if (full(h)) {
+          const b = await this.o.source.rawBlock(header.hash);
+          fullBlocks.set(h, b);
+          connected.push({ ...blockInputOf(connectedBlockOf(b, h)), header: rows[i]! });
+        } else connected.push({ height: h, hash: header.hash, prevHash: header.prevHash, header: rows[i]!, txs: [], headerOnly: true });
+      }
+      if (this.stopped) return;
+      const answer = await this.o.sink.apply({ fork_height: fork, disconnected, connected });
+      await this.attachDrops(answer, fullBlocks);
+    }
+  }
+
+  /** The highest height where the processed chain and the header chain hold the same block. */
+  private async forkHeight(st: FollowerState): Promise<number> {
+    let h = Math.min(st.processed.height, st.headerTip!.height);
+    const floor = Math.max(st.anchorHeight, st.processed.height - this.o.maxReorgDepth);
+    for (; h > st.anchorHeight; h--) {
+      const [row] = await this.o.sink.headers(h, 1);
+      const processed = h === st.processed.height ? st.processed.hash : await this.o.sink.processedHash(h);
+      if (row && processed !== null && parseHeaderBytes(row).hash === processed) return h;
+      if (h <= floor) throw new HeaderReorgTooDeep(`the header chain and the processed chain share no block above ${floor}`);
+    }
+    return st.anchorHeight;
+  }
+
+  /** Spender evidence for the calls full blocks dropped, from the blocks in hand. */
+  private async attachDrops(answer: ChainUpdateAnswer, blocks: Map<number, ParsedBlock>): Promise<void> {
+    const items: { txid: string; spentBy: SpentBy }[] = [];
+    for (const d of answer.drops) {
+      const b = blocks.get(d.height);
+      if (!b) continue;
+      const index = b.txids.indexOf(d.spender);
+      if (index < 0) continue;
+      const tx = b.txs[index]!;
+      const [otxid, vout] = d.outpoint.split(':') as [string, string];
+      const vin = tx.ins.findIndex((i) => Buffer.from(i.hash).reverse().toString('hex') === otxid && i.index === Number(vout));
+      if (vin < 0) continue;
+      const [branch] = merkleBranches(b.txids.map((t) => Buffer.from(t, 'hex').reverse()), [index]);
+      items.push({ txid: d.txid, spentBy: { tx: tx.toBuffer(), vin, at: { blockHash: b.hash, height: d.height, txIndex: index, branch: branch! } } });
+    }
+    if (items.length > 0) await this.o.sink.storeSpentBy(items);
+  }
+}
