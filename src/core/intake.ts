@@ -1,14 +1,23 @@
 /**
  * Intake of deploys and calls (PROTOCOL sections 2, 3 and 6): cheap checks first, then
- * the pool (decode, signature, bytecode), then the chain (the anchoring transaction),
- * then the writer, which stores the payload durably before the answer goes out. REST and
- * gossip submissions and PreparePayload share the same vetting.
+ * the pool (decode, signature, bytecode), then the anchoring transaction and its Bitcoin
+ * evidence, then the writer, which stores the payload with its evidence durably before
+ * the answer goes out. REST and gossip submissions and PreparePayload share the same
+ * vetting.
+ *
+ * The chain-data endpoint is asked at most once per payload, and only when the payload
+ * comes without its anchoring transaction (`anchor_tx` over REST, the evidence of a
+ * peer's payload): the anchor is otherwise checked from the bytes sent, which hash to
+ * the txid. Whether the outpoint a call names is already spent is not asked here: the
+ * writer's memory of recent blocks answers what it can, and deferred checks
+ * (src/core/deferred-checks.ts) the rest, off the hot path and within the budget.
  */
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
+import { checkEvidence, evidenceError, type Evidence } from '../protocol/evidence.js';
 import { contractIdHex } from '../protocol/contract.js';
 import type { CallEnvelope } from '../protocol/envelope.js';
 import type { RpcClient } from '../ipc/rpc.js';
@@ -69,14 +78,31 @@ export class Intake {
     if (reason !== null) throw new NodeError('halted', `node is halted: ${reason}`);
   }
 
-  /** The anchoring transaction from the chain-data endpoint (mempool or confirmed), parsed. */
-  private async anchorTx(txid: string): Promise<Transaction> {
+  /** The anchoring transaction's bytes from the chain-data endpoint (mempool or confirmed): one request. */
+  private async fetchAnchor(txid: string): Promise<Uint8Array> {
     try {
-      return (await this.d.chain.txWithHex(txid, { budgetMs: this.d.chainBudgetMs })).tx;
+      return Buffer.from((await this.d.chain.txWithHex(txid, { budgetMs: this.d.chainBudgetMs, priority: 'intake' })).hex, 'hex');
     } catch (e) {
       if (e instanceof NodeError && e.code === 'not_found') throw new NodeError('anchor_not_found', `anchoring transaction ${txid} is not known to the chain-data endpoint`);
       throw e;
     }
+  }
+
+  /**
+   * The payload's evidence as checked without the chain (evidence.ts, checkEvidence):
+   * what the submission brought, else its anchor fetched (the one endpoint request a
+   * payload may cost). A REST client's `anchor_tx` that is not the txid's transaction is
+   * its own mistake (400 bad_request, PROTOCOL section 6); a peer's evidence that does
+   * not hold is `bad_evidence`.
+   */
+  private async evidenceOf(txid: string, outpoint: { txid: string; vout: number } | null, sent: { anchorTx?: Uint8Array; evidence?: Evidence }): Promise<{ evidence: Evidence; anchor: Transaction }> {
+    const evidence: Evidence = sent.evidence ?? { anchorTx: sent.anchorTx ?? (await this.fetchAnchor(txid)), confirmed: null, spentBy: null };
+    const checked = checkEvidence(txid, outpoint, evidence);
+    if (!checked.ok) {
+      if (!sent.evidence && sent.anchorTx) throw new NodeError('bad_request', `anchor_tx is not the anchoring transaction ${txid}: ${checked.reason}`, { field: 'anchor_tx' });
+      throw evidenceError(checked);
+    }
+    return { evidence, anchor: checked.anchor };
   }
 
   /**
@@ -109,7 +135,7 @@ export class Intake {
    * on arrival order. `toStore`: the call is to be stored (submitCall), so a node at
    * max_pending_calls refuses it first; PreparePayload stores nothing and is not bounded.
    */
-  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord, { outpoint: OutpointCheck }>> {
+  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord, { outpoint: OutpointCheck; evidence: Evidence }>> {
     this.refuseWhenHalted();
     if (toStore) await this.refuseWhenFull(s.txid);
     const opened = await this.d.pool.openCall(s.payload);
@@ -121,14 +147,14 @@ export class Intake {
     // One writer round trip: a repeat (or conflict) first, then the contract.
     const look = await this.d.writer.call('callLookup', { txid: s.txid, contractId: s.contract_id });
     const repeat = this.repeatOf(look.known, s.txid, 'call', bodyHash);
-    if (repeat) return { repeat: true, contractId: repeat.contractId };
+    // A repeat is answered as such, unless it brings evidence placing or dropping it (a peer's).
+    if (repeat && !(s.evidence?.confirmed || s.evidence?.spentBy)) return { repeat: true, contractId: repeat.contractId };
     if (!look.contractKnown) {
       // Retryable: the deploy payload has not reached this node yet (sync brings deploys first).
       throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node (its deploy payload has not reached it yet)`);
     }
     const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
-    // The anchor and what spends the named outpoint, asked together (one round trip of latency).
-    const [anchor, spend] = await Promise.all([this.anchorTx(s.txid), this.d.chain.outspend(otxid, Number(ovout), { budgetMs: this.d.chainBudgetMs })]);
+    const { evidence, anchor } = await this.evidenceOf(s.txid, { txid: otxid, vout: Number(ovout) }, { anchorTx: s.anchor_tx, evidence: s.evidence });
     // The binding check reads only these fields of the envelope.
     const bindingView = {
       contractId: Buffer.from(opened.contractId, 'hex'),
@@ -137,10 +163,10 @@ export class Intake {
     } as unknown as CallEnvelope;
     const binding = checkCallBinding(anchor, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
-    const spentBy = spend.spent && spend.status.confirmed && dropsCall(spend.txid, s.txid) ? { txid: spend.txid, height: spend.status.block_height, blockHash: spend.status.block_hash } : null;
     return {
       repeat: false,
-      outpoint: { lookedUpAt: look.lookedUpAt, spentBy },
+      evidence,
+      outpoint: { lookedUpAt: look.lookedUpAt, spentBy: null, memoryOnly: true },
       record: {
         txid: s.txid,
         contract_id: s.contract_id,
