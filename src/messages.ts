@@ -6,6 +6,7 @@
  * with typed RPC (core main thread -> writer thread).
  */
 import type { NodeConfig } from './config/options.js';
+import type { Evidence } from './protocol/evidence.js';
 import type { BlockInput, CallRecord, CallStatus, ContractRecord, ContractStatus } from './writer/records.js';
 
 export type Role = 'core' | 'rest' | 'gossip';
@@ -342,6 +343,8 @@ export interface WirePayload {
   contract_id: string;
   /** Calls: borsh(envelope). Deploys: UTF-8 JSON registration record. At most 64 KiB. */
   body: Uint8Array;
+  /** The payload's Bitcoin evidence (src/protocol/evidence.ts); null: none. Checked by every receiver, never trusted. */
+  evidence: Evidence | null;
 }
 
 /** Payload announced by the core to the gossip process after REST intake stored it. */
