@@ -66,7 +66,7 @@ async function reconcileBoth(a: ContractIndex, b: ContractIndex, bodies: Map<str
   const t0 = performance.now();
   const r = await reconcile(localAsker(a), remoteAsker(b, CONTRACT, ranges));
   const ms = performance.now() - t0;
-  const payload = (txid: string): WirePayload => ({ kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array(bodies.get(txid) ?? 0) });
+  const payload = (txid: string): WirePayload => ({ kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array(bodies.get(txid) ?? 0), evidence: null });
   fetchOverWire(r.missing.map(payload), fetches);
   pushOverWire(r.theyLack.map(payload), fetches);
   return { ranges, fetches, ms, found: r.missing.length + r.theyLack.length, levels: r.stats.levels };

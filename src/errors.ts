@@ -15,6 +15,8 @@ export const ErrorCode = {
   payload_too_large: 'payload_too_large',
   anchor_not_found: 'anchor_not_found',
   anchor_mismatch: 'anchor_mismatch',
+  /** Bitcoin evidence that proves nothing: forged or mismatched (wrong branch, block, transaction or header). */
+  bad_evidence: 'bad_evidence',
   bad_signature: 'bad_signature',
   invalid_bytecode: 'invalid_bytecode',
   code_hash_mismatch: 'code_hash_mismatch',
@@ -44,6 +46,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   anchor_not_found: 422,
   anchor_mismatch: 422,
+  bad_evidence: 422,
   bad_signature: 422,
   invalid_bytecode: 422,
   code_hash_mismatch: 422,
@@ -71,6 +74,7 @@ const GRPC_STATUS: Record<ErrorCode, number> = {
   payload_too_large: 8, // RESOURCE_EXHAUSTED
   anchor_not_found: 9, // FAILED_PRECONDITION
   anchor_mismatch: 9,
+  bad_evidence: 3, // INVALID_ARGUMENT: wrong in the request itself, whatever the receiver's state
   bad_signature: 3,
   invalid_bytecode: 3,
   code_hash_mismatch: 3,

@@ -343,6 +343,8 @@ export interface WirePayload {
   contract_id: string;
   /** Calls: borsh(envelope). Deploys: UTF-8 JSON registration record. At most 64 KiB. */
   body: Uint8Array;
+  /** The payload's Bitcoin evidence (src/protocol/evidence.ts); null: none. Checked by every receiver, never trusted. */
+  evidence: Evidence | null;
 }
 
 /** Payload announced by the core to the gossip process after REST intake stored it. */

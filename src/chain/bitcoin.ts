@@ -10,6 +10,9 @@
 import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { hash } from 'node:crypto';
+import { displayHex, sha256d } from '../protocol/hash.js';
+import { merkleRoot } from '../protocol/merkle-branch.js';
+import { parseHeader80, type Header80 } from './headers.js';
 
 let eccReady = false;
 /** bitcoinjs-lib needs an ecc backend for taproot helpers; idempotent. */
@@ -21,45 +24,15 @@ export function initEcc(): void {
 
 export const HASH_HEX_RE = /^[0-9a-f]{64}$/;
 
-export function sha256d(data: Uint8Array): Uint8Array {
-  // One-shot hashes: a Hash object per call cost 1.7 us more per double hash (3.8 against
-  // 2.1 us), and a 3,000-transaction block takes about 12,000 of them.
-  return new Uint8Array(hash('sha256', hash('sha256', data, 'buffer'), 'buffer'));
-}
-
-/** Display hex of 32 internal-order bytes (reversed). */
-export function displayHex(internal: Uint8Array): string {
-  return Buffer.from(internal).reverse().toString('hex');
-}
+// The hash, merkle tree and header homes (src/protocol/hash.ts, src/protocol/merkle-branch.ts,
+// src/chain/headers.ts), under the names the chain-data code has always imported them by.
+export { sha256d, displayHex } from '../protocol/hash.js';
+export { merkleRoot } from '../protocol/merkle-branch.js';
+export { parseHeader80 as parseHeaderBytes, hashMeetsTarget, type Header80 as ParsedHeader } from './headers.js';
 
 /** Internal-order bytes of a display-hex hash. */
 export function internalBytes(display: string): Uint8Array {
   return new Uint8Array(Buffer.from(display, 'hex').reverse());
-}
-
-/**
- * Merkle root over internal-order hashes, Bitcoin style (odd levels duplicate the last
- * item). `mutated` reports the CVE-2012-2459 pattern (two equal siblings), which lets a
- * different list fold to the same root; callers reject it.
- */
-export function merkleRoot(hashes: readonly Uint8Array[]): { root: Uint8Array; mutated: boolean } {
-  if (hashes.length === 0) throw new RangeError('merkle root of nothing');
-  let level = hashes.slice();
-  let mutated = false;
-  while (level.length > 1) {
-    const next: Uint8Array[] = [];
-    for (let i = 0; i < level.length; i += 2) {
-      const a = level[i]!;
-      const b = i + 1 < level.length ? level[i + 1]! : a;
-      if (i + 1 < level.length && Buffer.compare(a, b) === 0) mutated = true;
-      const buf = new Uint8Array(64);
-      buf.set(a, 0);
-      buf.set(b, 32);
-      next.push(sha256d(buf));
-    }
-    level = next;
-  }
-  return { root: level[0]!, mutated };
 }
 
 /** Merkle root (display hex) of a list of display-hex txids; null if mutated/empty. */
@@ -69,36 +42,9 @@ export function merkleRootOfTxids(txids: readonly string[]): string | null {
   return mutated ? null : displayHex(root);
 }
 
-export interface ParsedHeader {
-  hash: string;
-  version: number;
-  prevHash: string;
-  merkleRoot: string;
-  timestamp: number;
-  bits: number;
-  nonce: number;
-  /** The 80 header bytes as lowercase hex. */
-  hex: string;
-}
-
-export function parseHeaderBytes(bytes: Uint8Array): ParsedHeader {
-  if (bytes.length !== 80) throw new Error(`header must be 80 bytes, got ${bytes.length}`);
-  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return {
-    hash: displayHex(sha256d(bytes)),
-    version: b.readUInt32LE(0),
-    prevHash: displayHex(bytes.subarray(4, 36)),
-    merkleRoot: displayHex(bytes.subarray(36, 68)),
-    timestamp: b.readUInt32LE(68),
-    bits: b.readUInt32LE(72),
-    nonce: b.readUInt32LE(76),
-    hex: b.toString('hex'),
-  };
-}
-
 export interface ParsedBlock {
   hash: string;
-  header: ParsedHeader;
+  header: Header80;
   /** Transactions in block order (coinbase first). Treat as read-only: may be cached. */
   txs: bitcoin.Transaction[];
   txids: string[];
@@ -115,7 +61,7 @@ export interface ParsedBlock {
  */
 export function parseRawBlock(bytes: Uint8Array, expectedHash?: string): ParsedBlock {
   if (bytes.length < 81) throw new Error('raw block too short');
-  const header = parseHeaderBytes(bytes.subarray(0, 80));
+  const header = parseHeader80(bytes.subarray(0, 80));
   if (expectedHash !== undefined && header.hash !== expectedHash) {
     throw new Error(`block hashes to ${header.hash}, expected ${expectedHash}`);
   }
@@ -236,12 +182,4 @@ export function difficultyOfBits(bits: number): number {
     shift--;
   }
   return diff;
-}
-
-/** Whether a block hash (display hex) meets the compact target `bits`. */
-export function hashMeetsTarget(hashDisplay: string, bits: number): boolean {
-  const exp = bits >>> 24;
-  const mant = BigInt(bits & 0x007fffff);
-  const target = exp <= 3 ? mant >> BigInt(8 * (3 - exp)) : mant << BigInt(8 * (exp - 3));
-  return BigInt('0x' + hashDisplay) <= target;
 }

@@ -17,6 +17,7 @@ export type ClientErrorCode =
   | 'compile_error' // svc test: the contract does not compile
   | 'fee_too_high' // the anchor's fee rate or fee is above the sanity bound (fees.ts)
   | 'chain_unavailable' // a wait gave up: the node's chain-data endpoint keeps failing
+  | 'bad_proof' // a node's proof (field answer, call status) does not hold
   | 'internal';
 
 export class ClientError extends Error {

@@ -8,6 +8,11 @@ import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/st
 import { valueToJson } from '../protocol/value.js';
 import type { AbiEntry } from '../vm/types.js';
 import type { RegistrationBody } from '../protocol/contract.js';
+import { checkEvidence, inclusionMatchesHeader, parseCallProof, type CallProofJson, type Inclusion } from '../protocol/evidence.js';
+import { decodeEnvelope, envelopeHash, verifyEnvelopeSignature } from '../protocol/envelope.js';
+import { checkCallBinding } from '../protocol/binding.js';
+import { toHex } from '../protocol/hash.js';
+import { hashMeetsTarget } from '../chain/headers.js';
 
 /** The body of POST /deploy_contract (src/protocol/contract.ts registrationBody). */
 export type DeployBody = RegistrationBody;
@@ -149,6 +154,116 @@ export function verifyFieldAnswer(a: ProvenFieldAnswer, opts: { abi?: readonly u
   return { exists: proven !== null, value: a.value };
 }
 
+/** GET /contract_call/{txid}/status?proof=true: the status record and its call proof (docs/STATE.md, "Call proofs"). */
+export interface ProvenCallStatus extends CallStatus {
+  proof: CallProofJson;
+}
+
+/** Where a proven transaction sits: checked against its header and, when asked, a trusted block hash. */
+export interface ProvenPosition {
+  blockHash: string;
+  height: number;
+  txIndex: number;
+}
+
+/** What verifyCallProof proved. */
+export interface VerifiedCall {
+  txid: string;
+  status: string;
+  /** The anchor's position (executed, failed, invalid; a pending call's when the proof carries one). */
+  confirmed: ProvenPosition | null;
+  /** A dropped call's conflicting spend: the spender's txid and position. */
+  spentBy: (ProvenPosition & { txid: string }) | null;
+}
+
+export interface CallProofOptions {
+  /**
+   * The block hash the client trusts at a height (its own Bitcoin node, an explorer it
+   * trusts, several nodes agreeing). Without it the proof shows a block with real proof
+   * of work holding the transaction, not that the block is on the best chain.
+   */
+  trustedBlockHash?: (height: number) => string | Promise<string>;
+}
+
+const STATUSES_AT_BLOCK: ReadonlySet<string> = new Set(['executed', 'failed', 'invalid']);
+
+/**
+ * Verifies a call's status record against its call proof offline (docs/STATE.md, "Call
+ * proofs"): the anchor's bytes hash to the txid; the payload decodes to an envelope whose
+ * fields and hash are the record's and whose signature verifies; the anchor binds it
+ * (stamp naming the contract and envelope hash, an input spending the named outpoint);
+ * each inclusion's header hashes to its block_hash, meets its own bits, and commits to
+ * the root the branch folds to; the anchor's (height, index) is the record's; a dropped
+ * call's spender spends the named outpoint and is not the anchor. With
+ * `trustedBlockHash`, each block must be the trusted one at its height. Throws
+ * ClientError('bad_proof') when anything does not hold.
+ */
+export async function verifyCallProof(status: CallStatus, proof: unknown, opts: CallProofOptions = {}): Promise<VerifiedCall> {
+  const bad = (why: string): never => {
+    throw new ClientError('bad_proof', `call ${String(status?.txid)}: ${why}`);
+  };
+  if (!status || typeof status.txid !== 'string' || !/^[0-9a-f]{64}$/.test(status.txid)) bad('the status record carries no txid');
+  let parsed: ReturnType<typeof parseCallProof>;
+  try {
+    parsed = parseCallProof(proof);
+  } catch (e) {
+    return bad((e as Error).message);
+  }
+  const { evidence, payload, headers } = parsed!;
+  let envelope: ReturnType<typeof decodeEnvelope>;
+  try {
+    envelope = decodeEnvelope(payload);
+  } catch (e) {
+    return bad(`the proof's payload is not an envelope: ${(e as Error).message}`);
+  }
+  const hash = envelopeHash(payload);
+  const fields: [string, string, unknown][] = [
+    ['contract_id', toHex(envelope!.contractId), status.contract_id],
+    ['envelope_hash', toHex(hash), status.envelope_hash],
+    ['function', envelope!.function, status.function],
+    ['caller', toHex(envelope!.caller), status.caller],
+    ['call_id', envelope!.callId.toString(), status.call_id],
+  ];
+  for (const [name, proven, said] of fields) if (proven !== said) bad(`the record's ${name} ${JSON.stringify(said)} is not the proven envelope's ${JSON.stringify(proven)}`);
+  if (!verifyEnvelopeSignature(envelope!)) bad("the envelope's signature does not verify under its caller");
+  const outpoint = { txid: toHex(envelope!.outpointTxid), vout: envelope!.outpointVout };
+  const checked = checkEvidence(status.txid, outpoint, evidence);
+  if (!checked.ok) return bad(`${checked.field}: ${checked.reason}`);
+  const binding = checkCallBinding(checked.anchor, envelope!, hash);
+  if (!binding.ok) bad(`the anchoring transaction does not bind the envelope (${binding.reason})`);
+
+  const place = async (inc: Inclusion, root: Buffer, header: Uint8Array | null, what: string): Promise<ProvenPosition> => {
+    const matches = inclusionMatchesHeader(inc, root, header!);
+    if (matches !== true) bad(`${what}: ${matches}`);
+    if (!hashMeetsTarget(inc.blockHash, Buffer.from(header!).readUInt32LE(72))) bad(`${what}: block ${inc.blockHash} does not meet its own proof-of-work target`);
+    if (opts.trustedBlockHash) {
+      const trusted = await opts.trustedBlockHash(inc.height);
+      if (trusted !== inc.blockHash) bad(`${what}: block ${inc.blockHash} is not the trusted block ${String(trusted)} at height ${inc.height}`);
+    }
+    return { blockHash: inc.blockHash, height: inc.height, txIndex: inc.txIndex };
+  };
+
+  let confirmed: ProvenPosition | null = null;
+  let spentBy: VerifiedCall['spentBy'] = null;
+  if (STATUSES_AT_BLOCK.has(status.status)) {
+    if (!evidence.confirmed) bad(`a ${status.status} call's proof carries no confirmation`);
+    if (evidence.spentBy) bad(`a ${status.status} call's proof carries a conflicting spend`);
+    if (evidence.confirmed!.height !== status.block_height || evidence.confirmed!.txIndex !== status.tx_index) {
+      bad(`the record's position (${status.block_height}, ${status.tx_index}) is not the proven (${evidence.confirmed!.height}, ${evidence.confirmed!.txIndex})`);
+    }
+  } else if (status.status === 'dropped') {
+    if (!evidence.spentBy) bad("a dropped call's proof carries no conflicting spend");
+    if (evidence.confirmed) bad("a dropped call's proof carries a confirmation of its anchor");
+  } else if (status.status === 'pending') {
+    if (evidence.spentBy) bad("a pending call's proof carries a conflicting spend");
+  } else {
+    bad(`unknown status ${JSON.stringify(status.status)}`);
+  }
+  if (evidence.confirmed) confirmed = await place(evidence.confirmed, checked.confirmedRoot!, headers.confirmed, 'confirmed');
+  if (evidence.spentBy) spentBy = { txid: checked.spenderTxid!, ...(await place(evidence.spentBy.at, checked.spenderRoot!, headers.spentBy, 'spent_by')) };
+  return { txid: status.txid, status: status.status, confirmed, spentBy };
+}
+
 /** Storage bytes of a field key from its JSON form (the answer's `key`). */
 function keyBytes(type: string, k: unknown): Uint8Array {
   switch (type) {
@@ -284,6 +399,17 @@ export class NodeClient {
 
   callStatus(txid: string): Promise<CallStatus> {
     return this.json(`/contract_call/${encodeURIComponent(txid)}/status`) as Promise<CallStatus>;
+  }
+
+  /**
+   * GET /contract_call/{txid}/status?proof=true, verified offline (verifyCallProof) before
+   * it is returned, with what the proof established.
+   */
+  async callStatusProven(txid: string, opts: CallProofOptions = {}): Promise<ProvenCallStatus & { proven: VerifiedCall }> {
+    const a = (await this.json(`/contract_call/${encodeURIComponent(txid)}/status?proof=true`)) as ProvenCallStatus;
+    if (a?.txid !== txid) throw new ClientError('bad_proof', `asked for call ${txid}, the node answered ${String(a?.txid)}`);
+    const proven = await verifyCallProof(a, a.proof, opts);
+    return { ...a, proven };
   }
 
   /**

@@ -42,11 +42,11 @@ export function intakeInput(p: WirePayload): { kind: 'call'; submission: CallSub
 
 /** The wire form of a payload REST intake just stored, for the gossip process. */
 export function callPayload(s: CallSubmission): WirePayload {
-  return { kind: 'call', txid: s.txid, contract_id: s.contract_id, body: s.payload };
+  return { kind: 'call', txid: s.txid, contract_id: s.contract_id, body: s.payload, evidence: null };
 }
 
 export function deployPayload(body: Record<string, unknown>): WirePayload {
-  return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: new Uint8Array(Buffer.from(JSON.stringify(body), 'utf8')) };
+  return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: new Uint8Array(Buffer.from(JSON.stringify(body), 'utf8')), evidence: null };
 }
 
 /** A writer answer about a contract, or not_found when the writer does not know it (null). */

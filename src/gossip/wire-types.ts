@@ -48,6 +48,28 @@ export interface ProtoPayload {
   txid: Bytes;
   contract_id: Bytes;
   body: Bytes;
+  /** Absent: none. Checked where it becomes the node's Evidence (wire.ts, fromProtoPayload). */
+  evidence: ProtoEvidence | null;
+}
+
+/** proto Inclusion (header section 6). */
+export interface ProtoInclusion {
+  block_hash: Bytes;
+  height: number;
+  tx_index: number;
+  branch: Bytes[];
+}
+/** proto SpentBy. */
+export interface ProtoSpentBy {
+  tx: Bytes;
+  vin: number;
+  at: ProtoInclusion | null;
+}
+/** proto Evidence. */
+export interface ProtoEvidence {
+  anchor_tx: Bytes;
+  confirmed: ProtoInclusion | null;
+  spent_by: ProtoSpentBy | null;
 }
 
 export interface SubmitPayloadRequest {

@@ -1,7 +1,9 @@
 /** Conversions between the proto messages (as proto-loader decodes them, wire-types.ts) and node types. */
 import { NodeError } from '../errors.js';
 import type { WirePayload } from '../messages.js';
-import type { ProtoPayload } from './wire-types.js';
+import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '../protocol/evidence.js';
+import { MAX_BRANCH_DEPTH } from '../protocol/merkle-branch.js';
+import type { ProtoEvidence, ProtoInclusion, ProtoPayload } from './wire-types.js';
 
 const KIND_TO_PROTO = { call: 'PAYLOAD_KIND_CALL', deploy: 'PAYLOAD_KIND_DEPLOY' } as const;
 
@@ -12,12 +14,80 @@ export function bytes32(b: unknown, field: string): string {
   return hex(b);
 }
 
+const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+function toProtoInclusion(i: Inclusion): ProtoInclusion {
+  return { block_hash: Buffer.from(i.blockHash, 'hex'), height: i.height, tx_index: i.txIndex, branch: i.branch.map(buf) };
+}
+
+function toProtoEvidence(e: Evidence): ProtoEvidence {
+  return {
+    anchor_tx: buf(e.anchorTx),
+    confirmed: e.confirmed ? toProtoInclusion(e.confirmed) : null,
+    spent_by: e.spentBy ? { tx: buf(e.spentBy.tx), vin: e.spentBy.vin, at: toProtoInclusion(e.spentBy.at) } : null,
+  };
+}
+
 export function toProtoPayload(p: WirePayload): ProtoPayload {
   return {
     kind: KIND_TO_PROTO[p.kind],
     txid: Buffer.from(p.txid, 'hex'),
     contract_id: p.contract_id ? Buffer.from(p.contract_id, 'hex') : Buffer.alloc(0),
-    body: Buffer.from(p.body.buffer, p.body.byteOffset, p.body.byteLength),
+    body: buf(p.body),
+    evidence: p.evidence ? toProtoEvidence(p.evidence) : null,
+  };
+}
+
+const view = (b: Uint8Array): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+
+function evidenceTx(b: unknown, field: string): Uint8Array {
+  if (!(b instanceof Uint8Array) || b.length === 0 || b.length > MAX_EVIDENCE_TX_BYTES) {
+    throw new NodeError('bad_request', `${field} must be 1 to ${MAX_EVIDENCE_TX_BYTES} bytes`, { field });
+  }
+  return view(b);
+}
+
+function u32(n: unknown, field: string): number {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new NodeError('bad_request', `${field} must be a 32-bit unsigned integer`, { field });
+  return n;
+}
+
+function fromProtoInclusion(i: unknown, field: string): Inclusion {
+  if (!i || typeof i !== 'object') throw new NodeError('bad_request', `${field} is missing`, { field });
+  const q = i as Partial<ProtoInclusion>;
+  const blockHash = bytes32(q.block_hash, `${field}.block_hash`);
+  const branch = q.branch ?? [];
+  if (!Array.isArray(branch) || branch.length > MAX_BRANCH_DEPTH) {
+    throw new NodeError('bad_request', `${field}.branch must be at most ${MAX_BRANCH_DEPTH} hashes`, { field: `${field}.branch` });
+  }
+  return {
+    blockHash,
+    height: u32(q.height, `${field}.height`),
+    txIndex: u32(q.tx_index, `${field}.tx_index`),
+    branch: branch.map((h) => {
+      if (!(h instanceof Uint8Array) || h.length !== 32) throw new NodeError('bad_request', `${field}.branch hashes must be 32 bytes`, { field: `${field}.branch` });
+      return view(h);
+    }),
+  };
+}
+
+/** A decoded proto Evidence as the node's Evidence (every length and count checked); absent: null. */
+export function fromProtoEvidence(e: unknown): Evidence | null {
+  if (e === null || e === undefined) return null;
+  if (typeof e !== 'object') throw new NodeError('bad_request', 'evidence is malformed', { field: 'evidence' });
+  const q = e as Partial<ProtoEvidence>;
+  let spentBy: Evidence['spentBy'] = null;
+  if (q.spent_by) {
+    spentBy = {
+      tx: evidenceTx(q.spent_by.tx, 'evidence.spent_by.tx'),
+      vin: u32(q.spent_by.vin, 'evidence.spent_by.vin'),
+      at: fromProtoInclusion(q.spent_by.at, 'evidence.spent_by.at'),
+    };
+  }
+  return {
+    anchorTx: evidenceTx(q.anchor_tx, 'evidence.anchor_tx'),
+    confirmed: q.confirmed ? fromProtoInclusion(q.confirmed, 'evidence.confirmed') : null,
+    spentBy,
   };
 }
 
@@ -30,12 +100,18 @@ export function fromProtoPayload(p: unknown): WirePayload {
   if (!(q.body instanceof Uint8Array)) throw new NodeError('bad_request', 'payload body is missing', { field: 'body' });
   const txid = bytes32(q.txid, 'txid');
   const contractId = kind === 'call' ? bytes32(q.contract_id, 'contract_id') : '';
-  return { kind, txid, contract_id: contractId, body: new Uint8Array(q.body.buffer, q.body.byteOffset, q.body.byteLength) };
+  return { kind, txid, contract_id: contractId, body: view(q.body), evidence: fromProtoEvidence(q.evidence) };
 }
 
 /** Approximate encoded size of a payload inside a SubmitPayload (for batch splitting). */
 export function encodedSize(p: WirePayload): number {
-  return p.body.length + 96;
+  return p.body.length + 96 + (p.evidence ? evidenceSize(p.evidence) : 0);
+}
+
+/** Upper bound of an Evidence's encoded size (bytes, tags and length prefixes). */
+function evidenceSize(e: Evidence): number {
+  const inclusion = (i: Inclusion): number => 48 + 34 * i.branch.length;
+  return 8 + e.anchorTx.length + (e.confirmed ? inclusion(e.confirmed) : 0) + (e.spentBy ? 16 + e.spentBy.tx.length + inclusion(e.spentBy.at) : 0);
 }
 
 /** `payloads` cut into SubmitPayload batches of at most `maxCount` payloads and `maxBytes` encoded bytes. */

@@ -73,15 +73,18 @@ export function spentOutpoints(tx: string | Uint8Array | Transaction): { txid: s
   return parseTx(tx).ins.map((i) => ({ txid: toHex(Uint8Array.from(i.hash).reverse()), vout: i.index }));
 }
 
+/** Does this input spend (txid, vout)? txid in protocol (display) byte order. */
+export function inputSpends(input: { hash: Uint8Array; index: number }, txid: Uint8Array, vout: number): boolean {
+  if (input.index !== vout) return false;
+  const h = input.hash;
+  if (h.length !== 32 || txid.length !== 32) return false;
+  for (let i = 0; i < 32; i++) if (h[31 - i] !== txid[i]) return false;
+  return true;
+}
+
 /** Does one of the inputs spend (txid, vout)? txid in protocol (display) byte order. */
 export function spendsOutpoint(tx: Transaction, txid: Uint8Array, vout: number): boolean {
-  for (const input of tx.ins) {
-    if (input.index !== vout) continue;
-    const h = input.hash;
-    let same = h.length === 32;
-    for (let i = 0; same && i < 32; i++) if (h[31 - i] !== txid[i]) same = false;
-    if (same) return true;
-  }
+  for (const input of tx.ins) if (inputSpends(input, txid, vout)) return true;
   return false;
 }
 

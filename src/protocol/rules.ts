@@ -64,6 +64,16 @@ export const INTAKE_REFUSALS = {
   invalid_bytecode: 'intrinsic',
   code_hash_mismatch: 'intrinsic',
   anchor_mismatch: 'intrinsic',
+  // Evidence that does not hold by itself (checkEvidence: the anchor's bytes, a branch,
+  // the spender) or against the node's header chain (inclusionMatchesHeader: another
+  // block at that height, a root the header does not commit to) is wrong for that
+  // evidence and stays wrong. For the lead's intake: evidence naming a block above the
+  // node's header tip is NOT refused (stored, checked when the header arrives); and the
+  // payload itself, whose binding holds on the anchor's bytes, may still be taken
+  // without the refused evidence (as if sent with none), so a wrong branch never costs a
+  // sender the payload. Only where the evidence is all there is (a peer's answer to a
+  // request for evidence) does this refusal stand alone.
+  bad_evidence: 'intrinsic',
   conflict: 'intrinsic',
   anchor_not_found: 'retryable',
   unknown_contract: 'retryable',

@@ -199,12 +199,12 @@ test('contract summary root: independent of arrival order, sensitive to every tx
 test('peer payloads: the same 64 KiB limit as REST, and shape checks', () => {
   const txid = 'ab'.repeat(32);
   const cid = 'cd'.repeat(32);
-  const at = intakeInput({ kind: 'call', txid, contract_id: cid, body: new Uint8Array(MAX_PAYLOAD_BYTES) });
+  const at = intakeInput({ kind: 'call', txid, contract_id: cid, body: new Uint8Array(MAX_PAYLOAD_BYTES), evidence: null });
   assert.equal(at.kind, 'call');
-  assert.throws(() => intakeInput({ kind: 'call', txid, contract_id: cid, body: new Uint8Array(MAX_PAYLOAD_BYTES + 1) }), (e: NodeError) => e.code === 'payload_too_large');
-  assert.throws(() => intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from('{"txid":"00"}') }), (e: NodeError) => e.code === 'bad_request');
-  assert.throws(() => intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from([0xff, 0xfe]) }), (e: NodeError) => e.code === 'bad_request');
-  const d = intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from(JSON.stringify({ txid, bytecode: '' })) });
+  assert.throws(() => intakeInput({ kind: 'call', txid, contract_id: cid, body: new Uint8Array(MAX_PAYLOAD_BYTES + 1), evidence: null }), (e: NodeError) => e.code === 'payload_too_large');
+  assert.throws(() => intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from('{"txid":"00"}'), evidence: null }), (e: NodeError) => e.code === 'bad_request');
+  assert.throws(() => intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from([0xff, 0xfe]), evidence: null }), (e: NodeError) => e.code === 'bad_request');
+  const d = intakeInput({ kind: 'deploy', txid, contract_id: '', body: Buffer.from(JSON.stringify({ txid, bytecode: '' })), evidence: null });
   assert.equal(d.kind, 'deploy');
   assert.equal(MAX_PAYLOAD_BYTES, 65_536);
   assert.ok(MAX_GRPC_MESSAGE_BYTES > MAX_PAYLOAD_BYTES && MAX_GRPC_MESSAGE_BYTES <= MAX_PAYLOAD_BYTES + 1024);
