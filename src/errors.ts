@@ -23,7 +23,6 @@ export const ErrorCode = {
   unknown_contract: 'unknown_contract',
   bad_arguments: 'bad_arguments',
   duplicate_call_id: 'duplicate_call_id',
-  bad_evidence: 'bad_evidence',
   halted: 'halted',
   chain_unavailable: 'chain_unavailable',
   overloaded: 'overloaded',
@@ -53,7 +52,6 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   unknown_contract: 422,
   bad_arguments: 422,
   duplicate_call_id: 422,
-  bad_evidence: 422,
   rate_limited: 429,
   internal: 500,
   halted: 503,
@@ -81,7 +79,6 @@ const GRPC_STATUS: Record<ErrorCode, number> = {
   unknown_contract: 9,
   bad_arguments: 3,
   duplicate_call_id: 6,
-  bad_evidence: 3,
   rate_limited: 8,
   internal: 13, // INTERNAL
   halted: 14, // UNAVAILABLE

@@ -6,7 +6,7 @@
  * with typed RPC (core main thread -> writer thread).
  */
 import type { NodeConfig } from './config/options.js';
-import type { Evidence, SpentBy } from './protocol/evidence.js';
+import type { CallProofJson, Evidence, SpentBy } from './protocol/evidence.js';
 import type { BlockInput, CallRecord, CallStatus, ContractRecord, ContractStatus } from './writer/records.js';
 
 export type Role = 'core' | 'rest' | 'gossip';
@@ -93,16 +93,29 @@ export interface CallSubmission {
   contract_id: string;
   /** borsh(envelope), decoded from base64. */
   payload: Uint8Array;
+  /** REST `anchor_tx` (PROTOCOL section 6): the anchoring transaction's bytes, so intake asks the endpoint nothing. */
+  anchor_tx?: Uint8Array;
+  /** A peer's payload: the Bitcoin evidence it came with (checked, never trusted). */
+  evidence?: Evidence;
+}
+
+/** What a deploy registration came with besides its body: REST `anchor_tx`, or a peer's evidence. */
+export interface DeployExtras {
+  anchor_tx?: Uint8Array;
+  evidence?: Evidence;
 }
 
 export interface CallAnswer {
   created: boolean;
   body: { txid: string; contract_id: string; envelope_hash: string; status: CallStatus };
+  /** The evidence stored with a payload intake created (for gossip to forward it with); the core keeps it to itself. */
+  evidence?: Evidence;
 }
 
 export interface DeployAnswer {
   created: boolean;
   body: { contract_id: string; txid: string; code_hash: string; status: ContractStatus };
+  evidence?: Evidence;
 }
 
 /** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations). */
@@ -490,8 +503,9 @@ export type IntakeApi = {
   ping(params: Record<string, never>): { ok: true };
   submitCall(params: CallSubmission): CallAnswer;
   /** The deploy registration record (SERVICE-SPEC section 2) as parsed JSON. */
-  submitDeploy(params: { body: Record<string, unknown> }): DeployAnswer;
-  callStatus(params: { txid: string }): CallStatusBody;
+  submitDeploy(params: { body: Record<string, unknown>; anchor_tx?: Uint8Array }): DeployAnswer;
+  /** `proof`: add the call's Bitcoin evidence (docs/STATE.md, "Call proofs"). */
+  callStatus(params: { txid: string; proof?: boolean }): CallStatusBody & { proof?: CallProofJson };
   stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string };
   clearHalt(params: Record<string, never>): { halted: false };
 };
@@ -635,6 +649,8 @@ export type WriterCoreApi = {
   headers(params: { from: number; count: number }): Uint8Array[];
   /** The evidence the node holds for a payload (served to peers and clients). */
   payloadEvidence(params: { txid: string }): Evidence | null;
+  /** A call's proof material: evidence as decided, payload, the named blocks' headers (null: no such call). */
+  callProof(params: { txid: string }): { evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null } } | null;
   /** Spender evidence of calls dropped by blocks read in full. */
   storeSpentBy(params: { items: { txid: string; spentBy: SpentBy }[] }): { stored: true };
   /** Pending payloads ascending by txid after `after`. */

@@ -114,16 +114,16 @@ export class Core {
       // A payload newly stored by REST intake is announced to the gossip process, which
       // forwards it to peers (issue 8); peers' payloads are forwarded by gossip itself.
       submitCall: async (p) => {
-        const r = await this.intake.submitCall(p);
-        if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, callPayload(p));
+        const { evidence, ...r } = await this.intake.submitCall(p);
+        if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, callPayload(p, evidence ?? null));
         return r;
       },
       submitDeploy: async (p) => {
-        const r = await this.intake.submitDeploy(p.body);
-        if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, deployPayload(p.body));
+        const { evidence, ...r } = await this.intake.submitDeploy(p.body, { anchor_tx: p.anchor_tx });
+        if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, deployPayload(p.body, evidence ?? null));
         return r;
       },
-      callStatus: (p) => this.intake.callStatus(p.txid),
+      callStatus: (p) => this.intake.callStatus(p.txid, p.proof === true),
       stateRoot: async (p) => {
         const r = await this.writer.call('stateRoot', { height: p.height });
         if (!r) throw new NodeError('not_found', p.height === null ? 'no state root yet: the block journal is not anchored' : `no state root at height ${p.height}`);

@@ -17,14 +17,14 @@ import canonicalizeModule from 'canonicalize';
 import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
-import { checkEvidence, evidenceError, type Evidence } from '../protocol/evidence.js';
+import { callProofJson, checkEvidence, evidenceError, type CallProofJson, type Evidence } from '../protocol/evidence.js';
 import { contractIdHex } from '../protocol/contract.js';
 import type { CallEnvelope } from '../protocol/envelope.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WorkPool } from '../pool/pool.js';
 import type { CheckedDeploy } from '../pool/tasks.js';
 import type { EsploraClient } from '../chain/esplora-client.js';
-import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, OutpointCheck, WriterApi } from '../messages.js';
+import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, DeployExtras, OutpointCheck, WriterApi } from '../messages.js';
 import { dropsCall, repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
 import type { CallRecord, ContractRecord } from '../writer/records.js';
 import { statusBody } from '../writer/records.js';
@@ -187,7 +187,7 @@ export class Intake {
   }
 
   /** Every check of a deploy registration short of storing it. */
-  private async vetDeploy(body: Record<string, unknown>): Promise<Vetted<ContractRecord>> {
+  private async vetDeploy(body: Record<string, unknown>, extras: DeployExtras = {}): Promise<Vetted<ContractRecord, { evidence: Evidence }>> {
     this.refuseWhenHalted();
     const txid = body['txid'];
     if (typeof txid !== 'string' || !HEX32.test(txid)) throw new NodeError('bad_request', 'txid must be 64 lowercase hex characters', { field: 'txid' });
@@ -196,12 +196,13 @@ export class Intake {
     const checked = await this.d.pool.run<CheckedDeploy>({ kind: 'checkDeploy', body });
     const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
     const repeat = this.repeatOf(await this.d.writer.call('payloadAt', { txid }), txid, 'deploy', bodyHash);
-    if (repeat) return { repeat: true, contractId: repeat.contractId };
-    const anchor = await this.anchorTx(txid);
+    if (repeat && !extras.evidence?.confirmed) return { repeat: true, contractId: repeat.contractId };
+    const { evidence, anchor } = await this.evidenceOf(txid, null, { anchorTx: extras.anchor_tx, evidence: extras.evidence });
     const binding = checkDeployBinding(anchor, Buffer.from(checked.codeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
     return {
       repeat: false,
+      evidence,
       record: {
         contract_id: contractIdHex(Buffer.from(txid, 'hex'), Buffer.from(checked.codeHash, 'hex')),
         txid,
@@ -233,32 +234,37 @@ export class Intake {
       body: { txid: rec.txid, contract_id: rec.contract_id, envelope_hash: rec.envelope_hash, status: rec.status },
     });
     if (v.repeat) return answer((await this.d.writer.call('call', { txid: s.txid }))!, false);
-    const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint });
+    const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint, evidence: v.evidence });
     this.pendingKnown = r.pendingCalls;
-    return answer(r.record, r.created);
+    return { ...answer(r.record, r.created), evidence: v.evidence };
   }
 
-  async submitDeploy(body: Record<string, unknown>): Promise<DeployAnswer> {
-    const v = await this.vetDeploy(body);
+  async submitDeploy(body: Record<string, unknown>, extras: DeployExtras = {}): Promise<DeployAnswer> {
+    const v = await this.vetDeploy(body, extras);
     const answer = (rec: ContractRecord, created: boolean): DeployAnswer => ({
       created,
       body: { contract_id: rec.contract_id, txid: rec.txid, code_hash: rec.code_hash, status: rec.status },
     });
     if (v.repeat) return answer((await this.d.writer.call('contract', { id: v.contractId }))!, false);
-    const r = await this.d.writer.call('acceptDeploy', { record: v.record });
-    return answer(r.record, r.created);
+    const r = await this.d.writer.call('acceptDeploy', { record: v.record, evidence: v.evidence });
+    return { ...answer(r.record, r.created), evidence: v.evidence };
   }
 
-  async callStatus(txid: string): Promise<CallStatusBody> {
+  async callStatus(txid: string, proof = false): Promise<CallStatusBody & { proof?: CallProofJson }> {
     const rec = await this.d.writer.call('call', { txid });
     if (!rec) throw new NodeError('not_found', `no call with txid ${txid}`);
-    return statusBody(rec, this.d.tipHeight());
+    const body = statusBody(rec, this.d.tipHeight());
+    if (!proof) return body;
+    const p = await this.d.writer.call('callProof', { txid });
+    if (!p) throw new NodeError('not_found', `no call with txid ${txid}`);
+    return { ...body, proof: callProofJson(p.evidence, p.payload, p.headers) };
   }
 
+
   /** PreparePayload (gossip): the intake checks, storing nothing. */
-  async preparePayload(p: { kind: 'call'; submission: CallSubmission } | { kind: 'deploy'; body: Record<string, unknown> }): Promise<{ valid: true }> {
+  async preparePayload(p: { kind: 'call'; submission: CallSubmission } | { kind: 'deploy'; body: Record<string, unknown>; extras?: DeployExtras }): Promise<{ valid: true }> {
     if (p.kind === 'call') await this.vetCall(p.submission, false);
-    else await this.vetDeploy(p.body);
+    else await this.vetDeploy(p.body, p.extras);
     return { valid: true };
   }
 }

@@ -4,7 +4,8 @@
  * payloads and state roots come from the writer (src/writer/peer-queries.ts).
  */
 import type { Handlers } from '../ipc/rpc.js';
-import type { CallSubmission, DivergenceReport, GossipCounters, PeerApi, WirePayload } from '../messages.js';
+import type { CallSubmission, DeployExtras, DivergenceReport, GossipCounters, PeerApi, WirePayload } from '../messages.js';
+import type { Evidence } from '../protocol/evidence.js';
 import { NodeError } from '../errors.js';
 import { MAX_PAYLOAD_BYTES } from '../gossip/limits.js';
 import { zeroCounters } from '../gossip/counters.js';
@@ -20,13 +21,13 @@ export class PeerState {
 }
 
 /** A peer's payload as the arguments of the REST intake path; the same limits and shapes. */
-export function intakeInput(p: WirePayload): { kind: 'call'; submission: CallSubmission } | { kind: 'deploy'; body: Record<string, unknown> } {
+export function intakeInput(p: WirePayload): { kind: 'call'; submission: CallSubmission } | { kind: 'deploy'; body: Record<string, unknown>; extras: DeployExtras } {
   if (!p || typeof p !== 'object' || !(p.body instanceof Uint8Array)) throw new NodeError('bad_request', 'payload must carry a body');
   if (p.body.length > MAX_PAYLOAD_BYTES) throw new NodeError('payload_too_large', `payload exceeds ${MAX_PAYLOAD_BYTES} bytes`);
   if (typeof p.txid !== 'string' || !HEX32.test(p.txid)) throw new NodeError('bad_request', 'txid must be 32 bytes', { field: 'txid' });
   if (p.kind === 'call') {
     if (typeof p.contract_id !== 'string' || !HEX32.test(p.contract_id)) throw new NodeError('bad_request', 'contract_id must be 32 bytes', { field: 'contract_id' });
-    return { kind: 'call', submission: { txid: p.txid, contract_id: p.contract_id, payload: p.body } };
+    return { kind: 'call', submission: { txid: p.txid, contract_id: p.contract_id, payload: p.body, evidence: p.evidence ?? undefined } };
   }
   if (p.kind !== 'deploy') throw new NodeError('bad_request', 'payload kind must be call or deploy', { field: 'kind' });
   let body: unknown;
@@ -37,16 +38,18 @@ export function intakeInput(p: WirePayload): { kind: 'call'; submission: CallSub
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new NodeError('bad_request', 'deploy body must be a JSON object');
   if ((body as Record<string, unknown>)['txid'] !== p.txid) throw new NodeError('bad_request', 'deploy body names another txid than the payload', { field: 'txid' });
-  return { kind: 'deploy', body: body as Record<string, unknown> };
+  return { kind: 'deploy', body: body as Record<string, unknown>, extras: { evidence: p.evidence ?? undefined } };
 }
 
 /** The wire form of a payload REST intake just stored, for the gossip process. */
-export function callPayload(s: CallSubmission): WirePayload {
-  return { kind: 'call', txid: s.txid, contract_id: s.contract_id, body: s.payload, evidence: null };
+export function callPayload(s: CallSubmission, evidence: Evidence | null): WirePayload {
+  return { kind: 'call', txid: s.txid, contract_id: s.contract_id, body: s.payload, evidence };
 }
 
-export function deployPayload(body: Record<string, unknown>): WirePayload {
-  return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: new Uint8Array(Buffer.from(JSON.stringify(body), 'utf8')), evidence: null };
+/** The registration as gossip sends it: the record without `anchor_tx` (that travels as evidence). */
+export function deployPayload(body: Record<string, unknown>, evidence: Evidence | null): WirePayload {
+  const { anchor_tx: _evidence, ...record } = body;
+  return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8')), evidence };
 }
 
 /** A writer answer about a contract, or not_found when the writer does not know it (null). */
@@ -60,7 +63,7 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
   return {
     peerSubmit: async (p) => {
       const input = intakeInput(p.payload);
-      const r = input.kind === 'call' ? await core.intake.submitCall(input.submission) : await core.intake.submitDeploy(input.body);
+      const r = input.kind === 'call' ? await core.intake.submitCall(input.submission) : await core.intake.submitDeploy(input.body, input.extras);
       return { created: r.created };
     },
     peerPrepare: (p) => core.intake.preparePayload(intakeInput(p.payload)),

@@ -39,6 +39,20 @@ function hex32(v: unknown, field: string): string {
   return v;
 }
 
+/**
+ * The optional `anchor_tx` of both POST bodies (PROTOCOL section 6): the anchoring
+ * transaction as broadcast, lowercase hex; that it is the txid's transaction is checked
+ * by intake (400 otherwise). Absent or null: the node fetches it.
+ */
+function anchorTxOf(body: Record<string, unknown>): Uint8Array | undefined {
+  const v = body['anchor_tx'];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v.length === 0 || v.length % 2 !== 0 || !/^[0-9a-f]+$/.test(v)) {
+    throw new NodeError('bad_request', 'anchor_tx must be the anchoring transaction as lowercase hex', { field: 'anchor_tx' });
+  }
+  return Buffer.from(v, 'hex');
+}
+
 function heightParam(s: string, field: string): number {
   if (!DECIMAL.test(s) || Number(s) > 0xffffffff) throw new NodeError('bad_request', `${field} must be a block height (a non-negative integer)`, { field });
   return Number(s);
@@ -193,7 +207,9 @@ export function routes(deps: RestDeps): Route[] {
         intake('deploy', async () => {
           const body = jsonBody(ctx);
           hex32(body['txid'], 'txid');
-          const r = await core().call('submitDeploy', { body }, deps.intakeDeadlineMs);
+          const anchorTx = anchorTxOf(body);
+          const { anchor_tx: _sent, ...registration } = body;
+          const r = await core().call('submitDeploy', { body: registration, anchor_tx: anchorTx }, deps.intakeDeadlineMs);
           return { status: r.created ? 202 : 200, body: r.body };
         }),
     },
@@ -207,14 +223,14 @@ export function routes(deps: RestDeps): Route[] {
           const txid = hex32(body['txid'], 'txid');
           const contractId = hex32(body['contract_id'], 'contract_id');
           const payload = decodePayload(body['payload']);
-          const r = await core().call('submitCall', { txid, contract_id: contractId, payload }, deps.intakeDeadlineMs);
+          const r = await core().call('submitCall', { txid, contract_id: contractId, payload, anchor_tx: anchorTxOf(body) }, deps.intakeDeadlineMs);
           return { status: r.created ? 202 : 200, body: r.body };
         }),
     },
     {
       method: 'GET',
       pattern: '/contract_call/:txid/status',
-      handler: async (ctx) => ({ status: 200, body: await core().call('callStatus', { txid: hex32(ctx.params['txid'], 'txid') }) }),
+      handler: async (ctx) => ({ status: 200, body: await core().call('callStatus', { txid: hex32(ctx.params['txid'], 'txid'), proof: boolQuery(ctx.query, 'proof') }) }),
     },
     {
       method: 'GET',

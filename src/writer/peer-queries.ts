@@ -357,13 +357,16 @@ export class PeerQueries {
     if (at.kind === 'call') {
       const [body, rec] = await Promise.all([l.callPayload(txid), l.call(txid)]);
       if (!body) return null;
-      return { payload: { kind: 'call', txid, contract_id: at.contract_id, body, evidence: null }, height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null };
+      const decided = rec && rec.block_height !== null && rec.tx_index !== null ? { height: rec.block_height, txIndex: rec.tx_index } : null;
+      const evidence = await l.payloadEvidence(txid, decided);
+      return { payload: { kind: 'call', txid, contract_id: at.contract_id, body, evidence }, height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null };
     }
     const c = l.contract(at.contract_id);
     if (!c) return null;
     // The registration record as REST received it; JCS so every node sends the same bytes.
     const body = canonicalize({ txid: c.txid, ...c.artifact }) ?? '';
-    return { payload: { kind: 'deploy', txid, contract_id: '', body: new Uint8Array(Buffer.from(body, 'utf8')), evidence: null }, height: c.block_height, tx_index: c.tx_index };
+    const evidence = await l.payloadEvidence(txid, c.block_height !== null && c.tx_index !== null ? { height: c.block_height, txIndex: c.tx_index } : null);
+    return { payload: { kind: 'deploy', txid, contract_id: '', body: new Uint8Array(Buffer.from(body, 'utf8')), evidence }, height: c.block_height, tx_index: c.tx_index };
   }
 
   async stateRoots(from: number, to: number): Promise<StateRootRange> {

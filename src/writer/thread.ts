@@ -43,6 +43,7 @@ serveTransport<WriterApi>(
     putHeaders: (p) => writer.putHeaders(p.from, p.headers, p.truncate),
     headers: (p) => l.headers(p.from, p.count),
     payloadEvidence: (p) => writer.payloadEvidence(p.txid),
+    callProof: (p) => writer.callProof(p.txid),
     storeSpentBy: async (p) => {
       await writer.storeSpentBy(p.items);
       return { stored: true as const };

@@ -176,6 +176,28 @@ export class Writer {
     return l.payloadEvidence(txid, at);
   }
 
+  /**
+   * What GET /contract_call/{txid}/status?proof=true proves (docs/STATE.md, "Call
+   * proofs"): the call's anchor and payload, its placement once a block decided it, and
+   * for a dropped call the spender's; with the headers of the blocks they name, read in
+   * one job so they belong to one state. Null when the node holds no such call.
+   */
+  callProof(txid: string): Promise<{ evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null } } | null> {
+    return this.serial(async () => {
+      const l = this.ledger;
+      const rec = await l.call(txid);
+      const payload = rec ? await l.callPayload(txid) : null;
+      if (!rec || !payload) return null;
+      const decided = rec.block_height !== null && rec.tx_index !== null ? { height: rec.block_height, txIndex: rec.tx_index } : null;
+      const ev = await l.payloadEvidence(txid, decided);
+      if (!ev) throw new NodeError('not_found', `this node holds no Bitcoin evidence for ${txid} (stored before it kept evidence)`);
+      const confirmed = decided ? ev.confirmed : null;
+      const spentBy = rec.status === 'dropped' ? ev.spentBy : null;
+      const headerOf = async (h: number | undefined): Promise<Uint8Array | null> => (h === undefined ? null : ((await l.headers(h, 1))[0] ?? null));
+      return { evidence: { anchorTx: ev.anchorTx, confirmed, spentBy }, payload, headers: { confirmed: await headerOf(confirmed?.height), spentBy: await headerOf(spentBy?.at.height) } };
+    });
+  }
+
   /** Keeps the spender evidence of calls dropped by blocks read in full. */
   storeSpentBy(items: { txid: string; spentBy: SpentBy }[]): Promise<void> {
     return this.serial(() => this.ledger.storeSpentBy(items));
