@@ -62,6 +62,18 @@ export type ChildToSupervisor =
   /** From the REST front, per /metrics scrape. */
   | { type: 'node_metrics'; id: number };
 
+/** Deferred checks of pending payloads (src/core/deferred-checks.ts), in node_status.chain. */
+export interface DeferredStats {
+  /** Pending payloads the scheduler follows. */
+  tracked: number;
+  /** Of them, checks due now and waiting for the budget. */
+  due: number;
+  checks_total: number;
+  placed_total: number;
+  dropped_total: number;
+  evicted_total: number;
+}
+
 // ---- rest / gossip -> core (RPC over the core socket) ----
 export interface NodeStatus {
   node_id: string;
@@ -78,7 +90,18 @@ export interface NodeStatus {
   gossip_public_key: string;
   caught_up: boolean;
   pool: { threads: number; queued: number; queue_limit: number; saturated: boolean };
-  chain: { endpoint: string; endpoint_ok: boolean; last_error: string | null; tip_hash: string | null };
+  chain: {
+    endpoint: string;
+    endpoint_ok: boolean;
+    last_error: string | null;
+    tip_hash: string | null;
+    /** config chain_mode. */
+    mode: 'light' | 'blocks';
+    /** The highest verified block header held (light following runs ahead of processed_height). */
+    header_height: number | null;
+    /** Deferred checks of pending payloads (src/core/deferred-checks.ts). */
+    deferred_checks: DeferredStats;
+  };
   last_block_processed_at: string | null;
   uptime_s: number;
   /** Gossip and sync counters (issue 8); zeros until the gossip process reports. */
@@ -651,6 +674,8 @@ export type WriterCoreApi = {
   payloadEvidence(params: { txid: string }): Evidence | null;
   /** A call's proof material: evidence as decided, payload, the named blocks' headers (null: no such call). */
   callProof(params: { txid: string }): { evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null } } | null;
+  /** Evidence found for a payload the node holds (deferred checks); false when it holds none. */
+  takeEvidence(params: { txid: string; evidence: Evidence }): boolean;
   /** Spender evidence of calls dropped by blocks read in full. */
   storeSpentBy(params: { items: { txid: string; spentBy: SpentBy }[] }): { stored: true };
   /** Pending payloads ascending by txid after `after`. */

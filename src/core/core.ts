@@ -8,6 +8,7 @@ import { WorkPool } from '../pool/pool.js';
 import { EsploraClient } from '../chain/esplora-client.js';
 import { ChainMetrics } from '../chain/metrics.js';
 import { ChainFollower } from './chain-follower.js';
+import { DeferredChecks } from './deferred-checks.js';
 import { Intake } from './intake.js';
 import { readHandlers } from './read-handlers.js';
 import { peerHandlers, PeerState, callPayload, deployPayload } from './peer-handlers.js';
@@ -34,6 +35,8 @@ export class Core {
   /** Chain-endpoint requests, errors and latency by route (GET /metrics). */
   readonly chainMetrics = new ChainMetrics();
   readonly follower: ChainFollower;
+  /** What intake no longer asks the endpoint on its hot path (deferred-checks.ts). */
+  readonly deferred: DeferredChecks;
   readonly intake: Intake;
   /** What the gossip process reports (peers, counters, divergence), for node_status. */
   readonly peerState = new PeerState();
@@ -58,6 +61,7 @@ export class Core {
       hasPeers: c.peers.length > 0,
       onStatus: (s) => void this.noteWriterStatus(s),
     });
+    this.deferred = new DeferredChecks(this.chain, writer);
     this.intake = new Intake({
       writer,
       pool,
@@ -66,6 +70,7 @@ export class Core {
       tipHeight: () => this.writerStatus?.processedHeight ?? null,
       chainBudgetMs: c.esploraTimeoutMs,
       maxPendingCalls: c.maxPendingCalls,
+      onPending: (txid, kind, outpoint) => this.deferred.added(txid, kind, outpoint, this.writerStatus?.processedHeight ?? 0),
     });
   }
 
@@ -73,6 +78,7 @@ export class Core {
   private noteWriterStatus(s: WriterStatus): WriterStatus {
     this.writerStatus = s;
     this.intake.notePending(s.pendingCalls);
+    if (s.processedHeight !== null) this.deferred.processedAt(s.processedHeight);
     return s;
   }
 
@@ -98,7 +104,13 @@ export class Core {
     // Startup order (SERVICE-SPEC section 1): storage is open and the registry loaded by
     // the writer; anchoring and block watching run in the background so the node serves
     // reads even while the chain-data endpoint is unreachable.
-    void core.follower.start().catch((e: Error) => log.error('chain follower failed', { error: e }));
+    void core.follower
+      .start()
+      .then(async () => {
+        const st = await writer.call('status', {});
+        if (st.processedHeight !== null) await core.deferred.seed(st.processedHeight);
+      })
+      .catch((e: Error) => log.error('chain follower failed', { error: e }));
     return core;
   }
 
@@ -154,7 +166,15 @@ export class Core {
       gossip_public_key: this.init.identity.publicKeyHex,
       caught_up: w.processedHeight !== null && f.chainTipHeight !== null && w.processedHeight >= f.chainTipHeight,
       pool: { threads: pool.threads, queued: pool.queued, queue_limit: pool.queue_limit, saturated: pool.saturated },
-      chain: { endpoint: this.init.config.esploraUrl, endpoint_ok: f.endpointOk, last_error: f.lastError, tip_hash: f.chainTipHash },
+      chain: {
+        endpoint: this.init.config.esploraUrl,
+        endpoint_ok: f.endpointOk,
+        last_error: f.lastError,
+        tip_hash: f.chainTipHash,
+        mode: this.init.config.chainMode,
+        header_height: w.headerHeight,
+        deferred_checks: this.deferred.snapshot(),
+      },
       last_block_processed_at: w.lastBlockAt,
       uptime_s: Math.floor((Date.now() - this.startedAt) / 1000),
       gossip: this.peerState.counters,
@@ -172,6 +192,7 @@ export class Core {
     // First the writer: the update it is applying may be a long re-derivation, which then
     // ends at its next block instead of holding the follower's stop until it is done.
     await this.writer.call('stop', {}, WRITER_STOP_ASK_MS).catch(() => undefined);
+    this.deferred.stop();
     await this.follower.stop();
   }
 
@@ -181,6 +202,7 @@ export class Core {
     // The follower ends after the update the writer is applying; closing the chain client
     // meanwhile fails a step's fetches (and retry waits) at once instead of letting them
     // run out their timeouts and backoffs.
+    this.deferred.stop();
     await Promise.all([this.follower.stop(), this.chain.close()]);
     await this.pool.close();
     const exited = new Promise<void>((resolve) => this.writerThread.once('exit', () => resolve()));

@@ -50,6 +50,8 @@ export interface IntakeDeps {
    * the writer's own check at the group commit stays the authoritative one.
    */
   maxPendingCalls: number;
+  /** A payload stored pending (deferred checks watch it from the next block on). */
+  onPending?: (txid: string, kind: 'call' | 'deploy', outpoint: string | null) => void;
 }
 
 /** The outcome of vetting: the node already holds exactly this payload, or a new record to store. */
@@ -236,6 +238,7 @@ export class Intake {
     if (v.repeat) return answer((await this.d.writer.call('call', { txid: s.txid }))!, false);
     const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint, evidence: v.evidence });
     this.pendingKnown = r.pendingCalls;
+    if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'call', r.record.outpoint);
     return { ...answer(r.record, r.created), evidence: v.evidence };
   }
 
@@ -247,6 +250,7 @@ export class Intake {
     });
     if (v.repeat) return answer((await this.d.writer.call('contract', { id: v.contractId }))!, false);
     const r = await this.d.writer.call('acceptDeploy', { record: v.record, evidence: v.evidence });
+    if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'deploy', null);
     return { ...answer(r.record, r.created), evidence: v.evidence };
   }
 

@@ -44,6 +44,7 @@ serveTransport<WriterApi>(
     headers: (p) => l.headers(p.from, p.count),
     payloadEvidence: (p) => writer.payloadEvidence(p.txid),
     callProof: (p) => writer.callProof(p.txid),
+    takeEvidence: (p) => writer.takeEvidence(p.txid, p.evidence),
     storeSpentBy: async (p) => {
       await writer.storeSpentBy(p.items);
       return { stored: true as const };

@@ -198,6 +198,29 @@ export class Writer {
     });
   }
 
+  /**
+   * Evidence for a payload the node already holds (deferred checks found where its
+   * anchor confirmed, or what spent its outpoint): taken as a repeat that brings
+   * evidence, so it places or drops the payload exactly as on arrival. False when the
+   * node holds no such payload.
+   */
+  async takeEvidence(txid: string, evidence: Evidence): Promise<boolean> {
+    const l = this.ledger;
+    const held = await l.payloadAt(txid);
+    if (!held) return false;
+    if (held.kind === 'deploy') {
+      const c = l.contract(held.contract_id);
+      if (!c) return false;
+      await this.acceptDeploy(c, evidence);
+      return true;
+    }
+    const rec = await l.call(txid);
+    const body = rec ? await l.callPayload(txid) : null;
+    if (!rec || !body) return false;
+    await this.acceptCall({ ...rec, payload: Buffer.from(body).toString('base64') }, undefined, evidence);
+    return true;
+  }
+
   /** Keeps the spender evidence of calls dropped by blocks read in full. */
   storeSpentBy(items: { txid: string; spentBy: SpentBy }[]): Promise<void> {
     return this.serial(() => this.ledger.storeSpentBy(items));
