@@ -77,13 +77,27 @@ export interface NodeStatus {
   gossip_public_key: string;
   caught_up: boolean;
   pool: { threads: number; queued: number; queue_limit: number; saturated: boolean };
-  chain: { endpoint: string; endpoint_ok: boolean; last_error: string | null; tip_hash: string | null };
+  chain: { endpoint: string; endpoint_ok: boolean; last_error: string | null; tip_hash: string | null; budget: ChainBudgetStatus };
   last_block_processed_at: string | null;
   uptime_s: number;
   /** Gossip and sync counters (issue 8); zeros until the gossip process reports. */
   gossip: GossipCounters;
   /** The last state divergence found against a peer, or null. */
   divergence: DivergenceReport | null;
+}
+
+/** node_status.chain.budget: the chain-data request budget (src/chain/budget.ts). */
+export interface ChainBudgetStatus {
+  requests_per_hour: number;
+  burst: number;
+  /** Whole requests the node may send now. */
+  available: number;
+  /** Requests (attempts) sent in the last hour, counted per minute. */
+  used_last_hour: number;
+  /** Requests queued for the budget, by priority. */
+  waiting: { tip: number; intake: number; deferred: number };
+  /** 429 answers from the endpoint since the core started. */
+  throttled_total: number;
 }
 
 /** POST /contract_call body after the REST layer's shape checks. */

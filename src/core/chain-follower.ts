@@ -4,7 +4,7 @@
  * writer's last processed block and hands each update to the writer, in order.
  */
 import { BlockWatcher, type ChainEvent, type ConnectedBlock } from '../chain/watcher.js';
-import type { EsploraClient } from '../chain/esplora-client.js';
+import type { EsploraClient, RequestOptions } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import { txPartsOf, type BlockInput } from '../writer/records.js';
 import type { StampResult } from '../protocol/stamp.js';
@@ -14,6 +14,8 @@ import { logger } from '../log.js';
 import { journalAnchorHeight } from '../protocol/activation.js';
 
 const log = logger('chain');
+/** Following the chain comes first in the chain-data budget (src/chain/budget.ts). */
+const TIP: RequestOptions = { priority: 'tip' };
 
 /** Anchoring retries start here and double up to the cap while the endpoint is down. */
 const ANCHOR_RETRY_BASE_MS = 500;
@@ -73,8 +75,8 @@ export class ChainFollower {
     let delay = ANCHOR_RETRY_BASE_MS;
     while (status.processedHeight === null && !this.stopped) {
       try {
-        const height = journalAnchorHeight(await this.chain.blockHashAt(0), this.opts.startHeight);
-        const hash = await this.chain.blockHashAt(height);
+        const height = journalAnchorHeight(await this.chain.blockHashAt(0, TIP), this.opts.startHeight);
+        const hash = await this.chain.blockHashAt(height, TIP);
         status = await this.writer.call('initAnchor', { height, hash });
         this.opts.onStatus(status);
         this.lastError = null;
@@ -88,15 +90,15 @@ export class ChainFollower {
     if (this.stopped) return;
     const source = {
       tipHeight: async () => {
-        const h = await this.chain.tipHeight();
+        const h = await this.chain.tipHeight(TIP);
         this.chainTipHeight = h;
         // The endpoint answers again: an error it caused is over (a halt or a writer error stays).
         if (this.lastErrorFromChain) this.lastError = null;
         return h;
       },
-      tipHash: () => this.chain.tipHash(),
-      blockHashAt: (h: number) => this.chain.blockHashAt(h),
-      rawBlock: (hash: string) => this.chain.rawBlock(hash),
+      tipHash: () => this.chain.tipHash(TIP),
+      blockHashAt: (h: number) => this.chain.blockHashAt(h, TIP),
+      rawBlock: (hash: string) => this.chain.rawBlock(hash, TIP),
     };
     this.progress = { since: Date.now(), blocksAtStart: status.processedHeight!, lastLog: 0 };
     this.watcher = new BlockWatcher({

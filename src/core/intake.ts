@@ -72,7 +72,7 @@ export class Intake {
   /** The anchoring transaction from the chain-data endpoint (mempool or confirmed), parsed. */
   private async anchorTx(txid: string): Promise<Transaction> {
     try {
-      return (await this.d.chain.txWithHex(txid, { budgetMs: this.d.chainBudgetMs })).tx;
+      return (await this.d.chain.txWithHex(txid, { budgetMs: this.d.chainBudgetMs, priority: 'intake' })).tx;
     } catch (e) {
       if (e instanceof NodeError && e.code === 'not_found') throw new NodeError('anchor_not_found', `anchoring transaction ${txid} is not known to the chain-data endpoint`);
       throw e;
@@ -128,7 +128,7 @@ export class Intake {
     }
     const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
     // The anchor and what spends the named outpoint, asked together (one round trip of latency).
-    const [anchor, spend] = await Promise.all([this.anchorTx(s.txid), this.d.chain.outspend(otxid, Number(ovout), { budgetMs: this.d.chainBudgetMs })]);
+    const [anchor, spend] = await Promise.all([this.anchorTx(s.txid), this.d.chain.outspend(otxid, Number(ovout), { budgetMs: this.d.chainBudgetMs, priority: 'intake' })]);
     // The binding check reads only these fields of the envelope.
     const bindingView = {
       contractId: Buffer.from(opened.contractId, 'hex'),

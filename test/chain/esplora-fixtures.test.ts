@@ -12,7 +12,7 @@ const UNKNOWN = '000000000000000000000000000000000000000000000000000000000000000
 
 before(async () => {
   srv = await startFixtureServer();
-  client = new EsploraClient({ baseUrl: `${srv.url}/api/`, rateLimit: false, retries: 0 });
+  client = new EsploraClient({ baseUrl: `${srv.url}/api/`, budget: false, retries: 0 });
 });
 after(async () => {
   await client.close();
@@ -76,7 +76,7 @@ test('every raw block parses, hashes to its hash, and its txids fold to the merk
 });
 
 test('every /txids list is read and checked against its header; /txid/:i agrees', async () => {
-  const fresh = new EsploraClient({ baseUrl: srv.url + '/api', rateLimit: false, retries: 0 });
+  const fresh = new EsploraClient({ baseUrl: srv.url + '/api', budget: false, retries: 0 });
   for (const { e, m } of match(/^\/block\/([0-9a-f]{64})\/txids$/)) {
     const hdr = await fresh.blockHeader(m[1]!);
     assert.deepEqual(await fresh.blockTxids(m[1]!, hdr), JSON.parse(body(e)));
