@@ -36,28 +36,21 @@ import type { FetchBlocksJob } from './lib/fetch-blocks-worker.js';
 const BLOCKS = 24;
 /** Transactions per block, coinbase included: a full mainnet block holds 2,500-4,000. */
 const TXS_PER_BLOCK = 3000;
-/** Stamped calls per block (the rest are ordinary payments). */
+/**
+ * Stamped calls per block; the rest are the devnet's ordinary signed payments (its block
+ * filler, src/devnet/block-fill.ts, as `POST /devnet/mine {"fill": ...}` makes them).
+ */
 const CALLS_PER_BLOCK = 200;
-/** Ordinary payments per block: each spends two outputs of its lane and pays six others. */
-const LANES = TXS_PER_BLOCK - CALLS_PER_BLOCK - 1;
-const PAYOUTS = 6;
-/** Sats per lane output at the start; each block takes PAYOUTS * PAYOUT_SATS + fee from a lane. */
-const LANE_SATS = 200_000;
-const PAYOUT_SATS = 1_000;
-const LANE_FEE = 1_000;
 /** Ceiling runs (fresh client each): two before the node's catch-up, one after. */
 const CEILING_RUNS = 3;
 /** Concurrent intake submissions while the calls are sent (not measured). */
 const SUBMIT_CONCURRENCY = 16;
 /**
- * The node's chain-client limit in this run. The rate limit is lifted (a local endpoint;
- * the default 4 req/s is for public Esplora, and would make both sides of the ratio that
- * limit); the number of connections stays the default, 4.
+ * The node's chain-client budget in this run. The request budget is lifted (a local
+ * endpoint; the default 600 an hour is for public Esplora, and would make both sides of
+ * the ratio that limit); the number of connections stays the default, 4.
  */
-const RATE_LIMIT = { minTimeMs: 0, maxConcurrent: 4 };
-
-/** Anyone-can-spend witness script (OP_TRUE): ordinary payments need no signatures to build. */
-const LANE_WITNESS_SCRIPT = Uint8Array.from([bitcoin.opcodes.OP_TRUE!]);
+const BUDGET = { requestsPerHour: 1_000_000_000, burst: 100_000, maxConcurrent: 4 };
 
 interface Coin {
   txid: string;
@@ -110,7 +103,7 @@ function fanOut(wallet: Wallet, coin: Coin, outs: { script: Uint8Array; value: n
 
 /** Runs the ceiling once in a worker thread: blocks/s fetched and parsed. */
 function ceilingRun(url: string, hashes: string[]): Promise<number> {
-  const job: FetchBlocksJob = { url, hashes, rateLimit: RATE_LIMIT };
+  const job: FetchBlocksJob = { url, hashes, budget: BUDGET };
   const w = new Worker(new URL('./lib/fetch-blocks-worker.js', import.meta.url), { workerData: job });
   return new Promise((resolve, reject) => {
     w.once('message', (m: { ms: number; txs: number }) => {
@@ -134,7 +127,8 @@ function startNodeProcess(url: string, dir: string): { proc: ChildProcess; waitL
       SVC_BIND_ADDRESS: '127.0.0.1:0',
       SVC_DB_PATH: join(dir, 'db'),
       SVC_ESPLORA_URL: url,
-      SVC_ESPLORA_RATE_PER_S: '100000',
+      SVC_ESPLORA_REQUESTS_PER_HOUR: String(BUDGET.requestsPerHour),
+      SVC_ESPLORA_BURST: String(BUDGET.burst),
       // The gate opens between two polls: a short interval makes the node see it at once
       // (catch-up itself never waits for the timer: it polls again until it reaches the tip).
       SVC_BLOCK_CHECK_INTERVAL_S: '0.05',
@@ -196,22 +190,15 @@ export default async function run(): Promise<Figure[]> {
   const wallet = walletFromSecret(secret, 'p2wpkh', net);
   const callerSecrets = Array.from({ length: CALLS_PER_BLOCK }, (_, i) => sha256(Buffer.from(`catch-up bench caller ${i}`)));
   const callers = callerSecrets.map((s) => ecc.xOnlyPointFromScalar(s));
-  const laneScript = bitcoin.payments.p2wsh({ redeem: { output: LANE_WITNESS_SCRIPT }, network: net }).output!;
-  const payoutScripts = Array.from({ length: 64 }, (_, i) => bitcoin.payments.p2wpkh({ hash: sha256(Buffer.from(`payee ${i}`)).subarray(0, 20), network: net }).output!);
-
-  // Funding (one block): lane outputs (two per lane) and one P2WPKH coin per call.
+  // Funding (one block): one P2WPKH coin per call.
   const callCoinSats = 20_000;
-  const need = LANES * 2 * LANE_SATS + BLOCKS * CALLS_PER_BLOCK * callCoinSats + 100_000;
+  const need = BLOCKS * CALLS_PER_BLOCK * callCoinSats + 100_000;
   const big = chain.faucet(wallet.address, need + 50_000);
-  const fundLanes = fanOut(wallet, { ...big, value: need + 50_000 }, [
-    ...Array.from({ length: LANES * 2 }, () => ({ script: laneScript, value: LANE_SATS })),
-    ...Array.from({ length: BLOCKS * CALLS_PER_BLOCK + 2 }, () => ({ script: wallet.outputScript, value: callCoinSats })),
-  ]);
-  chain.submitTx(fundLanes.toHex());
-  const fundTxid = fundLanes.getId();
+  const fundCalls = fanOut(wallet, { ...big, value: need + 50_000 }, Array.from({ length: BLOCKS * CALLS_PER_BLOCK + 2 }, () => ({ script: wallet.outputScript, value: callCoinSats })));
+  chain.submitTx(fundCalls.toHex());
+  const fundTxid = fundCalls.getId();
   chain.mine(1);
-  let lanes: Coin[][] = Array.from({ length: LANES }, (_, i) => [0, 1].map((k) => ({ txid: fundTxid, vout: 2 * i + k, value: LANE_SATS })));
-  const callCoins: Coin[] = Array.from({ length: BLOCKS * CALLS_PER_BLOCK + 2 }, (_, i) => ({ txid: fundTxid, vout: LANES * 2 + i, value: callCoinSats }));
+  const callCoins: Coin[] = Array.from({ length: BLOCKS * CALLS_PER_BLOCK + 2 }, (_, i) => ({ txid: fundTxid, vout: i, value: callCoinSats }));
 
   const node = startNodeProcess(url, dir);
   try {
@@ -234,23 +221,6 @@ export default async function run(): Promise<Figure[]> {
     let callId = 1n;
     const buildStart = performance.now();
     for (let b = 0; b < BLOCKS; b++) {
-      const next: Coin[][] = [];
-      for (let l = 0; l < LANES; l++) {
-        const [a, c] = lanes[l] as [Coin, Coin];
-        const tx = new bitcoin.Transaction();
-        tx.version = 2;
-        tx.addInput(Buffer.from(a.txid, 'hex').reverse(), a.vout);
-        tx.addInput(Buffer.from(c.txid, 'hex').reverse(), c.vout);
-        const keep = Math.floor((a.value + c.value - PAYOUTS * PAYOUT_SATS - LANE_FEE) / 2);
-        tx.addOutput(laneScript, BigInt(keep));
-        tx.addOutput(laneScript, BigInt(keep));
-        for (let p = 0; p < PAYOUTS; p++) tx.addOutput(payoutScripts[(l + p + b) % payoutScripts.length]!, BigInt(PAYOUT_SATS));
-        tx.setWitness(0, [LANE_WITNESS_SCRIPT]);
-        tx.setWitness(1, [LANE_WITNESS_SCRIPT]);
-        const txid = chain.submitTx(tx.toHex());
-        next.push([0, 1].map((k) => ({ txid, vout: k, value: keep })));
-      }
-      lanes = next;
       const bodies: { txid: string; contract_id: string; payload: string }[] = [];
       for (let i = 0; i < CALLS_PER_BLOCK; i++) {
         const u = callCoins[b * CALLS_PER_BLOCK + i]!;
@@ -284,7 +254,8 @@ export default async function run(): Promise<Figure[]> {
           }
         }),
       );
-      const mined = chain.mine(1);
+      // The calls' anchors first (the mempool), then signed payments up to TXS_PER_BLOCK.
+      const mined = chain.mine(1, undefined, { txs: TXS_PER_BLOCK });
       hashes.push(mined.hashes[0]!);
       if (chain.tip.txids.length !== TXS_PER_BLOCK) throw new Error(`block holds ${chain.tip.txids.length} transactions`);
     }
@@ -314,7 +285,7 @@ export default async function run(): Promise<Figure[]> {
         name: `catch-up of a fresh node (default journal anchor, RocksDB): ${BLOCKS} blocks of ${TXS_PER_BLOCK} txs, ${CALLS_PER_BLOCK} stamped calls each`,
         unit: 'blocks/s',
         value: stat([catchUp]),
-        ceiling: { name: `fetch + parse the same blocks alone (EsploraClient.rawBlock, ${RATE_LIMIT.maxConcurrent} connections, fresh client per run)`, ...ceiling },
+        ceiling: { name: `fetch + parse the same blocks alone (EsploraClient.rawBlock, ${BUDGET.maxConcurrent} connections, fresh client per run)`, ...ceiling },
         minRatio: 0.5,
         target: '>= 50% of fetching and parsing alone',
         notes: `one catch-up per run (the node needs its payloads first); ceiling: ${CEILING_RUNS} runs around it; block size median ${(blockBytes.median / 1e6).toFixed(2)} MB; building the chain and sending ${BLOCKS * CALLS_PER_BLOCK} calls took ${buildS.toFixed(0)} s (not measured); node ended at height ${String(calls['processed_height'])}`,

@@ -166,7 +166,7 @@ wait_healthy() {
 # --- 2. HEALTHCHECK, following the chain -----------------------------------------------------
 NODE_ENV_ARGS=(-e "SVC_REST_ADDRESS=127.0.0.1:$REST_PORT" -e "SVC_BIND_ADDRESS=127.0.0.1:$GRPC_PORT"
   -e "SVC_PUBLIC_URL=http://127.0.0.1:$GRPC_PORT" -e "SVC_ESPLORA_URL=$CHAIN" -e SVC_BLOCK_CHECK_INTERVAL_S=0.2
-  -e SVC_ESPLORA_RATE_PER_S=2000 -e SVC_ESPLORA_MAX_CONCURRENT=16 -e SVC_WORKERS_POOL_SIZE=1)
+  -e SVC_ESPLORA_REQUESTS_PER_HOUR=7200000 -e SVC_ESPLORA_BURST=2000 -e SVC_ESPLORA_MAX_CONCURRENT=16 -e SVC_WORKERS_POOL_SIZE=1)
 # The image's own HEALTHCHECK command, checked every second instead of every 30 s.
 $DOCKER run -d --name svc-ci-node --network host --health-interval 1s -v svc-ci-data:/data "${NODE_ENV_ARGS[@]}" "$IMAGE" >/dev/null
 wait_healthy svc-ci-node 60
@@ -269,7 +269,8 @@ SVC_NODE_ID=compose-ci
 SVC_REST_ADDRESS=127.0.0.1:$REST_PORT
 SVC_BIND_ADDRESS=127.0.0.1:$GRPC_PORT
 SVC_ESPLORA_URL=$CHAIN
-SVC_ESPLORA_RATE_PER_S=2000
+SVC_ESPLORA_REQUESTS_PER_HOUR=7200000
+SVC_ESPLORA_BURST=2000
 SVC_ESPLORA_MAX_CONCURRENT=16
 SVC_BLOCK_CHECK_INTERVAL_S=0.2
 SVC_WORKERS_POOL_SIZE=1
@@ -288,7 +289,7 @@ compose svcci up -d --no-build node 2>"$WORK/compose.log" || { cat "$WORK/compos
 cname=$(compose svcci ps -q node)
 wait_healthy "$cname" 60
 [ "$(status_field "$REST" node_id)" = compose-ci ] || fail "SVC_NODE_ID did not reach the node"
-for v in SVC_ESPLORA_RATE_PER_S=2000 SVC_BLOCK_CHECK_INTERVAL_S=0.2 SVC_START_HEIGHT=; do
+for v in SVC_ESPLORA_REQUESTS_PER_HOUR=7200000 SVC_BLOCK_CHECK_INTERVAL_S=0.2 SVC_START_HEIGHT=; do
   $DOCKER exec "$cname" env | grep -q "^$v" || fail "$v from .env did not reach the node"
 done
 [ "$($DOCKER inspect -f '{{.HostConfig.LogConfig.Type}} {{.HostConfig.LogConfig.Config}}' "$cname")" = "json-file map[max-file:5 max-size:20m]" ] || fail "no log rotation"

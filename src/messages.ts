@@ -101,6 +101,8 @@ export interface NodeStatus {
     header_height: number | null;
     /** Deferred checks of pending payloads (src/core/deferred-checks.ts). */
     deferred_checks: DeferredStats;
+    /** The request budget at the chain-data endpoint (src/chain/budget.ts). */
+    budget: ChainBudgetStatus;
   };
   last_block_processed_at: string | null;
   uptime_s: number;
@@ -108,6 +110,20 @@ export interface NodeStatus {
   gossip: GossipCounters;
   /** The last state divergence found against a peer, or null. */
   divergence: DivergenceReport | null;
+}
+
+/** node_status.chain.budget: the chain-data request budget (src/chain/budget.ts). */
+export interface ChainBudgetStatus {
+  requests_per_hour: number;
+  burst: number;
+  /** Whole requests the node may send now. */
+  available: number;
+  /** Requests (attempts) sent in the last hour, counted per minute. */
+  used_last_hour: number;
+  /** Requests queued for the budget, by priority. */
+  waiting: { tip: number; intake: number; deferred: number };
+  /** 429 answers from the endpoint since the core started. */
+  throttled_total: number;
 }
 
 /** POST /contract_call body after the REST layer's shape checks. */

@@ -11,23 +11,23 @@ import { EsploraClient } from '../../src/chain/esplora-client.js';
 export interface FetchBlocksJob {
   url: string;
   hashes: string[];
-  /** The node's rate limit in the same run (minimum spacing and connections). */
-  rateLimit: { minTimeMs: number; maxConcurrent: number };
+  /** The node's request budget in the same run (requests an hour, burst, connections). */
+  budget: { requestsPerHour: number; burst: number; maxConcurrent: number };
 }
 
 const job = workerData as FetchBlocksJob;
 // A new client per run: its cache would answer a second run without fetching.
-const client = new EsploraClient({ baseUrl: job.url, rateLimit: job.rateLimit });
+const client = new EsploraClient({ baseUrl: job.url, budget: job.budget });
 const t0 = performance.now();
 let next = 0;
 let txs = 0;
 const lane = async (): Promise<void> => {
   while (next < job.hashes.length) {
-    const b = await client.rawBlock(job.hashes[next++]!);
+    const b = await client.rawBlock(job.hashes[next++]!, { priority: 'tip' });
     txs += b.txs.length;
   }
 };
-await Promise.all(Array.from({ length: job.rateLimit.maxConcurrent }, lane));
+await Promise.all(Array.from({ length: job.budget.maxConcurrent }, lane));
 const ms = performance.now() - t0;
 await client.close();
 parentPort!.postMessage({ ms, txs });

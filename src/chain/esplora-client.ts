@@ -1,17 +1,22 @@
 /**
  * Esplora HTTP client (API-NOTES.md in test/fixtures/esplora): the endpoints the node
  * needs, with timeouts, retries with exponential backoff (network errors, 429, 5xx;
- * Retry-After honoured), an outbound rate limit (src/chain/limiter.ts), validation of every
- * answer and a bounded cache of immutable data.
+ * Retry-After honoured), a request budget (src/chain/budget.ts: every attempt spends a
+ * token, by priority), validation of every answer and a bounded cache of immutable data.
+ *
+ * Priorities: every request states one (`RequestOptions.priority`): `tip` for following
+ * the chain, `intake` for a submission's anchor, `deferred` for off-path checks. The
+ * default is `deferred`, the one that can never take the reserve the other two rely on,
+ * so a call site that forgets to say is slow rather than harmful.
  *
  * Transport: node:http / node:https over one keep-alive agent per client, at most as many
- * sockets as requests may be in flight (`rateLimit.maxConcurrent`), so connections are
+ * sockets as requests may be in flight (`budget.maxConcurrent`), so connections are
  * reused instead of opened per request. Intake sends one request per call; undici's
  * `fetch`, used before, cost ~3.5x the CPU per request of node:http on the same endpoint
  * (400 vs 115 us, measured against the devnet; docs/PERFORMANCE.md "Intake").
  *
  * Time bounds: every attempt is bounded by `timeoutMs` (headers and body). A caller may
- * also give a budget for the whole request (`budgetMs`: the wait for a rate-limit slot,
+ * also give a time budget for the whole request (`budgetMs`: the wait for a token and slot,
  * every attempt and every backoff together); intake does, so a hanging endpoint costs a
  * submission at most that long (config `esplora_timeout_ms`).
  *
@@ -31,7 +36,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { BoundedCache } from './cache.js';
-import { LimiterStopped, LimiterTimeout, RequestLimiter } from './limiter.js';
+import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrgent, type BudgetStatus, type Priority, type Ticket } from './budget.js';
 import { HASH_HEX_RE, merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from './bitcoin.js';
 
 export interface EsploraClientOptions {
@@ -48,11 +53,10 @@ export interface EsploraClientOptions {
   /** A Retry-After longer than this is not waited for: the call fails at once. Default 60 s. */
   maxRetryAfterMs?: number;
   /**
-   * Outbound rate limit. Default { minTimeMs: 250, maxConcurrent: 4 }: 4 req/s and 4
-   * connections, under Esplora's nginx limits (5 req/s per IP, burst 10, 10 connections),
-   * leaving room for a second process on the same IP. `false` disables it (tests).
+   * The request budget (src/chain/budget.ts). Default: the config defaults (600 requests
+   * an hour, burst 30, 4 connections: config.toml says why). `false` disables it (tests).
    */
-  rateLimit?: { minTimeMs: number; maxConcurrent: number } | false;
+  budget?: { requestsPerHour: number; burst: number; maxConcurrent: number } | false;
   /** Cache bound: entries. Default 2,000. */
   cacheEntries?: number;
   /**
@@ -70,13 +74,18 @@ export interface EsploraClientOptions {
   observe?: (route: string, outcome: string, seconds: number) => void;
 }
 
+/** Requests that do not say whose they are wait like off-path checks (see the header comment). */
+const DEFAULT_PRIORITY: Priority = 'deferred';
+
 /** `/tx/<txid>/hex` -> `/tx/:id/hex`, `/block-height/812345` -> `/block-height/:n`. */
 export function routeOf(path: string): string {
   return path.replace(/\/[0-9a-f]{64}(?=\/|$)/g, '/:id').replace(/\/\d+(?=\/|$)/g, '/:n');
 }
 
-/** Per-call options of the endpoints intake uses. */
+/** Per-call options of every endpoint. */
 export interface RequestOptions {
+  /** Whose request this is, for the budget (src/chain/budget.ts). Default `deferred`. */
+  priority?: Priority;
   /**
    * Bound on the whole request in milliseconds: queueing for a slot, every attempt and
    * every backoff. When it runs out the call fails with chain_unavailable (reason `timeout`
@@ -116,11 +125,37 @@ export type Outspend = { spent: false } | { spent: true; txid: string; vin: numb
 
 /** The subset of the client the block watcher uses (so tests can wrap or fake it). */
 export interface ChainSource {
-  tipHeight(): Promise<number>;
-  tipHash(): Promise<string>;
-  blockHashAt(height: number): Promise<string>;
-  rawBlock(hash: string): Promise<ParsedBlock>;
+  tipHeight(opts?: RequestOptions): Promise<number>;
+  tipHash(opts?: RequestOptions): Promise<string>;
+  blockHashAt(height: number, opts?: RequestOptions): Promise<string>;
+  rawBlock(hash: string, opts?: RequestOptions): Promise<ParsedBlock>;
 }
+
+/** One item of `GET /blocks[/:start_height]`: a best-chain header whose bytes hash to `hash`. */
+export interface ChainHeader {
+  height: number;
+  hash: string;
+  /** The 80 header bytes rebuilt from the block JSON. */
+  header: Buffer;
+  /** Display hex; 64 zeros for the genesis block. */
+  prevHash: string;
+}
+
+/**
+ * `GET /tx/:txid/merkle-proof` (electrum style): `merkle` is display hex, leaf level
+ * first; `pos` the transaction's index in its block. Shape-checked only: folding it to a
+ * header's merkle root is the caller's (src/protocol/merkle-branch.ts).
+ */
+export interface MerkleProof {
+  block_height: number;
+  merkle: string[];
+  pos: number;
+}
+
+/** Blocks in one `GET /blocks` page (electrs's BLOCK_LIMIT; mempool/electrs's default too). */
+export const BLOCKS_PER_PAGE = 10;
+/** Deepest merkle branch accepted: a 4 MB block holds fewer than 2^17 transactions; 24 leaves headroom. */
+const MAX_MERKLE_DEPTH = 24;
 
 class InvalidAnswer extends Error {}
 
@@ -211,16 +246,7 @@ export function validateBlockJson(x: unknown, hash?: string): EsploraBlock {
   check(isHash(x.merkle_root), 'block merkle_root');
   check(x.previousblockhash === null ? x.height === 0 : isHash(x.previousblockhash), 'block previousblockhash');
   check(typeof x.difficulty === 'number' && Number.isFinite(x.difficulty), 'block difficulty');
-  // The JSON's header fields must hash back to its id (README "Verification").
-  const h = Buffer.alloc(80);
-  h.writeUInt32LE(x.version, 0);
-  Buffer.from(x.previousblockhash === null ? '00'.repeat(32) : (x.previousblockhash as string), 'hex').reverse().copy(h, 4);
-  Buffer.from(x.merkle_root, 'hex').reverse().copy(h, 36);
-  h.writeUInt32LE(x.timestamp, 68);
-  h.writeUInt32LE(x.bits, 72);
-  h.writeUInt32LE(x.nonce, 76);
-  check(parseHeaderBytes(h).hash === x.id, 'block fields do not hash to id');
-  return {
+  const b = {
     id: x.id,
     height: x.height,
     version: x.version,
@@ -235,6 +261,48 @@ export function validateBlockJson(x: unknown, hash?: string): EsploraBlock {
     bits: x.bits,
     difficulty: x.difficulty,
   };
+  // The JSON's header fields must hash back to its id (README "Verification").
+  check(parseHeaderBytes(headerOfBlockJson(b)).hash === b.id, 'block fields do not hash to id');
+  return b;
+}
+
+/** The 80-byte header a block JSON describes (version, previousblockhash, merkle_root, timestamp, bits, nonce). */
+export function headerOfBlockJson(b: EsploraBlock): Buffer {
+  const h = Buffer.alloc(80);
+  h.writeUInt32LE(b.version, 0);
+  Buffer.from(b.previousblockhash === null ? ZERO_HASH : b.previousblockhash, 'hex').reverse().copy(h, 4);
+  Buffer.from(b.merkle_root, 'hex').reverse().copy(h, 36);
+  h.writeUInt32LE(b.timestamp, 68);
+  h.writeUInt32LE(b.bits, 72);
+  h.writeUInt32LE(b.nonce, 76);
+  return h;
+}
+
+const ZERO_HASH = '00'.repeat(32);
+
+/**
+ * A `/blocks[/:start_height]` page: 1..10 block objects, newest first, each checked (its
+ * fields hash to its id), heights descending by one from `startHeight` when given, and
+ * as many as the endpoint gives above genesis (10, or height + 1 near genesis).
+ */
+export function validateBlocksPage(x: unknown, startHeight?: number): ChainHeader[] {
+  check(Array.isArray(x) && x.length >= 1 && x.length <= BLOCKS_PER_PAGE, 'blocks page is not a list of 1..10 blocks');
+  const out = x.map((item) => {
+    const b = validateBlockJson(item);
+    return { height: b.height, hash: b.id, header: headerOfBlockJson(b), prevHash: b.previousblockhash ?? ZERO_HASH };
+  });
+  const top = out[0]!.height;
+  check(startHeight === undefined || top === startHeight, 'blocks page does not start at the requested height');
+  check(out.every((h, i) => h.height === top - i), 'blocks page heights do not descend by one');
+  check(out.length === Math.min(BLOCKS_PER_PAGE, top + 1), 'blocks page is cut short');
+  return out;
+}
+
+export function validateMerkleProof(x: unknown): MerkleProof {
+  check(isObj(x) && isNat(x.block_height) && isNat(x.pos), 'merkle proof fields');
+  check(Array.isArray(x.merkle) && x.merkle.length <= MAX_MERKLE_DEPTH && x.merkle.every(isHash), 'merkle proof branch');
+  check(x.pos < 2 ** x.merkle.length, 'merkle proof position beyond its branch');
+  return { block_height: x.block_height, merkle: (x.merkle as string[]).slice(), pos: x.pos };
 }
 
 export class EsploraClient implements ChainSource {
@@ -244,13 +312,13 @@ export class EsploraClient implements ChainSource {
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
   private readonly maxRetryAfterMs: number;
-  private readonly limiter: RequestLimiter | null;
+  private readonly budget: RequestBudget | null;
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
   private readonly maxResponseBytes: number;
-  private readonly blocks: BoundedCache<ParsedBlock>;
+  private readonly blockCache: BoundedCache<ParsedBlock>;
   private readonly txHexes: BoundedCache<string>;
-  private readonly inflight = new Map<string, Promise<unknown>>();
+  private readonly inflight = new Map<string, { promise: Promise<unknown>; ticket: Ticket }>();
   /**
    * Aborted by close(): a request waiting out a backoff (up to a minute with Retry-After)
    * ends at once instead of holding a stopping node past its stop timeout.
@@ -276,84 +344,109 @@ export class EsploraClient implements ChainSource {
     this.backoffMaxMs = opts.backoffMaxMs ?? 30_000;
     this.maxRetryAfterMs = opts.maxRetryAfterMs ?? 60_000;
     this.observe = opts.observe ?? null;
-    const rl = opts.rateLimit === undefined ? { minTimeMs: 250, maxConcurrent: 4 } : opts.rateLimit;
-    this.limiter = rl === false ? null : new RequestLimiter(rl.minTimeMs, rl.maxConcurrent);
+    const b = opts.budget === undefined ? DEFAULT_BUDGET : opts.budget;
+    this.budget = b === false ? null : new RequestBudget(b);
     const https = new URL(this.baseUrl).protocol === 'https:';
-    // One socket per request the limiter lets through (public Esplora allows 10 connections
-    // per IP; the default limit is 4). Without a limit (tests) 64 keeps a local endpoint
+    // One socket per request the budget lets through (public Esplora allows 10 connections
+    // per IP; the default limit is 4). Without a budget (tests) 64 keeps a local endpoint
     // busy. Idle sockets are closed after 30 s, or earlier when the server's Keep-Alive
     // hint asks (node:http honours it), so a reused socket is rarely one the server closed.
-    const agentOpts = { keepAlive: true, maxSockets: rl === false ? 64 : rl.maxConcurrent, maxFreeSockets: rl === false ? 64 : rl.maxConcurrent, timeout: 30_000 };
+    const agentOpts = { keepAlive: true, maxSockets: b === false ? 64 : b.maxConcurrent, maxFreeSockets: b === false ? 64 : b.maxConcurrent, timeout: 30_000 };
     this.agent = https ? new HttpsAgent(agentOpts) : new HttpAgent(agentOpts);
     this.send = https ? (httpsRequest as unknown as typeof httpRequest) : httpRequest;
     this.maxResponseBytes = opts.maxResponseBytes ?? 16 * 1024 * 1024;
     const entries = opts.cacheEntries ?? 2000;
     const bytes = opts.cacheBytes ?? 64 * 1024 * 1024;
-    this.blocks = new BoundedCache(entries, bytes);
+    this.blockCache = new BoundedCache(entries, bytes);
     this.txHexes = new BoundedCache(entries, bytes);
   }
 
   // ---- endpoints ---------------------------------------------------------------------
 
+  /** The budget's state for node_status and /metrics; null without a budget (tests). */
+  budgetStatus(): BudgetStatus | null {
+    return this.budget?.status() ?? null;
+  }
+
   /** GET /blocks/tip/height */
-  async tipHeight(): Promise<number> {
-    return this.request('/blocks/tip/height', 'text', (t: string) => {
+  async tipHeight(opts: RequestOptions = {}): Promise<number> {
+    return this.get('/blocks/tip/height', 'text', opts, (t: string) => {
       check(/^(0|[1-9]\d{0,9})$/.test(t), 'tip height is not a decimal');
       return Number(t);
     });
   }
 
   /** GET /blocks/tip/hash */
-  async tipHash(): Promise<string> {
-    return this.request('/blocks/tip/hash', 'text', (t: string) => {
+  async tipHash(opts: RequestOptions = {}): Promise<string> {
+    return this.get('/blocks/tip/hash', 'text', opts, (t: string) => {
       check(isHash(t), 'tip hash is not 64 hex');
       return t;
     });
   }
 
   /** GET /block-height/:height → hash of the best-chain block there (not_found above the tip). */
-  async blockHashAt(height: number): Promise<string> {
+  async blockHashAt(height: number, opts: RequestOptions = {}): Promise<string> {
     requireNat(height, 'height');
-    return this.request(`/block-height/${height}`, 'text', (t: string) => {
+    return this.get(`/block-height/${height}`, 'text', opts, (t: string) => {
       check(isHash(t), 'block hash is not 64 hex');
       return t;
     });
   }
 
-  /** GET /block/:hash → the block JSON, checked: its header fields hash to `hash`. */
-  async block(hash: string): Promise<EsploraBlock> {
-    requireHash(hash, 'block hash');
-    return this.request(`/block/${hash}`, 'json', (j: unknown) => validateBlockJson(j, hash));
+  /**
+   * GET /blocks[/:start_height] → up to 10 best-chain headers, newest first, from
+   * `startHeight` (default: the tip) down. Each is rebuilt from its block JSON and must
+   * hash to its id; heights descend by one; not_found above the tip. Linkage and proof
+   * of work are the header chain's checks (src/chain/headers.ts), not this answer's.
+   */
+  async blocks(startHeight?: number, opts: RequestOptions = {}): Promise<ChainHeader[]> {
+    if (startHeight !== undefined) requireNat(startHeight, 'start height');
+    const path = startHeight === undefined ? '/blocks' : `/blocks/${startHeight}`;
+    return this.get(path, 'json', opts, (j: unknown) => validateBlocksPage(j, startHeight));
   }
 
-  /** GET /block/:hash/header → the 80-byte header, checked to hash to `hash`. */
-  async blockHeader(hash: string): Promise<ParsedHeader> {
+  /** GET /block/:hash → the block JSON, checked: its header fields hash to `hash`. */
+  async block(hash: string, opts: RequestOptions = {}): Promise<EsploraBlock> {
     requireHash(hash, 'block hash');
-    const cached = this.blocks.get(hash);
-    if (cached) return cached.header;
-    return this.request(`/block/${hash}/header`, 'text', (t: string) => {
+    return this.get(`/block/${hash}`, 'json', opts, (j: unknown) => validateBlockJson(j, hash));
+  }
+
+  /** GET /block/:hash/header → the 80 header bytes, checked to hash to `hash`. */
+  async header(hash: string, opts: RequestOptions = {}): Promise<Buffer> {
+    requireHash(hash, 'block hash');
+    const cached = this.blockCache.get(hash);
+    if (cached) return Buffer.from(cached.header.hex, 'hex');
+    return this.get(`/block/${hash}/header`, 'text', opts, (t: string) => {
       check(/^[0-9a-f]{160}$/.test(t), 'header is not 160 hex');
-      const h = parseHeaderBytes(Buffer.from(t, 'hex'));
-      check(h.hash === hash, 'header does not hash to the requested hash');
-      return h;
+      const bytes = Buffer.from(t, 'hex');
+      check(parseHeaderBytes(bytes).hash === hash, 'header does not hash to the requested hash');
+      return bytes;
     });
   }
 
-  /** GET /block/:hash/status. Unknown hashes answer in_best_chain:false (not an error). */
-  async blockStatus(hash: string): Promise<BlockStatus> {
+  /** `header(hash)` parsed. */
+  async blockHeader(hash: string, opts: RequestOptions = {}): Promise<ParsedHeader> {
     requireHash(hash, 'block hash');
-    return this.request(`/block/${hash}/status`, 'json', validateBlockStatus);
+    const cached = this.blockCache.get(hash);
+    if (cached) return cached.header;
+    return parseHeaderBytes(await this.header(hash, opts));
+  }
+
+  /** GET /block/:hash/status. Unknown hashes answer in_best_chain:false (not an error). */
+  async blockStatus(hash: string, opts: RequestOptions = {}): Promise<BlockStatus> {
+    requireHash(hash, 'block hash');
+    return this.get(`/block/${hash}/status`, 'json', opts, validateBlockStatus);
   }
 
   /**
    * GET /block/:hash/txids. Answers for stale blocks too. When the block's header is
    * cached (or `verifyWith` is given) the list must fold to its merkle root.
    */
-  async blockTxids(hash: string, verifyWith?: ParsedHeader): Promise<string[]> {
+  async blockTxids(hash: string, verifyWith?: ParsedHeader, opts: RequestOptions = {}): Promise<string[]> {
     requireHash(hash, 'block hash');
-    const cached = this.blocks.get(hash);
+    const cached = this.blockCache.get(hash);
     if (cached) return cached.txids.slice();
-    return this.request(`/block/${hash}/txids`, 'json', (j: unknown) => {
+    return this.get(`/block/${hash}/txids`, 'json', opts, (j: unknown) => {
       check(Array.isArray(j) && j.length > 0 && j.every(isHash), 'txids list');
       check(new Set(j).size === j.length, 'txids list has duplicates');
       if (verifyWith) check(merkleRootOfTxids(j as string[]) === verifyWith.merkleRoot, 'txids do not match the merkle root');
@@ -362,16 +455,16 @@ export class EsploraClient implements ChainSource {
   }
 
   /** GET /block/:hash/txid/:index */
-  async blockTxid(hash: string, index: number): Promise<string> {
+  async blockTxid(hash: string, index: number, opts: RequestOptions = {}): Promise<string> {
     requireHash(hash, 'block hash');
     requireNat(index, 'index');
-    const cached = this.blocks.get(hash);
+    const cached = this.blockCache.get(hash);
     if (cached) {
       const t = cached.txids[index];
       if (t === undefined) throw new NodeError('not_found', 'tx index out of range');
       return t;
     }
-    return this.request(`/block/${hash}/txid/${index}`, 'text', (t: string) => {
+    return this.get(`/block/${hash}/txid/${index}`, 'text', opts, (t: string) => {
       check(isHash(t), 'txid is not 64 hex');
       return t;
     });
@@ -381,27 +474,32 @@ export class EsploraClient implements ChainSource {
    * GET /block/:hash/raw → the parsed block, fully checked (hash, merkle root, witness
    * commitment). One request per block; cached (immutable: the hash commits to it).
    */
-  async rawBlock(hash: string): Promise<ParsedBlock> {
+  async rawBlock(hash: string, opts: RequestOptions = {}): Promise<ParsedBlock> {
     requireHash(hash, 'block hash');
-    const cached = this.blocks.get(hash);
+    const cached = this.blockCache.get(hash);
     if (cached) return cached;
-    return this.dedupe(`raw:${hash}`, async () => {
-      const b = await this.request(`/block/${hash}/raw`, 'bytes', (bytes: Uint8Array) => {
-        try {
-          return parseRawBlock(bytes, hash);
-        } catch (e) {
-          throw new InvalidAnswer((e as Error).message);
-        }
-      });
-      this.blocks.set(hash, b, b.size * PARSED_BLOCK_HEAP_PER_RAW_BYTE);
+    return this.shared(`raw:${hash}`, `/block/${hash}/raw`, opts, async (ticket, deadline) => {
+      const b = await this.request(
+        `/block/${hash}/raw`,
+        'bytes',
+        (bytes: Uint8Array) => {
+          try {
+            return parseRawBlock(bytes, hash);
+          } catch (e) {
+            throw new InvalidAnswer((e as Error).message);
+          }
+        },
+        { ticket, deadline },
+      );
+      this.blockCache.set(hash, b, b.size * PARSED_BLOCK_HEAP_PER_RAW_BYTE);
       return b;
     });
   }
 
   /**
    * GET /tx/:txid/hex → full serialization (with witness), checked to hash to `txid`;
-   * cached. Concurrent asks for one txid share one request; each asker's `budgetMs` still
-   * bounds its own wait.
+   * cached. Concurrent asks for one txid share one request (at the most urgent asker's
+   * priority); each asker's `budgetMs` still bounds its own wait.
    */
   async txHex(txid: string, opts: RequestOptions = {}): Promise<string> {
     return (await this.txWithHex(txid, opts)).hex;
@@ -415,11 +513,9 @@ export class EsploraClient implements ChainSource {
     requireHash(txid, 'txid');
     const cached = this.txHexes.get(txid);
     if (cached !== undefined) return { hex: cached, tx: parseTxHex(cached, txid) };
-    const deadline = opts.budgetMs === undefined ? Infinity : performance.now() + opts.budgetMs;
-    const path = `/tx/${txid}/hex`;
-    const shared = this.dedupe(`hex:${txid}`, async () => {
+    return this.shared(`hex:${txid}`, `/tx/${txid}/hex`, opts, async (ticket, deadline) => {
       const got = await this.request(
-        path,
+        `/tx/${txid}/hex`,
         'text',
         (hex: string) => {
           try {
@@ -428,12 +524,11 @@ export class EsploraClient implements ChainSource {
             throw new InvalidAnswer((e as Error).message);
           }
         },
-        { deadline },
+        { ticket, deadline },
       );
       this.txHexes.set(txid, got.hex, got.hex.length / 2);
       return got;
     });
-    return deadline === Infinity ? shared : this.withinDeadline(shared, deadline, path, opts.budgetMs!);
   }
 
   /** The transaction `txid` parsed (from `txHex`). */
@@ -442,9 +537,18 @@ export class EsploraClient implements ChainSource {
   }
 
   /** GET /tx/:txid/status. Unknown txids answer {confirmed:false}: not proof of existence. */
-  async txStatus(txid: string): Promise<TxStatus> {
+  async txStatus(txid: string, opts: RequestOptions = {}): Promise<TxStatus> {
     requireHash(txid, 'txid');
-    return this.request(`/tx/${txid}/status`, 'json', validateTxStatus);
+    return this.get(`/tx/${txid}/status`, 'json', opts, validateTxStatus);
+  }
+
+  /**
+   * GET /tx/:txid/merkle-proof → the confirmed transaction's height, position and branch
+   * (shape-checked; see MerkleProof). not_found while unconfirmed or unknown.
+   */
+  async merkleProof(txid: string, opts: RequestOptions = {}): Promise<MerkleProof> {
+    requireHash(txid, 'txid');
+    return this.get(`/tx/${txid}/merkle-proof`, 'json', opts, validateMerkleProof);
   }
 
   /**
@@ -452,11 +556,11 @@ export class EsploraClient implements ChainSource {
    * from /tx/:txid/status, then /block/:hash/header and /block/:hash/txids (checked
    * against the header's merkle root). null while unconfirmed or unknown.
    */
-  async txPosition(txid: string): Promise<{ height: number; blockHash: string; index: number } | null> {
-    const st = await this.txStatus(txid);
+  async txPosition(txid: string, opts: RequestOptions = {}): Promise<{ height: number; blockHash: string; index: number } | null> {
+    const st = await this.txStatus(txid, opts);
     if (!st.confirmed) return null;
-    const header = await this.blockHeader(st.block_hash);
-    const txids = await this.blockTxids(st.block_hash, header);
+    const header = await this.blockHeader(st.block_hash, opts);
+    const txids = await this.blockTxids(st.block_hash, header, opts);
     const index = txids.indexOf(txid);
     if (index < 0) {
       throw new NodeError('chain_unavailable', 'chain endpoint is inconsistent: tx not in its confirming block', {
@@ -472,16 +576,13 @@ export class EsploraClient implements ChainSource {
   async outspend(txid: string, vout: number, opts: RequestOptions = {}): Promise<Outspend> {
     requireHash(txid, 'txid');
     requireNat(vout, 'vout');
-    const deadline = opts.budgetMs === undefined ? Infinity : performance.now() + opts.budgetMs;
-    const path = `/tx/${txid}/outspend/${vout}`;
-    const got = this.request(path, 'json', validateOutspend, { deadline });
-    return deadline === Infinity ? got : this.withinDeadline(got, deadline, path, opts.budgetMs!);
+    return this.get(`/tx/${txid}/outspend/${vout}`, 'json', opts, validateOutspend);
   }
 
   /** GET /tx/:txid/outspends: one entry per output (not_found for unknown txids). */
-  async outspends(txid: string): Promise<Outspend[]> {
+  async outspends(txid: string, opts: RequestOptions = {}): Promise<Outspend[]> {
     requireHash(txid, 'txid');
-    return this.request(`/tx/${txid}/outspends`, 'json', (j: unknown) => {
+    return this.get(`/tx/${txid}/outspends`, 'json', opts, (j: unknown) => {
       check(Array.isArray(j), 'outspends list');
       return j.map(validateOutspend);
     });
@@ -491,7 +592,7 @@ export class EsploraClient implements ChainSource {
    * POST /tx with the hex as text/plain → the txid, checked against the hex. A refusal
    * (400) is `bad_request` with the server's text in `detail.server_message`.
    */
-  async broadcast(hex: string): Promise<string> {
+  async broadcast(hex: string, opts: RequestOptions = {}): Promise<string> {
     const txid = parseTxHex(hex).getId();
     return this.request(
       '/tx',
@@ -500,7 +601,7 @@ export class EsploraClient implements ChainSource {
         check(t.trim() === txid, 'broadcast answered a different txid');
         return txid;
       },
-      { postBody: hex },
+      { postBody: hex, ticket: { priority: opts.priority ?? DEFAULT_PRIORITY } },
     );
   }
 
@@ -510,20 +611,44 @@ export class EsploraClient implements ChainSource {
    */
   async close(): Promise<void> {
     this.closing.abort();
-    this.blocks.clear();
+    this.blockCache.clear();
     this.txHexes.clear();
-    this.limiter?.stop();
+    this.budget?.stop();
     this.agent.destroy();
   }
 
   // ---- transport ---------------------------------------------------------------------
 
-  private dedupe<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const p = this.inflight.get(key) as Promise<T> | undefined;
-    if (p) return p;
-    const q = fn().finally(() => this.inflight.delete(key));
-    this.inflight.set(key, q);
-    return q;
+  /** One GET at `opts.priority`, bounded as a whole by `opts.budgetMs` when given. */
+  private get<T>(path: string, kind: 'text' | 'json', opts: RequestOptions, parse: (x: any) => T): Promise<T> {
+    const deadline = opts.budgetMs === undefined ? Infinity : performance.now() + opts.budgetMs;
+    const got = this.request(path, kind as 'json', parse, { deadline, ticket: { priority: opts.priority ?? DEFAULT_PRIORITY } });
+    return deadline === Infinity ? got : this.withinDeadline(got, deadline, path, opts.budgetMs!);
+  }
+
+  /**
+   * Concurrent asks for one item share one request. A more urgent asker raises the shared
+   * request's priority (moving it up the budget's queues while it waits); each asker's
+   * `budgetMs` bounds its own wait.
+   */
+  private shared<T>(key: string, path: string, opts: RequestOptions, run: (ticket: Ticket, deadline: number) => Promise<T>): Promise<T> {
+    const deadline = opts.budgetMs === undefined ? Infinity : performance.now() + opts.budgetMs;
+    const priority = opts.priority ?? DEFAULT_PRIORITY;
+    let entry = this.inflight.get(key);
+    if (entry) {
+      const raised = moreUrgent(entry.ticket.priority, priority);
+      if (raised !== entry.ticket.priority) {
+        entry.ticket.priority = raised;
+        entry.ticket.requeue?.();
+      }
+    } else {
+      const ticket: Ticket = { priority };
+      const promise = run(ticket, deadline).finally(() => this.inflight.delete(key));
+      entry = { promise, ticket };
+      this.inflight.set(key, entry);
+    }
+    const p = entry.promise as Promise<T>;
+    return deadline === Infinity ? p : this.withinDeadline(p, deadline, path, opts.budgetMs!);
   }
 
   /** `p`, or chain_unavailable (timeout) when `deadline` passes first. */
@@ -551,10 +676,10 @@ export class EsploraClient implements ChainSource {
     return Math.round(base * (0.5 + Math.random() * 0.5));
   }
 
-  private async request<T>(path: string, kind: 'text', parse: (t: string) => T, o?: { postBody?: string; deadline?: number }): Promise<T>;
-  private async request<T>(path: string, kind: 'json', parse: (j: unknown) => T, o?: { deadline?: number }): Promise<T>;
-  private async request<T>(path: string, kind: 'bytes', parse: (b: Uint8Array) => T, o?: { deadline?: number }): Promise<T>;
-  private async request<T>(path: string, kind: Kind, parse: (x: any) => T, o: { postBody?: string; deadline?: number } = {}): Promise<T> {
+  private async request<T>(path: string, kind: 'text', parse: (t: string) => T, o: { postBody?: string; deadline?: number; ticket: Ticket }): Promise<T>;
+  private async request<T>(path: string, kind: 'json', parse: (j: unknown) => T, o: { deadline?: number; ticket: Ticket }): Promise<T>;
+  private async request<T>(path: string, kind: 'bytes', parse: (b: Uint8Array) => T, o: { deadline?: number; ticket: Ticket }): Promise<T>;
+  private async request<T>(path: string, kind: Kind, parse: (x: any) => T, o: { postBody?: string; deadline?: number; ticket: Ticket }): Promise<T> {
     const url = this.baseUrl + path;
     const postBody = o.postBody;
     const deadline = o.deadline ?? Infinity;
@@ -575,7 +700,7 @@ export class EsploraClient implements ChainSource {
         }
         break;
       }
-      const outcome = await this.attempt(url, kind, postBody, Math.min(this.timeoutMs, Math.ceil(left)), deadline);
+      const outcome = await this.attempt(url, kind, postBody, Math.min(this.timeoutMs, Math.ceil(left)), deadline, o.ticket);
       if (outcome.type === 'ok') {
         try {
           return parse(outcome.value);
@@ -617,11 +742,11 @@ export class EsploraClient implements ChainSource {
     throw new NodeError('chain_unavailable', `chain endpoint unavailable: ${lastReason}`, { path, reason: lastReason, message: lastMessage });
   }
 
-  /** One attempt through the limiter; `deadline` bounds the wait for a slot. */
-  private async attempt(url: string, kind: Kind, postBody: string | undefined, timeoutMs: number, deadline: number): Promise<Outcome> {
-    if (!this.limiter) return this.exchange(url, kind, postBody, timeoutMs);
+  /** One attempt, with a token of the budget; `deadline` bounds the wait for it. */
+  private async attempt(url: string, kind: Kind, postBody: string | undefined, timeoutMs: number, deadline: number, ticket: Ticket): Promise<Outcome> {
+    if (!this.budget) return this.exchange(url, kind, postBody, timeoutMs);
     try {
-      return await this.limiter.schedule(() => this.exchange(url, kind, postBody, Math.min(timeoutMs, Math.ceil(deadline - performance.now()))), deadline);
+      return await this.budget.schedule(() => this.exchange(url, kind, postBody, Math.min(timeoutMs, Math.ceil(deadline - performance.now()))), ticket, deadline);
     } catch (e) {
       if (e instanceof LimiterTimeout) return { type: 'retry', reason: 'timeout', message: 'no request slot free within the request budget', retryAfterMs: null };
       if (e instanceof LimiterStopped) return { type: 'stopped' };
@@ -653,6 +778,9 @@ export class EsploraClient implements ChainSource {
     const answered = o.type === 'ok' || o.type === 'final';
     this.lastAttemptOk = answered;
     this.lastAttemptError = o.type === 'retry' ? `${o.reason}: ${o.message}`.slice(0, 300) : null;
+    // A 429 pauses every start of the budget; any other answer ends a run of them.
+    if (o.type === 'retry' && o.reason === 'http_429') this.budget?.noteThrottled(o.retryAfterMs);
+    else if (answered) this.budget?.noteAnswered();
     if (this.observe) {
       const outcome = o.type === 'ok' ? 'ok' : o.type === 'final' ? `http_${o.status}` : o.reason;
       this.observe(routeOf(new URL(url).pathname.slice(new URL(this.baseUrl).pathname.replace(/\/$/, '').length)), outcome, seconds);

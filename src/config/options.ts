@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { parse as parseToml, TomlError } from 'smol-toml';
+import { DEFAULT_BUDGET } from '../chain/budget.js';
 
 export interface WorkersOptions {
   /** Threads in the verification/VM pool. */
@@ -41,8 +42,10 @@ export interface NodeConfig {
   peers: string[];
   peerLimit: number;
   esploraUrl: string;
-  /** Outbound requests per second to the chain-data endpoint. */
-  esploraRatePerS: number;
+  /** Requests an hour to the chain-data endpoint, every attempt counted (src/chain/budget.ts). */
+  esploraRequestsPerHour: number;
+  /** Requests the chain-data budget lets through at once after a quiet spell. */
+  esploraBurst: number;
   /** Outbound requests in flight at once to the chain-data endpoint. */
   esploraMaxConcurrent: number;
   /**
@@ -202,11 +205,14 @@ export const KEYS: readonly KeyDef[] = [
   { key: 'peers', env: 'SVC_PEERS', default: [], parse: peerList },
   { key: 'peer_limit', env: 'SVC_PEER_LIMIT', default: 10, parse: number(0, 1000, true) },
   { key: 'esplora', env: 'SVC_ESPLORA_URL', default: DEFAULT_ESPLORA_URL, parse: url(['http', 'https']) },
-  // Esplora's shipped nginx allows 5 req/s per client IP with a burst of 10; stay under it.
-  { key: 'esplora_rate_per_s', env: 'SVC_ESPLORA_RATE_PER_S', default: 4, parse: number(0.1, 100_000, false) },
+  // The chain-data request budget (src/chain/budget.ts, DEFAULT_BUDGET says why these
+  // defaults): public Esplora answers 429 past ~700 requests an hour per address. Burst at
+  // least 2: off-path checks need half the burst left after they take a token.
+  { key: 'esplora_requests_per_hour', env: 'SVC_ESPLORA_REQUESTS_PER_HOUR', default: DEFAULT_BUDGET.requestsPerHour, parse: number(1, 1_000_000_000, true) },
+  { key: 'esplora_burst', env: 'SVC_ESPLORA_BURST', default: DEFAULT_BUDGET.burst, parse: number(2, 1_000_000, true) },
   // Esplora's nginx allows 10 connections per IP; 4 leaves room for a second client. A
   // local endpoint can take many more: intake fetches one transaction per call.
-  { key: 'esplora_max_concurrent', env: 'SVC_ESPLORA_MAX_CONCURRENT', default: 4, parse: number(1, 1024, true) },
+  { key: 'esplora_max_concurrent', env: 'SVC_ESPLORA_MAX_CONCURRENT', default: DEFAULT_BUDGET.maxConcurrent, parse: number(1, 1024, true) },
   // Each attempt to the chain-data endpoint, and everything one intake submission waits on
   // it (slot, attempts, backoff), is bounded by this. 10 s: public Esplora answers a
   // transaction in well under a second, and its retries of fast failures (0.5 + 1 + 2 + 4 s
@@ -273,6 +279,18 @@ export const KEYS: readonly KeyDef[] = [
   // 4096 queued tasks is about half a second of verification at the measured ~9k/s on
   // two threads: enough to absorb a burst, short enough that clients see 503 quickly.
   { key: 'workers.queue_limit', env: 'SVC_WORKERS_QUEUE_LIMIT', default: 4096, parse: number(1, 1_000_000, true) },
+];
+
+/**
+ * Keys the node no longer reads, refused with what replaced them (a silently ignored
+ * setting would leave an operator believing it applies).
+ */
+const REPLACED: readonly { key: string; env: string; instead: string }[] = [
+  {
+    key: 'esplora_rate_per_s',
+    env: 'SVC_ESPLORA_RATE_PER_S',
+    instead: 'was replaced by esplora_requests_per_hour (SVC_ESPLORA_REQUESTS_PER_HOUR: the old value x 3600, e.g. 4 -> 14400) and esplora_burst (SVC_ESPLORA_BURST, default 30)',
+  },
 ];
 
 /** HOST:PORT as written in config (IPv6 hosts in brackets). */
@@ -359,6 +377,9 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
       }
       throw new ConfigError(`config error: ${path}: not valid TOML`);
     }
+    for (const r of REPLACED) {
+      if (lookup(file, r.key) !== undefined) throw new ConfigError(`config error: ${r.key} in ${path} ${r.instead}`);
+    }
     const unknown = unknownKeys(file);
     if (unknown.length > 0) {
       throw new ConfigError(`config error: unknown key "${unknown[0]}" in ${path} (known keys: ${KEYS.map((k) => k.key).join(', ')})`);
@@ -367,6 +388,9 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
     throw new ConfigError(`config error: SVC_CONFIG names ${path}, which does not exist`);
   }
 
+  for (const r of REPLACED) {
+    if (env[r.env] !== undefined) throw new ConfigError(`config error: ${r.env} (${r.key}) ${r.instead}`);
+  }
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
   for (const def of KEYS) {
@@ -407,7 +431,8 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
     peers: values['peers'] as string[],
     peerLimit: values['peer_limit'] as number,
     esploraUrl: values['esplora'] as string,
-    esploraRatePerS: values['esplora_rate_per_s'] as number,
+    esploraRequestsPerHour: values['esplora_requests_per_hour'] as number,
+    esploraBurst: values['esplora_burst'] as number,
     esploraMaxConcurrent: values['esplora_max_concurrent'] as number,
     esploraTimeoutMs: values['esplora_timeout_ms'] as number,
     dbPath: values['db_path'] as string,

@@ -12,7 +12,7 @@ import { BlockWatcher, type ChainEvent } from '../chain/watcher.js';
 import { blockInputOf } from '../chain/connected-block.js';
 import { HeaderFollower, type HeaderRow } from '../chain/header-follower.js';
 import { parseHeaderBytes, hashMeetsTarget } from '../chain/bitcoin.js';
-import type { EsploraClient } from '../chain/esplora-client.js';
+import type { EsploraClient, RequestOptions } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WriterApi, WriterStatus } from '../messages.js';
 import { NodeError } from '../errors.js';
@@ -20,6 +20,8 @@ import { logger } from '../log.js';
 import { journalAnchorHeight } from '../protocol/activation.js';
 
 const log = logger('chain');
+/** Following the chain comes first in the chain-data budget (src/chain/budget.ts). */
+const TIP: RequestOptions = { priority: 'tip' };
 
 /** Anchoring retries start here and double up to the cap while the endpoint is down. */
 const ANCHOR_RETRY_BASE_MS = 500;
@@ -88,8 +90,8 @@ export class ChainFollower {
     let delay = ANCHOR_RETRY_BASE_MS;
     while (status.processedHeight === null && !this.stopped) {
       try {
-        const height = journalAnchorHeight(await this.chain.blockHashAt(0), this.opts.startHeight);
-        const hash = await this.chain.blockHashAt(height);
+        const height = journalAnchorHeight(await this.chain.blockHashAt(0, TIP), this.opts.startHeight);
+        const hash = await this.chain.blockHashAt(height, TIP);
         status = await this.writer.call('initAnchor', { height, hash });
         this.opts.onStatus(status);
         this.lastError = null;
@@ -109,15 +111,15 @@ export class ChainFollower {
   private startBlocks(status: WriterStatus): void {
     const source = {
       tipHeight: async () => {
-        const h = await this.chain.tipHeight();
+        const h = await this.chain.tipHeight(TIP);
         this.chainTipHeight = h;
         // The endpoint answers again: an error it caused is over (a halt or a writer error stays).
         if (this.lastErrorFromChain) this.lastError = null;
         return h;
       },
-      tipHash: () => this.chain.tipHash(),
-      blockHashAt: (h: number) => this.chain.blockHashAt(h),
-      rawBlock: (hash: string) => this.chain.rawBlock(hash),
+      tipHash: () => this.chain.tipHash(TIP),
+      blockHashAt: (h: number) => this.chain.blockHashAt(h, TIP),
+      rawBlock: (hash: string) => this.chain.rawBlock(hash, TIP),
     };
     this.watcher = new BlockWatcher({
       source,
@@ -145,7 +147,7 @@ export class ChainFollower {
     this.light = new HeaderFollower({
       source: {
         blocks: async (top?: number) => {
-          const rows = await this.chain.blocks(top);
+          const rows = await this.chain.blocks(top, TIP);
           if (top === undefined && rows[0]) {
             this.chainTipHeight = rows[0].height;
             this.chainTipHash = rows[0].hash;
@@ -153,7 +155,7 @@ export class ChainFollower {
           }
           return rows;
         },
-        rawBlock: (hash: string) => this.chain.rawBlock(hash),
+        rawBlock: (hash: string) => this.chain.rawBlock(hash, TIP),
       },
       sink: {
         state: async () => {
@@ -212,7 +214,7 @@ export class ChainFollower {
     const top = from + run.length - 1;
     const topHash = parsed[parsed.length - 1]!.hash;
     const known = this.chainTipHeight === top ? this.chainTipHash : null;
-    const endpointHash = known ?? (await this.chain.blockHashAt(top));
+    const endpointHash = known ?? (await this.chain.blockHashAt(top, TIP));
     if (endpointHash !== topHash) throw new NodeError('bad_evidence', `the chain-data endpoint names block ${endpointHash} at height ${top}, not the peer's ${topHash}`);
     this.opts.onStatus(await this.writer.call('putHeaders', { from, headers: run, truncate: false }));
     void this.pollNow().catch(() => undefined);

@@ -15,7 +15,7 @@ import { peerHandlers, PeerState, callPayload, deployPayload } from './peer-hand
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
 import { secretsOf } from '../config/options.js';
-import { PAYLOAD_ACCEPTED_EVENT, type CoreApi, type NodeStatus, type WriterApi, type WriterInit, type WriterStatus } from '../messages.js';
+import { PAYLOAD_ACCEPTED_EVENT, type ChainBudgetStatus, type CoreApi, type NodeStatus, type WriterApi, type WriterInit, type WriterStatus } from '../messages.js';
 import type { InitMessage } from '../supervisor/child.js';
 
 const log = logger('core');
@@ -51,9 +51,10 @@ export class Core {
     this.chain = new EsploraClient({
       baseUrl: c.esploraUrl,
       timeoutMs: c.esploraTimeoutMs,
-      rateLimit: { minTimeMs: Math.floor(1000 / c.esploraRatePerS), maxConcurrent: c.esploraMaxConcurrent },
+      budget: { requestsPerHour: c.esploraRequestsPerHour, burst: c.esploraBurst, maxConcurrent: c.esploraMaxConcurrent },
       observe: this.chainMetrics.observe,
     });
+    this.chainMetrics.watchBudget(() => this.chain.budgetStatus());
     this.follower = new ChainFollower(this.chain, writer, {
       pollIntervalS: c.blockCheckIntervalS,
       startHeight: c.startHeight,
@@ -148,6 +149,12 @@ export class Core {
     };
   }
 
+  /** node_status.chain.budget (the core's client always has a budget). */
+  private budgetStatus(): ChainBudgetStatus {
+    const b = this.chain.budgetStatus()!;
+    return { requests_per_hour: b.requests_per_hour, burst: b.burst, available: b.available, used_last_hour: b.used_last_hour, waiting: b.waiting, throttled_total: b.throttled_total };
+  }
+
   async nodeStatus(): Promise<NodeStatus> {
     const w = this.noteWriterStatus(await this.writer.call('status', {}));
     const pool = this.pool.stats();
@@ -174,6 +181,7 @@ export class Core {
         mode: this.init.config.chainMode,
         header_height: w.headerHeight,
         deferred_checks: this.deferred.snapshot(),
+        budget: this.budgetStatus(),
       },
       last_block_processed_at: w.lastBlockAt,
       uptime_s: Math.floor((Date.now() - this.startedAt) / 1000),

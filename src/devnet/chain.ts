@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import { displayHex, hashMeetsTarget, initEcc, merkleRoot, parseHeaderBytes, parseRawBlock, parseTxHex, sha256d, type ParsedHeader } from '../chain/bitcoin.js';
 import type { TxStatus, Outspend } from '../chain/esplora-client.js';
 import { scriptType } from './esplora-json.js';
+import { BlockFiller, type FillTarget } from './block-fill.js';
 
 initEcc();
 const ECPair = ECPairFactory(ecc);
@@ -40,6 +41,13 @@ export const COINBASE_MATURITY = 100;
 const HALVING_INTERVAL = 150;
 const DUST = 546n;
 const FAUCET_SEED = 'svc-devnet/faucet/v1';
+/**
+ * Blocks one mine request may make: 100,000 nearly empty ones (a year of mainnet headers
+ * is 52,560; they take ~0.25 ms and ~3 KB of memory each), or 200 filled ones (each
+ * ~1.5 MB raw and ~16 MB of parsed transactions held in memory).
+ */
+const MAX_MINE_BLOCKS = 100_000;
+const MAX_FILL_BLOCKS = 200;
 const FORMAT = 'svc-devnet-chain/1';
 
 /** Mempool refusal, rendered by the server as bitcoind's RPC error inside Esplora's text. */
@@ -125,6 +133,7 @@ export class DevnetChain {
   private memSpentBy = new Map<string, { txid: string; vin: number }>();
   private reorgCount = 0;
   private readonly listeners = new Set<() => void>();
+  private filler: BlockFiller | null = null;
 
   constructor(private readonly dataFile?: string) {
     this.faucetKey = ECPair.fromPrivateKey(new Uint8Array(createHash('sha256').update(FAUCET_SEED).digest()), { network: REGTEST });
@@ -226,6 +235,11 @@ export class DevnetChain {
   onChange(fn: () => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /** Whether the output exists (confirmed, or of a mempool transaction) and nothing spends it yet. */
+  spendable(txid: string, vout: number): boolean {
+    return this.coinFor(txid, vout) !== undefined && !this.memSpentBy.has(opKey(txid, vout));
   }
 
   // ---- mempool -------------------------------------------------------------------------
@@ -406,15 +420,39 @@ export class DevnetChain {
   /**
    * Mines `n` blocks. The first holds exactly `txids` (mempool transactions, in that
    * order) when given, else the whole mempool in arrival order; the rest hold only a
-   * coinbase.
+   * coinbase. With `fill`, every block is then filled with signed payments up to the
+   * target (src/devnet/block-fill.ts), after any funding they needed.
    */
-  mine(n: number, txids?: string[]): MineResult {
-    if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new DevnetError('blocks must be an integer in 1..10000');
+  mine(n: number, txids?: string[], fill?: FillTarget): MineResult {
+    const max = fill ? MAX_FILL_BLOCKS : MAX_MINE_BLOCKS;
+    if (!Number.isInteger(n) || n < 1 || n > max) throw new DevnetError(`blocks must be an integer in 1..${max}${fill ? ' when filled' : ''}`);
     const first = txids ? this.selectFromMempool(txids) : [...this.mempool.values()].map((e) => e.tx);
     const hashes: string[] = [];
-    for (let i = 0; i < n; i++) hashes.push(this.mineBlock(i === 0 ? first : []).hash);
+    for (let i = 0; i < n; i++) {
+      const txs = i === 0 ? first : [];
+      if (!fill) {
+        hashes.push(this.mineBlock(txs).hash);
+        continue;
+      }
+      // Header, coinbase (~200 bytes) and the count's varint, then what the block holds already.
+      const have = { txs: 1 + txs.length, bytes: 80 + 5 + 200 + txs.reduce((a, t) => a + t.byteLength(), 0) };
+      const before = new Set(this.mempool.keys());
+      const paid = (this.filler ??= new BlockFiller(this.fillChain())).payments(fill, have);
+      const funding = [...this.mempool.values()].filter((e) => !before.has(e.txid)).map((e) => e.tx);
+      hashes.push(this.mineBlock([...txs, ...funding, ...paid.txs], paid.fees).hash);
+    }
     this.changed();
     return { hashes, height: this.height };
+  }
+
+  /** What the block filler may do to this chain. */
+  private fillChain(): ConstructorParameters<typeof BlockFiller>[0] {
+    return {
+      network: this.network,
+      spendable: (txid, vout) => this.spendable(txid, vout),
+      faucet: (address, sats) => this.faucet(address, sats),
+      submitOwn: (tx) => void this.accept(tx, false),
+    };
   }
 
   private selectFromMempool(txids: string[]): bitcoin.Transaction[] {
@@ -432,10 +470,13 @@ export class DevnetChain {
     });
   }
 
-  /** Builds, "mines" and connects one block holding `txs` (all valid mempool transactions). */
-  private mineBlock(txs: bitcoin.Transaction[]): BlockRecord {
+  /**
+   * Builds, "mines" and connects one block holding `txs`: valid mempool transactions, then
+   * any the caller built itself (the filler's payments) whose fees are `otherFees`.
+   */
+  private mineBlock(txs: bitcoin.Transaction[], otherFees = 0n): BlockRecord {
     const height = this.height + 1;
-    const fees = txs.reduce((a, t) => a + (this.mempool.get(t.getId())?.fee ?? 0n), 0n);
+    const fees = txs.reduce((a, t) => a + (this.mempool.get(t.getId())?.fee ?? 0n), otherFees);
     const segwit = txs.some((t) => t.hasWitnesses());
     const cb = new bitcoin.Transaction();
     cb.version = 2;

@@ -1,10 +1,13 @@
 /**
  * Client of the devnet chain's control API (POST /devnet/faucet, POST /devnet/mine, GET
- * /devnet/info; src/devnet/chain-server.ts), for `svc devnet fund|mine` and tests. The devnet
+ * /devnet/info, GET /devnet/counters, POST /devnet/counters/reset;
+ * src/devnet/chain-server.ts), for `svc devnet fund|mine`, tests and benches. The devnet
  * serves it next to its Esplora endpoints, so its base URL is the chain-data URL.
  */
 import { ClientError } from '../client/errors.js';
 import { joinUrl, oneLine, parseJson, request, type HttpOptions } from '../client/http.js';
+import type { DevnetCounters } from './chain-server.js';
+import type { FillTarget } from './block-fill.js';
 
 export interface DevnetInfo {
   network: string;
@@ -12,6 +15,8 @@ export interface DevnetInfo {
   tip_height: number;
   tip_hash: string;
   mempool_size: number;
+  /** The public mode's budget per client address, or null when off. */
+  public_mode: { requests_per_hour: number; burst: number } | null;
 }
 
 export class DevnetControl {
@@ -47,7 +52,18 @@ export class DevnetControl {
     return this.json('/devnet/faucet', { address, sats }) as Promise<{ txid: string; vout: number }>;
   }
 
-  mine(blocks: number): Promise<{ hashes: string[]; height: number }> {
-    return this.json('/devnet/mine', { blocks }) as Promise<{ hashes: string[]; height: number }>;
+  /** Mines `blocks` blocks; `fill` makes each mainnet-sized ("mainnet": 1.5 MB) or as given. */
+  mine(blocks: number, fill?: 'mainnet' | FillTarget): Promise<{ hashes: string[]; height: number }> {
+    return this.json('/devnet/mine', fill === undefined ? { blocks } : { blocks, fill }) as Promise<{ hashes: string[]; height: number }>;
+  }
+
+  /** Requests and response bytes per route since the start or the last reset. */
+  counters(): Promise<DevnetCounters> {
+    return this.json('/devnet/counters') as Promise<DevnetCounters>;
+  }
+
+  /** Starts the counters over; answers them as they were. */
+  resetCounters(): Promise<DevnetCounters> {
+    return this.json('/devnet/counters/reset', {}) as Promise<DevnetCounters>;
   }
 }

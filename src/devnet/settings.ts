@@ -30,7 +30,8 @@ function nodeEnv(env: NodeJS.ProcessEnv, repoRoot: string, chainUrl: string, dbP
     SVC_BIND_ADDRESS: env['SVC_BIND_ADDRESS'] ?? DEFAULT_BIND_ADDRESS,
     // the devnet mines on demand: the node looks for blocks often and is never rate-limited by it
     SVC_BLOCK_CHECK_INTERVAL_S: '0.2',
-    SVC_ESPLORA_RATE_PER_S: '1000',
+    SVC_ESPLORA_REQUESTS_PER_HOUR: '1000000000',
+    SVC_ESPLORA_BURST: '100000',
     SVC_ESPLORA_MAX_CONCURRENT: '32',
     RUST_LOG: env['RUST_LOG'] ?? 'warn',
   };

@@ -15,7 +15,7 @@ const UNKNOWN = '000000000000000000000000000000000000000000000000000000000000000
 
 before(async () => {
   dn = await startDevnetChain({ initialBlocks: 101 });
-  c = new EsploraClient({ baseUrl: dn.url, rateLimit: false, retries: 0 });
+  c = new EsploraClient({ baseUrl: dn.url, budget: false, retries: 0 });
 });
 after(async () => {
   await c.close();
@@ -84,7 +84,7 @@ test('a block that left the best chain: 404 on /block and /raw, status false, /t
   const old = dn.chain.tip.hash;
   const oldTxids = dn.chain.tip.txids;
   dn.chain.reorg({ depth: 1 });
-  const fresh = new EsploraClient({ baseUrl: dn.url, rateLimit: false, retries: 0 });
+  const fresh = new EsploraClient({ baseUrl: dn.url, budget: false, retries: 0 });
   await notFound(fresh.block(old));
   await notFound(fresh.rawBlock(old));
   await notFound(fresh.blockHeader(old));
@@ -97,6 +97,6 @@ test('a stopped endpoint is chain_unavailable', async () => {
   const other = await startDevnetChain();
   const url = other.url;
   await other.close();
-  const dead = new EsploraClient({ baseUrl: url, rateLimit: false, retries: 1, backoffBaseMs: 1 });
+  const dead = new EsploraClient({ baseUrl: url, budget: false, retries: 1, backoffBaseMs: 1 });
   await assert.rejects(dead.tipHeight(), (e: unknown) => e instanceof NodeError && e.code === 'chain_unavailable');
 });

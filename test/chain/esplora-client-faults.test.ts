@@ -49,7 +49,7 @@ before(async () => {
 after(() => srv.close());
 
 function mk(o: Partial<EsploraClientOptions> = {}): EsploraClient {
-  return new EsploraClient({ baseUrl: srv.url, rateLimit: false, retries: 3, backoffBaseMs: 5, backoffMaxMs: 20, timeoutMs: 500, ...o });
+  return new EsploraClient({ baseUrl: srv.url, budget: false, retries: 3, backoffBaseMs: 5, backoffMaxMs: 20, timeoutMs: 500, ...o });
 }
 
 async function unavailable(p: Promise<unknown>, reason?: string): Promise<NodeError> {
@@ -130,7 +130,7 @@ test('a request budget bounds attempts, backoff and the wait for a request slot'
   on(`/tx/${hung}/hex`, hang);
   on(`/tx/${queued}/hex`, hang);
   // Per-attempt timeout 10 s and 4 retries: without a budget this would wait ~57 s.
-  const c = mk({ timeoutMs: 10_000, retries: 4, rateLimit: { minTimeMs: 0, maxConcurrent: 1 } });
+  const c = mk({ timeoutMs: 10_000, retries: 4, budget: { requestsPerHour: 1e9, burst: 1000, maxConcurrent: 1 } });
   const t0 = performance.now();
   const first = unavailable(c.txHex(hung, { budgetMs: 400 }), 'timeout').then(() => performance.now() - t0);
   // The only slot is taken by the first request: this one times out in the queue.
@@ -237,7 +237,7 @@ test('immutable data is cached: one request per raw block', async () => {
 });
 
 test('an unreachable endpoint is chain_unavailable; a refused broadcast is bad_request', async () => {
-  const c = new EsploraClient({ baseUrl: 'http://127.0.0.1:1', rateLimit: false, retries: 1, backoffBaseMs: 1 });
+  const c = new EsploraClient({ baseUrl: 'http://127.0.0.1:1', budget: false, retries: 1, backoffBaseMs: 1 });
   await unavailable(c.tipHeight(), 'network_error');
   on('/tx', text(400, 'sendrawtransaction RPC error: {"code":-26,"message":"txn-mempool-conflict"}'));
   await assert.rejects(mk().broadcast(genesisTxHex), (e: unknown) => {
@@ -249,12 +249,16 @@ test('an unreachable endpoint is chain_unavailable; a refused broadcast is bad_r
   await assert.rejects(mk().txStatus('ABC'), (e: unknown) => e instanceof NodeError && e.code === 'bad_request');
 });
 
-test('the outbound rate limit spaces requests', async () => {
+test('the request budget lets a burst through at once, then one request per refilled token', async () => {
   on('/blocks/tip/height', text(200, '1'));
-  const c = mk({ rateLimit: { minTimeMs: 40, maxConcurrent: 1 } });
+  // 36,000 an hour: a token every 100 ms; a burst of 2.
+  const c = mk({ budget: { requestsPerHour: 36_000, burst: 2, maxConcurrent: 4 } });
   const t0 = Date.now();
-  await Promise.all([1, 2, 3, 4, 5].map(() => c.tipHeight()));
-  assert.ok(Date.now() - t0 >= 150, `5 requests at 40 ms spacing took ${Date.now() - t0} ms`);
+  await Promise.all([1, 2, 3, 4, 5].map(() => c.tipHeight({ priority: 'tip' })));
+  assert.ok(Date.now() - t0 >= 290, `5 requests with a burst of 2 and a token per 100 ms took ${Date.now() - t0} ms`);
+  const st = c.budgetStatus()!;
+  assert.equal(st.started_total.tip, 5);
+  assert.equal(st.used_last_hour, 5);
   await c.close();
 });
 
@@ -268,4 +272,40 @@ test('an answer larger than the cap is refused without reading it all', async ()
     r.end('a'.repeat(80));
   });
   await unavailable(c.tipHash(), 'invalid_answer');
+});
+
+test('a 429 pauses every request of the budget until its Retry-After and is counted; each retry spends a token', async () => {
+  const at: Record<string, number[]> = { hash: [], height: [] };
+  let first = true;
+  on('/blocks/tip/hash', (_q, r) => {
+    at.hash!.push(performance.now());
+    if (first) {
+      first = false;
+      r.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '1' });
+      return void r.end('Too Many Requests');
+    }
+    r.writeHead(200, { 'content-type': 'text/plain' });
+    r.end('00'.repeat(32));
+  });
+  on('/blocks/tip/height', (_q, r) => {
+    at.height!.push(performance.now());
+    r.writeHead(200, { 'content-type': 'text/plain' });
+    r.end('7');
+  });
+  const c = mk({ retries: 2, budget: { requestsPerHour: 1_000_000, burst: 100, maxConcurrent: 4 } });
+  const hash = c.tipHash({ priority: 'tip' });
+  // Sent once the 429 is in: it waits for the pause like the retry does.
+  await new Promise<void>((r) => {
+    const poll = (): void => void (at.hash!.length > 0 && c.budgetStatus()!.throttled_total === 1 ? r() : setImmediate(poll));
+    poll();
+  });
+  const height = c.tipHeight({ priority: 'intake' });
+  assert.equal(await hash, '00'.repeat(32));
+  assert.equal(await height, 7);
+  assert.ok(at.height![0]! - at.hash![0]! >= 950, `the other request went ${Math.round(at.height![0]! - at.hash![0]!)} ms after the 429 (Retry-After: 1)`);
+  assert.ok(at.hash![1]! - at.hash![0]! >= 950, 'the retry waited for the Retry-After too');
+  const st = c.budgetStatus()!;
+  assert.equal(st.throttled_total, 1);
+  assert.deepEqual(st.started_total, { tip: 2, intake: 1, deferred: 0 }, 'the 429 and its retry each spent a token');
+  await c.close();
 });

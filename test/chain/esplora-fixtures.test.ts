@@ -12,7 +12,7 @@ const UNKNOWN = '000000000000000000000000000000000000000000000000000000000000000
 
 before(async () => {
   srv = await startFixtureServer();
-  client = new EsploraClient({ baseUrl: `${srv.url}/api/`, rateLimit: false, retries: 0 });
+  client = new EsploraClient({ baseUrl: `${srv.url}/api/`, budget: false, retries: 0 });
 });
 after(async () => {
   await client.close();
@@ -76,7 +76,7 @@ test('every raw block parses, hashes to its hash, and its txids fold to the merk
 });
 
 test('every /txids list is read and checked against its header; /txid/:i agrees', async () => {
-  const fresh = new EsploraClient({ baseUrl: srv.url + '/api', rateLimit: false, retries: 0 });
+  const fresh = new EsploraClient({ baseUrl: srv.url + '/api', budget: false, retries: 0 });
   for (const { e, m } of match(/^\/block\/([0-9a-f]{64})\/txids$/)) {
     const hdr = await fresh.blockHeader(m[1]!);
     assert.deepEqual(await fresh.blockTxids(m[1]!, hdr), JSON.parse(body(e)));
@@ -134,4 +134,50 @@ test('the segwit block 542213 checks its witness commitment', async () => {
   const b = await client.rawBlock('000000000000000000143a2c56c0214236dadfd30df41d4a0345492ad6d861ec');
   assert.equal(b.txs.length, 4);
   assert.ok(b.txs.some((t) => t.hasWitnesses()));
+});
+
+test('blocks(): a recorded page is read, each header rebuilt and hashing to its id; a page cut short or altered is refused', async () => {
+  const page = await client.blocks(2, { priority: 'tip' });
+  assert.deepEqual(
+    page.map((h) => [h.height, h.hash]),
+    [2, 1, 0].map((height) => [height, body(ok.find((e) => e.path === `/block-height/${height}`)!)]),
+  );
+  for (const h of page) {
+    assert.equal(h.header.length, 80);
+    assert.equal(h.header.toString('hex'), body(ok.find((e) => e.path === `/block/${h.hash}/header`)!));
+  }
+  assert.equal(page[0]!.prevHash, page[1]!.hash);
+  assert.equal(page[2]!.prevHash, '00'.repeat(32), 'genesis: no previous block');
+  // mempool.space's recorded /api/blocks/730000 example holds two of the ten blocks.
+  await assert.rejects(client.blocks(730000), (e: unknown) => e instanceof NodeError && e.code === 'chain_unavailable' && /cut short/.test(String(e.detail?.message)));
+});
+
+test('blocks(): an item whose fields do not hash to its id is an invalid answer', async () => {
+  const { blocksPage, listen } = await import('./servers.js');
+  const page = blocksPage(1) as Record<string, unknown>[];
+  page[0] = { ...page[0], nonce: (page[0]!.nonce as number) + 1 };
+  const bad = await listen((_q, r) => void r.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(page)));
+  const c = new EsploraClient({ baseUrl: bad.url, budget: false, retries: 0 });
+  await assert.rejects(c.blocks(1), (e: unknown) => e instanceof NodeError && e.code === 'chain_unavailable' && /do not hash to id/.test(String(e.detail?.message)));
+  await c.close();
+  await bad.close();
+});
+
+test('header() answers the recorded 80 bytes, checked against the hash', async () => {
+  for (const { e, m } of match(/^\/block\/([0-9a-f]{64})\/header$/)) assert.equal((await client.header(m[1]!)).toString('hex'), body(e));
+  await rejectsWith(client.header(UNKNOWN), 'not_found');
+});
+
+test('merkleProof() reads the recorded proofs; they fold to their block headers; unconfirmed or unknown is not_found', async () => {
+  const { foldElectrum } = await import('./merkle-check.js');
+  const rows = match(/^\/tx\/([0-9a-f]{64})\/merkle-proof$/);
+  assert.equal(rows.length, 2);
+  for (const { e, m } of rows) {
+    const p = await client.merkleProof(m[1]!, { priority: 'deferred' });
+    assert.deepEqual(p, JSON.parse(body(e)));
+    const hash = body(ok.find((x) => x.path === `/block-height/${p.block_height}`)!);
+    const header = await client.blockHeader(hash);
+    assert.equal(foldElectrum(m[1]!, p.merkle, p.pos), header.merkleRoot);
+  }
+  await rejectsWith(client.merkleProof(UNKNOWN), 'not_found');
 });

@@ -57,10 +57,30 @@ export function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /**
+ * `GET /blocks/:h` composed from the recorded block objects (the fixtures hold no whole
+ * page): the recorded ones at h, h-1, ... down to the first height not recorded, as the
+ * endpoint lists them. Heights 2, 1, 0 give a whole page (the endpoint stops at genesis);
+ * 730000 gives the two items of mempool.space's recorded /api/blocks/730000 example, a
+ * page cut short.
+ */
+export function blocksPage(h: number): unknown[] | null {
+  const byHeight = new Map<number, unknown>();
+  for (const e of manifest) {
+    if (e.method === 'GET' && e.status === 200 && /^\/block\/[0-9a-f]{64}$/.test(e.path)) {
+      const j = JSON.parse(entryBody(e).toString('utf8')) as { height: number };
+      byHeight.set(j.height, j);
+    }
+  }
+  const page: unknown[] = [];
+  for (let k = h; k >= 0 && page.length < 10 && byHeight.has(k); k--) page.push(byHeight.get(k));
+  return page.length === 0 ? null : page;
+}
+
+/**
  * Serves every manifest entry (hex bodies decoded), the tip as given (the README's
- * coherent tip 730000 by default), POST /tx only for the recorded request body, and
- * electrs's unknown-route text otherwise. Paths are served under `/api` as on the public
- * instances.
+ * coherent tip 730000 by default), POST /tx only for the recorded request body, `GET
+ * /blocks/:h` composed by `blocksPage`, and electrs's unknown-route text otherwise. Paths
+ * are served under `/api` as on the public instances.
  */
 export async function startFixtureServer(
   tip = { height: 730000, hash: '0000000000000000000384f28cb3b9cf4377a39cfd6c29ae9466951de38c0529' },
@@ -81,6 +101,11 @@ export async function startFixtureServer(
       const body = await readBody(req);
       if (body.trim() === fixtureText(post.request_body_file!).trim()) return sendEntry(post);
       return void res.writeHead(400, { 'content-type': 'text/plain' }).end('sendrawtransaction RPC error: {"code":-22,"message":"TX decode failed"}');
+    }
+    const page = req.method === 'GET' ? /^\/blocks\/(\d+)$/.exec(path) : null;
+    if (page) {
+      const items = blocksPage(Number(page[1]));
+      if (items) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(items));
     }
     const e = routes.get(`${req.method} ${path}`);
     if (e) return sendEntry(e);

@@ -13,7 +13,7 @@ let client: EsploraClient;
 
 before(async () => {
   dn = await startDevnetChain({ initialBlocks: 200 });
-  client = new EsploraClient({ baseUrl: dn.url, rateLimit: false, retries: 0 });
+  client = new EsploraClient({ baseUrl: dn.url, budget: false, retries: 0 });
 });
 after(async () => {
   await client.close();
@@ -92,7 +92,7 @@ test('extension and catch-up: in order, bounded events, one raw block request pe
   const anchorH = dn.chain.height - 40;
   const cons = new Consumer({ height: anchorH, hash: dn.chain.blockAt(anchorH)!.hash }, 10);
   let rawCalls = 0;
-  const fresh = new EsploraClient({ baseUrl: dn.url, rateLimit: false, retries: 0 });
+  const fresh = new EsploraClient({ baseUrl: dn.url, budget: false, retries: 0 });
   const counting: ChainSource = {
     tipHeight: () => fresh.tipHeight(),
     tipHash: () => fresh.tipHash(),
@@ -122,7 +122,7 @@ test('extension and catch-up: in order, bounded events, one raw block request pe
 
 /** A source counting raw block requests, with a wait for the count to reach n. */
 function countingSource(): { source: ChainSource; raw: () => number; reached: (n: number) => Promise<void>; close: () => Promise<void> } {
-  const fresh = new EsploraClient({ baseUrl: dn.url, rateLimit: false, retries: 0 });
+  const fresh = new EsploraClient({ baseUrl: dn.url, budget: false, retries: 0 });
   let rawCalls = 0;
   const waiters: { n: number; resolve: () => void }[] = [];
   return {
@@ -256,7 +256,7 @@ test('an unreachable endpoint rejects pollNow with chain_unavailable', async () 
   const other = await startDevnetChain();
   const url = other.url;
   await other.close();
-  const dead = new EsploraClient({ baseUrl: url, rateLimit: false, retries: 0 });
+  const dead = new EsploraClient({ baseUrl: url, budget: false, retries: 0 });
   const w = new BlockWatcher({ source: dead, anchor: { height: 0, hash: '00'.repeat(32) }, onEvent: async () => undefined });
   await assert.rejects(w.pollNow(), (e: unknown) => e instanceof NodeError && e.code === 'chain_unavailable');
 });
@@ -304,7 +304,7 @@ test('stamps: deploys, calls, malformed and multi-stamp transactions, with their
 
 test('the chain moving during a step (the block being fetched goes stale) restarts the step', async () => {
   const cons = new Consumer(tipRef(), 5);
-  const fresh = new EsploraClient({ baseUrl: dn.url, rateLimit: false, retries: 0 });
+  const fresh = new EsploraClient({ baseUrl: dn.url, budget: false, retries: 0 });
   let first = true;
   const racing: ChainSource = {
     tipHeight: () => fresh.tipHeight(),

@@ -26,6 +26,9 @@ test('defaults: every key has a working default', () => {
   assert.equal(c.peerLimit, 10);
   assert.equal(c.esploraUrl, 'https://blockstream.info/api');
   assert.equal(c.esploraTimeoutMs, 10_000);
+  assert.equal(c.esploraRequestsPerHour, 600);
+  assert.equal(c.esploraBurst, 30);
+  assert.equal(c.esploraMaxConcurrent, 4);
   assert.equal(c.dbPath, 'data/svc-node');
   assert.equal(c.dataDir, 'data');
   assert.equal(c.gossipPrivateKey, null);
@@ -72,6 +75,15 @@ test('esplora_timeout_ms from the file, overridden by SVC_ESPLORA_TIMEOUT_MS', (
   assert.equal(c.sources['esplora_timeout_ms'], 'SVC_ESPLORA_TIMEOUT_MS');
 });
 
+test('the chain-data budget from the file, overridden by SVC_ESPLORA_REQUESTS_PER_HOUR and SVC_ESPLORA_BURST', () => {
+  const p = tomlFile('esplora_requests_per_hour = 3600\nesplora_burst = 12\n');
+  const f = loadConfig({ env: {}, path: p });
+  assert.deepEqual([f.esploraRequestsPerHour, f.esploraBurst], [3600, 12]);
+  const c = loadConfig({ env: { SVC_ESPLORA_REQUESTS_PER_HOUR: '720000', SVC_ESPLORA_BURST: '200' }, path: p });
+  assert.deepEqual([c.esploraRequestsPerHour, c.esploraBurst], [720000, 200]);
+  assert.equal(c.sources['esplora_requests_per_hour'], 'SVC_ESPLORA_REQUESTS_PER_HOUR');
+});
+
 test('env only, with SVC_CONFIG pointing nowhere unset', () => {
   const c = loadConfig({
     path: tomlFile(''),
@@ -112,6 +124,10 @@ const invalid: [string, { env?: Record<string, string>; file?: string }, RegExp]
   ['chain timeout too small', { env: { SVC_ESPLORA_TIMEOUT_MS: '50' } }, /^config error: esplora_timeout_ms from SVC_ESPLORA_TIMEOUT_MS: expected an integer from 100 to 600000, got "50"$/],
   ['fractional chain timeout', { file: 'esplora_timeout_ms = 2500.5' }, /^config error: esplora_timeout_ms from .*config\.toml: expected an integer from 100 to 600000, got 2500.5$/],
   ['chain timeout not a number', { env: { SVC_ESPLORA_TIMEOUT_MS: '10s' } }, /^config error: esplora_timeout_ms from SVC_ESPLORA_TIMEOUT_MS: expected an integer from 100 to 600000/],
+  ['the replaced per-second rate in the file', { file: 'esplora_rate_per_s = 4' }, /^config error: esplora_rate_per_s in .*config\.toml was replaced by esplora_requests_per_hour \(SVC_ESPLORA_REQUESTS_PER_HOUR: the old value x 3600, e\.g\. 4 -> 14400\) and esplora_burst/],
+  ['the replaced per-second rate in the environment', { env: { SVC_ESPLORA_RATE_PER_S: '200' } }, /^config error: SVC_ESPLORA_RATE_PER_S \(esplora_rate_per_s\) was replaced by esplora_requests_per_hour \(SVC_ESPLORA_REQUESTS_PER_HOUR: the old value x 3600/],
+  ['fractional requests per hour', { env: { SVC_ESPLORA_REQUESTS_PER_HOUR: '0.5' } }, /^config error: esplora_requests_per_hour from SVC_ESPLORA_REQUESTS_PER_HOUR: expected an integer from 1 to 1000000000, got "0.5"$/],
+  ['a burst of 1', { file: 'esplora_burst = 1' }, /^config error: esplora_burst from .*config\.toml: expected an integer from 2 to 1000000, got 1$/],
   ['not a number', { env: { SVC_BLOCK_CHECK_INTERVAL_S: 'soon' } }, /^config error: block_check_interval_s from SVC_BLOCK_CHECK_INTERVAL_S: expected a number/],
   ['zero interval', { file: 'peer_sync_interval_s = 0' }, /^config error: peer_sync_interval_s from .*: expected a number from 0.01/],
   ['zero max_pending_calls', { env: { SVC_MAX_PENDING_CALLS: '0' } }, /^config error: max_pending_calls from SVC_MAX_PENDING_CALLS: expected an integer from 1 to 100000000, got "0"/],

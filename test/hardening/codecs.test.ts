@@ -233,7 +233,7 @@ before(async () => {
 });
 after(() => srv.close());
 
-const mk = (): EsploraClient => new EsploraClient({ baseUrl: srv.url, rateLimit: false, retries: 0, timeoutMs: 2_000 });
+const mk = (): EsploraClient => new EsploraClient({ baseUrl: srv.url, budget: false, retries: 0, timeoutMs: 2_000 });
 
 const rawBlocks = manifest.filter((e) => /^\/block\/[0-9a-f]{64}\/raw$/.test(e.path) && e.status === 200);
 const txHexes = manifest.filter((e) => /^\/tx\/[0-9a-f]{64}\/hex$/.test(e.path) && e.status === 200);

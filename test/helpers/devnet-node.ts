@@ -41,9 +41,9 @@ export async function startDevnet(): Promise<DevnetChainHandle> {
   return startDevnetChain({ initialBlocks: 101 });
 }
 
-/** Node env for a devnet: fast polling, no outbound rate limit worth the name. */
+/** Node env for a devnet: fast polling, no request budget worth the name. */
 export function devnetEnv(devnet: DevnetChainHandle, extra: Record<string, string> = {}): Record<string, string> {
-  return { SVC_ESPLORA_URL: devnet.url, SVC_BLOCK_CHECK_INTERVAL_S: '0.05', SVC_ESPLORA_RATE_PER_S: '100000', SVC_ESPLORA_MAX_CONCURRENT: '32', SVC_WORKERS_POOL_SIZE: '1', ...extra };
+  return { SVC_ESPLORA_URL: devnet.url, SVC_BLOCK_CHECK_INTERVAL_S: '0.05', SVC_ESPLORA_REQUESTS_PER_HOUR: '1000000000', SVC_ESPLORA_BURST: '100000', SVC_ESPLORA_MAX_CONCURRENT: '32', SVC_WORKERS_POOL_SIZE: '1', ...extra };
 }
 
 export async function startDevnetNode(devnet: DevnetChainHandle, opts: StartOptions = {}): Promise<NodeProcess> {

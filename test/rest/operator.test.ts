@@ -163,6 +163,15 @@ test('/metrics passes promtool, carries every process\'s runtime metrics by role
   assert.match(text, /^svc_child_restarts_total\{role="core"\} 0$/m);
   assert.match(text, /^svc_chain_requests_total\{route="\/blocks\/tip\/height",outcome="ok"\} [1-9]\d*$/m);
   assert.match(text, /^svc_chain_request_duration_seconds_count\{route="\/blocks\/tip\/height"\} [1-9]\d*$/m);
+  // The chain-data budget: the follower's polls are tip requests; nothing waits on the devnet's large budget.
+  assert.match(text, /^svc_chain_budget_available \d+$/m);
+  assert.match(text, /^svc_chain_budget_requests_total\{priority="tip"\} [1-9]\d*$/m);
+  assert.match(text, /^svc_chain_budget_requests_total\{priority="deferred"\} 0$/m);
+  for (const p of ['tip', 'intake', 'deferred']) assert.match(text, new RegExp(`^svc_chain_budget_waiting\\{priority="${p}"\\} 0$`, 'm'), p);
+  assert.match(text, /^svc_chain_budget_throttled_total 0$/m);
+  const budget = (await status(a)).chain.budget;
+  assert.deepEqual({ ...budget, available: 0, used_last_hour: 0 }, { requests_per_hour: 1_000_000_000, burst: 100_000, available: 0, used_last_hour: 0, waiting: { tip: 0, intake: 0, deferred: 0 }, throttled_total: 0 });
+  assert.ok(budget.used_last_hour > 0 && budget.available > 0 && budget.available <= 100_000, JSON.stringify(budget));
   assert.match(text, /^svc_gossip_payloads_received_total 0$/m);
   assert.match(text, /^svc_divergence_unresolved 0$/m);
   // Every family whose name ends in _total is typed counter (promtool's lint says the converse).
