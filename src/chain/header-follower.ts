@@ -230,14 +230,17 @@ export class HeaderFollower {
         if (hash === null) throw new HeaderReorgTooDeep(`the journal holds no block at ${h}`);
         disconnected.push({ height: h, hash });
       }
-      const full = (h: number): boolean => this.o.readAll || (st.pending > 0 && target - h < this.o.rawTipWindow);
+      // A reorganisation makes the payloads its rewound blocks decided pending again: the
+      // new branch up to the old tip is read in full, where they most likely confirm again
+      // (one request a block; reorganisations are rare and short). Its event ends at the old
+      // tip, so the next one sees the pending count after the rewind.
+      const reorgTop = disconnected.length > 0 ? Math.min(target, st.processed.height) : fork;
+      const full = (h: number): boolean => this.o.readAll || h <= reorgTop || (st.pending > 0 && target - h < this.o.rawTipWindow);
       const firstFull = full(fork + 1);
       const cap = firstFull ? this.o.maxRawBlocksPerEvent : this.o.maxHeaderBlocksPerEvent;
-      let last = Math.min(target, fork + cap);
+      let last = disconnected.length > 0 ? reorgTop : Math.min(target, fork + cap);
       // An event is all headers or all full blocks, ending where the kind changes.
-      for (let h = fork + 2; h <= last; h++) if (full(h) !== firstFull) last = h - 1;
-      // A reorganisation's event reaches at least the old tip, as the block watcher's does.
-      if (disconnected.length > 0) last = Math.max(last, Math.min(target, st.processed.height));
+      if (disconnected.length === 0) for (let h = fork + 2; h <= last; h++) if (full(h) !== firstFull) last = h - 1;
       const rows = await this.o.sink.headers(fork + 1, last - fork);
       if (rows.length !== last - fork) throw new HeaderChainBroken(`the node holds headers ${fork + 1}..${fork + rows.length}, not up to ${last}`);
       const connected: BlockInput[] = [];

@@ -172,6 +172,9 @@ export class ChainFollower {
         processedHash: (height) => writer.call('knownHash', { height }),
         putHeaders: async (from, run, truncate) => void this.opts.onStatus(await writer.call('putHeaders', { from, headers: run, truncate })),
         apply: async (u) => {
+          // A catch-up says so as it starts: a light one may apply a thousand blocks an event.
+          const last = u.connected[u.connected.length - 1];
+          if (last && this.chainTipHeight !== null && this.chainTipHeight - u.fork_height > 1) this.logProgress(u.fork_height, null, 0);
           const answer = await writer.call('applyChainUpdate', u);
           this.noteApplied(answer, u.disconnected.length);
           return answer;
@@ -225,7 +228,7 @@ export class ChainFollower {
   private noteApplied(status: WriterStatus, reorgDepth: number): void {
     this.lastError = null;
     this.opts.onStatus(status);
-    this.logProgress(status, reorgDepth);
+    this.logProgress(status.processedHeight!, status.stateRoot, reorgDepth);
   }
 
   /** Polls the chain now (tests, and pushes from the devnet). */
@@ -256,9 +259,8 @@ export class ChainFollower {
     this.noteApplied(status, ev.disconnected.length);
   }
 
-  private logProgress(status: WriterStatus, reorgDepth: number): void {
+  private logProgress(done: number, stateRoot: string | null, reorgDepth: number): void {
     const now = Date.now();
-    const done = status.processedHeight!;
     const left = Math.max(0, (this.chainTipHeight ?? done) - done);
     if (left > 0 && now - this.progress.lastLog >= PROGRESS_EVERY_MS) {
       const secs = (now - this.progress.since) / 1000;
@@ -266,7 +268,7 @@ export class ChainFollower {
       log.info('catching up', { processed_height: done, blocks_left: left, blocks_per_s: Math.round(rate * 10) / 10, eta_s: rate > 0 ? Math.round(left / rate) : null });
       this.progress.lastLog = now;
     } else if (left === 0) {
-      log.info('block applied', { height: done, state_root: status.stateRoot, reorg_depth: reorgDepth || undefined });
+      log.info('block applied', { height: done, state_root: stateRoot, reorg_depth: reorgDepth || undefined });
     }
   }
 

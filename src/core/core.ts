@@ -62,7 +62,8 @@ export class Core {
       hasPeers: c.peers.length > 0,
       onStatus: (s) => void this.noteWriterStatus(s),
     });
-    this.deferred = new DeferredChecks(this.chain, writer);
+    // First checks after a block's time at the default interval (ten polls of the chain).
+    this.deferred = new DeferredChecks(this.chain, writer, 10 * c.blockCheckIntervalS * 1000);
     this.intake = new Intake({
       writer,
       pool,

@@ -49,6 +49,11 @@ interface Entry {
   outpoint: string | null;
   /** The processed height from which the next check is due. */
   due: number;
+  /**
+   * Or from this time (performance.now() ms), whichever comes first: a payload that
+   * arrived after its anchor confirmed is placed without waiting for the next block.
+   */
+  dueAt: number;
   checks: number;
   /** Consecutive checks that found the anchor nowhere, and the height of the first. */
   unseen: number;
@@ -64,9 +69,17 @@ export class DeferredChecks {
   private seeded = false;
   readonly stats = { checks: 0, placed: 0, dropped: 0, evicted: 0 };
 
+  private timer: NodeJS.Timeout | null = null;
+
+  /**
+   * `firstCheckAfterMs`: a new payload is first checked after the next block or this
+   * long, whichever comes first (the core gives ten block-check intervals: a block's time
+   * at the default interval).
+   */
   constructor(
     private readonly chain: EsploraClient,
     private readonly writer: RpcClient<WriterApi>,
+    private readonly firstCheckAfterMs: number,
   ) {}
 
   /** Every pending payload the writer holds, due at once (they may have confirmed while the node was away). */
@@ -84,7 +97,7 @@ export class DeferredChecks {
   }
 
   private newEntry(txid: string, kind: 'call' | 'deploy', outpoint: string | null, due: number): Entry {
-    return { txid, kind, outpoint, due, checks: 0, unseen: 0, unseenSince: 0 };
+    return { txid, kind, outpoint, due, dueAt: performance.now() + this.firstCheckAfterMs, checks: 0, unseen: 0, unseenSince: 0 };
   }
 
   /** A payload intake just stored, pending at processed height `at`: first checked once the next block is applied and it is still pending. */
@@ -100,11 +113,18 @@ export class DeferredChecks {
 
   stop(): void {
     this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private isDue(e: Entry, now: number): boolean {
+    return e.due <= this.processed || e.dueAt <= now;
   }
 
   snapshot(): DeferredStats {
     let due = 0;
-    for (const e of this.entries.values()) if (e.due <= this.processed) due++;
+    const now = performance.now();
+    for (const e of this.entries.values()) if (this.isDue(e, now)) due++;
     return { tracked: this.entries.size, due, checks_total: this.stats.checks, placed_total: this.stats.placed, dropped_total: this.stats.dropped, evicted_total: this.stats.evicted };
   }
 
@@ -116,11 +136,13 @@ export class DeferredChecks {
       if (!next) return;
       // Not due again until this check has run (it sets the next due height).
       next.due = Number.POSITIVE_INFINITY;
+      next.dueAt = Number.POSITIVE_INFINITY;
       this.running++;
       void this.check(next)
         .catch((e: unknown) => {
           // The endpoint failed or the budget ran out: try again a block later.
           next.due = this.processed + 1;
+          next.dueAt = performance.now() + this.firstCheckAfterMs;
           if (!(e instanceof NodeError && (e.code === 'chain_unavailable' || e.code === 'not_found'))) log.warn('deferred check failed', { txid: next.txid, error: (e as Error).message });
         })
         .finally(() => {
@@ -132,13 +154,29 @@ export class DeferredChecks {
 
   private nextDue(): Entry | null {
     let best: Entry | null = null;
-    for (const e of this.entries.values()) if (e.due <= this.processed && (!best || e.due < best.due || (e.due === best.due && e.txid < best.txid))) best = e;
+    let soonest = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    for (const e of this.entries.values()) {
+      if (this.isDue(e, now)) {
+        if (!best || e.due < best.due || (e.due === best.due && e.txid < best.txid)) best = e;
+      } else soonest = Math.min(soonest, e.dueAt);
+    }
+    // Nothing due by height: wake when the first one falls due by time.
+    if (!best && soonest !== Number.POSITIVE_INFINITY && !this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.pump();
+      }, Math.max(1, soonest - now));
+      this.timer.unref();
+    }
     return best;
   }
 
   private backOff(e: Entry): void {
     e.checks++;
-    e.due = this.processed + Math.min(2 ** Math.max(0, e.checks - 1), MAX_BACKOFF_BLOCKS);
+    const blocks = Math.min(2 ** Math.max(0, e.checks - 1), MAX_BACKOFF_BLOCKS);
+    e.due = this.processed + blocks;
+    e.dueAt = performance.now() + blocks * this.firstCheckAfterMs;
   }
 
   private async check(e: Entry): Promise<void> {
@@ -162,6 +200,7 @@ export class DeferredChecks {
       // Seen nowhere once: look again after the next block rather than backing off.
       e.checks++;
       e.due = this.processed + 1;
+      e.dueAt = performance.now() + this.firstCheckAfterMs;
       return;
     }
     e.unseen = 0;

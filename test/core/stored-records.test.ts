@@ -42,7 +42,7 @@ test('a call record is its fixed part with its decision, pending when there is n
   assert.deepEqual(calls.decode(stored, decision), { ...fixed, status: 'executed', block_height: 12, tx_index: 3, result: '5', error: null, instructions: 77 });
 });
 
-test('a stored journal entry gives back the block as applied', () => {
+test('a stored journal entry gives back the block as applied, merkle branches included', () => {
   const h = (c: string): string => c.repeat(64);
   const rec = {
     height: 4_294_967_295,
@@ -50,8 +50,8 @@ test('a stored journal entry gives back the block as applied', () => {
     prevHash: h('2'),
     state_root: h('3'),
     txs: [
-      { txIndex: 1, txid: h('a'), hex: '0200000001' + 'ab'.repeat(40) },
-      { txIndex: 70_000, txid: h('b'), hex: '00' },
+      { txIndex: 1, txid: h('a'), hex: '0200000001' + 'ab'.repeat(40), branch: [Buffer.alloc(32, 7), Buffer.alloc(32, 9)] },
+      { txIndex: 70_000, txid: h('b'), hex: '00', branch: null },
     ],
     dropped: [h('c'), h('d')],
     unstamped: [[5, h('e')]] as [number, string][],
@@ -62,4 +62,27 @@ test('a stored journal entry gives back the block as applied', () => {
   assert.deepEqual(journal.decode(journal.encode({ ...rec, txs: [], dropped: [], unstamped: [] })), { ...rec, txs: [], dropped: [], unstamped: [] });
   assert.throws(() => journal.encode({ ...rec, hash: 'zz'.repeat(32) }), /not 32 bytes of hex/);
   assert.throws(() => journal.encode({ ...rec, txs: [{ txIndex: 1, txid: h('a'), hex: '0g' }] }), /not hex/);
+});
+
+test('a journal entry written before branches were kept (format 1) still reads, its branches unknown', () => {
+  const h = (c: string): string => c.repeat(64);
+  const txs = [
+    { txIndex: 3, txid: h('a'), hex: 'ab'.repeat(70), branch: null },
+    { txIndex: 9, txid: h('b'), hex: 'cd'.repeat(90), branch: null },
+  ];
+  const rec = { height: 812_345, hash: h('1'), prevHash: h('2'), state_root: h('3'), txs, dropped: [h('c')], unstamped: [] as [number, string][] };
+  // Format 1: the same layout without the branch-depth byte after each transaction.
+  const v2 = journal.encode(rec);
+  const parts: Buffer[] = [Buffer.of(1), v2.subarray(1, 105)];
+  let o = 105;
+  for (const t of txs) {
+    const len = 40 + t.hex.length / 2;
+    parts.push(v2.subarray(o, o + len));
+    assert.equal(v2[o + len], 0xff, 'format 2 marks an unknown branch');
+    o += len + 1;
+  }
+  parts.push(v2.subarray(o));
+  const v1 = Buffer.concat(parts);
+  assert.deepEqual(journal.decode(v1), rec);
+  assert.equal(journal.hashOf(v1), h('1'));
 });

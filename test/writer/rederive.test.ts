@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
-import { BUCKETS, DERIVED_BUCKETS, RETIRED_BUCKET_IDS, bucketOf, type BucketName } from '../../src/writer/store/index.js';
+import { BUCKETS, DERIVED_BUCKETS, RETIRED_BUCKET_IDS, bucketOf, evidence, evidenceAt, headers, type BucketName } from '../../src/writer/store/index.js';
 import type { Db } from '../../src/writer/db.js';
 import type { Value } from '../../src/protocol/value.js';
 
@@ -60,6 +60,15 @@ test('re-derivation deletes every derived bucket and rebuilds it; what the node 
     await b.block([mint, transfer, failing, orphan]);
     await b.block([], [[doomed.rec.outpoint, 'ff'.repeat(32)]]);
     const later = await b.call(cid, 'transfer', [key(bob), u64(3)], alice, callId++); // pending at `atA`
+    // The chain data and evidence a light node keeps (not derived: a re-derivation replays
+    // against them): a header ahead of the tip, the pending call's evidence and a claim
+    // filed under a block not reached.
+    const txid = later.getId();
+    await b.ledger.db.batch([
+      { type: 'put', key: headers.key(b.height + 50), value: headers.encode(Buffer.alloc(80, 1)) },
+      { type: 'put', key: evidence.key(txid), value: evidence.encode({ anchorTx: later.toBuffer(), confirmed: null, spentBy: null }) },
+      { type: 'put', key: evidenceAt.key(b.height + 50, 'ee'.repeat(32), txid, evidenceAt.KIND_ANCHOR), value: evidenceAt.encode({ kind: evidenceAt.KIND_ANCHOR, txid, txIndex: 1, raw: later.toBuffer(), branch: [Buffer.alloc(32, 2)] }) },
+    ]);
     const atA = { height: b.height, store: await dump(b.ledger.db) };
     assert.deepEqual(bucketsHolding(atA.store), new Set(NAMES), 'the store holds an entry in every bucket, so every bucket is checked below');
 
