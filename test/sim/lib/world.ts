@@ -10,7 +10,8 @@
  */
 import { Transaction } from 'bitcoinjs-lib';
 import type { ChainSource } from '../../../src/chain/esplora-client.js';
-import type { ParsedBlock } from '../../../src/chain/bitcoin.js';
+import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../../src/chain/bitcoin.js';
+import { merkleRootOf } from '../../../src/protocol/merkle-branch.js';
 import type { CallEnvelope } from '../../../src/protocol/envelope.js';
 import { sha256, toHex } from '../../../src/protocol/hash.js';
 import { callStampScript, deployStampScript } from '../../../src/protocol/stamp.js';
@@ -73,6 +74,31 @@ export interface SimBlock {
   prevHash: string;
   txs: Transaction[];
   txids: string[];
+  /** The 80-byte header: real, so the node's header chain and merkle proofs hold as on Bitcoin. */
+  header: Buffer;
+}
+
+/** Regtest's proof-of-work bits (about two nonce tries a block). */
+const SIM_BITS = 0x207fffff;
+
+/**
+ * A real header over `txids`: version 2, linked to `prevHash`, their merkle root, a
+ * timestamp that differs per branch (so a reorganised height gets another hash), regtest
+ * bits and the first nonce meeting them.
+ */
+function headerOf(prevHash: string, txids: string[], time: number): { header: Buffer; hash: string } {
+  const root = merkleRootOf(txids.map((t) => Buffer.from(t, 'hex').reverse()));
+  const h = Buffer.alloc(80);
+  h.writeUInt32LE(2, 0);
+  Buffer.from(prevHash, 'hex').reverse().copy(h, 4);
+  Buffer.from(root).copy(h, 36);
+  h.writeUInt32LE(time >>> 0, 68);
+  h.writeUInt32LE(SIM_BITS, 72);
+  for (let nonce = 0; ; nonce++) {
+    h.writeUInt32LE(nonce, 76);
+    const hash = Buffer.from(sha256(sha256(h))).reverse().toString('hex');
+    if (hashMeetsTarget(hash, SIM_BITS)) return { header: h, hash };
+  }
 }
 
 const id32 = (label: string, ...n: (number | string)[]): Uint8Array => sha256(Buffer.from(`${label}:${n.join(':')}`));
@@ -103,7 +129,8 @@ export class World {
     readonly rng: Rng,
     readonly seed: number,
   ) {
-    this.chain = [{ height: 0, hash: REGTEST_GENESIS, prevHash: '00'.repeat(32), txs: [this.coinbase(0)], txids: [] }];
+    // Block 0 stands for regtest's genesis (its hash names the network); no header of it is read.
+    this.chain = [{ height: 0, hash: REGTEST_GENESIS, prevHash: '00'.repeat(32), txs: [this.coinbase(0)], txids: [], header: Buffer.alloc(80) }];
     this.chain[0]!.txids = [this.chain[0]!.txs[0]!.getId()];
   }
 
@@ -192,8 +219,8 @@ export class World {
     const height = this.tip.height + 1;
     const txs = [this.coinbase(height), ...chosen];
     const txids = txs.map((t) => t.getId());
-    const hash = toHex(sha256(Buffer.from(`block:${this.seed}:${height}:${this.branch}:${txids.join(',')}`)));
-    const b: SimBlock = { height, hash, prevHash: this.tip.hash, txs, txids };
+    const { header, hash } = headerOf(this.tip.hash, txids, 1_296_688_602 + height * 600 + this.branch);
+    const b: SimBlock = { height, hash, prevHash: this.tip.hash, txs, txids, header };
     this.chain.push(b);
     if (process.env['SIM_TRACE']) process.stderr.write(`sim: mined ${height}:${hash.slice(0, 8)} with ${chosen.map((t) => t.getId().slice(0, 8)).join(' ')}\n`);
     const gone = new Set(chosen.map((t) => t.getId()));
@@ -247,7 +274,7 @@ export class World {
         const b = byHash(hash);
         return {
           hash: b.hash,
-          header: { hash: b.hash, version: 2, prevHash: b.prevHash, merkleRoot: '00'.repeat(32), timestamp: 0, bits: 0, nonce: 0, hex: '' },
+          header: parseHeaderBytes(b.header),
           txs: b.txs,
           txids: b.txids,
           size: 0,
