@@ -197,6 +197,26 @@ export function inclusionMatchesHeader(inclusion: Inclusion, root: Uint8Array, h
   return true;
 }
 
+/**
+ * The depth of a block's merkle tree, proven by its coinbase: the coinbase is leaf 0, so
+ * its branch is as long as every branch of the block. `coinbaseTx` must parse strictly
+ * as a coinbase (one input spending nothing), not be 64 bytes, and fold at index 0 to the
+ * merkle root of `header80`. With the depth known, an inclusion of any other length is
+ * refused, which closes the one weakness the 64-byte rule leaves open: a 64-byte
+ * transaction mined in the block, whose halves a forger would pass off as the inner node
+ * above a fake leaf one level deeper (docs/STATE.md, "Bitcoin evidence").
+ */
+export function coinbaseDepth(coinbaseTx: Uint8Array, branch: readonly Uint8Array[], header80: Uint8Array): { ok: true; depth: number } | { ok: false; reason: string } {
+  const cb = parseProven(coinbaseTx);
+  if (!cb.ok) return { ok: false, reason: `the coinbase ${cb.reason}` };
+  if (!cb.tx.isCoinbase()) return { ok: false, reason: 'the transaction is not a coinbase' };
+  const f = foldBranch(Uint8Array.from(txidBytes(cb.txid)).reverse(), 0, branch);
+  if (!f.ok) return f;
+  if (!(header80 instanceof Uint8Array) || header80.length !== HEADER_BYTES) return { ok: false, reason: 'the header is not 80 bytes' };
+  if (Buffer.compare(header80.subarray(36, 68), f.root) !== 0) return { ok: false, reason: "the coinbase's branch does not lead to the header's merkle root" };
+  return { ok: true, depth: branch.length };
+}
+
 /** The transaction without its witness (the bytes its txid hashes); the same bytes when it has none. Throws on bytes that are not one transaction. */
 export function stripWitness(raw: Uint8Array): Uint8Array {
   const tx = Transaction.fromBuffer(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength));
