@@ -28,6 +28,7 @@ import { internalBytes } from '../src/chain/bitcoin.js';
 import { NodeError } from '../src/errors.js';
 import { fixtureText } from './chain/servers.js';
 import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from './helpers/evidence-chain.js';
+import { bytesAsHex, evidenceArb } from './helpers/evidence-arb.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const txBytes = (txid: string): Uint8Array => new Uint8Array(Buffer.from(fixtureText(`bodies/tx/${txid}.hex.txt`).trim(), 'hex'));
@@ -161,28 +162,11 @@ test("the coinbase's branch proves the tree's depth; a branch of another length 
 
 // ------------------------------------------------------------------ storage codec
 
-const hash32 = fc.uint8Array({ minLength: 32, maxLength: 32 });
-const inclusionArb: fc.Arbitrary<Inclusion> = fc.record({
-  blockHash: hash32.map(hex),
-  height: fc.nat({ max: 0xffffffff }),
-  txIndex: fc.nat({ max: 0xffffffff }),
-  branch: fc.array(hash32, { maxLength: MAX_BRANCH_DEPTH }),
-});
-const txArb = fc.uint8Array({ minLength: 1, maxLength: 300 });
-const evidenceArb: fc.Arbitrary<Evidence> = fc.record({
-  anchorTx: txArb,
-  confirmed: fc.option(inclusionArb, { nil: null }),
-  spentBy: fc.option(fc.record({ tx: txArb, vin: fc.nat({ max: 0xffffffff }), at: inclusionArb }), { nil: null }),
-});
-/** Evidence with every byte field as hex, for comparison (Buffers and Uint8Arrays alike). */
-const norm = (v: unknown): unknown =>
-  v instanceof Uint8Array ? hex(v) : Array.isArray(v) ? v.map(norm) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, norm(x)])) : v;
-
 test('the storage codec round-trips any evidence, and refuses every truncation and every trailing byte', () => {
   fc.assert(
     fc.property(evidenceArb, (ev) => {
       const b = encodeEvidence(ev);
-      assert.deepEqual(norm(decodeEvidence(b)), norm(ev));
+      assert.deepEqual(bytesAsHex(decodeEvidence(b)), bytesAsHex(ev));
       for (const cut of [0, 1, 5, b.length >> 1, b.length - 1]) assert.throws(() => decodeEvidence(b.subarray(0, cut)), (e: NodeError) => e.code === 'bad_request');
       assert.throws(() => decodeEvidence(Buffer.concat([b, Buffer.of(0)])), (e: NodeError) => e.code === 'bad_request' && /trailing/.test(e.message));
     }),
@@ -216,7 +200,7 @@ test('the call-proof JSON round-trips, and every malformed member is refused by 
   assert.equal(j.confirmed!.header, hex(headerOf(block)));
   assert.equal(j.confirmed!.branch[0], hex(ev.confirmed!.branch[0]!));
   const back = parseCallProof(JSON.parse(JSON.stringify(j)));
-  assert.deepEqual(norm(back.evidence), norm(ev));
+  assert.deepEqual(bytesAsHex(back.evidence), bytesAsHex(ev));
   assert.equal(hex(back.payload), hex(call.bytes));
   assert.equal(hex(back.headers.confirmed!), hex(headerOf(block)));
   assert.throws(() => callProofJson(ev, call.bytes, { confirmed: null, spentBy: null }), (e: NodeError) => e.code === 'internal');

@@ -10,12 +10,9 @@ import { decodeBody, encodeBody } from '../../src/gossip/codec.js';
 import { encodedSize, fromProtoPayload, toProtoPayload } from '../../src/gossip/wire.js';
 import { NodeError } from '../../src/errors.js';
 import { MAX_BRANCH_DEPTH } from '../../src/protocol/merkle-branch.js';
-import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
+import { MAX_EVIDENCE_TX_BYTES } from '../../src/protocol/evidence.js';
 import type { WirePayload } from '../../src/messages.js';
-
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
-const norm = (v: unknown): unknown =>
-  v instanceof Uint8Array ? hex(v) : Array.isArray(v) ? v.map(norm) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, norm(x)])) : v;
+import { bytesAsHex, evidenceArb } from '../helpers/evidence-arb.js';
 
 /** A payload through SubmitPayload's bytes and back, as a receiving peer sees it. */
 function overTheWire(p: WirePayload): WirePayload {
@@ -23,27 +20,14 @@ function overTheWire(p: WirePayload): WirePayload {
   return fromProtoPayload((decodeBody('SubmitPayload', body)['payloads'] as unknown[])[0]);
 }
 
-const hash32 = fc.uint8Array({ minLength: 32, maxLength: 32 });
-const inclusion: fc.Arbitrary<Inclusion> = fc.record({
-  blockHash: hash32.map(hex),
-  height: fc.nat({ max: 0xffffffff }),
-  txIndex: fc.nat({ max: 0xffffffff }),
-  branch: fc.array(hash32, { maxLength: MAX_BRANCH_DEPTH }),
-});
-const tx = fc.uint8Array({ minLength: 1, maxLength: 400 });
-const evidence: fc.Arbitrary<Evidence> = fc.record({
-  anchorTx: tx,
-  confirmed: fc.option(inclusion, { nil: null }),
-  spentBy: fc.option(fc.record({ tx, vin: fc.nat({ max: 0xffffffff }), at: inclusion }), { nil: null }),
-});
 const base: WirePayload = { kind: 'call', txid: 'ab'.repeat(32), contract_id: 'cd'.repeat(32), body: Uint8Array.of(1, 2, 3), evidence: null };
 
 test('evidence crosses the wire byte for byte; none stays none; the batch size counts it', () => {
   assert.equal(overTheWire(base).evidence, null);
   fc.assert(
-    fc.property(evidence, (ev) => {
+    fc.property(evidenceArb, (ev) => {
       const p = { ...base, evidence: ev };
-      assert.deepEqual(norm(overTheWire(p)), norm(p));
+      assert.deepEqual(bytesAsHex(overTheWire(p)), bytesAsHex(p));
       const exact = encodeBody('SubmitPayload', { payloads: [toProtoPayload(p)] }).length;
       assert.ok(encodedSize(p) >= exact, `estimate ${encodedSize(p)} under ${exact}`);
     }),
