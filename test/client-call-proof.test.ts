@@ -12,6 +12,7 @@ import { ClientError, NodeClient, verifyCallProof, type CallStatus } from '../sr
 import { callProofJson, type CallProofJson, type Evidence } from '../src/protocol/evidence.js';
 import { envelopeHash, toHex } from '../src/protocol/index.js';
 import { headerHash } from '../src/chain/headers.js';
+import { SpecChecker } from './helpers/openapi-check.js';
 import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from './helpers/evidence-chain.js';
 
 let world: EvidenceWorld;
@@ -149,4 +150,14 @@ test('NodeClient.callStatusProven asks for the proof and verifies it before answ
   } finally {
     await new Promise<void>((r) => server.close(() => r()));
   }
+});
+
+test('the proofs the node serves match docs/openapi.yaml (CallStatus.proof), executed and dropped', () => {
+  const spec = new SpecChecker();
+  for (const { status, proof } of [executed, dropped]) {
+    const text = JSON.stringify({ ...status, confirmations: status.block_height === null ? null : 1, proof });
+    assert.deepEqual(spec.check({ method: 'GET', path: `/contract_call/${status.txid}/status`, status: 200, requestId: 'r', contentType: 'application/json', text }), []);
+  }
+  const bad = JSON.stringify({ ...executed.status, confirmations: 1, proof: { ...executed.proof, confirmed: { ...executed.proof.confirmed, header: 'ab' } } });
+  assert.notDeepEqual(spec.check({ method: 'GET', path: `/contract_call/${executed.status.txid}/status`, status: 200, requestId: 'r', contentType: 'application/json', text: bad }), []);
 });

@@ -64,15 +64,20 @@ export const MAX_EVIDENCE_TX_BYTES = 1_000_000;
 
 /**
  * The one transaction size a proof must not contain: 64 non-witness bytes are exactly
- * an inner merkle node (two 32-byte hashes). If such bytes were taken for a transaction,
- * a branch shorter or longer than the tree's depth could fold to the true root and claim
- * a transaction at an index that is not its own. Refusing every proven transaction of 64
- * bytes closes it: an inner node can no longer be presented as a leaf, and a leaf can no
- * longer be read as an inner node, so every leaf a branch can reach sits at the tree's
- * one depth and the branch's length and bits fix the index. Anchors always carry a stamp
- * output, so they are never 64 bytes; a 64-byte spender is not standard (Bitcoin Core
- * relays nothing under 65 non-witness bytes, and BIP54 makes them invalid), so such a
- * drop is found only by nodes that read its block.
+ * an inner merkle node (two 32-byte hashes). Were such bytes taken for a transaction, an
+ * inner node presented as a leaf, with a shorter branch, would fold to the true root and
+ * claim a transaction at an index that is not its own. Refusing every proven transaction
+ * of 64 bytes closes that outright, and is enough wherever the block holds no 64-byte
+ * transaction: then every leaf of its tree sits at the one depth ceil(log2(n)), a branch
+ * of another length cannot fold to the root, and a branch's length and bits fix the
+ * index. The remaining case, a 64-byte transaction mined in the block whose halves a
+ * forger reads as the inner node above a made-up leaf, is closed by the block's proven
+ * depth (coinbaseDepth) and otherwise costs a miner's cooperation (such transactions are
+ * non-standard) and a search of the order of 2^72 candidate transactions (docs/STATE.md,
+ * "Bitcoin evidence"). Anchors always carry a stamp output, so they are never 64 bytes;
+ * a 64-byte spender is not standard (Bitcoin Core relays nothing under 65 non-witness
+ * bytes, and BIP54 makes them invalid), so such a drop is found only by nodes that read
+ * its block.
  */
 export const INNER_NODE_BYTES = 64;
 
