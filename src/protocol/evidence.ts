@@ -64,15 +64,20 @@ export const MAX_EVIDENCE_TX_BYTES = 1_000_000;
 
 /**
  * The one transaction size a proof must not contain: 64 non-witness bytes are exactly
- * an inner merkle node (two 32-byte hashes). If such bytes were taken for a transaction,
- * a branch shorter or longer than the tree's depth could fold to the true root and claim
- * a transaction at an index that is not its own. Refusing every proven transaction of 64
- * bytes closes it: an inner node can no longer be presented as a leaf, and a leaf can no
- * longer be read as an inner node, so every leaf a branch can reach sits at the tree's
- * one depth and the branch's length and bits fix the index. Anchors always carry a stamp
- * output, so they are never 64 bytes; a 64-byte spender is not standard (Bitcoin Core
- * relays nothing under 65 non-witness bytes, and BIP54 makes them invalid), so such a
- * drop is found only by nodes that read its block.
+ * an inner merkle node (two 32-byte hashes). Were such bytes taken for a transaction, an
+ * inner node presented as a leaf, with a shorter branch, would fold to the true root and
+ * claim a transaction at an index that is not its own. Refusing every proven transaction
+ * of 64 bytes closes that outright, and is enough wherever the block holds no 64-byte
+ * transaction: then every leaf of its tree sits at the one depth ceil(log2(n)), a branch
+ * of another length cannot fold to the root, and a branch's length and bits fix the
+ * index. The remaining case, a 64-byte transaction mined in the block whose halves a
+ * forger reads as the inner node above a made-up leaf, is closed by the block's proven
+ * depth (coinbaseDepth) and otherwise costs a miner's cooperation (such transactions are
+ * non-standard) and a search of the order of 2^72 candidate transactions (docs/STATE.md,
+ * "Bitcoin evidence"). Anchors always carry a stamp output, so they are never 64 bytes;
+ * a 64-byte spender is not standard (Bitcoin Core relays nothing under 65 non-witness
+ * bytes, and BIP54 makes them invalid), so such a drop is found only by nodes that read
+ * its block.
  */
 export const INNER_NODE_BYTES = 64;
 
@@ -195,6 +200,26 @@ export function inclusionMatchesHeader(inclusion: Inclusion, root: Uint8Array, h
   if (hash !== inclusion.blockHash) return `the header at height ${inclusion.height} is block ${hash}, not ${inclusion.blockHash}`;
   if (Buffer.compare(header80.subarray(36, 68), root) !== 0) return `the branch does not lead to the merkle root of block ${hash}`;
   return true;
+}
+
+/**
+ * The depth of a block's merkle tree, proven by its coinbase: the coinbase is leaf 0, so
+ * its branch is as long as every branch of the block. `coinbaseTx` must parse strictly
+ * as a coinbase (one input spending nothing), not be 64 bytes, and fold at index 0 to the
+ * merkle root of `header80`. With the depth known, an inclusion of any other length is
+ * refused, which closes the one weakness the 64-byte rule leaves open: a 64-byte
+ * transaction mined in the block, whose halves a forger would pass off as the inner node
+ * above a fake leaf one level deeper (docs/STATE.md, "Bitcoin evidence").
+ */
+export function coinbaseDepth(coinbaseTx: Uint8Array, branch: readonly Uint8Array[], header80: Uint8Array): { ok: true; depth: number } | { ok: false; reason: string } {
+  const cb = parseProven(coinbaseTx);
+  if (!cb.ok) return { ok: false, reason: `the coinbase ${cb.reason}` };
+  if (!cb.tx.isCoinbase()) return { ok: false, reason: 'the transaction is not a coinbase' };
+  const f = foldBranch(Uint8Array.from(txidBytes(cb.txid)).reverse(), 0, branch);
+  if (!f.ok) return f;
+  if (!(header80 instanceof Uint8Array) || header80.length !== HEADER_BYTES) return { ok: false, reason: 'the header is not 80 bytes' };
+  if (Buffer.compare(header80.subarray(36, 68), f.root) !== 0) return { ok: false, reason: "the coinbase's branch does not lead to the header's merkle root" };
+  return { ok: true, depth: branch.length };
 }
 
 /** The transaction without its witness (the bytes its txid hashes); the same bytes when it has none. Throws on bytes that are not one transaction. */

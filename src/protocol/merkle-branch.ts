@@ -13,7 +13,7 @@ import { hash as oneShot } from 'node:crypto';
 /**
  * The deepest branch accepted. A transaction's non-witness bytes weigh 4 units each and a
  * block weighs at most 4,000,000, so a block holds at most 1,000,000 non-witness bytes,
- * and the smallest transaction has 60 of them: at most 16,666 transactions, 15 levels.
+ * and the smallest transaction has 60 of them: at most 16,665 transactions, 15 levels.
  * Even counting 4 MB of raw bytes with no weight rule, 4,000,000 / 60 < 2^17. So no
  * Bitcoin block has a deeper tree; 17 keeps that margin and bounds a fold's work to 17
  * double hashes.
@@ -110,7 +110,8 @@ export type FoldResult = { ok: true; root: Uint8Array } | { ok: false; reason: s
  * The depth is what fixes the index: a branch of another length would place the leaf at
  * another level of the tree. With no 64-byte transactions among the proven ones (the
  * rule of checkEvidence, src/protocol/evidence.ts) no inner node can be presented as a
- * leaf, so a branch folding to the root has the tree's depth.
+ * leaf; with none in the block either (or the block's depth proven by its coinbase,
+ * coinbaseDepth), a branch that folds to the root has the tree's depth.
  */
 export function foldBranch(leafInternal: Uint8Array, index: number, branch: readonly Uint8Array[]): FoldResult {
   if (branch.length > MAX_BRANCH_DEPTH) return { ok: false, reason: `branch has ${branch.length} levels, more than any Bitcoin block (${MAX_BRANCH_DEPTH})` };
