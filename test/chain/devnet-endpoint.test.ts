@@ -256,3 +256,27 @@ test('mine many nearly empty blocks: valid linked regtest headers, served ten a 
   for (let h = 1; h <= c.height; h += 499) assert.equal(c.blockAt(h)!.header.prevHash, c.blockAt(h - 1)!.hash);
   assert.throws(() => c.mine(100_001), /blocks must be an integer in 1\.\.100000/);
 });
+
+test('npm run devnet:chain -- --public --requests-per-hour N --burst N: the flags reach the public mode; bad values are one line', async () => {
+  const { spawn, spawnSync } = await import('node:child_process');
+  const { join } = await import('node:path');
+  const { repoRoot } = await import('../helpers/paths.js');
+  const main = join(repoRoot, 'dist', 'src', 'devnet', 'chain-main.js');
+  const proc = spawn(process.execPath, [main, '--port', '0', '--initial-blocks', '3', '--requests-per-hour', '60', '--burst', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      proc.stdout!.once('data', (c: Buffer) => resolve(c.toString('utf8').split('\n')[0]!));
+      proc.once('exit', (code) => reject(new Error(`devnet:chain exited ${code}`)));
+    });
+    assert.deepEqual(JSON.parse((await get(`${url}/devnet/info`)).text).public_mode, { requests_per_hour: 60, burst: 2 });
+    assert.deepEqual([(await get(`${url}/blocks/tip/height`)).status, (await get(`${url}/blocks/tip/height`)).status], [200, 200]);
+    const refused = await get(`${url}/blocks/tip/height`);
+    // 60 an hour: the next token within a minute.
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 59 && Number(refused.headers.get('retry-after')) <= 60);
+  } finally {
+    proc.kill('SIGTERM');
+  }
+  const bad = spawnSync(process.execPath, [main, '--port', '0', '--burst', '0'], { encoding: 'utf8' });
+  assert.deepEqual([bad.status, bad.stderr.trim()], [1, '--burst must be an integer from 1 to 1000000']);
+});
