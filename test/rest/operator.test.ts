@@ -161,8 +161,9 @@ test('/metrics passes promtool, carries every process\'s runtime metrics by role
   assert.match(text, /^svc_build_info\{version="0\.1\.0",node_version="v\d+\.\d+\.\d+",role="supervisor"\} 1$/m);
   assert.match(text, /^svc_child_restarts_total\{role="gossip"\} 1$/m);
   assert.match(text, /^svc_child_restarts_total\{role="core"\} 0$/m);
-  assert.match(text, /^svc_chain_requests_total\{route="\/blocks\/tip\/height",outcome="ok"\} [1-9]\d*$/m);
-  assert.match(text, /^svc_chain_request_duration_seconds_count\{route="\/blocks\/tip\/height"\} [1-9]\d*$/m);
+  // A light node (the default) polls the ten newest headers, `GET /blocks`.
+  assert.match(text, /^svc_chain_requests_total\{route="\/blocks",outcome="ok"\} [1-9]\d*$/m);
+  assert.match(text, /^svc_chain_request_duration_seconds_count\{route="\/blocks"\} [1-9]\d*$/m);
   // The chain-data budget: the follower's polls are tip requests; nothing waits on the devnet's large budget.
   assert.match(text, /^svc_chain_budget_available \d+$/m);
   assert.match(text, /^svc_chain_budget_requests_total\{priority="tip"\} [1-9]\d*$/m);
