@@ -9,8 +9,9 @@
  *   3. the sender's budget (peer-limiter.ts: gossip.inbound_rate_per_s, queue of
  *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED), at
  *      most PEER_LIMITER_KEYS keys tracked;
- *   4. for the list pages (GetContractSummary, GetContractTxids) and GetPayloads, the
- *      largest answers (up to PAGE_MAX entries, or 1 MiB of payloads): a second, smaller
+ *   4. for the list pages (GetContractSummary, GetContractTxids), GetPayloads and
+ *      GetHeaders, the largest answers (up to PAGE_MAX entries, 1 MiB of payloads or
+ *      GET_HEADERS_MAX headers): a second, smaller
  *      budget per key (LIST_RATE_PER_S, queue
  *      LIST_QUEUE) and at most LIST_CONCURRENCY of them in the core at once across all
  *      peers (LIST_WAITING more may wait);
@@ -23,6 +24,7 @@ import { NodeError } from '../errors.js';
 import { refusalIsRetryable } from '../protocol/rules.js';
 import PQueue from 'p-queue';
 import {
+  GET_HEADERS_MAX,
   GET_PAYLOADS_ANSWER_BYTES,
   GET_PAYLOADS_MAX,
   LIST_CONCURRENCY,
@@ -232,6 +234,13 @@ export class PeerService {
           answered++;
         }
         return { payloads, answered };
+      }),
+      GetHeaders: this.listed(async (req) => {
+        const from = req.from_height;
+        const count = req.count > 0 && req.count < GET_HEADERS_MAX ? req.count : GET_HEADERS_MAX;
+        const r = await this.d.core().call('peerHeaders', { from, count });
+        this.d.counters.headers_served += r.headers.length;
+        return { from_height: from, headers: Buffer.concat(r.headers), tip_height: r.tip ?? 0 };
       }),
       GetContractRanges: async (req) => {
         const list = req.ranges;
