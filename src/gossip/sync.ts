@@ -633,17 +633,21 @@ export class SyncEngine {
     }
     const applyQ = new PQueue({ concurrency: this.d.concurrency });
     const applying: Promise<void>[] = [];
+    /** Unheld contracts whose deploy the peer answered (its gate settles when it is taken). */
+    const deployFetched = new Set<string>();
     await this.fetchEach(peer, missing, (p, m) => {
       fetched++;
       this.fetchedThisRound.add(p.txid);
       if (p.kind === 'deploy') {
+        deployFetched.add(m.contract_id);
         applying.push(applyQ.add(() => apply(p)).finally(() => deployed.get(m.contract_id)?.settle()));
         return;
       }
       const gate = deployed.get(m.contract_id)?.done ?? Promise.resolve();
       applying.push(gate.then(() => applyQ.add(() => apply(p))));
     });
-    for (const d of deployed.values()) d.settle();
+    // The deploys the peer did not answer: their calls go on (and are refused, retryably).
+    for (const [id, d] of deployed) if (!deployFetched.has(id)) d.settle();
     await Promise.all(applying);
     return { fetched, applied };
   }

@@ -1,0 +1,111 @@
+/**
+ * Issue 26 over real processes: a fresh light node (chain_mode "light", the default) with
+ * one peer catches up through the peer's verified headers (GetHeaders, each run
+ * authenticated by one endpoint answer) and its payloads with their Bitcoin evidence, at
+ * a counted cost at its own chain-data endpoint far below walking the headers ten a page;
+ * and it ends with the roots and statuses of the peer, a node that reads every block
+ * (chain_mode "blocks").
+ *
+ * The light node has an endpoint of its own: a second devnet HTTP front over the same
+ * chain, whose counters (GET /devnet/counters) hold the light node's requests alone.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DevnetEndpoint, type DevnetChainHandle, type DevnetCounters } from '../../src/devnet/chain-server.js';
+import type { NodeProcess } from '../helpers/node-process.js';
+import { client, compileFixture, fund, getJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { freePort, startPeerNode, status, waitStatus } from './helpers.js';
+
+const cleanup: (() => Promise<unknown>)[] = [];
+after(async () => {
+  for (const f of cleanup.reverse()) await f().catch(() => undefined);
+});
+
+/** A devnet HTTP front of its own over `devnet`'s chain: its counters hold only its client's requests. */
+async function ownEndpoint(devnet: DevnetChainHandle): Promise<{ url: string; counters: () => Promise<DevnetCounters> }> {
+  const ep = new DevnetEndpoint(devnet.chain);
+  const server: Server = createServer(ep.handle);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  cleanup.push(
+    () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  );
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, counters: async () => (await getJson(`${url}/devnet/counters`)).body as DevnetCounters };
+}
+
+/** Requests of one route ('/blocks/:n' ...) in a counters answer. */
+const requestsOf = (c: DevnetCounters, route: string): number => c.routes[route]?.all.requests ?? 0;
+
+/** Every height's state root and every call's status, as two nodes answer them, equal. */
+async function sameAnswers(a: NodeProcess, b: NodeProcess, tip: number, txids: string[]): Promise<void> {
+  for (let h = 0; h <= tip; h += 50) {
+    const heights = Array.from({ length: Math.min(50, tip + 1 - h) }, (_, i) => h + i);
+    const [ra, rb] = await Promise.all([a, b].map((n) => Promise.all(heights.map(async (x) => (await getJson(`${n.restUrl}/v2/state_root/${x}`)).body))));
+    assert.deepEqual(rb, ra, `state roots at heights ${h}..${h + heights.length - 1}`);
+  }
+  for (const t of txids) {
+    const [sa, sb] = await Promise.all([a, b].map(async (n) => getJson(`${n.restUrl}/contract_call/${t}/status`)));
+    assert.equal(sa.status, 200);
+    assert.deepEqual(sb, sa, `status of ${t}`);
+  }
+}
+
+test('a fresh light node catches up through its peer\'s headers and evidenced payloads, with a handful of endpoint requests, and answers what a blocks node answers', { timeout: 300_000 }, async () => {
+  const devnet = await startDevnet();
+  cleanup.push(() => devnet.close());
+  // 1,500 blocks of history: walking them from the endpoint costs 150 requests of ten headers.
+  devnet.chain.mine(1_400);
+  const [pA, pL] = await Promise.all([freePort(), freePort()]);
+  const A = await startPeerNode(devnet, { name: 'light-full', port: pA, peers: [], env: { SVC_CHAIN_MODE: 'blocks' } });
+  cleanup.push(() => A.stop());
+  const wallet = testWallet(26);
+  await fund(devnet, wallet, 10);
+  await waitSynced(A, devnet, 120_000);
+  const svc = client(A, devnet, wallet);
+  const counter = compileFixture('counter.svc');
+  const dep = await svc.deploy(counter);
+  devnet.chain.mine(1);
+  const txids: string[] = [];
+  const bump = async (n: number): Promise<void> => {
+    txids.push((await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${n}`], abi: counter.abi })).anchor.txid);
+  };
+  // Calls confirmed in three blocks deep in the history, then 20 more blocks, then two
+  // calls still pending: the light node reads the deep blocks as headers with evidence.
+  for (let i = 1; i <= 6; i++) {
+    await waitSynced(A, devnet);
+    await bump(i);
+    if (i % 2 === 0) devnet.chain.mine(1);
+  }
+  devnet.chain.mine(20, []);
+  await waitSynced(A, devnet);
+  await bump(7);
+  await bump(8);
+  await waitStatus(A, (s) => s.pending_calls === 2, 'two calls pending on the blocks node');
+  const tip = devnet.chain.height;
+
+  const own = await ownEndpoint(devnet);
+  const L = await startPeerNode(devnet, { name: 'light-fresh', port: pL, peers: [pA], env: { SVC_ESPLORA_URL: own.url, SVC_BLOCK_CHECK_INTERVAL_S: '0.5' } });
+  cleanup.push(() => L.stop());
+  await waitSynced(L, devnet, 120_000);
+  if (process.env['GOSSIP_TEST_DEBUG']) cleanup.push(async () => { for (const l of L.lines) if (String(l['level']) !== 'info' || String(l.target).startsWith('gossip')) console.error(JSON.stringify(l)); });
+  const s = await waitStatus(L, (x) => x.gossip.sync_payloads_applied === txids.length + 1 && x.pending_calls === 2, 'the deploy and every call synced');
+  await sameAnswers(A, L, tip, txids);
+
+  const c = await own.counters();
+  const byRoute = Object.fromEntries(Object.entries(c.routes).map(([r, t]) => [r, t.all.requests]));
+  const paging = Math.ceil(tip / 10);
+  // Tip following (GET /blocks, every block_check_interval_s) is the same for any node and
+  // grows with the wait, not with the history; everything else is what catching up cost.
+  const catchUp = c.total.all.requests - requestsOf(c, '/blocks');
+  console.log(`# light catch-up over ${tip} blocks from one peer: ${catchUp} endpoint requests besides tip polls (walking the headers: ${paging}); by route ${JSON.stringify(byRoute)}; headers from the peer ${s.gossip.sync_headers_accepted}`);
+  assert.equal(requestsOf(c, '/blocks/:n'), 0, 'no header page walked at the endpoint');
+  assert.equal(requestsOf(c, '/tx/:id/hex'), 0, 'every synced payload came with its anchor: intake asked nothing');
+  assert.ok(s.gossip.sync_headers_accepted >= tip - 10, `headers taken from the peer: ${s.gossip.sync_headers_accepted}`);
+  assert.ok(catchUp * 5 <= paging, `${catchUp} requests to catch up, against ${paging} to walk the headers`);
+});
