@@ -16,7 +16,9 @@ import type { AddressInfo } from 'node:net';
 import { DevnetEndpoint, type DevnetChainHandle, type DevnetCounters } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, getJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, status, waitStatus } from './helpers.js';
+import { freePort, startPeerNode, urlOf, waitStatus } from './helpers.js';
+import { PeerClient } from '../../src/gossip/client.js';
+import { Signer } from '../../src/gossip/auth.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 after(async () => {
@@ -93,7 +95,11 @@ test('a fresh light node catches up through its peer\'s headers and evidenced pa
   const L = await startPeerNode(devnet, { name: 'light-fresh', port: pL, peers: [pA], env: { SVC_ESPLORA_URL: own.url, SVC_BLOCK_CHECK_INTERVAL_S: '0.5' } });
   cleanup.push(() => L.stop());
   await waitSynced(L, devnet, 120_000);
-  if (process.env['GOSSIP_TEST_DEBUG']) cleanup.push(async () => { for (const l of L.lines) if (String(l['level']) !== 'info' || String(l.target).startsWith('gossip')) console.error(JSON.stringify(l)); });
+  if (process.env['GOSSIP_TEST_DEBUG']) {
+    cleanup.push(async () => {
+      for (const l of L.lines) if (String(l.target).startsWith('gossip')) console.error(JSON.stringify(l));
+    });
+  }
   const s = await waitStatus(L, (x) => x.gossip.sync_payloads_applied === txids.length + 1 && x.pending_calls === 2, 'the deploy and every call synced');
   await sameAnswers(A, L, tip, txids);
 
@@ -108,4 +114,18 @@ test('a fresh light node catches up through its peer\'s headers and evidenced pa
   assert.equal(requestsOf(c, '/tx/:id/hex'), 0, 'every synced payload came with its anchor: intake asked nothing');
   assert.ok(s.gossip.sync_headers_accepted >= tip - 10, `headers taken from the peer: ${s.gossip.sync_headers_accepted}`);
   assert.ok(catchUp * 5 <= paging, `${catchUp} requests to catch up, against ${paging} to walk the headers`);
+
+  // GetHeaders as any peer asks it: the verified chain byte for byte, the tip, nothing above it.
+  const asker = new PeerClient(urlOf(pL), new Signer(new Uint8Array(32).fill(77)), 10_000);
+  try {
+    const page = await asker.call('GetHeaders', { from_height: 1, count: 0 });
+    assert.deepEqual([page.from_height, page.tip_height, page.headers.length], [1, tip, tip * 80], 'every header from 1 to the tip (under the 2,000 a page)');
+    for (let h = 1; h <= tip; h += 97) assert.equal(Buffer.from(page.headers.subarray((h - 1) * 80, h * 80)).toString('hex'), devnet.chain.blockAt(h)!.header.hex, `header ${h}`);
+    const last = await asker.call('GetHeaders', { from_height: tip - 1, count: 5 });
+    assert.equal(last.headers.length, 2 * 80, 'as far as the node holds them');
+    const above = await asker.call('GetHeaders', { from_height: tip + 1, count: 5 });
+    assert.deepEqual([above.headers.length, above.tip_height], [0, tip], 'none above the tip, and the tip to say so');
+  } finally {
+    asker.close();
+  }
 });
