@@ -10,6 +10,9 @@
  * chain, whose counters (GET /devnet/counters) hold the light node's requests alone.
  */
 import { test, after } from 'node:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,10 +28,21 @@ after(async () => {
   for (const f of cleanup.reverse()) await f().catch(() => undefined);
 });
 
-/** A devnet HTTP front of its own over `devnet`'s chain: its counters hold only its client's requests. */
-async function ownEndpoint(devnet: DevnetChainHandle): Promise<{ url: string; counters: () => Promise<DevnetCounters> }> {
+/**
+ * A devnet HTTP front of its own over `devnet`'s chain: its counters hold only its
+ * client's requests. Paths matching `notFound` are answered 404, as an endpoint that
+ * serves no such route would.
+ */
+async function ownEndpoint(devnet: DevnetChainHandle, notFound?: RegExp): Promise<{ url: string; counters: () => Promise<DevnetCounters> }> {
   const ep = new DevnetEndpoint(devnet.chain);
-  const server: Server = createServer(ep.handle);
+  const server: Server = createServer((req, res) => {
+    if (notFound?.test(req.url ?? '')) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not served here');
+      return;
+    }
+    ep.handle(req, res);
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   cleanup.push(
     () =>
@@ -128,4 +142,52 @@ test('a fresh light node catches up through its peer\'s headers and evidenced pa
   } finally {
     asker.close();
   }
+});
+
+test('a light node back after its pending call confirmed deep in the chain takes the confirmation from its peer\'s evidence, with no endpoint proof', { timeout: 240_000 }, async () => {
+  const devnet = await startDevnet();
+  cleanup.push(() => devnet.close());
+  const [pA, pV] = await Promise.all([freePort(), freePort()]);
+  const A = await startPeerNode(devnet, { name: 'evidence-full', port: pA, peers: [], env: { SVC_CHAIN_MODE: 'blocks' } });
+  cleanup.push(() => A.stop());
+  const wallet = testWallet(28);
+  await fund(devnet, wallet, 4);
+  // The light node's endpoint serves neither merkle proofs nor outspends: its deferred
+  // checks can place nothing, so only a peer's evidence can.
+  const own = await ownEndpoint(devnet, /\/(merkle-proof|outspend\/\d+)$/);
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-evidence-light-'));
+  const env = { SVC_ESPLORA_URL: own.url, SVC_PEER_SYNC_INTERVAL_S: '1' };
+  let V = await startPeerNode(devnet, { name: 'evidence-light', port: pV, peers: [pA], dataDir, env });
+  cleanup.push(() => V.stop());
+  await Promise.all([waitSynced(A, devnet), waitSynced(V, devnet)]);
+  const svc = client(A, devnet, wallet);
+  const counter = compileFixture('counter.svc');
+  const dep = await svc.deploy(counter);
+  devnet.chain.mine(1);
+  await Promise.all([waitSynced(A, devnet), waitSynced(V, devnet)]);
+  await waitStatus(V, (s) => s.contracts === 1, 'the deploy on the light node');
+  const call = (await svc.call({ contractId: dep.contractId, function: 'bump', args: ['u64:5'], abi: counter.abi })).anchor.txid;
+  await waitStatus(V, (s) => s.pending_calls === 1, 'the call pending on the light node');
+  await V.stop();
+  // Confirmed, then twenty blocks on: back, the light node reads that block as a header
+  // (raw blocks only within six of its header tip, which a peer's run leaves six below
+  // the peer's), and the call is placed only by evidence.
+  devnet.chain.mine(1, [call]);
+  devnet.chain.mine(20, []);
+  await waitSynced(A, devnet);
+  V = await startPeerNode(devnet, { name: 'evidence-light', port: pV, peers: [pA], dataDir, env });
+  if (process.env['GOSSIP_TEST_DEBUG']) {
+    const back = V;
+    cleanup.push(async () => {
+      for (const l of back.lines) if (String(l.target).startsWith('gossip') || l.level !== 'info') console.error(JSON.stringify(l));
+    });
+  }
+  await waitSynced(V, devnet, 60_000);
+  // The gossip process reports its counters to node_status at most four times a second.
+  const s = await waitStatus(V, (x) => x.pending_calls === 0 && x.gossip.sync_evidence_taken >= 1, 'the call decided on the light node by its peer\'s evidence', 30_000);
+  const [sa, sv] = await Promise.all([A, V].map(async (n) => getJson(`${n.restUrl}/contract_call/${call}/status`)));
+  assert.equal(sa.body.status, 'executed');
+  assert.deepEqual(sv, sa, 'the same status and result as the blocks node');
+  const c = await own.counters();
+  assert.equal(c.routes['/tx/:id/merkle-proof']?.['2xx'].requests ?? 0, 0, 'no proof from the endpoint');
 });
