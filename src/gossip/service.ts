@@ -399,7 +399,9 @@ export class PeerService {
         const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
         // A retryable refusal (src/protocol/rules.ts: the anchor not visible yet, the
         // deploy not here yet, the node busy) is forgotten, so a later copy is checked again.
-        if (refusalIsRetryable(n.code)) this.seen.delete(k);
+        // So is false evidence: the seen key covers the payload, not the evidence it came
+        // with, and another sender's copy may carry the true one.
+        if (refusalIsRetryable(n.code) || n.code === 'bad_evidence') this.seen.delete(k);
         this.d.log.debug('peer payload refused', { txid: p.txid, kind: p.kind, code: n.code, reason: n.message });
         return { txid: p.txid, accepted: false, error_code: n.code, error_message: n.message };
       }

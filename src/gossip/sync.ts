@@ -146,10 +146,13 @@ export class SyncEngine {
   /** Txids fetched this round (they came with their evidence: not asked for it again). */
   private fetchedThisRound = new Set<string>();
 
+  /** Whether a refusal filed under `key` keeps it from being fetched this round. */
   private waiting(key: string): boolean {
     const r = this.refused.get(key);
     if (!r) return false;
-    const retryable = r.code === 'bad_evidence' ? key.includes(' ') : refusalIsRetryable(r.code);
+    // bad_evidence is filed per peer only, and that peer's copy is asked again after its
+    // backoff (its evidence may have named a block of a branch this node left since).
+    const retryable = r.code === 'bad_evidence' || refusalIsRetryable(r.code);
     return !retryable || this.roundNo < r.next;
   }
 
