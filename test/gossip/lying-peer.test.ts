@@ -27,7 +27,7 @@ import type { FoundPayload, ProtoPayload } from '../../src/gossip/wire-types.js'
 import { hashMeetsTarget, parseHeader80 } from '../../src/chain/headers.js';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import { client, compileFixture, fund, getJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, getJson, nodeStatus, startDevnet, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, urlOf, waitCallKnown, waitStatus } from './helpers.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -103,6 +103,12 @@ test('a lying peer\'s header run and forged evidence are refused bad_evidence an
   const toA = new PeerClient(urlOf(pA), liarKey, 10_000);
   cleanup.push(async () => toA.close());
   let headersForged = 0;
+  /**
+   * The liar lists no contract until the node holds the header chain to the tip: evidence
+   * naming a block above a node's header tip is kept and checked when the node reaches
+   * that block (docs/STATE.md), so the forgeries are refused at once only below it.
+   */
+  let listContracts = false;
   const tamper = (f: FoundPayload): FoundPayload => {
     const p = f.payload as ProtoPayload;
     const txid = Buffer.from(p.txid).toString('hex');
@@ -133,6 +139,7 @@ test('a lying peer\'s header run and forged evidence are refused bad_evidence an
       const top = devnet.chain.height - 6;
       return { from_height: from, headers: Buffer.concat(forgedBranch(devnet, from, top)), tip_height: devnet.chain.height };
     }
+    if (m === 'GetContractIds' && !listContracts) return { contract_ids: [], more: false };
     const r = (await toA.call(m as never, req as never)) as Record<string, unknown>;
     if (m === 'GetPayloads') return { ...r, payloads: (r['payloads'] as FoundPayload[]).map(tamper) };
     return r;
@@ -159,6 +166,8 @@ test('a lying peer\'s header run and forged evidence are refused bad_evidence an
   const env = { SVC_PEER_SYNC_INTERVAL_S: '1' };
   let V: NodeProcess = await startPeerNode(devnet, { name: 'liar-victim', port: pV, peers: [pLiar], dataDir, env });
   cleanup.push(() => V.stop());
+  await waitUntil(V, async () => ((await nodeStatus(V))['chain'] as { header_height: number | null }).header_height === devnet.chain.height, 'the header chain to the tip', 60_000);
+  listContracts = true;
   // Honest payloads arrive; each forged one is refused (and again, after its backoff).
   await waitCallKnown(V, confirmed[3]!, 60_000);
   await waitCallKnown(V, pending[1]!, 60_000);
