@@ -9,7 +9,7 @@ import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
 import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from './records.js';
-import type { Evidence, SpentBy } from '../protocol/evidence.js';
+import { checkEvidence, evidenceError, type Evidence, type SpentBy } from '../protocol/evidence.js';
 import type { Logger } from '../log.js';
 
 export interface WriterLimits {
@@ -202,19 +202,25 @@ export class Writer {
    * Evidence for a payload the node already holds (deferred checks found where its
    * anchor confirmed, or what spent its outpoint): taken as a repeat that brings
    * evidence, so it places or drops the payload exactly as on arrival. False when the
-   * node holds no such payload.
+   * node holds no such payload. The evidence is checked as intake checks a peer's
+   * (checkEvidence) before the writer weighs it against its headers: the writer's own
+   * check places each transaction in its block but does not read it, so without this a
+   * confirmed transaction that spends some other outpoint would drop the call.
    */
   async takeEvidence(txid: string, evidence: Evidence): Promise<boolean> {
     const l = this.ledger;
     const held = await l.payloadAt(txid);
     if (!held) return false;
+    const rec = held.kind === 'call' ? await l.call(txid) : null;
+    const [otxid, ovout] = rec ? (rec.outpoint.split(':') as [string, string]) : [];
+    const checked = checkEvidence(txid, otxid === undefined ? null : { txid: otxid, vout: Number(ovout) }, evidence);
+    if (!checked.ok) throw evidenceError(checked);
     if (held.kind === 'deploy') {
       const c = l.contract(held.contract_id);
       if (!c) return false;
       await this.acceptDeploy(c, evidence);
       return true;
     }
-    const rec = await l.call(txid);
     const body = rec ? await l.callPayload(txid) : null;
     if (!rec || !body) return false;
     await this.acceptCall({ ...rec, payload: Buffer.from(body).toString('base64') }, undefined, evidence);

@@ -1,9 +1,13 @@
 /**
- * Deterministic simulation of several nodes (issue 18): the same payloads reach each node
- * in another order and by other paths, while the chain grows, reorganises up to 150
- * blocks deep and nodes crash and restart; afterwards every node agrees with every other
- * and with a reference model of PROTOCOL sections 4 and 5 on the state root at every
- * height, every call's status and every event (test/sim/lib/run.ts).
+ * Deterministic simulation of several nodes (issues 18 and 26): the same payloads reach
+ * each node in another order and by other paths, while the chain grows, reorganises up to
+ * 150 blocks deep and nodes crash and restart. Nodes that read every block run beside
+ * light nodes that follow headers and learn where payloads confirm or are dropped from
+ * the Bitcoin evidence that comes with them, before, during or after their blocks, and
+ * lying peers send forged evidence and header runs, each refused bad_evidence without
+ * effect. Afterwards every node agrees with every other and with a reference model of
+ * PROTOCOL sections 4 and 5 on the state root at every height, every call's status,
+ * every event and the evidence it serves (test/sim/lib/run.ts, lies.ts).
  *
  * SIM_SEEDS=N runs N seeds (default 120: CI's .ci/run also runs a few thousand after the
  * suite); SIM_SEED=S replays one seed exactly, as printed when it fails.
@@ -21,7 +25,7 @@ import type { Artifact } from './lib/world.js';
 /** Seeds per `npm test` run: about 30 s on 2 cores; CI adds a longer sweep. */
 const DEFAULT_SEEDS = 120;
 
-test('convergence: every node reaches the model\'s roots, statuses and events, whatever the arrival order', async () => {
+test('convergence: every node, light or reading blocks, reaches the model\'s roots, statuses and events, whatever the arrival order and whatever lying peers send', async () => {
   // Halts are errors: keep them, drop the info lines of hundreds of writers.
   const errors: string[] = [];
   // SIM_TRACE=1 also shows the writers' warnings (rewinds, re-derivations) as they come.

@@ -283,11 +283,25 @@ export class JournalAmendments {
   }
 }
 
-/** The evidence the node holds for a payload, with its placement from the journal once a block decided it. */
+/**
+ * Whether a stored claim still stands on the node's chain: above the processed tip (not
+ * checkable yet), or in the processed block at its height, whose header its branch
+ * folds to. A claim kept for a block a reorganisation has since replaced (or one that
+ * never held there) does not: served, it would make peers refuse the payload it comes with.
+ */
+async function standing(l: Ledger, inc: Inclusion | null, txid: () => string): Promise<Inclusion | null> {
+  if (!inc || !l.tip || inc.height > l.tip.height) return inc;
+  if (inc.height <= l.anchor!.height) return null;
+  const [j, header] = await Promise.all([l.db.get(journal.key(inc.height)), headerAt(l, inc.height)]);
+  if (!j || !header || journal.decode(j).hash !== inc.blockHash || header.hash !== inc.blockHash) return null;
+  return inclusionHolds(header, txid(), inc.txIndex, inc.branch) ? inc : null;
+}
+
+/** The evidence the node holds for a payload, with its placement from the journal once a block decided it; claims its chain no longer holds are left out. */
 export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { height: number; txIndex: number } | null): Promise<Evidence | null> {
   const raw = await l.db.get(evidenceStore.key(txid));
   const stored = raw ? evidenceStore.decode(raw) : null;
-  let confirmed: Inclusion | null = stored?.confirmed ?? null;
+  let confirmed: Inclusion | null = await standing(l, stored?.confirmed ?? null, () => txid);
   let anchorTx = stored?.anchorTx ?? null;
   if (decidedAt) {
     const j = await l.db.get(journal.key(decidedAt.height));
@@ -299,5 +313,7 @@ export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { heig
     }
   }
   if (!anchorTx) return null;
-  return { anchorTx, confirmed, spentBy: stored?.spentBy ?? null };
+  const s = stored?.spentBy ?? null;
+  const spentAt = s ? await standing(l, s.at, () => spenderTxidOf(s.tx)) : null;
+  return { anchorTx, confirmed, spentBy: s && spentAt ? s : null };
 }

@@ -1,12 +1,19 @@
 /**
- * One seeded run of the convergence simulation: several nodes (real Writers on RocksDB,
- * each following the simulated chain with the node's own BlockWatcher) receive the same
- * payloads in different orders and through different paths (clients, gossip from peers,
- * a late joiner's sync), while the chain grows, reorganises (depths up to 150) and
- * nodes crash and restart. At the end every node must hold the same payloads and agree
- * with every other node and with the reference model (model.ts) on the state root at
- * every height, every call's status and every event. Everything random comes from the
- * seed, and each step is awaited before the next, so a seed replays exactly.
+ * One seeded run of the convergence simulation: several nodes (real Writers on RocksDB)
+ * receive the same payloads in different orders and through different paths (clients,
+ * gossip from peers, a late joiner's sync), while the chain grows, reorganises (depths
+ * up to 150) and nodes crash and restart. Each node is of a kind drawn from the seed:
+ * `blocks` follows the chain with the node's BlockWatcher (every block raw); `light`
+ * with the node's HeaderFollower (headers, raw blocks only within a tip window drawn
+ * from the seed, 0 meaning never outside a reorganisation) and learns where payloads
+ * confirm or are dropped from the Bitcoin evidence that comes with them (clients, peers)
+ * or later (deferred checks, Writer.takeEvidence), before, during or after their blocks.
+ * Lying peers send forged evidence and header runs; each must be refused as the node's
+ * intake refuses it and change nothing (lies.ts). At the end every node must hold the
+ * same payloads and agree with every other node and with the reference model (model.ts)
+ * on the state root at every height, every call's status and every event, and serve the
+ * evidence of every decided payload as the chain has it. Everything random comes from
+ * the seed, and each step is awaited before the next, so a seed replays exactly.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -14,17 +21,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BlockWatcher } from '../../../src/chain/watcher.js';
 import { blockInputOf } from '../../../src/chain/connected-block.js';
+import { HeaderFollower } from '../../../src/chain/header-follower.js';
+import { parseHeaderBytes } from '../../../src/chain/bitcoin.js';
+import type { EsploraClient } from '../../../src/chain/esplora-client.js';
+import { ChainFollower } from '../../../src/core/chain-follower.js';
+import type { RpcClient } from '../../../src/ipc/rpc.js';
+import type { WriterApi } from '../../../src/messages.js';
+import { checkEvidence, type Evidence, type Inclusion } from '../../../src/protocol/evidence.js';
 import { Writer } from '../../../src/writer/writer.js';
 import { NodeError } from '../../../src/errors.js';
 import { logger } from '../../../src/log.js';
-import { checkCallBinding, checkDeployBinding } from '../../../src/protocol/binding.js';
+import { bindingError, checkCallBinding, checkDeployBinding } from '../../../src/protocol/binding.js';
 import { encodeEnvelope, envelopeHash } from '../../../src/protocol/envelope.js';
+import { toHex } from '../../../src/protocol/hash.js';
 import { journalAnchorHeight } from '../../../src/protocol/activation.js';
 import { refusalIsRetryable, repeatOrConflict } from '../../../src/protocol/rules.js';
 import type { OutpointCheck } from '../../../src/messages.js';
 import { runModel } from './model.js';
 import { statusBody } from '../../../src/writer/records.js';
 import { REGTEST_GENESIS, Rng, World, type Artifact, type Payload } from './world.js';
+import { forgeEvidence, forgeHeaders } from './lies.js';
 
 export interface SimOptions {
   /** Steps of the random schedule (each: broadcast, mine, reorg, deliver, gossip, chain sync or crash). */
@@ -34,19 +50,36 @@ export interface SimOptions {
 }
 
 type Receipt = 'accepted' | 'repeat' | 'retry' | 'refused';
+/** What intake answered: the receipt, and the error code of a refusal. */
+interface Outcome {
+  receipt: Receipt;
+  code?: string;
+}
+/** How a payload reaches intake: REST with or without `anchor_tx`, or a peer's payload with its evidence. */
+interface Sent {
+  anchorTx?: Uint8Array;
+  evidence?: Evidence;
+}
+export type NodeKind = 'blocks' | 'light';
 
 const log = logger('sim');
 /** SIM_TRACE=1 prints every step of a run (to replay a failing seed with its story). */
 const trace = process.env['SIM_TRACE'] ? (m: string): void => void process.stderr.write(`sim: ${m}\n`) : (): void => undefined;
 
-/** A node as the simulation drives it: its writer, and a block watcher over the simulated endpoint. */
+/** A node as the simulation drives it: its writer, and its follower of the simulated endpoint. */
 class SimNode {
   writer!: Writer;
-  watcher!: BlockWatcher;
+  private watcher: BlockWatcher | null = null;
+  private follower: HeaderFollower | null = null;
+  /** The core's chain follower, for peers' header runs (submitHeaders): not started, it only verifies and stores runs. */
+  private headerIntake: ChainFollower | null = null;
   readonly dir: string;
 
   constructor(
     readonly name: string,
+    readonly kind: NodeKind,
+    /** A light node reads raw blocks within this many of the header tip while payloads wait (HeaderFollower rawTipWindow). */
+    readonly rawTipWindow: number,
     private readonly world: World,
     base: string,
   ) {
@@ -61,22 +94,58 @@ class SimNode {
       await this.writer.initAnchor({ height: h, hash: this.world.chain[h]!.hash });
     }
     const st = this.writer.status();
-    this.watcher = new BlockWatcher({
-      source: this.world.source(),
-      anchor: { height: st.processedHeight!, hash: st.processedHash! },
-      knownHash: (h) => this.writer.ledger.knownHash(h),
-      pollIntervalSeconds: 3600,
-      onEvent: async (ev) => {
-        await this.writer.applyChainUpdate({ fork_height: ev.fork_height, disconnected: ev.disconnected, connected: ev.connected.map(blockInputOf) });
+    if (this.kind === 'blocks') {
+      this.watcher = new BlockWatcher({
+        source: this.world.source(),
+        anchor: { height: st.processedHeight!, hash: st.processedHash! },
+        knownHash: (h) => this.writer.ledger.knownHash(h),
+        pollIntervalSeconds: 3600,
+        // As the core's chain follower hands them over: the event ends at the best chain's tip it saw.
+        onEvent: async (ev) => void (await this.writer.applyChainUpdate({ fork_height: ev.fork_height, disconnected: ev.disconnected, connected: ev.connected.map(blockInputOf), endsChain: true })),
+      });
+      return;
+    }
+    // The sink the core's chain follower gives the header follower, straight onto this writer.
+    const w = this.writer;
+    this.follower = new HeaderFollower({
+      source: this.world.headerSource(),
+      rawTipWindow: this.rawTipWindow,
+      sink: {
+        state: async () => {
+          const s = w.status();
+          return {
+            processed: { height: s.processedHeight!, hash: s.processedHash! },
+            headerTip: s.headerHeight === null ? null : { height: s.headerHeight, hash: s.headerHash! },
+            anchorHeight: s.anchorHeight!,
+            pending: s.pendingCalls + s.pendingDeploys,
+          };
+        },
+        headers: (from, count) => w.ledger.headers(from, count),
+        processedHash: async (h) => w.ledger.knownHash(h),
+        putHeaders: async (from, run, truncate) => void (await w.putHeaders(from, run, truncate)),
+        apply: (u) => {
+          trace(`${this.name} applies from ${u.fork_height}: ${u.connected.map((b) => (b.headerOnly ? 'h' : 'F')).join('')}`);
+          return w.applyChainUpdate(u);
+        },
+        storeSpentBy: (items) => w.storeSpentBy(items),
       },
     });
+    const endpoint = { blockHashAt: (h: number) => this.world.source().blockHashAt(h) } as unknown as EsploraClient;
+    const writerPort = {
+      call: async (method: string, p: { from: number; headers: Uint8Array[]; truncate: boolean }) => {
+        if (method !== 'putHeaders') throw new Error(`sim: the header intake asked the writer for ${method}`);
+        return w.putHeaders(p.from, p.headers, p.truncate);
+      },
+    } as unknown as RpcClient<WriterApi>;
+    this.headerIntake = new ChainFollower(endpoint, writerPort, { pollIntervalS: 3600, startHeight: null, mode: 'light', hasPeers: true, onStatus: () => undefined });
   }
 
   /** Follows the endpoint to its tip, and lets queued replays finish. */
   async syncChain(): Promise<void> {
     const l = this.writer.ledger;
     trace(`${this.name} polls from ${l.tip?.height}; known below: ${[1, 2, 3].map((d) => l.knownHash((l.tip?.height ?? 0) - d)?.slice(0, 8)).join(' ')}`);
-    await this.watcher.pollNow();
+    if (this.watcher) await this.watcher.pollNow();
+    else await this.follower!.poll();
     await this.settle();
     trace(`${this.name} at ${this.writer.ledger.tip?.height}:${this.writer.ledger.tip?.hash.slice(0, 8)} root ${this.writer.ledger.stateRoot?.slice(0, 8)}`);
   }
@@ -97,51 +166,109 @@ class SimNode {
     return (await this.writer.ledger.payloadAt(txid)) !== null;
   }
 
+  /** A peer's run of headers from `from` (light nodes): src/core/chain-follower.ts submitHeaders. */
+  async submitHeaders(from: number, run: Uint8Array[]): Promise<Outcome> {
+    try {
+      await this.headerIntake!.submitHeaders(from, run);
+      return { receipt: 'accepted' };
+    } catch (e) {
+      if (e instanceof NodeError) return { receipt: refusalIsRetryable(e.code) ? 'retry' : 'refused', code: e.code };
+      throw e;
+    }
+  }
+
   /**
-   * Intake as src/core/intake.ts decides it, with the chain answers of the simulated
-   * endpoint: the repeat rule, the contract's deploy payload held (else retryable), the
-   * anchor visible (else retryable), the binding (intrinsic), and for a call the outpoint
-   * check. `between` runs after the look-up and before the store, where a real node may
-   * apply blocks meanwhile.
+   * Deferred checks as src/core/deferred-checks.ts makes them, with the simulated
+   * endpoint's answers: for each pending payload, where its anchor confirmed (a merkle
+   * proof, named by the node's own header at that height) or what other transaction
+   * spent a call's outpoint, handed to the writer as evidence (Writer.takeEvidence).
+   * Returns how many the writer took.
    */
-  async receive(p: Payload, between: () => Promise<void>): Promise<Receipt> {
+  async deferredChecks(): Promise<number> {
+    const w = this.writer;
+    let taken = 0;
+    for (const pp of w.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER)) {
+      const p = this.world.payloads.find((x) => x.txid === pp.txid)!;
+      const spender = p.kind === 'call' ? this.world.spenderOf(p) : null;
+      const inc = spender?.at ?? this.world.inclusionOf(p.txid);
+      if (!inc) continue;
+      const [header] = await w.ledger.headers(inc.height, 1);
+      if (!header) continue;
+      const at = { ...inc, blockHash: parseHeaderBytes(header).hash };
+      const ev = await w.payloadEvidence(p.txid);
+      if (!ev) continue;
+      if (await w.takeEvidence(p.txid, spender ? { ...ev, spentBy: { ...spender, at } } : { ...ev, confirmed: at })) taken++;
+    }
+    await this.settle();
+    return taken;
+  }
+
+  /**
+   * Intake as src/core/intake.ts decides it: the repeat rule (a repeat that brings a
+   * confirmation or a spend goes on), the contract's deploy payload held (else
+   * retryable), the evidence (what was sent, else the anchor fetched from the endpoint:
+   * retryable when not visible) checked by checkEvidence, the binding read from the
+   * anchor's bytes, then the writer with the outpoint check intake gives it (the writer's
+   * memory of recent blocks) and the evidence. `between` runs before the store, where a
+   * real node may apply blocks meanwhile; `mayStop` lets a stop come right after it.
+   */
+  async receive(p: Payload, between: () => Promise<void>, sent: Sent = {}, mayStop = true): Promise<Outcome> {
     const l = this.writer.ledger;
-    if (l.halted) return 'retry';
+    if (l.halted) return { receipt: 'retry', code: 'halted' };
     try {
       const held = await l.payloadAt(p.txid);
-      if (repeatOrConflict(held, p.txid, p.kind, p.kind === 'call' ? bodyHashOf(p) : p.record.body_hash) === 'repeat') return 'repeat';
-      if (p.kind === 'call' && l.contract(p.record.contract_id) === null) return 'retry';
-      const anchor = this.world.visible.get(p.txid);
-      if (!anchor) return 'retry';
-      if (p.kind === 'deploy') {
-        if (!checkDeployBinding(anchor, Buffer.from(p.record.code_hash, 'hex')).ok) return 'refused';
-        await this.writer.acceptDeploy(p.record);
-        return 'accepted';
+      const places = p.kind === 'call' ? !!(sent.evidence?.confirmed || sent.evidence?.spentBy) : !!sent.evidence?.confirmed;
+      if (repeatOrConflict(held, p.txid, p.kind, p.kind === 'call' ? bodyHashOf(p) : p.record.body_hash) === 'repeat' && !places) return { receipt: 'repeat' };
+      if (p.kind === 'call' && l.contract(p.record.contract_id) === null) return { receipt: 'retry', code: 'unknown_contract' };
+      let evidence = sent.evidence;
+      if (!evidence) {
+        const anchor = sent.anchorTx ?? this.world.visible.get(p.txid)?.toBuffer();
+        if (!anchor) return { receipt: 'retry', code: 'anchor_not_found' };
+        evidence = { anchorTx: anchor, confirmed: null, spentBy: null };
       }
-      if (!checkCallBinding(anchor, p.envelope, envelopeHash(p.envelope)).ok) return 'refused';
+      const outpoint = p.kind === 'call' ? { txid: toHex(p.envelope.outpointTxid), vout: p.envelope.outpointVout } : null;
+      const checked = checkEvidence(p.txid, outpoint, evidence);
+      if (!checked.ok) return { receipt: 'refused', code: sent.evidence || !sent.anchorTx ? checked.code : 'bad_request' };
+      if (p.kind === 'deploy') {
+        const b = checkDeployBinding(checked.anchor, Buffer.from(p.record.code_hash, 'hex'));
+        if (!b.ok) return { receipt: 'refused', code: bindingError(b.reason).code };
+        await between();
+        await this.writer.acceptDeploy(p.record, evidence);
+        return { receipt: held ? 'repeat' : 'accepted' };
+      }
+      const b = checkCallBinding(checked.anchor, p.envelope, envelopeHash(p.envelope));
+      if (!b.ok) return { receipt: 'refused', code: bindingError(b.reason).code };
       const lookedUpAt = l.tip ? { height: l.tip.height, epoch: l.chainEpoch } : null;
       await between();
-      const spend = this.world.outspend(p.outpoint);
-      const check: OutpointCheck = { lookedUpAt, spentBy: spend && spend.confirmed && spend.txid !== p.txid ? { txid: spend.txid, height: spend.confirmed.height, blockHash: spend.confirmed.hash } : null };
-      await between();
-      if (this.world.rng.chance(8)) {
+      const check: OutpointCheck = { lookedUpAt, spentBy: null, memoryOnly: true };
+      if (mayStop && !held && this.world.rng.chance(8)) {
         // A stop right after the durable accept, before the replay a late payload owes:
         // the reopened writer must find and run it (Ledger.owedReplayHeight).
         await this.settle();
-        await this.writer.ledger.acceptCall(p.record, check);
+        await this.writer.ledger.acceptCall(p.record, check, evidence);
         trace(`${this.name} stops right after accepting ${p.txid.slice(0, 8)}`);
         await this.restart();
         await this.settle();
-        return 'accepted';
+        return { receipt: 'accepted' };
       }
-      await this.writer.acceptCall(p.record, check);
-      trace(`${this.name} accepted call ${p.txid.slice(0, 8)} at tip ${l.tip?.height} (looked up at ${JSON.stringify(lookedUpAt)}, spent by ${JSON.stringify(check.spentBy)})`);
-      return 'accepted';
+      await this.writer.acceptCall(p.record, check, evidence);
+      trace(`${this.name} accepted call ${p.txid.slice(0, 8)} at tip ${l.tip?.height} with evidence ${evidence.confirmed ? `confirmed ${evidence.confirmed.height}:${evidence.confirmed.blockHash.slice(0, 8)}` : ''}${evidence.spentBy ? ` spent ${evidence.spentBy.at.height}` : ''}`);
+      return { receipt: held ? 'repeat' : 'accepted' };
     } catch (e) {
       trace(`${this.name} refused ${p.kind} ${p.txid.slice(0, 8)}: ${(e as Error).message}`);
-      if (e instanceof NodeError) return refusalIsRetryable(e.code) ? 'retry' : 'refused';
+      if (e instanceof NodeError) return { receipt: refusalIsRetryable(e.code) ? 'retry' : 'refused', code: e.code };
       throw e;
     }
+  }
+
+  /** What a lie must not change: whether the node holds `txid`, its record, the tips and the state root. */
+  async snapshot(txid: string): Promise<string> {
+    await this.settle();
+    const l = this.writer.ledger;
+    const rec = await l.call(txid);
+    const held = await l.payloadAt(txid);
+    const contract = held?.kind === 'deploy' ? l.contract(held.contract_id) : null;
+    return JSON.stringify({ held: held !== null, rec: rec && statusBody(rec, null), contract: contract && [contract.status, contract.block_height, contract.tx_index], tip: l.tip, header: l.headerTip, root: l.stateRoot, halted: l.haltReason });
   }
 }
 
@@ -164,6 +291,8 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
   const world = new World(rng, seed);
   const base = simBase();
   const nodes: SimNode[] = [];
+  /** What lying peers got away with (lies.ts): any entry fails the seed. */
+  const lied: string[] = [];
   try {
     // ---- the users' payloads: two contracts, calls with duplicate pairs, doomed outpoints,
     // calls that reach a contract before its deploy confirms, and forged bindings.
@@ -184,13 +313,77 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     forged.envelope.outpointVout = 1;
     forged.record.payload = Buffer.from(encodeAgain(forged)).toString('base64');
 
-    for (const name of ['n0', 'n1', 'n2']) {
-      const node = new SimNode(name, world, base);
+    // ---- the nodes: three from the start, of both kinds; a late joiner of either.
+    const kinds: NodeKind[] = [0, 1, 2].map(() => (rng.chance(50) ? 'light' : 'blocks'));
+    if (kinds.every((k) => k === kinds[0])) kinds[rng.int(3)] = kinds[0] === 'light' ? 'blocks' : 'light';
+    // A light node's raw-block window: 0 (evidence alone, raw blocks only in reorganisations) is the hardest case.
+    const window = (): number => rng.pick([0, 0, 2, 6]);
+    for (const [i, name] of ['n0', 'n1', 'n2'].entries()) {
+      const node = new SimNode(name, kinds[i]!, window(), world, base);
       await node.start();
       nodes.push(node);
     }
+    const lateKind: NodeKind = rng.chance(50) ? 'light' : 'blocks';
+    const lateWindow = window();
+    trace(`kinds: ${nodes.map((n) => `${n.name} ${n.kind}${n.kind === 'light' ? `/${n.rawTipWindow}` : ''}`).join(', ')}, late ${lateKind}`);
     const joinAt = Math.floor(opts.steps * (0.4 + rng.int(40) / 100));
     const deep = seed % opts.deepEvery === 0;
+
+    // How a client sends a payload over REST: with its anchor's bytes, or without (the node fetches them).
+    const byClient = (p: Payload): Sent => (rng.chance(50) ? { anchorTx: p.tx.toBuffer() } : {});
+    // How a peer sends a payload it holds: with the evidence it holds (what gossip and sync carry).
+    const byPeer = async (from: SimNode, p: Payload): Promise<Sent> => ({ evidence: (await from.writer.payloadEvidence(p.txid)) ?? undefined });
+    const none = (): Promise<void> => Promise.resolve();
+
+    /** A lying peer: forged evidence for a payload, or a forged header run for a light node; each refused and without effect. */
+    const lie = async (): Promise<void> => {
+      const victim = rng.pick(nodes);
+      const l = victim.writer.ledger;
+      if (victim.kind === 'light' && rng.chance(30)) {
+        const st = victim.writer.status();
+        const top = st.headerHeight !== null && st.headerHeight >= st.processedHeight! ? { height: st.headerHeight, hash: st.headerHash! } : { height: st.processedHeight!, hash: st.processedHash! };
+        const forgedRun = forgeHeaders(world, top, rng);
+        if (!forgedRun) return;
+        const before = await victim.snapshot(forged.txid);
+        const o = await victim.submitHeaders(forgedRun.from, forgedRun.run);
+        const after = await victim.snapshot(forged.txid);
+        trace(`liar sends ${victim.name} headers (${forgedRun.label}): ${o.receipt} ${o.code ?? ''}`);
+        if (o.receipt !== 'refused' || o.code !== 'bad_evidence') lied.push(`${victim.name} answered ${o.receipt} ${o.code ?? ''} to ${forgedRun.label} (headers ${forgedRun.from}..${forgedRun.from + forgedRun.run.length - 1}), not bad_evidence`);
+        if (before !== after) lied.push(`${victim.name} changed on ${forgedRun.label}: ${before} -> ${after}`);
+        return;
+      }
+      // A payload the node can vet (its contract's deploy held), one that confirmed when there is one: the lie then reaches the evidence checks.
+      const vettable = world.payloads.filter((q) => q.kind === 'deploy' || l.contract(q.record.contract_id) !== null);
+      const confirmed = vettable.filter((q) => world.confirmedAt(q.txid) !== null);
+      const p = rng.pick(confirmed.length > 0 && rng.chance(60) ? confirmed : vettable);
+      const forgery = forgeEvidence(world, p, rng);
+      const before = await victim.snapshot(p.txid);
+      const wasHeld = await victim.held(p.txid);
+      const tip = l.tip!.height;
+      // Evidence for a payload already held also comes from the node's own deferred checks (Writer.takeEvidence).
+      const direct = wasHeld && rng.chance(30);
+      let o: Outcome;
+      if (direct) {
+        try {
+          o = { receipt: (await victim.writer.takeEvidence(p.txid, forgery.evidence)) ? 'repeat' : 'retry' };
+        } catch (e) {
+          if (!(e instanceof NodeError)) throw e;
+          o = { receipt: 'refused', code: e.code };
+        }
+      } else o = await victim.receive(p, none, { evidence: forgery.evidence }, false);
+      const after = await victim.snapshot(p.txid);
+      trace(`liar sends ${victim.name} ${p.kind} ${p.txid.slice(0, 8)} with ${forgery.label}${direct ? ' (takeEvidence)' : ''}: ${o.receipt} ${o.code ?? ''}`);
+      const say = (m: string): void => void lied.push(`${victim.name} (${victim.kind}, tip ${tip}) on ${p.kind} ${p.txid} with ${forgery.label}${direct ? ' through takeEvidence' : ''}: ${m}`);
+      if (o.receipt === 'accepted') {
+        // Stored as a new pending payload: only a chain claim on a block not reached yet may be (it waits for the block).
+        if (forgery.kind === 'stateless') say('accepted');
+        else if (forgery.namesHeight! <= tip) say(`accepted though it names block ${forgery.namesHeight}, which the node has processed`);
+        return;
+      }
+      if (o.receipt === 'refused' && o.code !== 'bad_evidence' && !(p === forged && o.code === 'anchor_mismatch')) say(`refused with ${o.code}, not bad_evidence`);
+      if (direct && forgery.kind === 'stateless' && o.receipt !== 'refused') say('taken by the writer');
+      if (before !== after) say(`changed the node: ${before} -> ${after}`);
+    };
 
     // ---- the schedule
     const unbroadcast = rng.shuffle(world.payloads.flatMap((p) => (p.kind === 'call' && p.conflict ? [p.tx, p.conflict] : [p.tx])));
@@ -200,7 +393,7 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     };
     for (let step = 0; step < opts.steps; step++) {
       if (step === joinAt) {
-        const late = new SimNode('late', world, base);
+        const late = new SimNode('late', lateKind, lateWindow, world, base);
         await late.start();
         nodes.push(late);
       }
@@ -208,17 +401,32 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
       if (r < 20 && unbroadcast.length > 0) world.broadcast(unbroadcast.shift()!);
       else if (r < 34) world.mine(1 + rng.int(6));
       else if (r < 40 && world.tip.height > 0) world.reorg(1 + rng.int(Math.min(6, world.tip.height)), 1 + rng.int(3));
-      else if (r < 64) {
+      else if (r < 58) {
         // A client sends a payload to n0 or n1 (never to n2 or the late joiner).
         const node = nodes[rng.int(2)]!;
-        await node.receive(rng.pick(world.payloads), () => (rng.chance(15) ? mineAndMaybeSync(node) : Promise.resolve()));
-      } else if (r < 82) {
-        // Gossip: a node passes one payload it holds to another node.
+        const p = rng.pick(world.payloads);
+        await node.receive(p, () => (rng.chance(15) ? mineAndMaybeSync(node) : Promise.resolve()), byClient(p));
+      } else if (r < 74) {
+        // Gossip: a node passes one payload it holds, with its evidence, to another node;
+        // or a peer that read the best chain (outside the simulation) sends its evidence.
         const from = rng.pick(nodes);
         const to = rng.pick(nodes.filter((n) => n !== from));
         const p = rng.pick(world.payloads);
-        if (await from.held(p.txid)) await to.receive(p, () => Promise.resolve());
-      } else if (r < 94) await rng.pick(nodes).syncChain();
+        if (rng.chance(25)) await to.receive(p, none, { evidence: world.evidenceOf(p) });
+        else if (await from.held(p.txid)) await to.receive(p, none, await byPeer(from, p));
+        if (to.kind === 'light' && rng.chance(25)) {
+          // With the headers the peer holds above this node's: taken when the endpoint names their last block.
+          const have = to.writer.status().headerHeight ?? to.writer.status().processedHeight!;
+          const run = await from.writer.ledger.headers(have + 1, 2_000);
+          if (run.length > 0) {
+            const before = await to.snapshot(p.txid);
+            const o = await to.submitHeaders(have + 1, run);
+            if (o.receipt !== 'accepted' && before !== (await to.snapshot(p.txid))) lied.push(`${to.name} changed on refusing ${from.name}'s headers (${o.code})`);
+          }
+        }
+      } else if (r < 78) await rng.pick(nodes).deferredChecks();
+      else if (r < 82) await lie();
+      else if (r < 93) await rng.pick(nodes).syncChain();
       else await rng.pick(nodes).restart();
     }
     // Every transaction reaches the chain's mempool in the end, and most confirm.
@@ -231,25 +439,36 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     }
 
     // ---- the end: every node follows the chain; clients send their payloads to n0 and
-    // n1 again (until taken or refused for good), and sync brings every payload any node
-    // holds to every other, each in its own order, until nothing more is taken.
+    // n1 again (until taken or refused for good), sync brings every payload any node
+    // holds to every other with the evidence the holder has, each in its own order, and
+    // deferred checks find where what is still pending confirmed, until nothing changes.
     for (const n of nodes) await n.syncChain();
-    for (let round = 0; round < 6; round++) {
-      let taken = 0;
+    for (let round = 0; round < 8; round++) {
+      let changed = 0;
       for (const n of nodes) {
         const client = n.name === 'n0' || n.name === 'n1';
         for (const p of rng.shuffle(world.payloads)) {
           if (await n.held(p.txid)) continue;
-          if (!client && !(await Promise.all(nodes.map((m) => m.held(p.txid)))).some(Boolean)) continue;
-          if ((await n.receive(p, () => Promise.resolve())) === 'accepted') taken++;
+          const holders: SimNode[] = [];
+          for (const m of nodes) if (m !== n && (await m.held(p.txid))) holders.push(m);
+          let sent: Sent;
+          if (holders.length > 0 && (!client || rng.chance(50))) sent = await byPeer(rng.pick(holders), p);
+          else if (client) sent = byClient(p);
+          else continue;
+          if ((await n.receive(p, none, sent)).receipt === 'accepted') changed++;
         }
         await n.settle();
+        const pendingBefore = n.writer.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER).length;
+        await n.deferredChecks();
+        changed += pendingBefore - n.writer.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER).length;
       }
-      if (taken === 0) break;
+      if (changed === 0) break;
     }
+    // Lying peers again, now that every node holds most blocks the lies name.
+    for (let i = 0; i < 2 * nodes.length; i++) await lie();
     for (const n of nodes) await n.syncChain();
 
-    return await compare(world, nodes);
+    return [...lied.slice(0, 10), ...(await compare(world, nodes))];
   } finally {
     for (const n of nodes) await n.writer?.close().catch(() => undefined);
     rmSync(base, { recursive: true, force: true });
@@ -296,6 +515,28 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
       }
       if (!r || r.status !== want.status || r.block_height !== want.block_height || r.tx_index !== want.tx_index || (r.error?.code ?? null) !== want.error) {
         say(`${nodes[i]!.name} call ${p.txid} (${p.record.function} caller ..${p.record.caller.slice(-2)} id ${p.record.call_id}): ${JSON.stringify(r && { s: r.status, h: r.block_height, i: r.tx_index, e: r.error?.code })}, model ${JSON.stringify(want)}`);
+      }
+    }
+  }
+  // The evidence each node serves for a decided payload (gossip, call proofs): where the best chain placed it.
+  const incJson = (i: Inclusion | null | undefined): string => JSON.stringify(i && { ...i, branch: i.branch.map((h) => Buffer.from(h).toString('hex')) });
+  for (const n of nodes) {
+    for (const p of world.payloads) {
+      if (!heldSet.has(p.txid)) continue;
+      const want = p.kind === 'call' ? model.calls.get(p.txid) : null;
+      const active = p.kind === 'deploy' && model.active.has(p.record.contract_id);
+      const ev = await n.writer.payloadEvidence(p.txid);
+      if (!ev) {
+        say(`${n.name} serves no evidence for ${p.kind} ${p.txid}`);
+        continue;
+      }
+      if (Buffer.compare(Buffer.from(ev.anchorTx), p.tx.toBuffer()) !== 0) say(`${n.name} serves another anchor for ${p.txid}`);
+      if (active || (want && want.block_height !== null)) {
+        if (incJson(ev.confirmed) !== incJson(world.inclusionOf(p.txid))) say(`${n.name} places ${p.kind} ${p.txid} at ${incJson(ev.confirmed)}, the chain at ${incJson(world.inclusionOf(p.txid))}`);
+      }
+      if (want?.status === 'dropped' && ev.spentBy && p.kind === 'call') {
+        const s = world.spenderOf(p);
+        if (!s || Buffer.compare(Buffer.from(ev.spentBy.tx), s.tx) !== 0 || ev.spentBy.vin !== s.vin || incJson(ev.spentBy.at) !== incJson(s.at)) say(`${n.name} serves a spender of ${p.txid} that is not the chain's`);
       }
     }
   }

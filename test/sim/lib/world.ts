@@ -6,12 +6,17 @@
  * It serves the node's own BlockWatcher as a ChainSource (what the chain-data endpoint
  * answers) and answers intake's chain questions (is the anchor visible, what spends an
  * outpoint) the way Esplora does, including Electrs' habit of still serving transactions
- * that left the mempool.
+ * that left the mempool. It also answers a light node's header follower (`/blocks` pages of
+ * ten) and gives the Bitcoin evidence of a payload (anchor bytes, merkle branches) as a
+ * peer that read its blocks would.
  */
 import { Transaction } from 'bitcoinjs-lib';
+import { NodeError } from '../../../src/errors.js';
 import type { ChainSource } from '../../../src/chain/esplora-client.js';
 import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../../src/chain/bitcoin.js';
-import { merkleRootOf } from '../../../src/protocol/merkle-branch.js';
+import { merkleBranches, merkleRootOf } from '../../../src/protocol/merkle-branch.js';
+import type { Evidence, Inclusion, SpentBy } from '../../../src/protocol/evidence.js';
+import type { HeaderRow, HeaderSource } from '../../../src/chain/header-follower.js';
 import type { CallEnvelope } from '../../../src/protocol/envelope.js';
 import { sha256, toHex } from '../../../src/protocol/hash.js';
 import { callStampScript, deployStampScript } from '../../../src/protocol/stamp.js';
@@ -86,7 +91,7 @@ const SIM_BITS = 0x207fffff;
  * timestamp that differs per branch (so a reorganised height gets another hash), regtest
  * bits and the first nonce meeting them.
  */
-function headerOf(prevHash: string, txids: string[], time: number): { header: Buffer; hash: string } {
+export function headerOf(prevHash: string, txids: string[], time: number): { header: Buffer; hash: string } {
   const root = merkleRootOf(txids.map((t) => Buffer.from(t, 'hex').reverse()));
   const h = Buffer.alloc(80);
   h.writeUInt32LE(2, 0);
@@ -122,6 +127,8 @@ export class World {
   /** Broadcast and not on the best chain, in broadcast order. */
   mempool: Transaction[] = [];
   readonly chain: SimBlock[];
+  /** Blocks that left the best chain in reorganisations (what a peer on a gone branch still names). */
+  readonly stale: SimBlock[] = [];
   private salt = 1;
   private branch = 0;
 
@@ -232,6 +239,7 @@ export class World {
   /** Replaces the top `depth` blocks with `newBlocks` others (their transactions back in the mempool first). */
   reorg(depth: number, newBlocks: number): void {
     const removed = this.chain.splice(this.chain.length - depth, depth);
+    this.stale.push(...removed);
     if (process.env['SIM_TRACE']) process.stderr.write(`sim: reorg ${depth} deep, ${newBlocks} new blocks\n`);
     this.branch++;
     const back = removed.flatMap((b) => b.txs.slice(1));
@@ -255,34 +263,67 @@ export class World {
     return m ? { txid: m.getId(), confirmed: null } : null;
   }
 
+  /** Where `txid` sits on the best chain, with its merkle branch (Esplora's /tx/:txid/merkle-proof); null when unconfirmed. */
+  inclusionOf(txid: string): Inclusion | null {
+    const b = this.confirmedAt(txid);
+    if (!b || b.height === 0) return null;
+    return inclusionIn(b, b.txids.indexOf(txid));
+  }
+
+  /** The confirmed transaction of the best chain other than `p`'s anchor that spends the outpoint call `p` names, with its inclusion. */
+  spenderOf(p: Payload & { kind: 'call' }): SpentBy | null {
+    const s = this.outspend(p.outpoint);
+    if (!s || !s.confirmed || s.txid === p.txid) return null;
+    const b = this.chain[s.confirmed.height]!;
+    const index = b.txids.indexOf(s.txid);
+    const tx = b.txs[index]!;
+    return { tx: tx.toBuffer(), vin: tx.ins.findIndex((i) => outpointOf(i) === p.outpoint), at: inclusionIn(b, index) };
+  }
+
+  /** The evidence a peer that read the best chain sends with `p`: its anchor, where it confirmed, what spent a call's outpoint. */
+  evidenceOf(p: Payload): Evidence {
+    return { anchorTx: p.tx.toBuffer(), confirmed: this.inclusionOf(p.txid), spentBy: p.kind === 'call' ? this.spenderOf(p) : null };
+  }
+
+  /** The endpoint's `/blocks[/:top]` as the header follower reads it: ten blocks from `top` (the tip without it) down, newest first. */
+  headerSource(): HeaderSource {
+    const rows = async (top?: number): Promise<HeaderRow[]> => {
+      const out: HeaderRow[] = [];
+      // Block 0 stands for the genesis (no header of it is read): rows stop above it.
+      for (let h = Math.min(top ?? this.tip.height, this.tip.height); h >= 1 && out.length < 10; h--) {
+        const b = this.chain[h]!;
+        out.push({ height: h, hash: b.hash, prevHash: b.prevHash, header: b.header });
+      }
+      return out;
+    };
+    return { blocks: rows, rawBlock: (hash: string) => this.rawBlock(hash) };
+  }
+
+  private async rawBlock(hash: string): Promise<ParsedBlock> {
+    const b = this.chain.find((x) => x.hash === hash);
+    if (!b) throw new NodeError('not_found', `no block ${hash}`);
+    return { hash: b.hash, header: parseHeaderBytes(b.header), txs: b.txs, txids: b.txids, size: 0, weight: 0 } as unknown as ParsedBlock;
+  }
+
   /** The chain-data endpoint as the node's BlockWatcher sees it. */
   source(): ChainSource {
-    const byHash = (hash: string): SimBlock => {
-      const b = this.chain.find((x) => x.hash === hash);
-      if (!b) throw Object.assign(new Error(`no block ${hash}`), { code: 'not_found' });
-      return b;
-    };
     return {
       tipHeight: async () => this.tip.height,
       tipHash: async () => this.tip.hash,
       blockHashAt: async (h: number) => {
         const b = this.chain[h];
-        if (!b) throw Object.assign(new Error(`no block at ${h}`), { code: 'not_found' });
+        if (!b) throw new NodeError('not_found', `no block at ${h}`);
         return b.hash;
       },
-      rawBlock: async (hash: string): Promise<ParsedBlock> => {
-        const b = byHash(hash);
-        return {
-          hash: b.hash,
-          header: parseHeaderBytes(b.header),
-          txs: b.txs,
-          txids: b.txids,
-          size: 0,
-          weight: 0,
-        };
-      },
+      rawBlock: (hash: string) => this.rawBlock(hash),
     } as unknown as ChainSource;
   }
+}
+
+/** The inclusion of the transaction at `index` of block `b`. */
+export function inclusionIn(b: SimBlock, index: number): Inclusion {
+  const [branch] = merkleBranches(b.txids.map((t) => Buffer.from(t, 'hex').reverse()), [index]);
+  return { blockHash: b.hash, height: b.height, txIndex: index, branch: branch! };
 }
 
 export function outpointOf(i: { hash: Uint8Array; index: number }): string {
