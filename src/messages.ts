@@ -432,6 +432,14 @@ export interface GossipCounters {
   sync_payloads_applied: number;
   /** Payloads this node served to peers (GetPayloadByTxid answers it gave). */
   payloads_served: number;
+  /** Block headers this node served to peers (GetHeaders). */
+  headers_served: number;
+  /** Block headers taken from peers by sync (verified, the top of each run authenticated by the endpoint). */
+  sync_headers_accepted: number;
+  /** Evidence of this node's pending payloads taken from peers by sync. */
+  sync_evidence_taken: number;
+  /** Peer answers refused as false (bad_evidence): header runs and payload evidence that did not hold. */
+  sync_bad_evidence: number;
 }
 
 /** The last state divergence found against a peer (node_status.divergence). */
@@ -478,6 +486,35 @@ export type PeerApi = {
    * difference halts the node (the ledger's rule). Answers whether it halted.
    */
   peerVerifyReplay(params: Record<string, never>): { halted: boolean; halt_reason: string | null };
+  /** Verified block headers of heights [from, from + count), as far as held, and the header tip (GetHeaders). */
+  peerHeaders(params: { from: number; count: number }): { headers: Uint8Array[]; tip: number | null };
+  /**
+   * What header sync starts from: the journal's anchor (null before it is anchored), the
+   * header tip, and whether this node takes peers' header runs (chain_mode light).
+   */
+  peerHeaderState(params: Record<string, never>): { anchor: number | null; tip: number | null; takesHeaders: boolean };
+  /**
+   * A peer's run of headers from `from` (ChainFollower.submitHeaders: linkage, proof of
+   * work, and one endpoint answer for its top); `linked` false when its first header does
+   * not follow this node's block at `from - 1` (another branch: not taken, not a lie).
+   * A run that fails verification or authentication is refused `bad_evidence`.
+   */
+  peerSubmitHeaders(params: { from: number; headers: Uint8Array[] }): { accepted: number; linked: boolean };
+  /** Pending payloads this node holds, ascending by txid after `after` (sync asks peers for their evidence). */
+  peerPending(params: { after: string; limit: number }): { txids: string[] };
+  /**
+   * A peer's evidence for a pending payload this node holds: checked (checkEvidence, then
+   * the writer against its headers) and kept where it holds (Writer.takeEvidence).
+   * `taken`: the payload was still pending here and the evidence was kept. A claim that
+   * does not hold is refused `bad_evidence`.
+   */
+  peerTakeEvidence(params: { txid: string; evidence: Evidence }): { taken: boolean };
+  /**
+   * Gossip's first sync round with its peers since it started has ended, whether it
+   * brought anything or every peer failed: a light node stops holding block application
+   * back for it (ChainFollower.noteInitialSync). Sent again after a core restart.
+   */
+  peerInitialSyncDone(params: Record<string, never>): { ok: true };
   /** The gossip process's view, shown in node_status. */
   peerReport(params: { peers: number; counters: GossipCounters; divergence: DivergenceReport | null }): { ok: true };
 };

@@ -29,9 +29,11 @@ const ANCHOR_RETRY_CAP_MS = 30_000;
 /** Catch-up progress is logged at most this often. */
 const PROGRESS_EVERY_MS = 5_000;
 /**
- * Headers a light node fetches from the endpoint without waiting for peers: 1,000 is 100
- * requests (ten a page), a seventh of an hour's budget on a public endpoint. A longer
- * gap waits up to PEER_HEADER_WAIT_MS for a peer's run (one request authenticates it).
+ * Headers a light node with peers fetches from the endpoint once its first peer sync has
+ * ended (the peers brought what they hold): 1,000 is 100 requests (ten a page), a seventh
+ * of an hour's budget on a public endpoint. Before that sync ends it pages nothing (a
+ * peer's run costs one request), and a longer gap waits up to PEER_HEADER_WAIT_MS from
+ * start for a later round's run.
  */
 const ENDPOINT_HEADER_PAGING_FREE = 1_000;
 const PEER_HEADER_WAIT_MS = 120_000;
@@ -67,6 +69,11 @@ export class ChainFollower {
     private readonly opts: { pollIntervalS: number; startHeight: number | null; mode: ChainMode; hasPeers: boolean; onStatus: (s: WriterStatus) => void },
   ) {
     this.initialSyncDone = !opts.hasPeers;
+  }
+
+  /** Whether peers' header runs are taken (light following; submitHeaders). */
+  get takesPeerHeaders(): boolean {
+    return this.opts.mode === 'light';
   }
 
   /** Gossip's first sync round with the peers ended (or failed for every peer). */
@@ -181,7 +188,8 @@ export class ChainFollower {
         },
         storeSpentBy: async (items) => void (await writer.call('storeSpentBy', { items })),
       },
-      mayPageEndpoint: (missing) => !this.opts.hasPeers || missing <= ENDPOINT_HEADER_PAGING_FREE || Date.now() - this.startedAt >= PEER_HEADER_WAIT_MS,
+      mayPageEndpoint: (missing) =>
+        !this.opts.hasPeers || Date.now() - this.startedAt >= PEER_HEADER_WAIT_MS || (this.initialSyncDone && missing <= ENDPOINT_HEADER_PAGING_FREE),
       mayApply: () => this.initialSyncDone || Date.now() - this.startedAt >= INITIAL_SYNC_WAIT_MS,
       signal: this.stopping.signal,
     });

@@ -5,7 +5,8 @@
  */
 import type { Handlers } from '../ipc/rpc.js';
 import type { CallSubmission, DeployExtras, DivergenceReport, GossipCounters, PeerApi, WirePayload } from '../messages.js';
-import type { Evidence } from '../protocol/evidence.js';
+import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '../protocol/evidence.js';
+import { parseHeaderBytes } from '../chain/bitcoin.js';
 import { NodeError } from '../errors.js';
 import { MAX_PAYLOAD_BYTES } from '../gossip/limits.js';
 import { zeroCounters } from '../gossip/counters.js';
@@ -52,6 +53,70 @@ export function deployPayload(body: Record<string, unknown>, evidence: Evidence 
   return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8')), evidence };
 }
 
+/** Whether a kept inclusion is the one a peer claimed (the same block, index and branch). */
+function sameInclusion(kept: Inclusion | null | undefined, claimed: Inclusion): boolean {
+  return (
+    !!kept &&
+    kept.blockHash === claimed.blockHash &&
+    kept.height === claimed.height &&
+    kept.txIndex === claimed.txIndex &&
+    kept.branch.length === claimed.branch.length &&
+    kept.branch.every((h, i) => Buffer.compare(h, claimed.branch[i]!) === 0)
+  );
+}
+
+/**
+ * A peer's evidence that names another block than this node's verified header chain
+ * holds at that height is refused `bad_evidence` before intake: the writer would keep a
+ * claim for a block it has not applied yet and only ignore it when the block comes, so
+ * the payload would wait for a block that never names it instead of being taken from an
+ * honest peer.
+ */
+async function refuseOffChain(core: Core, txid: string, ev: Evidence | null | undefined): Promise<void> {
+  for (const [what, inc] of [['confirmation', ev?.confirmed], ['spend', ev?.spentBy?.at]] as const) {
+    if (!inc) continue;
+    const [header] = await core.writer.call('headers', { from: inc.height, count: 1 });
+    const held = header ? parseHeaderBytes(header).hash : null;
+    if (held !== null && held !== inc.blockHash) {
+      throw new NodeError('bad_evidence', `the evidence sent with ${txid} names block ${inc.blockHash} for its ${what} at height ${inc.height}; this node's header chain holds ${held} there`);
+    }
+  }
+}
+
+/**
+ * A peer's evidence for a pending payload the node holds (sync asks for it): the checks
+ * intake runs on evidence (checkEvidence: the anchor hashes to the txid, branches fold,
+ * the spender spends the named outpoint), then the writer's against its header chain
+ * (Writer.takeEvidence keeps only claims that hold there). A claim the writer did not
+ * keep is refused `bad_evidence`, so the peer that sent it is counted.
+ */
+async function takePeerEvidence(core: Core, txid: string, evidence: Evidence): Promise<{ taken: boolean }> {
+  const w = core.writer;
+  const held = await w.call('payloadAt', { txid });
+  if (!held) return { taken: false };
+  let outpoint: { txid: string; vout: number } | null = null;
+  if (held.kind === 'call') {
+    const rec = await w.call('call', { txid });
+    if (!rec || rec.status !== 'pending') return { taken: false };
+    const [otxid, vout] = rec.outpoint.split(':') as [string, string];
+    outpoint = { txid: otxid, vout: Number(vout) };
+  } else if ((await w.call('contract', { id: held.contract_id }))?.status !== 'pending') return { taken: false };
+  const checked = checkEvidence(txid, outpoint, evidence);
+  if (!checked.ok) throw evidenceError(checked);
+  await refuseOffChain(core, txid, evidence);
+  const covers = (e: Evidence | null): boolean =>
+    (!evidence.confirmed || sameInclusion(e?.confirmed, evidence.confirmed)) && (!evidence.spentBy || !outpoint || sameInclusion(e?.spentBy?.at, evidence.spentBy.at));
+  // Already held (kept for a block not applied yet): nothing to write.
+  if (covers(await w.call('payloadEvidence', { txid }))) return { taken: false };
+  if (!(await w.call('takeEvidence', { txid, evidence }))) return { taken: false };
+  const kept = await w.call('payloadEvidence', { txid });
+  const refused: string[] = [];
+  if (evidence.confirmed && !sameInclusion(kept?.confirmed, evidence.confirmed)) refused.push(`confirmation at ${evidence.confirmed.height}`);
+  if (evidence.spentBy && outpoint && !sameInclusion(kept?.spentBy?.at, evidence.spentBy.at)) refused.push(`spend at ${evidence.spentBy.at.height}`);
+  if (refused.length > 0) throw new NodeError('bad_evidence', `the evidence sent for ${txid} does not hold against this node's chain: ${refused.join('; ')}`);
+  return { taken: true };
+}
+
 /** A writer answer about a contract, or not_found when the writer does not know it (null). */
 function known<T>(contractId: string, answer: T | null): T {
   if (answer === null) throw new NodeError('not_found', `contract ${contractId} is not known to this node`);
@@ -63,6 +128,7 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
   return {
     peerSubmit: async (p) => {
       const input = intakeInput(p.payload);
+      await refuseOffChain(core, p.payload.txid, p.payload.evidence);
       const r = input.kind === 'call' ? await core.intake.submitCall(input.submission) : await core.intake.submitDeploy(input.body, input.extras);
       return { created: r.created };
     },
@@ -82,6 +148,41 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
     peerVerifyReplay: async () => {
       const s = await w.call('peerVerifyReplay', {});
       return { halted: s.halted, halt_reason: s.haltReason };
+    },
+    peerHeaders: async (p) => {
+      const [headers, st] = await Promise.all([w.call('headers', { from: p.from, count: p.count }), w.call('status', {})]);
+      return { headers, tip: st.headerHeight };
+    },
+    peerHeaderState: async () => {
+      const st = await w.call('status', {});
+      return { anchor: st.anchorHeight, tip: st.headerHeight, takesHeaders: core.follower.takesPeerHeaders };
+    },
+    peerSubmitHeaders: async (p) => {
+      const first = p.headers[0];
+      if (!first) return { accepted: 0, linked: true };
+      if (first.length !== 80) throw new NodeError('bad_request', 'a block header is 80 bytes');
+      // The block below the run on this node's chain: processed (the journal), else a held header.
+      const st = await w.call('status', {});
+      const below =
+        (await w.call('knownHash', { height: p.from - 1 })) ??
+        (await w.call('headers', { from: p.from - 1, count: 1 })).map((h) => parseHeaderBytes(h).hash)[0] ??
+        (st.processedHeight === p.from - 1 ? st.processedHash : null);
+      if (!below || parseHeaderBytes(first).prevHash !== below) return { accepted: 0, linked: false };
+      try {
+        return { ...(await core.follower.submitHeaders(p.from, p.headers)), linked: true };
+      } catch (e) {
+        // The endpoint has no block at the run's top: the run cannot be authenticated, and
+        // an honest peer's runs end HEADER_RUN_TIP_MARGIN below its tip (gossip/sync.ts).
+        const top = p.from + p.headers.length - 1;
+        if (e instanceof NodeError && e.code === 'not_found') throw new NodeError('bad_evidence', `the chain-data endpoint has no block at height ${top}, where the peer's headers end`);
+        throw e;
+      }
+    },
+    peerPending: async (p) => ({ txids: (await w.call('pendingPayloads', { after: p.after, limit: p.limit })).map((x) => x.txid) }),
+    peerTakeEvidence: (p) => takePeerEvidence(core, p.txid, p.evidence),
+    peerInitialSyncDone: () => {
+      core.follower.noteInitialSync();
+      return { ok: true as const };
     },
     peerReport: (p) => {
       core.peerState.peers = p.peers;

@@ -21,6 +21,7 @@ const BODY_TYPE: Record<PeerMethod, string> = {
   GetStateRoots: 'GetStateRootsRequest',
   GetContractRanges: 'GetContractRangesRequest',
   GetPayloads: 'GetPayloadsRequest',
+  GetHeaders: 'GetHeadersRequest',
 };
 
 const TO_OBJECT: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };

@@ -17,6 +17,10 @@ export function zeroCounters(): GossipCounters {
     sync_payloads_fetched: 0,
     sync_payloads_applied: 0,
     payloads_served: 0,
+    headers_served: 0,
+    sync_headers_accepted: 0,
+    sync_evidence_taken: 0,
+    sync_bad_evidence: 0,
   };
 }
 
@@ -36,6 +40,10 @@ const HELP: Record<string, string> = {
   sync_payloads_fetched: 'Payloads fetched from peers by sync',
   sync_payloads_applied: 'Payloads fetched by sync and stored by intake',
   payloads_served: 'Payloads served to peers (GetPayloadByTxid)',
+  headers_served: 'Block headers served to peers (GetHeaders)',
+  sync_headers_accepted: 'Block headers taken from peers by sync (each run authenticated by the chain-data endpoint)',
+  sync_evidence_taken: "Evidence of this node's pending payloads taken from peers by sync",
+  sync_bad_evidence: 'Peer header runs and payload evidence refused as false (bad_evidence)',
 };
 
 /** The counters as Prometheus counter families, plus the active peer count as a gauge. */

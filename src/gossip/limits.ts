@@ -50,8 +50,8 @@ export const MAX_BATCH_PAYLOADS = 64;
 export const PEER_LIMITER_KEYS = 4096;
 
 /**
- * Summary and txid-list pages (GetContractSummary, GetContractTxids) and GetPayloads
- * batches per peer key per second (also the burst). Each answer is up to ~1 MiB, so
+ * Summary and txid-list pages (GetContractSummary, GetContractTxids), GetPayloads
+ * batches and GetHeaders pages per peer key per second (also the burst). Each answer is up to ~1 MiB, so
  * they get a budget of their own below the general one: honest sync pages txid lists
  * only for contracts it holds nothing of, fetches up to 256 payloads a request and never
  * asks for a summary, so 10/s (~10 MiB/s) only slows the first sync of a large contract.
@@ -70,6 +70,14 @@ export const LIST_CONCURRENCY = 4;
 
 /** List requests waiting for one of the LIST_CONCURRENCY slots; beyond, RESOURCE_EXHAUSTED. */
 export const LIST_WAITING = 64;
+
+/**
+ * Headers per GetHeaders answer: 2,000 x 80 bytes = 160,000 bytes, well inside
+ * MAX_GRPC_RESPONSE_BYTES; Bitcoin's own P2P `headers` message carries at most 2,000
+ * (Core's MAX_HEADERS_RESULTS), and at it a year of blocks (52,560) is 27 requests. The
+ * asker joins pages into longer runs before the endpoint authenticates them (sync.ts).
+ */
+export const GET_HEADERS_MAX = 2_000;
 
 /** Txids per GetPayloads request: 256 x 34 bytes, ~8.7 KiB, inside MAX_GRPC_MESSAGE_BYTES. */
 export const GET_PAYLOADS_MAX = 256;

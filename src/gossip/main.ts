@@ -57,6 +57,7 @@ const sync = new SyncEngine({
   log: log.child('sync'),
   stored: (p) => service.markAccepted(p),
   changed: () => (dirty = true),
+  synced: () => void initialSync(),
 });
 
 /** REST intake stored a payload: gossip it (it is new, so it goes to peer_limit peers). */
@@ -68,6 +69,28 @@ function onAccepted(d: unknown): void {
   log.debug('gossiping a payload accepted by REST intake', { txid: p.txid, kind: p.kind, peers: n });
 }
 
+/**
+ * The first sync since this process started has ended: a peer's sync completed, or the
+ * whole startup round did (every peer failed). Told to the core (and again to a restarted
+ * one), so a light node applies blocks with what the peers brought instead of waiting.
+ */
+let initialSyncDone = false;
+
+function initialSync(): Promise<void> {
+  if (initialSyncDone) return Promise.resolve();
+  initialSyncDone = true;
+  return reportInitialSync();
+}
+
+async function reportInitialSync(): Promise<void> {
+  try {
+    await core.call('peerInitialSyncDone', {});
+  } catch (e) {
+    // The core is restarting: watchCore tells the new one.
+    log.debug('could not tell the core the first sync ended', { error: (e as Error).message });
+  }
+}
+
 /** Reconnects after a core restart, like the REST front. */
 function watchCore(c: RpcClient<CoreApi>): void {
   c.on(PAYLOAD_ACCEPTED_EVENT, onAccepted);
@@ -77,6 +100,7 @@ function watchCore(c: RpcClient<CoreApi>): void {
         core = next;
         watchCore(next);
         dirty = true;
+        if (initialSyncDone) void reportInitialSync();
         log.info('reconnected to core');
       },
       () => {
@@ -99,9 +123,14 @@ toSupervisor({ type: 'listening', role: 'gossip', address: host, port: bound });
 
 // ---- heartbeats, expiry, reports to the core
 
+/** Settles when the first heartbeat is answered (startup syncs then, with that peer first). */
+let firstAnswer!: () => void;
+const firstHeartbeatAnswered = new Promise<void>((r) => (firstAnswer = r));
+
 async function heartbeat(p: Peer): Promise<void> {
   try {
     const r = await p.client.call('Heartbeat', { node_id: cfg.nodeId, url: cfg.publicUrl, height: String(localHeight) });
+    firstAnswer();
     const wasActive = peers.isActive(p);
     peers.ok(p, r.public_key.length === 32 ? hex(r.public_key) : undefined, r.node_id);
     if (!wasActive) {
@@ -181,10 +210,12 @@ const reportTimer = setInterval(() => {
 const heartbeatTimer = setInterval(() => void tick(), opts.heartbeatIntervalS * 1000);
 const syncTimer = setInterval(() => void sync.round(), cfg.peerSyncIntervalS * 1000);
 
-// Startup (SERVICE-SPEC section 1, step 4): learn the peers' keys, then sync with them.
+// Startup (SERVICE-SPEC section 1, step 4): learn the peers' keys, then sync with them,
+// from the first heartbeat answered on (a peer that hangs must not hold the others back).
 void (async () => {
-  await tick();
+  await Promise.race([tick(), firstHeartbeatAnswered]);
   await sync.round();
+  await initialSync();
   log.info('startup sync done', { peers: peers.all().length, active: peers.active().length, payloads_fetched: counters.sync_payloads_fetched });
 })();
 

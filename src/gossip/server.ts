@@ -25,6 +25,7 @@ export const PEER_METHODS = [
   'GetStateRoots',
   'GetContractRanges',
   'GetPayloads',
+  'GetHeaders',
 ] as const;
 export type PeerMethod = (typeof PEER_METHODS)[number];
 

@@ -9,8 +9,9 @@
  *   3. the sender's budget (peer-limiter.ts: gossip.inbound_rate_per_s, queue of
  *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED), at
  *      most PEER_LIMITER_KEYS keys tracked;
- *   4. for the list pages (GetContractSummary, GetContractTxids) and GetPayloads, the
- *      largest answers (up to PAGE_MAX entries, or 1 MiB of payloads): a second, smaller
+ *   4. for the list pages (GetContractSummary, GetContractTxids), GetPayloads and
+ *      GetHeaders, the largest answers (up to PAGE_MAX entries, 1 MiB of payloads or
+ *      GET_HEADERS_MAX headers): a second, smaller
  *      budget per key (LIST_RATE_PER_S, queue
  *      LIST_QUEUE) and at most LIST_CONCURRENCY of them in the core at once across all
  *      peers (LIST_WAITING more may wait);
@@ -23,6 +24,7 @@ import { NodeError } from '../errors.js';
 import { refusalIsRetryable } from '../protocol/rules.js';
 import PQueue from 'p-queue';
 import {
+  GET_HEADERS_MAX,
   GET_PAYLOADS_ANSWER_BYTES,
   GET_PAYLOADS_MAX,
   LIST_CONCURRENCY,
@@ -233,6 +235,13 @@ export class PeerService {
         }
         return { payloads, answered };
       }),
+      GetHeaders: this.listed(async (req) => {
+        const from = req.from_height;
+        const count = req.count > 0 && req.count < GET_HEADERS_MAX ? req.count : GET_HEADERS_MAX;
+        const r = await this.d.core().call('peerHeaders', { from, count });
+        this.d.counters.headers_served += r.headers.length;
+        return { from_height: from, headers: Buffer.concat(r.headers), tip_height: r.tip ?? 0 };
+      }),
       GetContractRanges: async (req) => {
         const list = req.ranges;
         if (list.length === 0 || list.length > RANGES_MAX) throw new NodeError('bad_request', `1 to ${RANGES_MAX} ranges per request`, { field: 'ranges' });
@@ -390,7 +399,9 @@ export class PeerService {
         const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
         // A retryable refusal (src/protocol/rules.ts: the anchor not visible yet, the
         // deploy not here yet, the node busy) is forgotten, so a later copy is checked again.
-        if (refusalIsRetryable(n.code)) this.seen.delete(k);
+        // So is false evidence: the seen key covers the payload, not the evidence it came
+        // with, and another sender's copy may carry the true one.
+        if (refusalIsRetryable(n.code) || n.code === 'bad_evidence') this.seen.delete(k);
         this.d.log.debug('peer payload refused', { txid: p.txid, kind: p.kind, code: n.code, reason: n.message });
         return { txid: p.txid, accepted: false, error_code: n.code, error_message: n.message };
       }

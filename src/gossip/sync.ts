@@ -1,7 +1,13 @@
 /**
- * Merkle-diff sync and divergence detection (issue 8), one peer at a time, at startup and
- * every peer_sync_interval_s:
+ * Header sync, Merkle-diff sync and divergence detection (issues 8 and 26), one peer at a
+ * time (active peers first, so one that hangs until the request deadline comes last), at
+ * startup and every peer_sync_interval_s:
  *
+ * 0. Headers (a light node): when the peer's verified header chain is above this node's,
+ *    pull it in pages (GetHeaders) and hand runs of up to HEADER_RUN_MAX headers to the
+ *    core (ChainFollower.submitHeaders: linkage, proof of work, and the chain-data
+ *    endpoint naming the run's top: one request per run). A run that does not verify or
+ *    does not end in the endpoint's block is refused and counted against the peer.
  * 1. Divergence: compare the per-block state roots both nodes hold (GetStateRoots). If
  *    they differ at the highest common height with the same block hash, bisect over
  *    heights to the first differing block; log it and show it in node_status.
@@ -9,10 +15,16 @@
  *    payload set (count and fingerprint, GetContractRanges); for each that differs, find
  *    the txids missing here by range-based reconciliation (reconcile.ts), or page through
  *    the peer's txid list when this node holds nothing of the contract, and fetch only
- *    those (GetPayloadByTxid). Every fetched payload goes through the core's intake, the
- *    REST checks against Bitcoin; deploys first (a call to an unknown contract is
- *    refused), then calls in the peer's claimed chain order (a hint; the ledger orders by
- *    the chain itself and replays late payloads from their block).
+ *    those (GetPayloads), with their Bitcoin evidence. Every fetched payload goes through
+ *    the core's intake, the REST checks, with the evidence checked locally against the
+ *    node's header chain (no endpoint request when the peer sent the anchor); payloads
+ *    are taken as their answers arrive, concurrently, a contract's deploy before its calls
+ *    (a call to an unknown contract is refused). Order does not matter otherwise: the
+ *    evidence places each payload in the chain. Evidence that does not hold
+ *    (`bad_evidence`) is counted against the peer, and the payload is taken from another.
+ * 2b. Evidence of this node's own pending payloads (GetPayloads for their txids): what the
+ *    peer places or drops is checked the same way and kept (Writer.takeEvidence), which
+ *    saves the deferred endpoint checks.
  * 3. After a divergence: wait for the writer's replays, compare the same height again.
  *    Equal: resolved by re-sync. Still different with equal payload sets: re-derive the
  *    local state from the journal; if the replay disagrees with the stored roots the
@@ -23,7 +35,8 @@ import PQueue from 'p-queue';
 import { NodeError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { reconcile, type AskRanges } from './reconcile.js';
-import { GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES } from './limits.js';
+import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES } from './limits.js';
+import { HEADER_BYTES } from '../chain/headers.js';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
@@ -42,11 +55,36 @@ const REFUSED_MAX = 100_000;
 const REFUSED_BACKOFF_MAX = 64;
 
 /**
- * Payloads fetched, then applied in chain order, per step: bounds what a sync holds in
- * memory (payloads are at most 64 KiB, typically a few hundred bytes) while keeping the
- * chain-order hint over large steps.
+ * Payloads fetched and applied per step: bounds what a sync holds in memory (payloads are
+ * at most 64 KiB, typically a few hundred bytes, with evidence under 1 KiB more).
  */
 const SYNC_CHUNK = 4096;
+
+/**
+ * Headers per run handed to the core: ten GetHeaders pages (1.6 MB). Each run costs one
+ * endpoint request (its top is authenticated), so a year of blocks (52,560) is 3
+ * requests; longer runs would save little and hold more in memory.
+ */
+const HEADER_RUN_MAX = 10 * GET_HEADERS_MAX;
+
+/**
+ * A peer's run ends this many blocks below its header tip: the endpoint authenticates the
+ * top, and the last few blocks are where an honest peer and the endpoint may differ for a
+ * while (a block found at once by two miners, a tip the endpoint has not seen yet). Six
+ * blocks are where Bitcoin's settlement convention puts a reorganisation out of reach;
+ * the light follower's own poll of the ten newest blocks brings the rest in one request.
+ */
+const HEADER_RUN_TIP_MARGIN = 6;
+
+/**
+ * Pending payloads of this node whose evidence is asked of each peer per round: 16
+ * GetPayloads requests (the list budget allows 10 a second), taken in txid order from a
+ * cursor that goes round, so a large pending set is covered over several rounds.
+ */
+const PENDING_EVIDENCE_PER_ROUND = 16 * GET_PAYLOADS_MAX;
+
+/** A peer refused for a false answer is not asked for headers for 1, 2, 4 ... up to this many rounds. */
+const FALSE_ANSWER_BACKOFF_MAX = 64;
 
 interface Missing {
   txid: string;
@@ -69,9 +107,15 @@ export interface SyncDeps {
   stored: (p: WirePayload) => void;
   /** Something node_status shows changed. */
   changed: () => void;
+  /** A sync with one peer completed (the first one tells the core its peers have been heard). */
+  synced?: () => void;
 }
 
 export interface PeerSyncResult {
+  /** Headers taken from the peer (authenticated runs). */
+  headers: number;
+  /** Evidence of this node's pending payloads taken from the peer. */
+  evidence: number;
   differing: number;
   fetched: number;
   applied: number;
@@ -88,27 +132,54 @@ export class SyncEngine {
   private readonly verified = new Map<string, string>();
   /** Sync rounds started (the clock of `refused`). */
   private roundNo = 0;
-  /** Refused txids: retried from round `next` (never when intrinsic); `wait` doubles per refusal. */
+  /**
+   * Refused txids: retried from round `next` (never when intrinsic); `wait` doubles per
+   * refusal. A payload refused for the evidence a peer sent with it (`bad_evidence`) is
+   * filed under "<peer url> <txid>": that peer's copy waits out its backoff, another
+   * peer's copy is fetched at once.
+   */
   private readonly refused = new Map<string, { next: number; wait: number; code: string }>();
+  /** Per peer url: header sync with it waits until round `next` after a false run. */
+  private readonly falseHeaders = new Map<string, { next: number; wait: number }>();
+  /** Where the next round's look for evidence of this node's pending payloads starts (txid order). */
+  private pendingCursor = '';
+  /** Txids fetched this round (they came with their evidence: not asked for it again). */
+  private fetchedThisRound = new Set<string>();
 
-  /** Whether sync should fetch `txid` now (not refused, or its backoff is over). */
-  private worthFetching(txid: string): boolean {
-    const r = this.refused.get(txid);
-    return !r || (refusalIsRetryable(r.code) && this.roundNo >= r.next);
+  /** Whether a refusal filed under `key` keeps it from being fetched this round. */
+  private waiting(key: string): boolean {
+    const r = this.refused.get(key);
+    if (!r) return false;
+    // bad_evidence is filed per peer only, and that peer's copy is asked again after its
+    // backoff (its evidence may have named a block of a branch this node left since).
+    const retryable = r.code === 'bad_evidence' || refusalIsRetryable(r.code);
+    return !retryable || this.roundNo < r.next;
   }
 
-  private noteRefused(txid: string, code: string): void {
-    const prev = this.refused.get(txid);
+  /** Whether sync should fetch `txid` (from `peer`) now: not refused, or its backoff is over. */
+  private worthFetching(txid: string, peer?: Peer): boolean {
+    return !this.waiting(txid) && !(peer && this.waiting(`${peer.url} ${txid}`));
+  }
+
+  private noteRefused(key: string, code: string): void {
+    const prev = this.refused.get(key);
     const wait = prev ? Math.min(prev.wait * 2, REFUSED_BACKOFF_MAX) : 1;
-    this.refused.delete(txid); // re-inserted last: the Map's order is the eviction order
-    this.refused.set(txid, { next: this.roundNo + wait, wait, code });
+    this.refused.delete(key); // re-inserted last: the Map's order is the eviction order
+    this.refused.set(key, { next: this.roundNo + wait, wait, code });
     if (this.refused.size > REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!);
+  }
+
+  /** A peer answered something false (a header run, evidence): counted, logged, and the peer marked failed. */
+  private falseAnswer(peer: Peer, what: string, e: NodeError): void {
+    this.d.counters.sync_bad_evidence++;
+    this.d.peers.failed(peer);
+    this.d.log.warn('peer sent false evidence', { peer: peer.url, what, reason: e.message });
   }
 
   /** Refused txids sync currently skips (node_status, tests). */
   get refusedCount(): number {
     let n = 0;
-    for (const txid of this.refused.keys()) if (!this.worthFetching(txid)) n++;
+    for (const key of this.refused.keys()) if (this.waiting(key)) n++;
     return n;
   }
 
@@ -120,12 +191,18 @@ export class SyncEngine {
       // Yield first, so `running` is set before the finally below can clear it.
       await Promise.resolve();
       this.roundNo++;
+      this.fetchedThisRound = new Set();
       try {
-        for (const peer of this.d.peers.all()) {
+        const peers = this.d.peers;
+        // Active peers first, then by fewest failures: a peer that hangs until the request
+        // deadline holds back neither the others nor the core's first blocks (`synced`).
+        const order = [...peers.all()].sort((a, b) => Number(peers.isActive(b)) - Number(peers.isActive(a)) || a.failures - b.failures);
+        for (const peer of order) {
           try {
             await this.syncWith(peer);
+            this.d.synced?.();
           } catch (e) {
-            this.d.peers.failed(peer);
+            peers.failed(peer);
             this.d.log.debug('peer sync failed', { peer: peer.url, error: (e as Error).message });
           }
         }
@@ -137,18 +214,137 @@ export class SyncEngine {
   }
 
   async syncWith(peer: Peer): Promise<PeerSyncResult> {
+    // Headers first: the evidence of the payloads that follow is checked against them.
+    const headers = await this.syncHeaders(peer);
     const divergence = await this.checkRoots(peer);
     const t0 = performance.now();
     const r = await this.syncPayloads(peer);
     const payloadMs = Math.round(performance.now() - t0);
     if (divergence) await this.afterDivergence(peer, divergence);
+    const evidence = await this.pendingEvidence(peer);
     this.d.counters.sync_rounds++;
     this.d.peers.ok(peer);
     this.d.changed();
-    if (r.fetched > 0 || r.differing > 0 || divergence) {
-      this.d.log.info('peer sync done', { peer: peer.url, contracts_differing: r.differing, payloads_fetched: r.fetched, payloads_applied: r.applied, payloads_pushed: r.pushed, payload_ms: payloadMs, divergence_height: divergence?.height ?? null });
+    if (r.fetched > 0 || r.differing > 0 || divergence || headers > 0 || evidence > 0) {
+      this.d.log.info('peer sync done', {
+        peer: peer.url,
+        headers_taken: headers,
+        contracts_differing: r.differing,
+        payloads_fetched: r.fetched,
+        payloads_applied: r.applied,
+        payloads_pushed: r.pushed,
+        payload_ms: payloadMs,
+        evidence_taken: evidence,
+        divergence_height: divergence?.height ?? null,
+      });
     }
-    return { ...r, divergence };
+    return { ...r, headers, evidence, divergence };
+  }
+
+  // ------------------------------------------------------------ headers
+
+  /**
+   * Pulls the peer's verified headers above this node's header tip, in runs the core
+   * verifies and authenticates (one endpoint request each); answers how many were taken.
+   * Only a light node takes them. A run that is refused (`bad_evidence`) is counted
+   * against the peer, whose headers are then not asked for 1, 2, 4 ... rounds, and ends
+   * this round's sync with it (the error is thrown on); one that
+   * does not link to this node's chain (the peer is on another branch, or this node's tip
+   * is) ends header sync with it for this round; an endpoint failure likewise, without
+   * blame; payload sync goes on then.
+   */
+  async syncHeaders(peer: Peer): Promise<number> {
+    const core = this.d.core();
+    const local = await core.call('peerHeaderState', {});
+    if (!local.takesHeaders || local.anchor === null) return 0;
+    const backoff = this.falseHeaders.get(peer.url);
+    if (backoff && this.roundNo < backoff.next) return 0;
+    let from = Math.max(local.tip ?? local.anchor, local.anchor) + 1;
+    let taken = 0;
+    for (;;) {
+      const run: Uint8Array[] = [];
+      let peerTip = 0;
+      while (run.length < HEADER_RUN_MAX) {
+        const r = await peer.client.call('GetHeaders', { from_height: from + run.length, count: GET_HEADERS_MAX });
+        peerTip = r.tip_height;
+        const n = r.headers.length / HEADER_BYTES;
+        for (let i = 0; i < n; i++) run.push(r.headers.subarray(i * HEADER_BYTES, (i + 1) * HEADER_BYTES));
+        if (n < GET_HEADERS_MAX) break;
+      }
+      // The run ends HEADER_RUN_TIP_MARGIN below the peer's tip (see there).
+      const keep = Math.max(0, Math.min(run.length, peerTip - HEADER_RUN_TIP_MARGIN - from + 1));
+      if (keep === 0) return taken;
+      try {
+        const r = await core.call('peerSubmitHeaders', { from, headers: run.slice(0, keep) });
+        if (!r.linked) {
+          this.d.log.debug('peer headers do not link to this node\'s chain', { peer: peer.url, from });
+          return taken;
+        }
+        taken += r.accepted;
+        this.d.counters.sync_headers_accepted += r.accepted;
+      } catch (e) {
+        if (e instanceof NodeError && e.code === 'bad_evidence') {
+          const wait = Math.min((backoff?.wait ?? 0) * 2 || 1, FALSE_ANSWER_BACKOFF_MAX);
+          this.falseHeaders.set(peer.url, { next: this.roundNo + wait, wait });
+          this.falseAnswer(peer, `headers ${from}..${from + keep - 1}`, e);
+          // Nothing else it says this round is taken either: its payloads' evidence would
+          // be checked against headers this node does not hold yet.
+          throw new NodeError('bad_evidence', `the peer sent a false header run: ${e.message}`);
+        }
+        this.d.log.debug('peer headers not taken', { peer: peer.url, from, error: (e as Error).message });
+        return taken;
+      }
+      from += keep;
+      if (keep < run.length || run.length < HEADER_RUN_MAX) return taken;
+    }
+  }
+
+  // ------------------------------------------------------------ evidence of pending payloads
+
+  /**
+   * Asks the peer for the evidence of up to PENDING_EVIDENCE_PER_ROUND of this node's
+   * pending payloads (GetPayloads answers each with its evidence) and hands what places
+   * or drops one to the core, which checks it as intake does and keeps what holds
+   * (Writer.takeEvidence). Answers how many were taken. Evidence that does not hold is
+   * counted against the peer.
+   */
+  async pendingEvidence(peer: Peer): Promise<number> {
+    const core = this.d.core();
+    const { txids: listed } = await core.call('peerPending', { after: this.pendingCursor, limit: PENDING_EVIDENCE_PER_ROUND });
+    this.pendingCursor = listed.length < PENDING_EVIDENCE_PER_ROUND ? '' : listed[listed.length - 1]!;
+    const ask = listed.filter((t) => !this.fetchedThisRound.has(t));
+    let taken = 0;
+    const q = new PQueue({ concurrency: this.d.concurrency });
+    for (let i = 0; i < ask.length; i += GET_PAYLOADS_MAX) {
+      const chunk = ask.slice(i, i + GET_PAYLOADS_MAX);
+      void q.add(async () => {
+        for (let rest = chunk; rest.length > 0; ) {
+          const r = await peer.client.call('GetPayloads', { txids: rest.map((t) => Buffer.from(t, 'hex')) });
+          const covered = new Set(rest.slice(0, r.answered));
+          for (const f of r.payloads) {
+            let txid = '';
+            try {
+              const p = fromProtoPayload(f.payload);
+              txid = p.txid;
+              if (!covered.has(p.txid)) throw new NodeError('bad_request', `peer answered a payload not asked for: ${p.txid}`);
+              const ev = p.evidence;
+              if (!ev || (!ev.confirmed && !ev.spentBy)) continue;
+              if ((await core.call('peerTakeEvidence', { txid: p.txid, evidence: ev })).taken) {
+                taken++;
+                this.d.counters.sync_evidence_taken++;
+              }
+            } catch (e) {
+              if (e instanceof NodeError && e.code === 'bad_evidence') this.falseAnswer(peer, `evidence of ${txid}`, e);
+              else this.d.log.debug('peer evidence not taken', { peer: peer.url, txid, error: (e as Error).message });
+            }
+          }
+          if (r.answered === 0) return;
+          rest = rest.slice(r.answered);
+        }
+      }).catch((e: unknown) => this.d.log.debug('peer evidence fetch failed', { peer: peer.url, error: (e as Error).message }));
+    }
+    await q.onIdle();
+    return taken;
   }
 
   // ------------------------------------------------------------ state roots
@@ -318,19 +514,21 @@ export class SyncEngine {
       if (mine > 0) {
         // One descent finds both sides' differences.
         const r = await reconcile((ranges) => core.call('peerRanges', { contract_id: id, ranges }), this.remoteRanges(peer, id), this.d.concurrency);
-        for (const txid of r.missing) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
+        for (const txid of r.missing) if (this.worthFetching(txid, peer)) missing.push({ txid, contract_id: id });
         // A peer holding under half of this node's set is catching up: it pulls them itself,
         // in chain order (fewer replays), rather than receiving the same payloads twice.
         if ((remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
       } else {
         // Nothing held here: the peer's list in its chain order.
-        for (const txid of await this.listedTxids(peer, id)) if (this.worthFetching(txid)) missing.push({ txid, contract_id: id });
+        for (const txid of await this.listedTxids(peer, id)) if (this.worthFetching(txid, peer)) missing.push({ txid, contract_id: id });
       }
     }
+    // Contracts this node holds nothing of: their calls wait for the deploy (below).
+    const unheld = new Set(differing.filter((id) => (localSets[id]?.count ?? 0) === 0));
     let fetched = 0;
     let applied = 0;
     for (let i = 0; i < missing.length; i += SYNC_CHUNK) {
-      const r = await this.fetchAndApply(peer, missing.slice(i, i + SYNC_CHUNK));
+      const r = await this.fetchAndApply(peer, missing.slice(i, i + SYNC_CHUNK), unheld);
       fetched += r.fetched;
       applied += r.applied;
     }
@@ -360,10 +558,13 @@ export class SyncEngine {
     return accepted;
   }
 
-  /** Payloads by txid from the peer (GetPayloads, GET_PAYLOADS_MAX a request, re-asking what an answer did not cover). */
-  private async fetchMany(peer: Peer, missing: Missing[]): Promise<{ p: WirePayload; height: number | null; tx_index: number }[]> {
+  /**
+   * Payloads by txid from the peer (GetPayloads, GET_PAYLOADS_MAX a request, re-asking
+   * what an answer did not cover, `concurrency` requests at once), each handed to `take`
+   * as its answer arrives.
+   */
+  private async fetchEach(peer: Peer, missing: Missing[], take: (p: WirePayload, m: Missing) => void): Promise<void> {
     const want = new Map(missing.map((m) => [m.txid, m]));
-    const out: { p: WirePayload; height: number | null; tx_index: number }[] = [];
     const q = new PQueue({ concurrency: this.d.concurrency });
     const askFrom = async (list: Missing[]): Promise<void> => {
       for (let rest = list; rest.length > 0; ) {
@@ -376,9 +577,8 @@ export class SyncEngine {
             const m = want.get(p.txid);
             if (!m || !covered.has(p.txid) || (p.kind === 'call' && p.contract_id !== m.contract_id)) throw new NodeError('bad_request', `peer answered a payload not asked for: ${p.txid}`);
             covered.delete(p.txid);
-            const height = f.position && f.position.height > 0 ? f.position.height : null;
-            out.push({ p, height, tx_index: height === null ? 0 : f.position!.tx_index });
             this.d.counters.sync_payloads_fetched++;
+            take(p, m);
           } catch (e) {
             this.d.log.debug('sync fetch failed', { peer: peer.url, error: (e as Error).message });
           }
@@ -391,20 +591,20 @@ export class SyncEngine {
     const chunks: Missing[][] = [];
     for (let i = 0; i < missing.length; i += GET_PAYLOADS_MAX) chunks.push(missing.slice(i, i + GET_PAYLOADS_MAX));
     await Promise.all(chunks.map((ch) => q.add(() => askFrom(ch).catch((e: unknown) => this.d.log.debug('sync fetch failed', { peer: peer.url, error: (e as Error).message })))));
-    return out;
   }
 
   /**
-   * Fetches payloads (with the peer's position for each, a hint) and applies them: deploy
-   * registrations first, one at a time (a call to an unknown contract is refused); then
-   * calls in the peer's chain order, confirmed ones sequentially (fewer replays), pending
-   * ones concurrently.
+   * Fetches payloads with their evidence and hands each to the core's intake as it
+   * arrives, `concurrency` at once: fetching and intake overlap, and intake's group
+   * commits fill. Order does not matter (each payload's evidence places it; one that
+   * arrives after its block replays from it), except that a call to a contract this node
+   * holds nothing of (`unheld`) waits for that contract's deploy, or for the fetches to
+   * end when the peer did not answer the deploy (the call is then refused, retryably).
    */
-  private async fetchAndApply(peer: Peer, missing: Missing[]): Promise<{ fetched: number; applied: number }> {
+  private async fetchAndApply(peer: Peer, missing: Missing[], unheld: ReadonlySet<string>): Promise<{ fetched: number; applied: number }> {
     const core = this.d.core();
     const c = this.d.counters;
-    const ready = await this.fetchMany(peer, missing);
-    // Deploys first whatever the peer's order; then chain order.
+    let fetched = 0;
     let applied = 0;
     const apply = async (p: WirePayload): Promise<void> => {
       try {
@@ -417,19 +617,41 @@ export class SyncEngine {
         }
       } catch (e) {
         const code = e instanceof NodeError ? e.code : 'internal';
+        if (code === 'bad_evidence') {
+          // The peer's evidence, not the payload: another peer's copy is taken.
+          this.noteRefused(`${peer.url} ${p.txid}`, code);
+          this.falseAnswer(peer, `evidence of ${p.txid}`, e as NodeError);
+          return;
+        }
         this.noteRefused(p.txid, code);
         this.d.log.debug('synced payload refused', { peer: peer.url, txid: p.txid, code, reason: (e as Error).message });
       }
     };
-    const deploys = ready.filter((x) => x.p.kind === 'deploy');
-    const calls = ready.filter((x) => x.p.kind === 'call');
-    const confirmed = calls.filter((x) => x.height !== null).sort((a, b) => a.height! - b.height! || a.tx_index - b.tx_index);
-    const pending = calls.filter((x) => x.height === null);
-    for (const x of deploys) await apply(x.p);
+    // Per unheld contract: settles once its deploy was taken (or refused).
+    const deployed = new Map<string, { done: Promise<void>; settle: () => void }>();
+    for (const id of unheld) {
+      let settle!: () => void;
+      const done = new Promise<void>((r) => (settle = r));
+      deployed.set(id, { done, settle });
+    }
     const applyQ = new PQueue({ concurrency: this.d.concurrency });
-    const pendingDone = Promise.all(pending.map((x) => applyQ.add(() => apply(x.p))));
-    for (const x of confirmed) await apply(x.p);
-    await pendingDone;
-    return { fetched: ready.length, applied };
+    const applying: Promise<void>[] = [];
+    /** Unheld contracts whose deploy the peer answered (its gate settles when it is taken). */
+    const deployFetched = new Set<string>();
+    await this.fetchEach(peer, missing, (p, m) => {
+      fetched++;
+      this.fetchedThisRound.add(p.txid);
+      if (p.kind === 'deploy') {
+        deployFetched.add(m.contract_id);
+        applying.push(applyQ.add(() => apply(p)).finally(() => deployed.get(m.contract_id)?.settle()));
+        return;
+      }
+      const gate = deployed.get(m.contract_id)?.done ?? Promise.resolve();
+      applying.push(gate.then(() => applyQ.add(() => apply(p))));
+    });
+    // The deploys the peer did not answer: their calls go on (and are refused, retryably).
+    for (const [id, d] of deployed) if (!deployFetched.has(id)) d.settle();
+    await Promise.all(applying);
+    return { fetched, applied };
   }
 }

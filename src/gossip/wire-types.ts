@@ -14,6 +14,8 @@
  */
 import { NodeError } from '../errors.js';
 import { FINGERPRINT_BYTES } from '../protocol/fingerprint.js';
+import { HEADER_BYTES } from '../chain/headers.js';
+import { GET_HEADERS_MAX } from './limits.js';
 import type { PeerMethod } from './server.js';
 
 /** A bytes field (decoded: a Buffer). */
@@ -165,6 +167,18 @@ export interface FoundPayload {
   position: PayloadPosition | null;
 }
 
+export interface GetHeadersRequest {
+  from_height: number;
+  count: number;
+}
+export interface GetHeadersResponse {
+  from_height: number;
+  /** 80 bytes per header, heights from_height upward. */
+  headers: Bytes;
+  /** The peer's highest verified header (0: none). */
+  tip_height: number;
+}
+
 export interface GetStateRootsRequest {
   from_height: U64;
   to_height: U64;
@@ -213,6 +227,7 @@ export interface PeerWire {
   GetStateRoots: { request: GetStateRootsRequest; response: GetStateRootsResponse };
   GetContractRanges: { request: GetContractRangesRequest; response: GetContractRangesResponse };
   GetPayloads: { request: GetPayloadsRequest; response: GetPayloadsResponse };
+  GetHeaders: { request: GetHeadersRequest; response: GetHeadersResponse };
 }
 
 /** Every RPC: the signed ones (PeerMethod) and the unsigned GetIdentity. */
@@ -303,6 +318,16 @@ const RESPONSE_CHECKS: { [M in PeerRpc]: (r: PeerResponse<M>, req: WireInit<Peer
   GetPayloads: (r, req) => {
     const asked = req.txids?.length ?? 0;
     if (r.answered > asked) throw malformed('GetPayloads', 'answered', `must be at most the ${asked} txids asked, not ${r.answered}`);
+  },
+  // The run answered is the one asked for: from the asked height, whole headers, at most the count.
+  GetHeaders: (r, req) => {
+    const from = req.from_height ?? 0;
+    const asked = req.count && req.count < GET_HEADERS_MAX ? req.count : GET_HEADERS_MAX;
+    if (r.from_height !== from) throw malformed('GetHeaders', 'from_height', `must be the height asked (${from}), not ${r.from_height}`);
+    if (r.headers.length % HEADER_BYTES !== 0 || r.headers.length / HEADER_BYTES > asked) {
+      throw malformed('GetHeaders', 'headers', `must be at most ${asked} headers of ${HEADER_BYTES} bytes, not ${r.headers.length} bytes`);
+    }
+    if (r.headers.length > 0 && r.tip_height < from + r.headers.length / HEADER_BYTES - 1) throw malformed('GetHeaders', 'tip_height', `must be at least the last height answered, not ${r.tip_height}`);
   },
 };
 

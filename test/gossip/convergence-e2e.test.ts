@@ -3,9 +3,12 @@
  * chain receive the same payloads in different orders (duplicate (caller, call_id) pairs
  * sent after both anchors confirmed, in opposite orders to different nodes; a call whose
  * outpoint a conflicting transaction spends in a reorg), then a fourth node joins late
- * with default settings and only sync to learn from. All four must agree on the state
- * root at every height from the activation anchor up, on every call's status, on the
- * events and on field reads.
+ * with default settings and only sync to learn from. Nodes of both chain modes mix: B
+ * reads every block (chain_mode "blocks"), the others follow headers and learn from
+ * evidence (the default, "light"); the late joiner takes its headers and payloads with
+ * their evidence from a light peer. All four must agree on the state root at every
+ * height from the activation anchor up, on every call's status, on the events and on
+ * field reads.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -94,7 +97,7 @@ before(async () => {
   nodes.push(
     ...(await Promise.all([
       startPeerNode(devnet, { name: 'conv-a', port: ports[0]!, peers: [ports[1]!, ports[2]!] }),
-      startPeerNode(devnet, { name: 'conv-b', port: ports[1]!, peers: [ports[0]!, ports[2]!] }),
+      startPeerNode(devnet, { name: 'conv-b', port: ports[1]!, peers: [ports[0]!, ports[2]!], env: { SVC_CHAIN_MODE: 'blocks' } }),
       startPeerNode(devnet, { name: 'conv-c', port: ports[2]!, peers: [ports[0]!, ports[1]!] }),
     ])),
   );
@@ -160,6 +163,8 @@ test('three nodes given payloads in different orders, and a late joiner with def
   await agree(nodes);
   const sd = (await getJson(`${D.restUrl}/node_status`)).body;
   assert.equal(sd['halted'], false);
+  const modes = await Promise.all(nodes.map(async (n) => (await getJson(`${n.restUrl}/node_status`)).body['chain']['mode']));
+  assert.deepEqual(modes, ['light', 'blocks', 'light', 'light'], 'both chain modes among the nodes that agree');
   // Its blocks may be applied before the payloads arrive: a difference it saw meanwhile is
   // reported as repaired by sync.
   const div = sd['divergence'] as { resolved: boolean; outcome: string } | null;

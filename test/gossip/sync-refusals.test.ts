@@ -63,6 +63,11 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
       switch (method) {
         case 'peerStateRoots':
           return { roots: [], anchor_height: null, tip_height: null };
+        // A node that takes no peer headers and holds no pending payload to ask evidence for.
+        case 'peerHeaderState':
+          return { anchor: null, tip: null, takesHeaders: false };
+        case 'peerPending':
+          return { txids: [] };
         case 'peerFingerprints':
           return { [CONTRACT]: { count: 1 + taken.size, fingerprint: '00'.repeat(16) } };
         case 'peerRanges':
@@ -84,7 +89,7 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
   const peer = { url: 'http://peer', client: peerClient };
   const engine = new SyncEngine({
     core: () => core as never,
-    peers: { all: () => [peer], failed: () => undefined, ok: () => undefined } as never,
+    peers: { all: () => [peer], failed: () => undefined, ok: () => undefined, isActive: () => true } as never,
     counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
     concurrency: 2,
     log: logger('test'),
@@ -136,6 +141,11 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
       switch (method) {
         case 'peerStateRoots':
           return { roots: [], anchor_height: null, tip_height: null };
+        // A node that takes no peer headers and holds no pending payload to ask evidence for.
+        case 'peerHeaderState':
+          return { anchor: null, tip: null, takesHeaders: false };
+        case 'peerPending':
+          return { txids: [] };
         case 'peerFingerprints':
           return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
         case 'peerRanges':
@@ -154,7 +164,7 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
   };
   const engine = new SyncEngine({
     core: () => core as never,
-    peers: { all: () => [{ url: 'http://peer', client: peerClient }], failed: () => undefined, ok: () => undefined } as never,
+    peers: { all: () => [{ url: 'http://peer', client: peerClient }], failed: () => undefined, ok: () => undefined, isActive: () => true } as never,
     counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
     concurrency: 2,
     log: logger('test'),

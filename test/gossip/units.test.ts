@@ -314,3 +314,49 @@ test('summary and txid list requests: a budget per key and at most LIST_CONCURRE
     many.service.close();
   }
 });
+
+test('a payload refused for its evidence is not remembered as seen: a copy with other evidence is checked again; an intrinsic refusal stays', async () => {
+  const txid = (n: number): Buffer => Buffer.alloc(32, n);
+  const submitted: { txid: string; anchorByte: number }[] = [];
+  const core = {
+    call: async (method: string, params: { payload: { txid: string; evidence: { anchorTx: Uint8Array } | null } }): Promise<unknown> => {
+      assert.equal(method, 'peerSubmit');
+      const p = params.payload;
+      submitted.push({ txid: p.txid, anchorByte: p.evidence!.anchorTx[0]! });
+      // Anchor bytes starting 0xee stand for false evidence; txid 2 is wrong in itself.
+      if (p.txid === txid(2).toString('hex')) throw new NodeError('anchor_mismatch', 'binding fails');
+      if (p.evidence!.anchorTx[0] === 0xee) throw new NodeError('bad_evidence', 'bad evidence (anchor_tx): not the payload\'s transaction');
+      return { created: true };
+    },
+  };
+  const service = new PeerService({
+    core: () => core as never,
+    verifier: new Verifier(RECEIVER),
+    signer: new Signer(seed(99)),
+    peers: { heard: () => undefined } as never,
+    forwarder: { forward: () => 0 } as never,
+    counters: zeroCounters(),
+    opts: { seenCapacity: 16, globalRatePerS: 100_000, inboundRatePerS: 10_000, inboundQueue: 100 } as GossipOptions,
+    nodeId: 'n',
+    publicKey: Buffer.alloc(32),
+    localHeight: () => 0,
+    log: logger('test'),
+  });
+  const payload = (n: number, anchorByte: number): object => ({ kind: 'PAYLOAD_KIND_CALL', txid: txid(n), contract_id: Buffer.alloc(32, 9), body: Buffer.of(1), evidence: { anchor_tx: Buffer.of(anchorByte, 1, 2) } });
+  const send = (payloads: object[]): Promise<{ accepted: boolean; error_code: string }[]> =>
+    new Promise((resolve, reject) => {
+      const req = overWire('SubmitPayload', new Signer(seed(41)).request('SubmitPayload', RECEIVER, { payloads }));
+      (service.handlers()['SubmitPayload'] as grpc.handleUnaryCall<unknown, unknown>)({ request: req, getPeer: () => 'test' } as never, (e, r) =>
+        e ? reject(new Error(e.details)) : resolve((r as { results: { accepted: boolean; error_code: string }[] }).results),
+      );
+    });
+  try {
+    const first = await send([payload(1, 0xee), payload(2, 0x01)]);
+    assert.deepEqual(first.map((r) => [r.accepted, r.error_code]), [[false, 'bad_evidence'], [false, 'anchor_mismatch']]);
+    const again = await send([payload(1, 0x01), payload(2, 0x01)]);
+    assert.deepEqual(again.map((r) => [r.accepted, r.error_code]), [[true, ''], [false, 'anchor_mismatch']], 'the true copy taken; the intrinsic refusal answered from memory');
+    assert.deepEqual(submitted.map((s) => [s.txid.slice(0, 2), s.anchorByte]), [['01', 0xee], ['02', 0x01], ['01', 0x01]], 'the core asked once per verdict');
+  } finally {
+    service.close();
+  }
+});

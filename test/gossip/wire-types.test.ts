@@ -69,6 +69,10 @@ const MALFORMED: [PeerMethodAnswer, string][] = [
   [{ method: 'GetContractRanges', answer: { ranges: [{ count: 1, listed: true, txids: [b(32, 1)] }, { count: 0, listed: true }] } }, 'ranges'],
   [{ method: 'GetContractRanges', answer: { ranges: [{ count: 1, listed: true, txids: [b(8)] }] } }, 'ranges.txids'],
   [{ method: 'GetPayloads', answer: { payloads: [], answered: 2 } }, 'answered'],
+  [{ method: 'GetHeaders', answer: { from_height: 7, headers: b(160), tip_height: 9 } }, 'from_height'],
+  [{ method: 'GetHeaders', answer: { from_height: 5, headers: b(81), tip_height: 9 } }, 'headers'],
+  [{ method: 'GetHeaders', answer: { from_height: 5, headers: b(80 * 3), tip_height: 9 } }, 'headers'],
+  [{ method: 'GetHeaders', answer: { from_height: 5, headers: b(160), tip_height: 5 } }, 'tip_height'],
 ];
 
 /** A request for each RPC, as sync sends them (one payload, one range, one txid). */
@@ -83,6 +87,7 @@ const REQUESTS: Record<string, object> = {
   GetStateRoots: { from_height: '0', to_height: '1' },
   GetContractRanges: { contract_id: b(32), ranges: [{ list_up_to: 2 }] },
   GetPayloads: { txids: [b(32)] },
+  GetHeaders: { from_height: 5, count: 2 },
 };
 
 test("a peer's malformed answer is one bad_request naming the field, for every RPC; a well-formed one passes", async () => {
