@@ -21,16 +21,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { DevnetChain, devnetChainHandler } from '../src/devnet/chain-server.js';
 import { buildCallAnchor, buildDeploy } from '../src/client/sdk.js';
-import { walletFromSecret, networkOf, type Wallet } from '../src/client/wallet.js';
+import { walletFromSecret, networkOf } from '../src/client/wallet.js';
 import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
 import { sha256 } from '../src/protocol/hash.js';
 import { figure, stat, type Figure } from './harness.js';
 import { compileContract, repoRoot } from './lib/ledger-fixture.js';
 import type { FetchBlocksJob } from './lib/fetch-blocks-worker.js';
+import { fanOut, type Coin } from './lib/bank-calls.js';
 
 /** Measured blocks: enough for two full catch-up events and some, under ~2 minutes in all. */
 const BLOCKS = 24;
@@ -51,12 +51,6 @@ const SUBMIT_CONCURRENCY = 16;
  * the ratio that limit); the number of connections stays the default, 4.
  */
 const BUDGET = { requestsPerHour: 1_000_000_000, burst: 100_000, maxConcurrent: 4 };
-
-interface Coin {
-  txid: string;
-  vout: number;
-  value: number;
-}
 
 /** The devnet's HTTP API with its tip held at `visible` (null: the real tip). */
 function gatedServer(chain: DevnetChain): { url: Promise<string>; setVisible(h: number | null): void; close(): Promise<void> } {
@@ -87,18 +81,6 @@ function gatedServer(chain: DevnetChain): { url: Promise<string>; setVisible(h: 
         server.closeAllConnections();
       }),
   };
-}
-
-/** Signs a one-input P2WPKH transaction paying `outs` from `coin` (the funding fan-outs). */
-function fanOut(wallet: Wallet, coin: Coin, outs: { script: Uint8Array; value: number }[]): bitcoin.Transaction {
-  const tx = new bitcoin.Transaction();
-  tx.version = 2;
-  tx.addInput(Buffer.from(coin.txid, 'hex').reverse(), coin.vout);
-  for (const o of outs) tx.addOutput(o.script, BigInt(o.value));
-  const scriptCode = bitcoin.payments.p2pkh({ pubkey: wallet.publicKey }).output!;
-  const h = tx.hashForWitnessV0(0, scriptCode, BigInt(coin.value), bitcoin.Transaction.SIGHASH_ALL);
-  tx.setWitness(0, [bitcoin.script.signature.encode(wallet.signer.sign(h), bitcoin.Transaction.SIGHASH_ALL), wallet.publicKey]);
-  return tx;
 }
 
 /** Runs the ceiling once in a worker thread: blocks/s fetched and parsed. */
