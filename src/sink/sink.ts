@@ -337,11 +337,19 @@ export class PostgresSink {
     let calls: CallRow[] = [];
     let committing: Promise<void> | null = null;
     let failure: unknown = null;
+    // Set once the feed is being left (a rollback, a new contract, a close or a stop): no
+    // new transaction starts, so the connection is free for what follows.
+    let leaving = false;
+    /** Waits for the transaction in flight; none starts after it (one transaction at a time on the connection). */
+    const settle = async (): Promise<void> => {
+      leaving = true;
+      while (committing) await committing;
+    };
     const frontier = (): number => Math.min(...[...subs.values()].map((x) => x.progress));
     const committedThrough = (): number => Math.min(this.blocksThrough, ...[...this.followed.values()].map((f) => f.through));
 
     const kickCommit = (): void => {
-      if (committing || failure) return;
+      if (committing || failure || leaving) return;
       const done = committedThrough();
       const ready = frontier();
       if (ready <= done) return;
@@ -404,7 +412,7 @@ export class PostgresSink {
             case 'rollback': {
               // Retracted: everything from the fork up, in one transaction; then subscribe again.
               ws.pause();
-              if (committing) await committing;
+              await settle();
               if (failure) break;
               const fork = m['fork_height'] as number;
               this.o.log(`svc sink: rollback to height ${fork} (${m['sub']})`);
@@ -423,7 +431,7 @@ export class PostgresSink {
         }
         if (failure) throw failure;
         if (closed !== null || this.stopped) {
-          if (committing) await committing;
+          await settle();
           if (failure) throw failure;
           if (this.stopped) return;
           const c = closed as { code: number; reason: string } | null;
@@ -434,7 +442,7 @@ export class PostgresSink {
           const list = await this.nodeJson('/contracts').catch(() => null);
           if (list && (list.body.contract_ids as string[]).some((id) => !this.followed.has(id))) {
             // A new contract: subscribe again with it (from its first block).
-            if (committing) await committing;
+            await settle();
             ws.terminate();
             return;
           }
