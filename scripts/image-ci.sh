@@ -319,9 +319,10 @@ grep -q '^migrated /data/svc-node' "$WORK/migrate.log" || { cat "$WORK/migrate.l
 # The node's image opens the migrated store at the fixture's tip.
 want=$(node -e "const e=require('./test/fixtures/legacy-store/expected.json');console.log(e.processed_height+' '+e.processed_hash)")
 got=$($DOCKER run --rm -v svcmig_svc-data:/data --network none --entrypoint node "$IMAGE" -e "(async () => {
-  const { Db, Bucket, key } = await import('/app/dist/src/writer/db.js');
+  const { Db } = await import('/app/dist/src/writer/db.js');
+  const { meta } = await import('/app/dist/src/writer/store/index.js');
   const db = await Db.open('/data/svc-node');
-  const t = JSON.parse((await db.get(key(Bucket.meta, 'tip'))).toString());
+  const t = meta.tip.decode(await db.get(meta.tip.key));
   await db.close();
   console.log(t.height + ' ' + t.hash);
 })()")

@@ -161,6 +161,9 @@ test(`SIGTERM at ${ROUNDS} seeded random points of a ${BACKLOG}-block catch-up a
       if (rnd(3) === 0) {
         const ms = rnd(3_000);
         what = `round ${round}: ${ms} ms after the start`;
+        // From the node's first line: before it, Node itself is still starting and no
+        // process can take a signal (its default action ends the process, exit null).
+        await node.waitFor(() => true, 60_000, 'the first log line');
         await new Promise((r) => setTimeout(r, ms));
       } else {
         await restUp(node);
