@@ -587,6 +587,17 @@ export type IntakeApi = {
 };
 
 // ---- core main thread -> writer thread (RPC over the worker's port) ----
+/** A pending payload as deferred checks and the peers' evidence pull list them (Ledger.pendingPayloads). */
+export interface PendingPayload {
+  txid: string;
+  kind: 'call' | 'deploy';
+  contract_id: string;
+  /** A call's named outpoint ("txid:vout"); null for a deploy. */
+  outpoint: string | null;
+  /** The lowest block its stored evidence places or drops it in (settlesAt); null: none. */
+  settles_at: number | null;
+}
+
 export interface WriterStatus {
   processedHeight: number | null;
   processedHash: string | null;
@@ -732,7 +743,7 @@ export type WriterCoreApi = {
   /** Spender evidence of calls dropped by blocks read in full. */
   storeSpentBy(params: { items: { txid: string; spentBy: SpentBy }[] }): { stored: true };
   /** Pending payloads ascending by txid after `after`. */
-  pendingPayloads(params: { after: string; limit: number }): { txid: string; kind: 'call' | 'deploy'; contract_id: string; outpoint: string | null }[];
+  pendingPayloads(params: { after: string; limit: number }): PendingPayload[];
   /** Forgets pending payloads whose anchor the endpoint knows nowhere; answers those removed. */
   evictPayloads(params: { txids: string[] }): string[];
   /**

@@ -10,6 +10,7 @@ import { ChainMetrics } from '../chain/metrics.js';
 import { ChainFollower } from './chain-follower.js';
 import { DeferredChecks } from './deferred-checks.js';
 import { Intake } from './intake.js';
+import { settlesAt, type Evidence } from '../protocol/evidence.js';
 import { readHandlers } from './read-handlers.js';
 import { peerHandlers, PeerState, callPayload, deployPayload } from './peer-handlers.js';
 import { NodeError } from '../errors.js';
@@ -72,8 +73,20 @@ export class Core {
       tipHeight: () => this.writerStatus?.processedHeight ?? null,
       chainBudgetMs: c.esploraTimeoutMs,
       maxPendingCalls: c.maxPendingCalls,
-      onPending: (txid, kind, outpoint) => this.deferred.added(txid, kind, outpoint, this.writerStatus?.processedHeight ?? 0),
+      onPending: (txid, kind, outpoint, evidence) => this.deferred.added(txid, kind, outpoint, this.writerStatus?.processedHeight ?? 0, this.settlesOnHeaders(evidence)),
     });
+  }
+
+  /**
+   * The block a new payload's evidence decides it in, when that block's header is held:
+   * the claim was then checked against it (the peer handlers refuse another block, the
+   * writer folds the branch to its merkle root), so its deferred check waits for the
+   * block. A claim above the header tip is unchecked yet, and a false one must not
+   * keep the payload from its checks: it is scheduled as if it had no evidence.
+   */
+  private settlesOnHeaders(evidence: Evidence | null): number | null {
+    const at = evidence ? settlesAt(evidence) : null;
+    return at !== null && at <= (this.writerStatus?.headerHeight ?? -1) ? at : null;
   }
 
   /** Every writer status the core receives: the cached halt flag and intake's pending count. */
@@ -110,7 +123,7 @@ export class Core {
       .start()
       .then(async () => {
         const st = await writer.call('status', {});
-        if (st.processedHeight !== null) await core.deferred.seed(st.processedHeight);
+        if (st.processedHeight !== null) await core.deferred.seed(st.processedHeight, st.headerHeight ?? st.processedHeight);
       })
       .catch((e: Error) => log.error('chain follower failed', { error: e }));
     return core;

@@ -2,7 +2,10 @@
  * Deferred checks (docs/ARCHITECTURE.md, "Deferred checks"): what intake no longer asks
  * the chain-data endpoint on its hot path, asked afterwards for payloads still pending
  * after their first block, within the request budget's `deferred` share (the budget keeps
- * half its burst from them for following the tip and for intake):
+ * half its burst from them for following the tip and for intake). A payload whose
+ * evidence already places or drops it in a block (a peer's, a client's) is checked only
+ * if it is still pending once that block is applied: its evidence is what decides it,
+ * and a synced payload costs no request.
  *
  * - a call: `GET /tx/:o/outspend/:v` for the outpoint it names. Spent by its anchor and
  *   confirmed: the anchor's merkle proof (`/tx/:txid/merkle-proof`) places it (a block
@@ -18,7 +21,8 @@
  * flood of anchors never broadcast costs at most two requests each and leaves nothing
  * behind. Checks back off: 1, 2, 4 ... 144 blocks, then every 144 blocks (a day), so a
  * payload waiting in the mempool costs at most ~8 requests its first day and one a day
- * after. Evidence found goes to the writer as any evidence does (Writer.takeEvidence):
+ * after (later checks wait for blocks only: nothing on the chain changes without one).
+ * Evidence found goes to the writer as any evidence does (Writer.takeEvidence):
  * checked against the node's headers, never taken on the endpoint's word alone.
  */
 import type { EsploraClient } from '../chain/esplora-client.js';
@@ -52,17 +56,68 @@ interface Entry {
   /**
    * Or from this time (performance.now() ms), whichever comes first: a payload that
    * arrived after its anchor confirmed is placed without waiting for the next block.
+   * Infinity when only a block makes it due.
    */
   dueAt: number;
+  /** Bumped at every reschedule: queue items of an older schedule are skipped. */
+  gen: number;
   checks: number;
   /** Consecutive checks that found the anchor nowhere, and the height of the first. */
   unseen: number;
   unseenSince: number;
 }
 
+interface Scheduled {
+  txid: string;
+  gen: number;
+}
+
+/**
+ * A first-in first-out queue with an advancing head (Array.shift is O(n)); the used
+ * prefix is dropped once it is half the array.
+ */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+  push(x: T): void {
+    this.items.push(x);
+  }
+  peek(): T | undefined {
+    return this.items[this.head];
+  }
+  shift(): T | undefined {
+    const x = this.items[this.head];
+    if (x === undefined) return undefined;
+    this.head++;
+    if (this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return x;
+  }
+}
+
+
+/**
+ * Which payloads are due is kept in queues rather than found by a scan, so a check costs
+ * the same with 100,000 payloads pending as with ten: `ready` (due by height, in height
+ * order), `byHeight` (due at a height not processed yet) and `byTime` (due at a time:
+ * every time due is now + firstCheckAfterMs, so they arrive in order). A reschedule
+ * leaves the old items behind, skipped by their generation.
+ */
+/** Evidence a check found and gave the writer: what it decides and the block it names. */
+interface Found {
+  found: 'placed' | 'dropped';
+  height: number;
+}
 
 export class DeferredChecks {
   private readonly entries = new Map<string, Entry>();
+  private readonly ready = new Fifo<Scheduled>();
+  private readonly byHeight = new Map<number, Scheduled[]>();
+  private readonly byTime = new Fifo<Scheduled & { at: number }>();
+  /** Every height up to this one has been moved from byHeight to ready (-1: none yet). */
+  private drainedTo = -1;
   private processed = 0;
   private running = 0;
   private stopped = false;
@@ -82,13 +137,21 @@ export class DeferredChecks {
     private readonly firstCheckAfterMs: number,
   ) {}
 
-  /** Every pending payload the writer holds, due at once (they may have confirmed while the node was away). */
-  async seed(processedHeight: number): Promise<void> {
-    this.processed = processedHeight;
+  /**
+   * Every pending payload the writer holds: due at once (they may have confirmed while
+   * the node was away), unless their evidence names a block not applied yet whose header
+   * is held (`headerHeight`; Core.settlesOnHeaders says why).
+   */
+  async seed(processedHeight: number, headerHeight: number): Promise<void> {
+    this.processedAt(processedHeight);
     let after = '';
     for (;;) {
       const page = await this.writer.call('pendingPayloads', { after, limit: SEED_PAGE });
-      for (const p of page) if (!this.entries.has(p.txid)) this.entries.set(p.txid, this.newEntry(p.txid, p.kind, p.outpoint, processedHeight));
+      for (const p of page) {
+        if (this.entries.has(p.txid)) continue;
+        if (p.settles_at !== null && p.settles_at > processedHeight && p.settles_at <= headerHeight) this.add(p.txid, p.kind, p.outpoint, p.settles_at, false);
+        else this.add(p.txid, p.kind, p.outpoint, processedHeight, false);
+      }
       if (page.length < SEED_PAGE) break;
       after = page[page.length - 1]!.txid;
     }
@@ -96,19 +159,62 @@ export class DeferredChecks {
     this.pump();
   }
 
-  private newEntry(txid: string, kind: 'call' | 'deploy', outpoint: string | null, due: number): Entry {
-    return { txid, kind, outpoint, due, dueAt: performance.now() + this.firstCheckAfterMs, checks: 0, unseen: 0, unseenSince: 0 };
+  /**
+   * A payload intake just stored, pending at processed height `at`. `settlesAt`: the
+   * lowest block its stored evidence places or drops it in (null: none), checked only if
+   * still pending once that block is applied. Otherwise first checked once the next block
+   * is applied, or a block's time later, if it is still pending.
+   */
+  added(txid: string, kind: 'call' | 'deploy', outpoint: string | null, at: number, settlesAt: number | null = null): void {
+    if (this.entries.has(txid)) return;
+    if (settlesAt !== null) this.add(txid, kind, outpoint, Math.max(settlesAt, at + 1), false);
+    else this.add(txid, kind, outpoint, at + 1, true);
+    // Arms the time trigger when nothing else is waiting on one.
+    this.pump();
   }
 
-  /** A payload intake just stored, pending at processed height `at`: first checked once the next block is applied and it is still pending. */
-  added(txid: string, kind: 'call' | 'deploy', outpoint: string | null, at: number): void {
-    if (!this.entries.has(txid)) this.entries.set(txid, this.newEntry(txid, kind, outpoint, at + 1));
+  private add(txid: string, kind: 'call' | 'deploy', outpoint: string | null, due: number, byTimeToo: boolean): void {
+    const e: Entry = { txid, kind, outpoint, due: 0, dueAt: Number.POSITIVE_INFINITY, gen: 0, checks: 0, unseen: 0, unseenSince: 0 };
+    this.entries.set(txid, e);
+    this.schedule(e, due, byTimeToo);
+  }
+
+  /** Makes `e` due from processed height `due` (and a block's time from now, when `byTimeToo`). */
+  private schedule(e: Entry, due: number, byTimeToo: boolean): void {
+    e.gen++;
+    e.due = due;
+    e.dueAt = byTimeToo ? performance.now() + this.firstCheckAfterMs : Number.POSITIVE_INFINITY;
+    const item = { txid: e.txid, gen: e.gen };
+    if (due <= this.drainedTo) this.ready.push(item);
+    else {
+      const at = this.byHeight.get(due);
+      if (at) at.push(item);
+      else this.byHeight.set(due, [item]);
+    }
+    if (byTimeToo) this.byTime.push({ ...item, at: e.dueAt });
   }
 
   /** The writer's processed height moved: checks due up to it may run. */
   processedAt(height: number): void {
     this.processed = height;
+    if (height > this.drainedTo) {
+      // Heights one by one after a block; after a jump (the first status, a fast
+      // catch-up) whichever is fewer: the heights passed or the heights waited on.
+      if (height - this.drainedTo <= this.byHeight.size) {
+        for (let h = this.drainedTo + 1; h <= height; h++) this.drain(h);
+      } else {
+        for (const h of [...this.byHeight.keys()].filter((k) => k <= height).sort((a, b) => a - b)) this.drain(h);
+      }
+      this.drainedTo = height;
+    }
     this.pump();
+  }
+
+  private drain(height: number): void {
+    const at = this.byHeight.get(height);
+    if (!at) return;
+    this.byHeight.delete(height);
+    for (const item of at) this.ready.push(item);
   }
 
   stop(): void {
@@ -128,21 +234,21 @@ export class DeferredChecks {
     return { tracked: this.entries.size, due, checks_total: this.stats.checks, placed_total: this.stats.placed, dropped_total: this.stats.dropped, evicted_total: this.stats.evicted };
   }
 
-  /** Starts due checks, oldest-due first, up to CHECKS_IN_FLIGHT at once. */
+  /** Starts due checks, by height first, up to CHECKS_IN_FLIGHT at once. */
   private pump(): void {
     if (this.stopped || !this.seeded) return;
     while (this.running < CHECKS_IN_FLIGHT) {
       const next = this.nextDue();
       if (!next) return;
       // Not due again until this check has run (it sets the next due height).
+      next.gen++;
       next.due = Number.POSITIVE_INFINITY;
       next.dueAt = Number.POSITIVE_INFINITY;
       this.running++;
       void this.check(next)
         .catch((e: unknown) => {
           // The endpoint failed or the budget ran out: try again a block later.
-          next.due = this.processed + 1;
-          next.dueAt = performance.now() + this.firstCheckAfterMs;
+          if (this.entries.get(next.txid) === next) this.schedule(next, this.processed + 1, true);
           if (!(e instanceof NodeError && (e.code === 'chain_unavailable' || e.code === 'not_found'))) log.warn('deferred check failed', { txid: next.txid, error: (e as Error).message });
         })
         .finally(() => {
@@ -152,31 +258,45 @@ export class DeferredChecks {
     }
   }
 
+  /** The entry an item still schedules, or null (rescheduled, running or gone since). */
+  private live(item: Scheduled): Entry | null {
+    const e = this.entries.get(item.txid);
+    return e && e.gen === item.gen ? e : null;
+  }
+
   private nextDue(): Entry | null {
-    let best: Entry | null = null;
-    let soonest = Number.POSITIVE_INFINITY;
+    for (let item = this.ready.shift(); item; item = this.ready.shift()) {
+      const e = this.live(item);
+      if (e) return e;
+    }
     const now = performance.now();
-    for (const e of this.entries.values()) {
-      if (this.isDue(e, now)) {
-        if (!best || e.due < best.due || (e.due === best.due && e.txid < best.txid)) best = e;
-      } else soonest = Math.min(soonest, e.dueAt);
+    for (let item = this.byTime.peek(); item; item = this.byTime.peek()) {
+      const e = this.live(item);
+      if (!e || e.dueAt !== item.at) {
+        this.byTime.shift();
+        continue;
+      }
+      if (item.at <= now) {
+        this.byTime.shift();
+        return e;
+      }
+      // Nothing due by height: wake when the first one falls due by time.
+      if (!this.timer) {
+        this.timer = setTimeout(() => {
+          this.timer = null;
+          this.pump();
+        }, Math.max(1, item.at - now));
+        this.timer.unref();
+      }
+      return null;
     }
-    // Nothing due by height: wake when the first one falls due by time.
-    if (!best && soonest !== Number.POSITIVE_INFINITY && !this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.pump();
-      }, Math.max(1, soonest - now));
-      this.timer.unref();
-    }
-    return best;
+    return null;
   }
 
   private backOff(e: Entry): void {
     e.checks++;
     const blocks = Math.min(2 ** Math.max(0, e.checks - 1), MAX_BACKOFF_BLOCKS);
-    e.due = this.processed + blocks;
-    e.dueAt = performance.now() + blocks * this.firstCheckAfterMs;
+    this.schedule(e, this.processed + blocks, false);
   }
 
   private async check(e: Entry): Promise<void> {
@@ -199,25 +319,29 @@ export class DeferredChecks {
       }
       // Seen nowhere once: look again after the next block rather than backing off.
       e.checks++;
-      e.due = this.processed + 1;
-      e.dueAt = performance.now() + this.firstCheckAfterMs;
+      this.schedule(e, this.processed + 1, true);
       return;
     }
     e.unseen = 0;
-    if (found === 'placed' || found === 'dropped') {
-      this.stats[found]++;
-      return void this.entries.delete(e.txid);
+    if (typeof found === 'object') {
+      // Evidence given to the writer: it decides the payload at that block, unless the
+      // writer refused the claim (a branch that does not hold, a block its headers do not
+      // name). Look once that block is applied: still pending, the checks go on.
+      this.stats[found.found]++;
+      e.checks++;
+      this.schedule(e, Math.max(found.height, this.processed + 1), false);
+      return;
     }
     this.backOff(e);
   }
 
   /** An outpoint check: what the endpoint says spends the outpoint the call names. */
-  private async checkCall(e: Entry): Promise<'placed' | 'dropped' | 'waiting' | 'unseen'> {
+  private async checkCall(e: Entry): Promise<Found | 'waiting' | 'unseen'> {
     const [otxid, vout] = e.outpoint!.split(':') as [string, string];
     const spend = await this.chain.outspend(otxid, Number(vout), { priority: 'deferred' });
     if (!spend.spent) return 'unseen';
     if (!spend.status.confirmed) return 'waiting';
-    if (spend.txid === e.txid) return (await this.place(e.txid)) ? 'placed' : 'waiting';
+    if (spend.txid === e.txid) return (await this.place(e.txid)) ?? 'waiting';
     // Another transaction confirmed spending it: the call is dropped at its block.
     const spender = await this.chain.txWithHex(spend.txid, { priority: 'deferred' });
     const at = await this.inclusionOf(spend.txid);
@@ -225,11 +349,12 @@ export class DeferredChecks {
     const ev = await this.writer.call('payloadEvidence', { txid: e.txid });
     if (!ev) return 'waiting';
     const taken = await this.writer.call('takeEvidence', { txid: e.txid, evidence: { ...ev, spentBy: { tx: Buffer.from(spender.hex, 'hex'), vin: spend.vin, at } } });
-    return taken ? 'dropped' : 'waiting';
+    return taken ? { found: 'dropped', height: at.height } : 'waiting';
   }
 
-  private async checkDeploy(e: Entry): Promise<'placed' | 'waiting' | 'unseen'> {
-    if (await this.place(e.txid)) return 'placed';
+  private async checkDeploy(e: Entry): Promise<Found | 'waiting' | 'unseen'> {
+    const placed = await this.place(e.txid);
+    if (placed) return placed;
     try {
       await this.chain.txWithHex(e.txid, { priority: 'deferred' });
       return 'waiting';
@@ -239,13 +364,13 @@ export class DeferredChecks {
     }
   }
 
-  /** The anchor's placement from the endpoint's merkle proof, given to the writer; false when unconfirmed or not on the node's headers yet. */
-  private async place(txid: string): Promise<boolean> {
+  /** The anchor's placement from the endpoint's merkle proof, given to the writer; null when unconfirmed or not on the node's headers yet. */
+  private async place(txid: string): Promise<Found | null> {
     const at = await this.inclusionOf(txid);
-    if (!at) return false;
+    if (!at) return null;
     const ev = await this.writer.call('payloadEvidence', { txid });
-    if (!ev) return false;
-    return this.writer.call('takeEvidence', { txid, evidence: { ...ev, confirmed: at } });
+    if (!ev) return null;
+    return (await this.writer.call('takeEvidence', { txid, evidence: { ...ev, confirmed: at } })) ? { found: 'placed', height: at.height } : null;
   }
 
   /**

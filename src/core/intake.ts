@@ -51,7 +51,8 @@ export interface IntakeDeps {
    */
   maxPendingCalls: number;
   /** A payload stored pending (deferred checks watch it from the next block on). */
-  onPending?: (txid: string, kind: 'call' | 'deploy', outpoint: string | null) => void;
+  /** A payload newly stored pending, with the evidence stored with it (deferred checks). */
+  onPending?: (txid: string, kind: 'call' | 'deploy', outpoint: string | null, evidence: Evidence | null) => void;
 }
 
 /** The outcome of vetting: the node already holds exactly this payload, or a new record to store. */
@@ -238,7 +239,7 @@ export class Intake {
     if (v.repeat) return answer((await this.d.writer.call('call', { txid: s.txid }))!, false);
     const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint, evidence: v.evidence });
     this.pendingKnown = r.pendingCalls;
-    if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'call', r.record.outpoint);
+    if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'call', r.record.outpoint, v.evidence);
     return { ...answer(r.record, r.created), evidence: v.evidence };
   }
 
@@ -250,7 +251,7 @@ export class Intake {
     });
     if (v.repeat) return answer((await this.d.writer.call('contract', { id: v.contractId }))!, false);
     const r = await this.d.writer.call('acceptDeploy', { record: v.record, evidence: v.evidence });
-    if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'deploy', null);
+    if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'deploy', null, v.evidence);
     return { ...answer(r.record, r.created), evidence: v.evidence };
   }
 

@@ -55,6 +55,17 @@ export interface Evidence {
 }
 
 /**
+ * The lowest block whose application decides a payload by its evidence (the block that
+ * confirms its anchor, or that confirms another spend of a call's outpoint); null when
+ * the evidence places it nowhere. Until that block is applied the payload waits on it,
+ * not on the chain-data endpoint (src/core/deferred-checks.ts).
+ */
+export function settlesAt(ev: Pick<Evidence, 'confirmed' | 'spentBy'>): number | null {
+  const heights = [ev.confirmed?.height, ev.spentBy?.at.height].filter((h): h is number => h !== undefined);
+  return heights.length === 0 ? null : Math.min(...heights);
+}
+
+/**
  * The largest transaction evidence carries. A transaction's non-witness bytes weigh 4
  * units each and a block at most 4,000,000, so no transaction has more than 1,000,000 of
  * them; the witness is not needed by any check (a txid does not cover it), so a larger

@@ -126,6 +126,7 @@ test('a fresh light node catches up through its peer\'s headers and evidenced pa
   console.log(`# light catch-up over ${tip} blocks from one peer: ${catchUp} endpoint requests besides tip polls (walking the headers: ${paging}); by route ${JSON.stringify(byRoute)}; headers from the peer ${s.gossip.sync_headers_accepted}`);
   assert.equal(requestsOf(c, '/blocks/:n'), 0, 'no header page walked at the endpoint');
   assert.equal(requestsOf(c, '/tx/:id/hex'), 0, 'every synced payload came with its anchor: intake asked nothing');
+  assert.equal(requestsOf(c, '/tx/:id/merkle-proof'), 0, 'the evidence of the synced payloads placed them: no deferred check asked for a proof');
   assert.ok(s.gossip.sync_headers_accepted >= tip - 10, `headers taken from the peer: ${s.gossip.sync_headers_accepted}`);
   assert.ok(catchUp * 5 <= paging, `${catchUp} requests to catch up, against ${paging} to walk the headers`);
 

@@ -19,14 +19,14 @@
 import type { BatchOp, Db } from '../db.js';
 import type { FieldProof } from '../../state/state-tree.js';
 import { NodeError } from '../../errors.js';
-import type { OutpointCheck } from '../../messages.js';
+import type { OutpointCheck, PendingPayload } from '../../messages.js';
 import type { HeldPayload } from '../../protocol/rules.js';
 import type { Program } from '../../vm/types.js';
 import type { Logger } from '../../log.js';
 import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../records.js';
 import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
 import { parseHeaderBytes, type ParsedHeader } from '../../chain/bitcoin.js';
-import type { Evidence, SpentBy } from '../../protocol/evidence.js';
+import { settlesAt, type Evidence, type SpentBy } from '../../protocol/evidence.js';
 import { bytesOf } from './bytes.js';
 import { LedgerMemory } from './memory.js';
 import { loadFromDisk } from './load.js';
@@ -344,14 +344,20 @@ export class Ledger {
 
   /**
    * Pending payloads, ascending by txid after `after`: what deferred checks and the peer
-   * pull of evidence go through. `outpoint` is a call's named outpoint (null for a deploy).
+   * pull of evidence go through. `outpoint` is a call's named outpoint (null for a deploy);
+   * `settles_at` the lowest block its stored evidence places or drops it in.
    */
-  pendingPayloads(after: string, limit: number): { txid: string; kind: 'call' | 'deploy'; contract_id: string; outpoint: string | null }[] {
-    const all: { txid: string; kind: 'call' | 'deploy'; contract_id: string; outpoint: string | null }[] = [];
+  async pendingPayloads(after: string, limit: number): Promise<PendingPayload[]> {
+    const all: Omit<PendingPayload, 'settles_at'>[] = [];
     for (const p of this.memory.pending.values()) if (p.rec.txid > after) all.push({ txid: p.rec.txid, kind: 'call', contract_id: p.rec.contract_id, outpoint: p.rec.outpoint });
     for (const c of this.memory.pendingContracts.values()) if (c.txid > after) all.push({ txid: c.txid, kind: 'deploy', contract_id: c.contract_id, outpoint: null });
     all.sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
-    return all.slice(0, limit);
+    const page = all.slice(0, limit);
+    const stored = await this.db.getMany(page.map((p) => evidenceStore.key(p.txid)));
+    return page.map((p, i) => {
+      const v = stored[i];
+      return { ...p, settles_at: v ? settlesAt(evidenceStore.decode(v)) : null };
+    });
   }
 
   /** Keeps a dropped call's spender evidence found in a block read in full (the core attaches it). */

@@ -187,7 +187,7 @@ class SimNode {
   async deferredChecks(): Promise<number> {
     const w = this.writer;
     let taken = 0;
-    for (const pp of w.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER)) {
+    for (const pp of await w.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER)) {
       const p = this.world.payloads.find((x) => x.txid === pp.txid)!;
       const spender = p.kind === 'call' ? this.world.spenderOf(p) : null;
       const inc = spender?.at ?? this.world.inclusionOf(p.txid);
@@ -458,9 +458,9 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
           if ((await n.receive(p, none, sent)).receipt === 'accepted') changed++;
         }
         await n.settle();
-        const pendingBefore = n.writer.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER).length;
+        const pendingBefore = (await n.writer.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER)).length;
         await n.deferredChecks();
-        changed += pendingBefore - n.writer.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER).length;
+        changed += pendingBefore - (await n.writer.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER)).length;
       }
       if (changed === 0) break;
     }

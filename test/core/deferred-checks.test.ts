@@ -1,0 +1,119 @@
+/**
+ * Deferred checks' schedule (src/core/deferred-checks.ts) against a real writer thread:
+ * a payload whose evidence names a held block waits for that block, never for a time,
+ * so a light node catching up from its peers asks the endpoint nothing for what their
+ * evidence decides; one without evidence is first checked after the next block or a
+ * block's time, whichever comes first. What a check asks first is the writer
+ * (`payloadAt`: still held?), so the writer's calls show which checks ran and when.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { EsploraClient } from '../../src/chain/esplora-client.js';
+import { DeferredChecks } from '../../src/core/deferred-checks.js';
+import { RpcClient, portTransport } from '../../src/ipc/rpc.js';
+import type { WriterApi, WriterInit } from '../../src/messages.js';
+
+const txid = (n: number): string => n.toString(16).padStart(64, '0');
+
+test('a payload whose evidence names a block is checked once that block is applied, never by time; one without evidence after the next block or a block\'s time', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-'));
+  const workerData: WriterInit = { dbPath: join(dir, 'db'), nodeId: 'n', maxPendingCalls: 1_000, logFilter: 'warn', secrets: [] };
+  const thread = new Worker(new URL('../../src/writer/thread.js', import.meta.url), { workerData });
+  const writer = new RpcClient<WriterApi>(portTransport(thread));
+  await new Promise<void>((resolve) => writer.on('ready', () => resolve()));
+  // Every check starts with payloadAt: record which txids were checked, in order.
+  const checked: string[] = [];
+  const waiters: { txid: string; resolve: () => void }[] = [];
+  const call = writer.call.bind(writer);
+  (writer as { call: typeof writer.call }).call = ((method, params, ...rest) => {
+    const answer = call(method, params, ...rest);
+    if (method === 'payloadAt') {
+      const t = (params as { txid: string }).txid;
+      checked.push(t);
+      // Resolved once the writer answered: the check then ends (it holds no such payload).
+      void answer.then(() => {
+        for (const w of waiters.filter((x) => x.txid === t)) w.resolve();
+      });
+    }
+    return answer;
+  }) as typeof writer.call;
+  const checkedOnce = (t: string): Promise<void> => (checked.includes(t) ? Promise.resolve() : new Promise((resolve) => waiters.push({ txid: t, resolve })));
+  // Nothing here reaches the endpoint: the writer holds none of these payloads, so each
+  // check ends at payloadAt. A closed port makes any request fail loudly.
+  const chain = new EsploraClient({ baseUrl: 'http://127.0.0.1:9', retries: 0, budget: false });
+  const firstCheckAfterMs = 20;
+  const deferred = new DeferredChecks(chain, writer, firstCheckAfterMs);
+  try {
+    deferred.processedAt(100);
+    await deferred.seed(100, 100);
+    const evidenced = txid(1);
+    const plain = txid(2);
+    const afterBlock = txid(3);
+    // Added in this order: were the evidenced payload due by time as well, it would be
+    // checked before the plain one (both fall due at the same time, first in first out).
+    deferred.added(evidenced, 'call', `${txid(9)}:0`, 100, 105);
+    deferred.added(plain, 'call', `${txid(9)}:1`, 100, null);
+    await checkedOnce(plain);
+    assert.deepEqual(checked, [plain], 'the plain payload is checked after a block\'s time; the evidenced one is not');
+
+    deferred.added(afterBlock, 'deploy', null, 100, null);
+    deferred.processedAt(101);
+    await checkedOnce(afterBlock);
+    deferred.processedAt(104);
+    assert.ok(!checked.includes(evidenced), 'blocks below the evidence\'s do not make it due');
+    deferred.processedAt(105);
+    await checkedOnce(evidenced);
+    assert.deepEqual(checked, [plain, afterBlock, evidenced]);
+  } finally {
+    deferred.stop();
+    await thread.terminate();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('of 100,000 payloads waiting on blocks, those whose block was applied are checked, in the order they fell due', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-many-'));
+  const workerData: WriterInit = { dbPath: join(dir, 'db'), nodeId: 'n', maxPendingCalls: 1_000, logFilter: 'warn', secrets: [] };
+  const thread = new Worker(new URL('../../src/writer/thread.js', import.meta.url), { workerData });
+  const writer = new RpcClient<WriterApi>(portTransport(thread));
+  await new Promise<void>((resolve) => writer.on('ready', () => resolve()));
+  const checked: string[] = [];
+  let done: () => void = () => {};
+  const all = new Promise<void>((resolve) => (done = resolve));
+  const N = 100_000;
+  const call = writer.call.bind(writer);
+  const DUE = 5_000;
+  (writer as { call: typeof writer.call }).call = ((method, params, ...rest) => {
+    const answer = call(method, params, ...rest);
+    if (method === 'payloadAt') {
+      checked.push((params as { txid: string }).txid);
+      if (checked.length === DUE) void answer.then(() => done());
+    }
+    return answer;
+  }) as typeof writer.call;
+  const chain = new EsploraClient({ baseUrl: 'http://127.0.0.1:9', retries: 0, budget: false });
+  // No time trigger within the test: only blocks make these due.
+  const deferred = new DeferredChecks(chain, writer, 3_600_000);
+  try {
+    deferred.processedAt(0);
+    await deferred.seed(0, 0);
+    // Payload i's evidence names block 1 + (i % 400): 5,000 fall due at heights 1..20,
+    // the rest at 21..400, which are not applied.
+    for (let i = 0; i < N; i++) deferred.added(txid(i + 1), 'call', `${txid(0)}:${i}`, 0, 1 + (i % 400));
+    deferred.processedAt(20);
+    await all;
+    assert.equal(checked.length, DUE);
+    assert.equal(deferred.snapshot().tracked, N - DUE, 'the checked payloads, no longer held, are forgotten; the rest wait');
+    const heights = checked.map((t) => 1 + ((parseInt(t, 16) - 1) % 400));
+    assert.ok(heights.every((h) => h <= 20), 'only payloads whose block was applied were checked');
+    for (let i = 1; i < heights.length; i++) assert.ok(heights[i - 1]! <= heights[i]!, `in height order (${heights[i - 1]} before ${heights[i]})`);
+  } finally {
+    deferred.stop();
+    await thread.terminate();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
