@@ -217,10 +217,20 @@ export class Db {
    * (for example a full disk) until it is reopened; the operator's clear_halt does this.
    */
   async reopen(): Promise<void> {
-    await this.close().catch(() => undefined);
-    const { db, disk } = await Db.openLevel(this.path);
-    this.db = db;
-    this.disk = disk;
+    // Takes the place of a write: writes and reads handed over meanwhile (the header
+    // follower's, a peer's question) wait for the new instance. A write reaching the disk
+    // thread for a closing instance would use a freed handle (the core died of SIGSEGV).
+    const before = this.inflight;
+    const done = (async () => {
+      await before;
+      await this.disk.stop();
+      await this.db.close().catch(() => undefined);
+      const { db, disk } = await Db.openLevel(this.path);
+      this.db = db;
+      this.disk = disk;
+    })();
+    this.inflight = done.catch(() => undefined);
+    await done;
   }
 
   /** Resolves when every write handed over so far has finished (failed ones included). */
@@ -315,8 +325,15 @@ export class Db {
 
   /** Closes after the writes handed over; the disk thread ends before the database closes. */
   async close(): Promise<void> {
-    await this.inflight;
-    await this.disk.stop();
-    await this.db.close();
+    // As in reopen: what is handed over meanwhile waits, then fails on a closed instance
+    // (the disk thread refuses a detached one) rather than racing the close.
+    const before = this.inflight;
+    const done = (async () => {
+      await before;
+      await this.disk.stop();
+      await this.db.close();
+    })();
+    this.inflight = done.catch(() => undefined);
+    await done;
   }
 }
