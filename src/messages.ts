@@ -477,6 +477,8 @@ export type PeerApi = {
   peerRanges(params: { contract_id: string; ranges: RangeQuery[] }): RangeAnswer[];
   /** One payload by txid with this node's position for it, or null. */
   peerPayload(params: { txid: string }): PeerPayload | null;
+  /** Several payloads, in the order asked (null: not held): one round trip for a peer's GetPayloads. */
+  peerPayloads(params: { txids: string[] }): (PeerPayload | null)[];
   /** Stored state roots in [from, to] (at most 1,000 heights). */
   peerStateRoots(params: { from: number; to: number }): StateRootRange;
   /** Waits for the writer to finish every job queued so far (late-payload replays). */
@@ -675,6 +677,8 @@ export type WriterPeerApi = {
   peerTxids(params: { contract_id: string; offset: number; limit: number }): TxidPage | null;
   peerRanges(params: { contract_id: string; ranges: RangeQuery[] }): RangeAnswer[] | null;
   peerPayload(params: { txid: string }): PeerPayload | null;
+  /** Several payloads, in the order asked (null: not held): one round trip for a peer's GetPayloads. */
+  peerPayloads(params: { txids: string[] }): (PeerPayload | null)[];
   peerStateRoots(params: { from: number; to: number }): StateRootRange;
   /** Resolves after every writer job queued before it (late-payload replays included). */
   peerSettle(params: Record<string, never>): WriterStatus;

@@ -140,6 +140,7 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
     peerTxids: async (p) => known(p.contract_id, await w.call('peerTxids', { contract_id: p.contract_id, offset: p.offset, limit: p.limit })),
     peerRanges: async (p) => known(p.contract_id, await w.call('peerRanges', { contract_id: p.contract_id, ranges: p.ranges })),
     peerPayload: (p) => w.call('peerPayload', { txid: p.txid }),
+    peerPayloads: (p) => w.call('peerPayloads', { txids: p.txids }),
     peerStateRoots: (p) => w.call('peerStateRoots', { from: p.from, to: p.to }),
     peerSettle: async () => {
       const s = await w.call('peerSettle', {});

@@ -87,3 +87,16 @@ export const GET_PAYLOADS_MAX = 256;
  * least, at most 64 KiB): a quarter of MAX_GRPC_RESPONSE_BYTES, and ~4,000 typical calls.
  */
 export const GET_PAYLOADS_ANSWER_BYTES = 1024 * 1024;
+/**
+ * Payloads a GetPayloads handler asks the core for at once: a round trip per 32 rather
+ * than per payload, and at most 31 read past the answer's byte bound when it is reached.
+ */
+export const PAYLOADS_PER_CORE_CALL = 32;
+/**
+ * Fetched payloads handed to the core's intake at once during sync. The writer stores
+ * calls that arrive while it is busy in one synced batch of up to 256 (ACCEPT_GROUP_MAX,
+ * src/writer/writer.ts): 256 in flight fill a batch where `gossip.sync_concurrency` (16)
+ * made each fsync carry 16, and sync ran at a few hundred payloads a second, waiting on
+ * round trips. Far below the pool's queue (workers.queue_limit, 4,096 by default).
+ */
+export const SYNC_APPLY_CONCURRENCY = 256;

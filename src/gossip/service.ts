@@ -26,6 +26,7 @@ import PQueue from 'p-queue';
 import {
   GET_HEADERS_MAX,
   GET_PAYLOADS_ANSWER_BYTES,
+  PAYLOADS_PER_CORE_CALL,
   GET_PAYLOADS_MAX,
   LIST_CONCURRENCY,
   LIST_QUEUE,
@@ -222,16 +223,20 @@ export class PeerService {
         const payloads: WireInit<FoundPayload>[] = [];
         let bytes = 0;
         let answered = 0;
-        for (const txid of txids) {
-          const p = await this.d.core().call('peerPayload', { txid });
-          if (p) {
-            // One payload at least; then stop before the answer passes its bound.
-            if (payloads.length > 0 && bytes + encodedSize(p.payload) > GET_PAYLOADS_ANSWER_BYTES) break;
-            bytes += encodedSize(p.payload);
-            payloads.push({ payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } });
-            this.d.counters.payloads_served++;
+        // A few at a time from the core: one round trip each, and little read past the
+        // answer's byte bound.
+        for (let i = 0; i < txids.length; i += PAYLOADS_PER_CORE_CALL) {
+          const got = await this.d.core().call('peerPayloads', { txids: txids.slice(i, i + PAYLOADS_PER_CORE_CALL) });
+          for (const p of got) {
+            if (p) {
+              // One payload at least; then stop before the answer passes its bound.
+              if (payloads.length > 0 && bytes + encodedSize(p.payload) > GET_PAYLOADS_ANSWER_BYTES) return { payloads, answered };
+              bytes += encodedSize(p.payload);
+              payloads.push({ payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } });
+              this.d.counters.payloads_served++;
+            }
+            answered++;
           }
-          answered++;
         }
         return { payloads, answered };
       }),

@@ -35,7 +35,7 @@ import PQueue from 'p-queue';
 import { NodeError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { reconcile, type AskRanges } from './reconcile.js';
-import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES } from './limits.js';
+import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, SYNC_APPLY_CONCURRENCY } from './limits.js';
 import { HEADER_BYTES } from '../chain/headers.js';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
@@ -595,7 +595,7 @@ export class SyncEngine {
 
   /**
    * Fetches payloads with their evidence and hands each to the core's intake as it
-   * arrives, `concurrency` at once: fetching and intake overlap, and intake's group
+   * arrives, SYNC_APPLY_CONCURRENCY at once: fetching and intake overlap, and intake's group
    * commits fill. Order does not matter (each payload's evidence places it; one that
    * arrives after its block replays from it), except that a call to a contract this node
    * holds nothing of (`unheld`) waits for that contract's deploy, or for the fetches to
@@ -634,7 +634,7 @@ export class SyncEngine {
       const done = new Promise<void>((r) => (settle = r));
       deployed.set(id, { done, settle });
     }
-    const applyQ = new PQueue({ concurrency: this.d.concurrency });
+    const applyQ = new PQueue({ concurrency: Math.max(this.d.concurrency, SYNC_APPLY_CONCURRENCY) });
     const applying: Promise<void>[] = [];
     /** Unheld contracts whose deploy the peer answered (its gate settles when it is taken). */
     const deployFetched = new Set<string>();

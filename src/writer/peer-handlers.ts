@@ -16,6 +16,7 @@ export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
     peerTxids: (p) => q.txids(p.contract_id, p.offset, p.limit),
     peerRanges: (p) => q.ranges(p.contract_id, p.ranges),
     peerPayload: (p) => q.payload(p.txid),
+    peerPayloads: (p) => q.payloads(p.txids),
     peerStateRoots: (p) => q.stateRoots(p.from, p.to),
     peerSettle: () => writer.serial(() => writer.status()),
     peerVerifyReplay: () =>

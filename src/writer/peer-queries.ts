@@ -11,6 +11,7 @@ import type { Writer } from './writer.js';
 import { payloads, stateRoots } from './store/index.js';
 import type { HeldPayload } from '../protocol/rules.js';
 import type { ContractSummary, PayloadRef, PeerPayload, RangeAnswer, RangeQuery, StateRootRange, TxidPage } from '../messages.js';
+import type { JournalReads } from './ledger/evidence.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
@@ -349,8 +350,18 @@ export class PeerQueries {
     this.txidsCached += e.refs.length;
   }
 
+  /**
+   * Payloads in their wire form, in the order asked (null: not held), sharing the journal
+   * entries read for their evidence (a peer's GetPayloads). Read together: the store
+   * answers the look-ups of one step of all of them in one getMany (Db.get).
+   */
+  payloads(txids: readonly string[]): Promise<(PeerPayload | null)[]> {
+    const reads: JournalReads = new Map();
+    return Promise.all(txids.map((txid) => this.payload(txid, reads)));
+  }
+
   /** One payload in its wire form, with this node's position for it (calls; null while pending). */
-  async payload(txid: string): Promise<PeerPayload | null> {
+  async payload(txid: string, reads: JournalReads = new Map()): Promise<PeerPayload | null> {
     const l = this.w.ledger;
     const at = await l.payloadAt(txid);
     if (!at) return null;
@@ -358,14 +369,14 @@ export class PeerQueries {
       const [body, rec] = await Promise.all([l.callPayload(txid), l.call(txid)]);
       if (!body) return null;
       const decided = rec && rec.block_height !== null && rec.tx_index !== null ? { height: rec.block_height, txIndex: rec.tx_index } : null;
-      const evidence = await l.payloadEvidence(txid, decided);
+      const evidence = await l.payloadEvidence(txid, decided, reads);
       return { payload: { kind: 'call', txid, contract_id: at.contract_id, body, evidence }, height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null };
     }
     const c = l.contract(at.contract_id);
     if (!c) return null;
     // The registration record as REST received it; JCS so every node sends the same bytes.
     const body = canonicalize({ txid: c.txid, ...c.artifact }) ?? '';
-    const evidence = await l.payloadEvidence(txid, c.block_height !== null && c.tx_index !== null ? { height: c.block_height, txIndex: c.tx_index } : null);
+    const evidence = await l.payloadEvidence(txid, c.block_height !== null && c.tx_index !== null ? { height: c.block_height, txIndex: c.tx_index } : null, reads);
     return { payload: { kind: 'deploy', txid, contract_id: '', body: new Uint8Array(Buffer.from(body, 'utf8')), evidence }, height: c.block_height, tx_index: c.tx_index };
   }
 

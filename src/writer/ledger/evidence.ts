@@ -16,7 +16,7 @@ import type { BatchOp } from '../db.js';
 import { parseHeaderBytes, type ParsedHeader } from '../../chain/bitcoin.js';
 import { foldBranch } from '../../protocol/merkle-branch.js';
 import type { Evidence, Inclusion } from '../../protocol/evidence.js';
-import type { BlockTx, OrphanStamp } from '../records.js';
+import type { BlockRecord, BlockTx, OrphanStamp } from '../records.js';
 import { callDecisions, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
 import { NodeError } from '../../errors.js';
 import type { Ledger } from './index.js';
@@ -298,14 +298,26 @@ async function standing(l: Ledger, inc: Inclusion | null, txid: () => string): P
 }
 
 /** The evidence the node holds for a payload, with its placement from the journal once a block decided it; claims its chain no longer holds are left out. */
-export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { height: number; txIndex: number } | null): Promise<Evidence | null> {
+/**
+ * Journal entries already read, by height, for the span of one question: a peer's
+ * GetPayloads asks for up to 256 payloads, mostly of the same few blocks, and an entry
+ * holds every transaction of its block (decoding it per payload made serving a block's
+ * payloads quadratic in its size).
+ */
+export type JournalReads = Map<number, Promise<BlockRecord | null>>;
+
+export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { height: number; txIndex: number } | null, reads: JournalReads = new Map()): Promise<Evidence | null> {
   const raw = await l.db.get(evidenceStore.key(txid));
   const stored = raw ? evidenceStore.decode(raw) : null;
   let confirmed: Inclusion | null = await standing(l, stored?.confirmed ?? null, () => txid);
   let anchorTx = stored?.anchorTx ?? null;
   if (decidedAt) {
-    const j = await l.db.get(journal.key(decidedAt.height));
-    const entry = j ? journal.decode(j) : null;
+    let reading = reads.get(decidedAt.height);
+    if (reading === undefined) {
+      reading = l.db.get(journal.key(decidedAt.height)).then((j) => (j ? journal.decode(j) : null));
+      reads.set(decidedAt.height, reading);
+    }
+    const entry = await reading;
     const t = entry?.txs.find((x) => x.txid === txid);
     if (entry && t) {
       anchorTx ??= Buffer.from(t.hex, 'hex');

@@ -36,7 +36,7 @@ import { rewindTo } from './rewind.js';
 import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
 import { owedReplayHeight, readCall, readCallIdUsed, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
-import { evidenceBlock, evidenceEffect, type EvidenceEffect, headerAt, headersFrom, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
+import { evidenceBlock, evidenceEffect, type EvidenceEffect, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
 import { JOURNAL_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
 
@@ -338,8 +338,8 @@ export class Ledger {
   }
 
   /** The evidence the node can serve for a payload (evidence.ts). */
-  payloadEvidence(txid: string, decidedAt: { height: number; txIndex: number } | null): Promise<Evidence | null> {
-    return payloadEvidence(this, txid, decidedAt);
+  payloadEvidence(txid: string, decidedAt: { height: number; txIndex: number } | null, reads?: JournalReads): Promise<Evidence | null> {
+    return payloadEvidence(this, txid, decidedAt, reads);
   }
 
   /**
