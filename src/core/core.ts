@@ -93,7 +93,7 @@ export class Core {
   private noteWriterStatus(s: WriterStatus): WriterStatus {
     this.writerStatus = s;
     this.intake.notePending(s.pendingCalls);
-    if (s.processedHeight !== null) this.deferred.processedAt(s.processedHeight);
+    if (s.processedHeight !== null) this.deferred.processedAt(s.processedHeight, s.headerHeight ?? s.processedHeight);
     return s;
   }
 

@@ -119,6 +119,8 @@ export class DeferredChecks {
   /** Every height up to this one has been moved from byHeight to ready (-1: none yet). */
   private drainedTo = -1;
   private processed = 0;
+  /** The chain's height as the node knows it (its header tip; the processed height in blocks mode). */
+  private chainTip = 0;
   private running = 0;
   private stopped = false;
   private seeded = false;
@@ -143,7 +145,7 @@ export class DeferredChecks {
    * is held (`headerHeight`; Core.settlesOnHeaders says why).
    */
   async seed(processedHeight: number, headerHeight: number): Promise<void> {
-    this.processedAt(processedHeight);
+    this.processedAt(processedHeight, headerHeight);
     let after = '';
     for (;;) {
       const page = await this.writer.call('pendingPayloads', { after, limit: SEED_PAGE });
@@ -194,9 +196,13 @@ export class DeferredChecks {
     if (byTimeToo) this.byTime.push({ ...item, at: e.dueAt });
   }
 
-  /** The writer's processed height moved: checks due up to it may run. */
-  processedAt(height: number): void {
+  /**
+   * The writer's processed height moved (and `chainTip`, the header tip): checks due up to
+   * it may run.
+   */
+  processedAt(height: number, chainTip = height): void {
     this.processed = height;
+    this.chainTip = Math.max(height, chainTip);
     if (height > this.drainedTo) {
       // Heights one by one after a block; after a jump (the first status, a fast
       // catch-up) whichever is fewer: the heights passed or the heights waited on.
@@ -296,7 +302,9 @@ export class DeferredChecks {
   private backOff(e: Entry): void {
     e.checks++;
     const blocks = Math.min(2 ** Math.max(0, e.checks - 1), MAX_BACKOFF_BLOCKS);
-    this.schedule(e, this.processed + blocks, false);
+    // Counted in new blocks of the chain, not blocks applied: a node catching up applies
+    // hundreds a second, and a mempool answer changes only with a block mined.
+    this.schedule(e, this.chainTip + blocks, false);
   }
 
   private async check(e: Entry): Promise<void> {
@@ -319,7 +327,7 @@ export class DeferredChecks {
       }
       // Seen nowhere once: look again after the next block rather than backing off.
       e.checks++;
-      this.schedule(e, this.processed + 1, true);
+      this.schedule(e, this.chainTip + 1, true);
       return;
     }
     e.unseen = 0;

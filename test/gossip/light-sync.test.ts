@@ -127,6 +127,11 @@ test('a fresh light node catches up through its peer\'s headers and evidenced pa
   assert.equal(requestsOf(c, '/blocks/:n'), 0, 'no header page walked at the endpoint');
   assert.equal(requestsOf(c, '/tx/:id/hex'), 0, 'every synced payload came with its anchor: intake asked nothing');
   assert.equal(requestsOf(c, '/tx/:id/merkle-proof'), 0, 'the evidence of the synced payloads placed them: no deferred check asked for a proof');
+  // The two pending calls: a first check each (spent in the mempool), then checks wait for
+  // new blocks of the chain, not for the blocks the node applies catching up (it was 10 a
+  // call when backoff counted applied blocks). At most one more each if a first check
+  // came before the header chain arrived.
+  assert.ok(requestsOf(c, '/tx/:id/outspend/:n') <= 4, `outspend checks of the 2 pending calls: ${requestsOf(c, '/tx/:id/outspend/:n')}`);
   assert.ok(s.gossip.sync_headers_accepted >= tip - 10, `headers taken from the peer: ${s.gossip.sync_headers_accepted}`);
   assert.ok(catchUp * 5 <= paging, `${catchUp} requests to catch up, against ${paging} to walk the headers`);
 

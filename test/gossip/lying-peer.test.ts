@@ -140,6 +140,9 @@ test('a lying peer\'s header run and forged evidence are refused bad_evidence an
       return { from_height: from, headers: Buffer.concat(forgedBranch(devnet, from, top)), tip_height: devnet.chain.height };
     }
     if (m === 'GetContractIds' && !listContracts) return { contract_ids: [], more: false };
+    // The victim's heartbeat is relayed without its URL: A learning it would sync with
+    // the victim directly and push the honest copies the forgeries stand in for.
+    if (m === 'Heartbeat') req = { ...req, url: '' };
     const r = (await toA.call(m as never, req as never)) as Record<string, unknown>;
     if (m === 'GetPayloads') return { ...r, payloads: (r['payloads'] as FoundPayload[]).map(tamper) };
     return r;
