@@ -34,6 +34,13 @@ const peers = new PeerSet(
 );
 const sendQueue = new PQueue({ concurrency: opts.sendConcurrency });
 const forwarder = new Forwarder(peers, sendQueue, { peerLimit: cfg.peerLimit, batchMax: opts.batchMax, batchDelayMs: opts.batchDelayMs }, counters, log);
+/**
+ * How long a heartbeat (sent or answered) waits for the core's height before it carries
+ * the last one: the core answers from memory in well under a millisecond, and a peer's
+ * heartbeat must be answered within its request deadline (gossip.request_timeout_s, 10 s
+ * by default).
+ */
+const HEIGHT_DEADLINE_MS = 1_000;
 /** The last processed height the core gave; what heartbeats carry while it does not answer. */
 let localHeight = 0;
 /**
@@ -44,9 +51,9 @@ let localHeight = 0;
  */
 async function currentHeight(): Promise<number> {
   try {
-    localHeight = (await core.call('peerHeight', {})).height ?? 0;
+    localHeight = (await core.call('peerHeight', {}, HEIGHT_DEADLINE_MS)).height ?? 0;
   } catch {
-    /* the core is restarting; keep the last height */
+    /* the core is restarting or busy; keep the last height */
   }
   return localHeight;
 }
