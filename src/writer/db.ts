@@ -142,9 +142,9 @@ function openFailure(e: unknown): unknown {
  * Creates `dir` and its missing parents one level at a time; the first level that cannot
  * be created throws, naming it. Not mkdirSync's `recursive`: where the kernel refuses a
  * new directory with ENOENT although its parent exists (anywhere under /proc) Node's
- * recursive mkdir retries the parent forever, and the writer thread never returned.
+ * recursive mkdir retries the parent forever and the writer thread would never return.
  */
-export function makeDirs(dir: string): void {
+function makeDirs(dir: string): void {
   const missing: string[] = [];
   for (let d = resolve(dir); !existsSync(d) && dirname(d) !== d; d = dirname(d)) missing.push(d);
   for (const d of missing.reverse()) {
