@@ -484,6 +484,11 @@ export type PeerApi = {
   /** Waits for the writer to finish every job queued so far (late-payload replays). */
   peerSettle(params: Record<string, never>): { processed_height: number | null; state_root: string | null };
   /**
+   * The processed height as of the writer's last state event, from the core's memory (no
+   * writer round trip): what heartbeats advertise, read when one is sent or answered.
+   */
+  peerHeight(params: Record<string, never>): { height: number | null };
+  /**
    * Re-derives the state from the journal and compares every stored state root; a
    * difference halts the node (the ledger's rule). Answers whether it halted.
    */

@@ -11,6 +11,7 @@ import { ChainFollower } from './chain-follower.js';
 import { DeferredChecks } from './deferred-checks.js';
 import { Intake } from './intake.js';
 import { settlesAt, type Evidence } from '../protocol/evidence.js';
+import { StateVersions } from './state-version.js';
 import { readHandlers } from './read-handlers.js';
 import { peerHandlers, PeerState, callPayload, deployPayload } from './peer-handlers.js';
 import { NodeError } from '../errors.js';
@@ -41,6 +42,8 @@ export class Core {
   readonly intake: Intake;
   /** What the gossip process reports (peers, counters, divergence), for node_status. */
   readonly peerState = new PeerState();
+  /** The processed state version as the writer announces it (state-version.ts). */
+  readonly state: StateVersions;
 
   private constructor(
     private readonly init: InitMessage,
@@ -49,6 +52,7 @@ export class Core {
     readonly pool: WorkPool,
   ) {
     const c = init.config;
+    this.state = new StateVersions(writer);
     this.chain = new EsploraClient({
       baseUrl: c.esploraUrl,
       timeoutMs: c.esploraTimeoutMs,

@@ -146,6 +146,7 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
       const s = await w.call('peerSettle', {});
       return { processed_height: s.processedHeight, state_root: s.stateRoot };
     },
+    peerHeight: async () => ({ height: (await core.state.current()).height }),
     peerVerifyReplay: async () => {
       const s = await w.call('peerVerifyReplay', {});
       return { halted: s.halted, halt_reason: s.haltReason };

@@ -1,42 +1,19 @@
 /**
  * Core handlers of ReadApi (the REST front's reads). Most forward to the writer; the
  * simulation runs in the worker pool on writer snapshots (src/core/simulate.ts); the
- * state version is relayed from the writer's `state` events to the REST read cache by a
- * long poll (waitState), answered in the order the writer's messages arrive.
+ * state version (src/core/state-version.ts) reaches the REST read cache by a long poll
+ * (waitState).
  */
 import { NodeError } from '../errors.js';
 import type { Handlers } from '../ipc/rpc.js';
-import type { ReadApi, SimulateBody, StateVersion } from '../messages.js';
+import type { ReadApi, SimulateBody } from '../messages.js';
 import type { Core } from './core.js';
 import { SIM_ROUNDS, type SimulateOutcome } from './simulate.js';
-
-function sameVersion(a: StateVersion | null, b: StateVersion): boolean {
-  return a !== null && a.height === b.height && a.state_root === b.state_root && a.block_hash === b.block_hash;
-}
 
 /** Longest a waitState long poll is held (the REST process asks again at once). */
 const MAX_WAIT_MS = 30_000;
 
 export function readHandlers(core: Core): Handlers<ReadApi> {
-  let latest: StateVersion | null = null;
-  let waiters: (() => void)[] = [];
-  const wake = (): void => {
-    const w = waiters;
-    waiters = [];
-    for (const f of w) f();
-  };
-  core.writer.on('state', (d) => {
-    latest = d as StateVersion;
-    wake();
-  });
-  /** The latest version: from the writer's events, or asked once (no promise left unawaited). */
-  const current = async (): Promise<StateVersion> => {
-    if (latest === null) {
-      const v = await core.writer.call('stateVersion', {});
-      if (latest === null) latest = v;
-    }
-    return latest;
-  };
   const simulations: Record<string, number> = {};
 
   return {
@@ -50,17 +27,7 @@ export function readHandlers(core: Core): Handlers<ReadApi> {
     events: (p) => core.writer.call('events', p),
     calls: (p) => core.writer.call('calls', p),
     streamStep: (p) => core.writer.call('streamStep', p),
-    waitState: async (p) => {
-      if (!sameVersion(p.known, await current())) return latest!;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.min(Math.max(p.waitMs, 0), MAX_WAIT_MS));
-        waiters.push(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-      return latest!;
-    },
+    waitState: (p) => core.state.changedFrom(p.known, Math.min(Math.max(p.waitMs, 0), MAX_WAIT_MS)),
     simulate: async (p): Promise<SimulateBody> => {
       let ids = [p.contract_id];
       for (let round = 0; round < SIM_ROUNDS; round++) {

@@ -34,7 +34,29 @@ const peers = new PeerSet(
 );
 const sendQueue = new PQueue({ concurrency: opts.sendConcurrency });
 const forwarder = new Forwarder(peers, sendQueue, { peerLimit: cfg.peerLimit, batchMax: opts.batchMax, batchDelayMs: opts.batchDelayMs }, counters, log);
+/**
+ * How long a heartbeat (sent or answered) waits for the core's height before it carries
+ * the last one: the core answers from memory in well under a millisecond, and a peer's
+ * heartbeat must be answered within its request deadline (gossip.request_timeout_s, 10 s
+ * by default).
+ */
+const HEIGHT_DEADLINE_MS = 1_000;
+/** The last processed height the core gave; what heartbeats carry while it does not answer. */
 let localHeight = 0;
+/**
+ * The processed height now, for a heartbeat being sent or answered: one small request the
+ * core answers from memory (src/core/state-version.ts), so the height a peer sees is
+ * never older than that heartbeat. (Read once per round instead, from node_status, it
+ * lagged a whole interval and the writer's queue: ~20 s after a catch-up.)
+ */
+async function currentHeight(): Promise<number> {
+  try {
+    localHeight = (await core.call('peerHeight', {}, HEIGHT_DEADLINE_MS)).height ?? 0;
+  } catch {
+    /* the core is restarting or busy; keep the last height */
+  }
+  return localHeight;
+}
 let dirty = true;
 const service = new PeerService({
   core: () => core,
@@ -46,7 +68,7 @@ const service = new PeerService({
   opts,
   nodeId: cfg.nodeId,
   publicKey: signer.publicKey,
-  localHeight: () => localHeight,
+  localHeight: currentHeight,
   log,
 });
 const sync = new SyncEngine({
@@ -127,9 +149,9 @@ toSupervisor({ type: 'listening', role: 'gossip', address: host, port: bound });
 let firstAnswer!: () => void;
 const firstHeartbeatAnswered = new Promise<void>((r) => (firstAnswer = r));
 
-async function heartbeat(p: Peer): Promise<void> {
+async function heartbeat(p: Peer, height: number): Promise<void> {
   try {
-    const r = await p.client.call('Heartbeat', { node_id: cfg.nodeId, url: cfg.publicUrl, height: String(localHeight) });
+    const r = await p.client.call('Heartbeat', { node_id: cfg.nodeId, url: cfg.publicUrl, height: String(height) });
     firstAnswer();
     const wasActive = peers.isActive(p);
     peers.ok(p, r.public_key.length === 32 ? hex(r.public_key) : undefined, r.node_id);
@@ -163,19 +185,15 @@ function noteActive(): void {
  * the request deadline.)
  */
 async function tick(): Promise<void> {
-  try {
-    const s = await core.call('nodeStatus', {});
-    localHeight = s.processed_height ?? 0;
-  } catch {
-    /* the core is restarting; keep the last height */
-  }
+  // One read for the round: its heartbeats leave together.
+  const height = await currentHeight();
   const started: Promise<void>[] = [];
   for (const p of peers.all()) {
     if (heartbeating.has(p)) continue;
     heartbeating.add(p);
     started.push(
       sendQueue
-        .add(() => heartbeat(p))
+        .add(() => heartbeat(p, height))
         .finally(() => {
           heartbeating.delete(p);
           noteActive();

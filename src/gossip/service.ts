@@ -72,7 +72,8 @@ export interface ServiceDeps {
   opts: GossipOptions;
   nodeId: string;
   publicKey: Buffer;
-  localHeight: () => number;
+  /** The processed height now, read when a heartbeat is answered (main.ts asks the core). */
+  localHeight: () => number | Promise<number>;
   log: Logger;
   /** The limiters' clock (tests: a fixed one). */
   now?: () => number;
@@ -168,7 +169,7 @@ export class PeerService {
     return {
       Heartbeat: async (req, key, from) => {
         if (req.url.length > 0 && req.url.length <= 512) this.d.peers.learn(req.url, key, req.node_id, sourceOf(from));
-        return { node_id: this.d.nodeId, height: String(this.d.localHeight()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
+        return { node_id: this.d.nodeId, height: String(await this.d.localHeight()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
       },
       SubmitPayload: (req, key) => this.submit(req, key),
       PreparePayload: async (req) => {

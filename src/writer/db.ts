@@ -8,7 +8,7 @@
  * could not run on Node 22; this one ships prebuilds for every current Node line.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { RocksLevel } from '@nxtedition/rocksdb';
 import { PackedBatch, type DiskReply, type DiskRequest } from './disk-batch.js';
@@ -138,6 +138,27 @@ function openFailure(e: unknown): unknown {
   return cause instanceof Error ? cause : e;
 }
 
+/**
+ * Creates `dir` and its missing parents one level at a time; the first level that cannot
+ * be created throws, naming it. Not mkdirSync's `recursive`: where the kernel refuses a
+ * new directory with ENOENT although its parent exists (anywhere under /proc) Node's
+ * recursive mkdir retries the parent forever and the writer thread would never return.
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  for (let d = resolve(dir); !existsSync(d) && dirname(d) !== d; d = dirname(d)) missing.push(d);
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      // Made meanwhile by someone else: as good as made here.
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      // Node's message ("ENOENT: no such file or directory, mkdir '/x'") less the path, named once.
+      throw new Error(`cannot create the directory ${d} (${(e as Error).message.replace(/, mkdir .*$/, '')})`);
+    }
+  }
+}
+
 /** A RocksDB instance at `path` (not yet open) with the node's options and buffer keys and values. */
 export function rocksAt(path: string): RocksLevel {
   return new RocksLevel(path, { keyEncoding: 'buffer', valueEncoding: 'buffer', ...ENGINE_OPTIONS });
@@ -190,7 +211,7 @@ export class Db {
   ) {}
 
   private static async openLevel(path: string): Promise<{ db: RocksLevel; disk: DiskWriter }> {
-    mkdirSync(dirname(path), { recursive: true });
+    makeDirs(dirname(path));
     const legacy = legacyEngineVersion(path);
     if (legacy !== null) throw new LegacyStoreError(legacy);
     const db = rocksAt(path);

@@ -26,7 +26,7 @@ export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
             // The ledger's own rule: a replay that disagrees with a stored root halts.
             await l.rederive(l.tip.height, { dropJournalAbove: false, verifyBelow: l.tip.height + 1 });
           } catch (e) {
-            if (!(e instanceof NodeError)) await l.halt(`internal error while re-deriving for a divergence check: ${(e as Error).message}`);
+            if (!(e instanceof NodeError)) await l.halt('internal_error', `internal error while re-deriving for a divergence check: ${(e as Error).message}`);
           }
         }
         return writer.status();

@@ -346,7 +346,7 @@ export class Writer {
         await this.ledger.replayFrom(from);
       } catch (e) {
         // A stop ending it (replay.ts) throws a NodeError too: the replay stays owed.
-        if (!(e instanceof NodeError)) await this.ledger.halt(`internal error while replaying from ${from}: ${(e as Error).message}`);
+        if (!(e instanceof NodeError)) await this.ledger.halt('internal_error', `internal error while replaying from ${from}: ${(e as Error).message}`);
       }
     });
   }
@@ -379,7 +379,7 @@ export class Writer {
         if (u.endsChain && l.tip) await l.truncateHeaders(l.tip.height);
         await l.pruneClaims();
       } catch (e) {
-        if (!(e instanceof NodeError)) await l.halt(`internal error applying blocks: ${(e as Error).message}`);
+        if (!(e instanceof NodeError)) await l.halt('internal_error', `internal error applying blocks: ${(e as Error).message}`);
         throw e instanceof NodeError ? e : new NodeError('halted', 'node is halted: internal error applying blocks');
       }
       if (evidenceRefused > 0) this.log.warn('evidence that does not hold against its block was ignored', { claims: evidenceRefused });

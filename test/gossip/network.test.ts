@@ -109,11 +109,21 @@ test('a call submitted to A reaches B and C by gossip, once each; all three reac
   // A sends to B and C; each of them forwards once, to the one of the other two that did
   // not send it: 4 copies in all, and the 2 that arrive where the call already is are
   // recognised as seen, neither verified nor forwarded again.
-  const received = async (): Promise<number> => (await Promise.all(nodes.map((n) => status(n)))).reduce((a, s, i) => a + s.gossip.payloads_received - g0[i]!.payloads_received, 0);
+  // Settled: at least the four copies arrived, every copy sent was answered (a sender
+  // counts a forward once the receiver answered, and the receiver classified the copy and
+  // queued its own forwards before answering), and every copy received was classified.
+  // From then on nothing is in flight, so nothing further can arrive.
+  const sum = (gs: (typeof g0)[number][], k: keyof (typeof g0)[number]): number => gs.reduce((a, g, i) => a + g[k] - g0[i]![k], 0);
+  const settled = (gs: (typeof g0)[number][]): boolean => {
+    const received = sum(gs, 'payloads_received');
+    return received >= 4 && sum(gs, 'payloads_forwarded') === received && sum(gs, 'payloads_accepted') + sum(gs, 'payloads_duplicate') + sum(gs, 'payloads_refused') === received;
+  };
   const deadline = Date.now() + 15_000;
-  while ((await received()) < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  await new Promise((r) => setTimeout(r, 500)); // nothing further may arrive
-  const g1 = await Promise.all(nodes.map(async (n) => (await status(n)).gossip));
+  let g1 = await Promise.all(nodes.map(async (n) => (await status(n)).gossip));
+  while (!settled(g1) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    g1 = await Promise.all(nodes.map(async (n) => (await status(n)).gossip));
+  }
   const d = (k: keyof (typeof g0)[number]): number[] => g1.map((g, i) => g[k] - g0[i]![k]);
   assert.deepEqual(d('payloads_received').reduce((a, b) => a + b), 4, 'four copies in all');
   assert.deepEqual(d('payloads_accepted'), [0, 1, 1], 'stored once by B and C');

@@ -104,6 +104,23 @@ test('a data directory of the earlier storage binding: the node exits 1 with one
   }
 });
 
+// The timeout turns the old hang into a failure rather than a stalled suite.
+test('a db_path under a directory where nothing can be created (/proc): the node exits 1 with one line naming the directory and the cause', { timeout: 60_000 }, async () => {
+  // The kernel refuses new entries under /proc with ENOENT although /proc exists; Node's
+  // recursive mkdir retried there forever and the node neither started nor exited.
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-procdb-'));
+  try {
+    const r = await runToExit({ SVC_DB_PATH: '/proc/svc-test/db' }, dataDir);
+    assert.equal(r.code, 1, r.raw.join('\n'));
+    const errors = r.lines.filter((l) => l.level === 'error');
+    assert.equal(errors.at(-1)!.msg, 'startup failed: core exited during startup (code 1): cannot open the database at /proc/svc-test/db: cannot create the directory /proc/svc-test (ENOENT: no such file or directory)', JSON.stringify(errors));
+    assert.equal(r.lines.filter((l) => l.msg === 'restarting child').length, 0, 'no restart loop');
+    assert.equal(r.raw.some((l) => l.includes('    at ')), false, 'no stack trace');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('`npm run devnet` refuses to start when its ports are taken, before touching the devnet data directory', async () => {
   const { server, port } = await listenNet();
   // What a running devnet's node keeps there; the old devnet wiped it at every start.

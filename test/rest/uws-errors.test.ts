@@ -38,6 +38,9 @@ test("uWS's own answers to malformed HTTP: fixed HTML, no content type or length
     assert.equal(await send('G\0T /health HTTP/1.1\r\nHost: x\r\n\r\n'), VERSION, 'a NUL in the method');
     assert.equal(await send('POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'), BAD_REQUEST, 'bad chunk framing');
     assert.equal(await send('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n{"a":1}'), BAD_REQUEST, 'a negative Content-Length');
+    // RFC 9112 section 3.2: an HTTP/1.1 request without Host gets 400 (uWS's, before any JavaScript).
+    assert.equal(await send('GET /health HTTP/1.1\r\nUser-Agent: x\r\n\r\n'), BAD_REQUEST, 'no Host header');
+    assert.equal(await send('POST /echo HTTP/1.1\r\nContent-Length: 7\r\n\r\n{"a":1}'), BAD_REQUEST, 'no Host header, with a body');
     assert.deepEqual(seen, [], 'no handler ran for any of these');
 
     // The head limit: 4,096 bytes of request line, headers and the blank line, not one more.

@@ -4,16 +4,18 @@
  */
 import { NodeError } from '../../errors.js';
 import { meta } from '../store/index.js';
+import type { HaltKind } from '../store/meta.js';
 import type { Ledger } from './index.js';
 
-export async function halt(l: Ledger, reason: string, persist: boolean): Promise<void> {
+export async function halt(l: Ledger, kind: HaltKind, reason: string, persist: boolean): Promise<void> {
   if (l.halted) return;
   l.halted = true;
+  l.haltKind = kind;
   l.haltReason = reason;
-  l.log.error('consensus halt', { reason });
+  l.log.error('consensus halt', { kind, reason });
   if (persist) {
     try {
-      await l.db.batch([{ type: 'put', key: meta.halt.key, value: meta.halt.encode({ reason }) }], true);
+      await l.db.batch([{ type: 'put', key: meta.halt.key, value: meta.halt.encode({ reason, kind }) }], true);
     } catch {
       /* the halt stays in memory; the reason is logged */
     }
@@ -22,6 +24,7 @@ export async function halt(l: Ledger, reason: string, persist: boolean): Promise
   try {
     await l.load();
     l.halted = true;
+    l.haltKind = kind;
     l.haltReason = reason;
   } catch {
     /* reads may be stale until the operator clears the halt */
@@ -31,15 +34,18 @@ export async function halt(l: Ledger, reason: string, persist: boolean): Promise
 /** Operator action: re-derive from the journal and resume if it agrees with itself. */
 export async function clearHalt(l: Ledger): Promise<void> {
   await l.flushBlocks().catch(() => undefined);
+  const kind = l.haltKind;
   const reason = l.haltReason;
   l.halted = false;
+  l.haltKind = null;
   l.haltReason = null;
   try {
     // After a storage failure RocksDB refuses writes until reopened.
-    if (reason?.startsWith('storage write failed')) await l.db.reopen();
+    if (kind === 'storage_write_failed') await l.db.reopen();
     await l.db.batch([{ type: 'del', key: meta.halt.key }], true);
   } catch (e) {
     l.halted = true;
+    l.haltKind = kind;
     l.haltReason = reason;
     throw new NodeError('halted', `cannot clear the halt: storage still failing (${(e as NodeJS.ErrnoException).code ?? 'write error'})`);
   }
@@ -49,7 +55,7 @@ export async function clearHalt(l: Ledger): Promise<void> {
   } catch (e) {
     // A stop ended the re-derivation before it checked every block: the halt stands
     // (stored again), to be cleared after the next start.
-    if (l.stopping.signal.aborted && reason !== null) await halt(l, reason, true);
+    if (l.stopping.signal.aborted && kind !== null && reason !== null) await halt(l, kind, reason, true);
     throw e;
   }
   if (l.halted) throw new NodeError('halted', `halt not cleared: ${l.haltReason}`);

@@ -35,6 +35,7 @@ import { applyBlock, type ApplicableBlock, type BlockDrop } from './apply-block.
 import { rewindTo } from './rewind.js';
 import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
+import type { HaltKind } from '../store/meta.js';
 import { owedReplayHeight, readCall, readCallIdUsed, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
 import { evidenceBlock, evidenceEffect, type EvidenceEffect, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
 import { JOURNAL_WINDOW } from './stored.js';
@@ -58,6 +59,8 @@ export class Ledger {
   /** The highest verified header held (evidence.ts); may be above the processed tip. */
   headerTip: Tip | null = null;
   halted = false;
+  /** What the halt is (halt.ts), null while not halted. */
+  haltKind: HaltKind | null = null;
   haltReason: string | null = null;
   lastBlockAt: string | null = null;
   /**
@@ -116,7 +119,7 @@ export class Ledger {
     if (this.inflight === f) this.inflight = null;
     if (err) {
       const code = (err as NodeJS.ErrnoException).code ?? err.message;
-      await this.halt(`storage write failed: ${code}`, false);
+      await this.halt('storage_write_failed', `storage write failed: ${code}`, false);
       throw new NodeError('halted', 'node is halted: storage write failed');
     }
   }
@@ -127,7 +130,7 @@ export class Ledger {
       await this.db.batch(ops, sync);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-      await this.halt(`storage write failed: ${code}`, false);
+      await this.halt('storage_write_failed', `storage write failed: ${code}`, false);
       throw new NodeError('halted', 'node is halted: storage write failed');
     }
   }
@@ -149,6 +152,8 @@ export class Ledger {
     this.memory = loaded.memory;
     this.anchor = loaded.anchor;
     this.halted = loaded.halt !== null;
+    // A halt stored before halts had kinds was never a storage failure (those are not stored).
+    this.haltKind = loaded.halt ? (loaded.halt.kind ?? 'internal_error') : null;
     this.haltReason = loaded.halt?.reason ?? null;
     this.setProcessed(loaded.tip, loaded.memory.root());
     this.headerTip = await loadHeaderTip(this);
@@ -455,8 +460,8 @@ export class Ledger {
 
   // ---------------------------------------------------------------- halts (halt.ts)
 
-  halt(reason: string, persist = true): Promise<void> {
-    return halt(this, reason, persist);
+  halt(kind: HaltKind, reason: string, persist = true): Promise<void> {
+    return halt(this, kind, reason, persist);
   }
 
   /** Operator action: re-derive from the journal and resume if it agrees with itself. */

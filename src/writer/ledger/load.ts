@@ -6,7 +6,7 @@ import type { Db } from '../db.js';
 import { verifyArtifact } from '../../vm/verifier.js';
 import type { ContractRecord } from '../records.js';
 import { STORE_FORMAT, callCounts, contracts, journal, meta, orphanStamps, pendingCalls, storage, type Tip } from '../store/index.js';
-import type { MetaEntry } from '../store/meta.js';
+import type { HaltKind, MetaEntry } from '../store/meta.js';
 import { bytesOf } from './bytes.js';
 import { LedgerMemory } from './memory.js';
 import { JOURNAL_WINDOW, journalHashes, readCalls } from './stored.js';
@@ -16,7 +16,7 @@ export interface Loaded {
   tip: Tip | null;
   anchor: Tip | null;
   /** The stored halt, null when the node is not halted. */
-  halt: { reason: string } | null;
+  halt: { reason: string; kind?: HaltKind } | null;
 }
 
 /** The one earlier layout this node takes over in place (see loadFromDisk). */

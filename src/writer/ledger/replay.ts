@@ -78,7 +78,7 @@ export async function rederive(l: Ledger, height: number, opts: { dropJournalAbo
     await l.reapplyBlock(rec, { sync: false });
     const old = oldRoots.get(h);
     if (h < opts.verifyBelow && old && old.block_hash === rec.hash && old.state_root !== l.stateRoot) {
-      await l.halt(`re-derivation disagrees with stored state at height ${h}: stored ${old.state_root}, replay ${l.stateRoot}`);
+      await l.halt('state_mismatch', `re-derivation disagrees with stored state at height ${h}: stored ${old.state_root}, replay ${l.stateRoot}`);
       return;
     }
   }

@@ -32,8 +32,15 @@ const tipEntry = (name: string): MetaEntry<Tip> => ({
 export const tip = tipEntry('tip');
 /** The block the journal starts after: the node's first processed height. */
 export const anchor = tipEntry('anchor');
-/** Why the node is halted; absent while it is not. */
-export const halt = jsonEntry<{ reason: string }>('halt');
+/**
+ * What stopped the node, stable across wordings of the reason (which is for people):
+ * clearing a halt acts on the kind (src/writer/ledger/halt.ts). A storage failure is
+ * never stored (the write that would store it is what failed).
+ */
+export type HaltKind = 'storage_write_failed' | 'state_mismatch' | 'internal_error';
+
+/** Why the node is halted; absent while it is not. `kind` is absent in halts stored before kinds. */
+export const halt = jsonEntry<{ reason: string; kind?: HaltKind }>('halt');
 /** The layout of the stored records (STORE_FORMAT). */
 export const format = jsonEntry<number>('format');
 /** The node_id this data directory was first opened with. */
