@@ -36,6 +36,7 @@ import { MemHost, load } from '../vm/mem-host.js';
 import type { EmittedEvent, ExecContext, Program } from '../vm/types.js';
 import { argsFromText, findFunction, parseValueText, splitTyped, type AbiEvent } from '../client/abi.js';
 import type { Artifact } from './index.js';
+import { HEX32, IDENT } from '../protocol/identifiers.js';
 
 export interface TestFailure { line: number; message: string }
 export interface TestOutcome { name: string; line: number; calls: number; failures: TestFailure[] }
@@ -61,8 +62,6 @@ type Step =
   | { k: 'call'; line: number; contract: string | null; fn: string; args: string[]; expect: Expect; events: EventExpect[] | null; nothing?: number };
 interface TestDecl { name: string; line: number; steps: Step[] }
 
-const HEX64 = /^[0-9a-f]{64}$/;
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** `[CONTRACT.]NAME` of a call or an event. */
 const QUALIFIED = /^(?:([A-Za-z_][A-Za-z0-9_]*)\.)?([A-Za-z_][A-Za-z0-9_]*)$/;
 /**
@@ -120,7 +119,7 @@ export function parseTests(text: string): { setup: Step[]; tests: TestDecl[]; er
         if (rest.length !== 1) return bad('caller takes one NAME, 64-hex key or @CONTRACT');
         const t = rest[0]!.toLowerCase();
         const ref = /^@([A-Za-z_][A-Za-z0-9_]*)$/.exec(rest[0]!);
-        cur.steps.push({ k: 'caller', line, key: ref ? ref[1]! : HEX64.test(t) ? new Uint8Array(Buffer.from(t, 'hex')) : sha256(Buffer.from(rest[0]!)) });
+        cur.steps.push({ k: 'caller', line, key: ref ? ref[1]! : HEX32.test(t) ? new Uint8Array(Buffer.from(t, 'hex')) : sha256(Buffer.from(rest[0]!)) });
         return;
       }
       case 'emits': {
