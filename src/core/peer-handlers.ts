@@ -8,7 +8,7 @@ import type { CallSubmission, DeployExtras, DivergenceReport, GossipCounters, Pe
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '../protocol/evidence.js';
 import { parseHeaderBytes } from '../chain/bitcoin.js';
 import { NodeError } from '../errors.js';
-import { MAX_PAYLOAD_BYTES } from '../gossip/limits.js';
+import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
 import { zeroCounters } from '../gossip/counters.js';
 import type { Core } from './core.js';
 import { HEX32 } from '../protocol/identifiers.js';

@@ -4,7 +4,7 @@
  * and === compares integers correctly. Everything crossing the API goes through here.
  */
 import type { Value, ValueType } from '../protocol/value.js';
-import { TY, TYPE_NAMES } from './isa.js';
+import { LIMITS, TY, TYPE_NAMES } from './isa.js';
 import type { RtValue } from './types.js';
 
 export const MAX_SAFE = 9007199254740991; // 2^53 - 1
@@ -53,9 +53,9 @@ export function toRuntime(v: Value, code: number): RtValue | undefined {
     case 'bool':
       return typeof v.value === 'boolean' ? v.value : undefined;
     case 'string':
-      return typeof v.value === 'string' && wellFormed(v.value) && utf8Length(v.value) <= 65536 ? v.value : undefined;
+      return typeof v.value === 'string' && wellFormed(v.value) && utf8Length(v.value) <= LIMITS.valueBytes ? v.value : undefined;
     case 'bytes':
-      return v.value instanceof Uint8Array && v.value.length <= 65536 ? new Uint8Array(v.value) : undefined;
+      return v.value instanceof Uint8Array && v.value.length <= LIMITS.valueBytes ? new Uint8Array(v.value) : undefined;
     case 'key':
       return v.value instanceof Uint8Array && v.value.length === 32 ? new Uint8Array(v.value) : undefined;
   }
