@@ -16,7 +16,8 @@
 import { FUNC_READONLY, LIMITS, OP, OPINFO, TY, TYPE_NAMES, fixedLength, isIntCode } from './isa.js';
 import { fieldPrefix } from './storage-layout.js';
 import type { AbiEntry, ArtifactCore, EventInfo, FieldInfo, FunctionInfo, Program, RtValue } from './types.js';
-import { norm, inRange, wellFormed, utf8Length } from './values.js';
+import { norm, inRange, utf8Length } from './values.js';
+import { isWellFormedString } from '../protocol/value.js';
 import { isName } from '../protocol/identifiers.js';
 
 export type VerifyResult = { ok: true; program: Program } | { ok: false; offset: number; reason: string };
@@ -137,7 +138,7 @@ function parseConstants(cs: unknown): { consts: RtValue[]; types: number[] } {
       if (!inRange(t, x)) fail(-1, `${what}: out of range for ${TYPE_NAMES[t]}`);
       consts.push(norm(x));
     } else if (t === TY.string) {
-      if (typeof v !== 'string' || !wellFormed(v) || utf8Length(v) > LIMITS.valueBytes) fail(-1, `${what}: bad string`);
+      if (typeof v !== 'string' || !isWellFormedString(v) || utf8Length(v) > LIMITS.valueBytes) fail(-1, `${what}: bad string`);
       consts.push(v);
     } else if (t === TY.bytes || t === TY.key) {
       if (typeof v !== 'string' || !HEX.test(v) || v.length > 2 * LIMITS.valueBytes) fail(-1, `${what}: bad hex`);
