@@ -35,7 +35,7 @@ import { execute } from '../vm/execute.js';
 import { MemHost, load } from '../vm/mem-host.js';
 import type { EmittedEvent, ExecContext, Program } from '../vm/types.js';
 import { argsFromText, findFunction, parseValueText, splitTyped, type AbiEvent } from '../client/abi.js';
-import type { Artifact } from './index.js';
+import type { CompiledArtifact } from '../protocol/contract.js';
 import { HEX32, IDENT } from '../protocol/identifiers.js';
 
 export interface TestFailure { line: number; message: string }
@@ -206,14 +206,14 @@ export interface TestSubjects {
    * Compiles FILE of a `deploy` line (a path as written, relative to the test file); throws
    * an Error whose message says why it cannot (unreadable, does not compile).
    */
-  load: (file: string) => Artifact;
+  load: (file: string) => CompiledArtifact;
 }
 
 /** A contract of a test: its id, verified program and ABI. */
 interface Deployed { id: Uint8Array; program: Program; abi: readonly unknown[] }
 
 /** Runs every test of `text` against `artifact` and the contracts the file deploys. */
-export function runTests(artifact: Artifact, text: string, subjects: TestSubjects = { name: 'contract', load: () => { throw new Error('this run deploys no other contract'); } }): TestRun {
+export function runTests(artifact: CompiledArtifact, text: string, subjects: TestSubjects = { name: 'contract', load: () => { throw new Error('this run deploys no other contract'); } }): TestRun {
   const { setup, tests, errors } = parseTests(text);
   if (errors.length) return { ok: false, errors };
   if (tests.length === 0) return { ok: false, errors: [{ line: 1, message: "no tests (a test starts with a 'test NAME' line)" }] };

@@ -15,7 +15,8 @@
  */
 import { FUNC_READONLY, LIMITS, OP, OPINFO, TY, TYPE_NAMES, fixedLength, isIntCode } from './isa.js';
 import { fieldPrefix } from './storage-layout.js';
-import type { AbiEntry, ArtifactCore, EventInfo, FieldInfo, FunctionInfo, Program, RtValue } from './types.js';
+import type { AbiEntry, EventInfo, FieldInfo, FunctionInfo, Program, RtValue } from './types.js';
+import type { ArtifactCore } from '../protocol/contract.js';
 import { norm, inRange, utf8Length } from './values.js';
 import { isWellFormedString } from '../protocol/value.js';
 import { isName } from '../protocol/identifiers.js';

@@ -7,6 +7,7 @@ import type { ErrorCode } from '../errors.js';
 import type { CallStatusBody } from '../messages.js';
 import type { StampResult } from '../protocol/stamp.js';
 import type { Value } from '../protocol/value.js';
+import type { ArtifactCore } from '../protocol/contract.js';
 
 export type CallStatus = 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';
 export type ContractStatus = 'pending' | 'active';
@@ -19,7 +20,7 @@ export interface ContractRecord {
   block_height: number | null;
   tx_index: number | null;
   /** The registration as received: artifact core and metadata. */
-  artifact: { bytecode: string; abi: unknown[]; function_offsets: Record<string, unknown>; function_offset_to_locals: Record<string, unknown>; constants: unknown[]; metadata: Record<string, unknown> };
+  artifact: ArtifactCore & { metadata: Record<string, unknown> };
   /** SHA-256 of the canonical registration, to tell a repeat from a conflict. */
   body_hash: string;
 }

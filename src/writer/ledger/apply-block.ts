@@ -164,7 +164,7 @@ function onDeployStamp(m: LedgerMemory, batch: UndoBatch, txid: string, codeHash
   const prev = contracts.encode(rec);
   const active: ContractRecord = { ...rec, status: 'active', block_height: height, tx_index: txIndex };
   batch.put(contracts.keyOf(id), contracts.encode(active), prev);
-  const v = verifyArtifact(active.artifact as never);
+  const v = verifyArtifact(active.artifact);
   if (!v.ok) throw new Error(`registered contract ${id} does not verify: ${v.reason}`);
   m.activate(active, codeHash, v.program);
 }
