@@ -7,3 +7,4 @@ export * from './envelope.js';
 export * from './contract.js';
 export * from './binding.js';
 export * from './identifiers.js';
+export * from './tx-shape.js';
