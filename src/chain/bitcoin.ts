@@ -22,8 +22,6 @@ export function initEcc(): void {
   eccReady = true;
 }
 
-export const HASH_HEX_RE = /^[0-9a-f]{64}$/;
-
 // The hash, merkle tree and header homes (src/protocol/hash.ts, src/protocol/merkle-branch.ts,
 // src/chain/headers.ts), under the names the chain-data code has always imported them by.
 export { sha256d, displayHex } from '../protocol/hash.js';

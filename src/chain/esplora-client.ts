@@ -37,7 +37,8 @@ import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { BoundedCache } from './cache.js';
 import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrgent, type BudgetStatus, type Priority, type Ticket } from './budget.js';
-import { HASH_HEX_RE, merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from './bitcoin.js';
+import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from './bitcoin.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
 export interface EsploraClientOptions {
   /** Base URL including any `/api` prefix, e.g. `https://blockstream.info/api`. */
@@ -177,7 +178,7 @@ type Outcome =
 
 const isU32 = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= 0xffffffff;
 const isNat = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
-const isHash = (x: unknown): x is string => typeof x === 'string' && HASH_HEX_RE.test(x);
+const isHash = (x: unknown): x is string => typeof x === 'string' && HEX32.test(x);
 const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 function check(cond: unknown, what: string): asserts cond {

@@ -15,6 +15,7 @@ import { DevnetControl } from '../devnet/control-client.js';
 import { typedValueToJson } from '../protocol/value.js';
 import { toHex } from '../protocol/hash.js';
 import { NodeError } from '../errors.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
 const DEFAULT_FEE_RATE = 2; // keep equal to sdk.ts DEFAULT_FEE_RATE (not imported: see above)
 
@@ -182,11 +183,10 @@ function abiFromFile(path: string): unknown[] {
   return abi;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
 function hex64(text: string | undefined, what: string): string {
   if (text === undefined) throw usage(`missing ${what}`);
   const t = text.toLowerCase();
-  if (!HEX64.test(t)) throw usage(`${what} must be 64 hex characters, got "${text}"`);
+  if (!HEX32.test(t)) throw usage(`${what} must be 64 hex characters, got "${text}"`);
   return t;
 }
 

@@ -6,30 +6,9 @@
 import { ClientError } from './errors.js';
 import { type Value, type ValueType, isValueType, valueFromJson, valueToPathArg, VALUE_TYPES } from '../protocol/value.js';
 import { NodeError } from '../errors.js';
+import type { AbiEntry, AbiField, AbiFunction } from '../protocol/contract.js';
 
-export interface AbiParam {
-  name: string;
-  type: ValueType;
-}
-export interface AbiFunction {
-  type: 'function';
-  name: string;
-  inputs: AbiParam[];
-  outputs: { type: ValueType }[];
-  readonly: boolean;
-}
-export interface AbiEvent {
-  type: 'event';
-  name: string;
-  inputs: AbiParam[];
-}
-export interface AbiField {
-  type: 'field';
-  name: string;
-  key: ValueType | null;
-  value: ValueType;
-}
-export type AbiEntry = AbiFunction | AbiEvent | AbiField;
+export type { AbiParam, AbiFunction, AbiEvent, AbiField, AbiEntry } from '../protocol/contract.js';
 
 function entries(abi: readonly unknown[]): AbiEntry[] {
   return abi.filter((e): e is AbiEntry => !!e && typeof e === 'object' && typeof (e as AbiEntry).name === 'string');

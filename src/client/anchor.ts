@@ -8,6 +8,7 @@
 import * as bitcoin from 'bitcoinjs-lib';
 import { ClientError } from './errors.js';
 import { DUST, type Wallet } from './wallet.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
 /** A wallet output as Esplora's GET /address/:addr/utxo lists it (value in sats). */
 export interface Utxo {
@@ -107,10 +108,9 @@ export function paymentOutputs(network: bitcoin.Network, payments: readonly Paym
   });
 }
 
-const TXID_RE = /^[0-9a-f]{64}$/;
 
 function checkUtxo(u: Utxo): void {
-  if (!u || !TXID_RE.test(u.txid) || !Number.isInteger(u.vout) || u.vout < 0 || !Number.isSafeInteger(u.value) || u.value < 0) {
+  if (!u || !HEX32.test(u.txid) || !Number.isInteger(u.vout) || u.vout < 0 || !Number.isSafeInteger(u.value) || u.value < 0) {
     throw new ClientError('bad_argument', `malformed UTXO ${JSON.stringify(u)}`);
   }
 }

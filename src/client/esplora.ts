@@ -3,8 +3,8 @@ import { ClientError } from './errors.js';
 import { request, joinUrl, parseJson, oneLine, type HttpOptions, type HttpAnswer } from './http.js';
 import type { Utxo } from './anchor.js';
 import type { FeeEstimates } from './fees.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
-const TXID_RE = /^[0-9a-f]{64}$/;
 
 export class EsploraClient {
   constructor(
@@ -27,7 +27,7 @@ export class EsploraClient {
     if (!Array.isArray(j)) throw new ClientError('chain_error', 'chain-data endpoint: UTXO list is not an array');
     return j.map((u) => {
       const o = u as Utxo;
-      if (!o || !TXID_RE.test(o.txid) || !Number.isInteger(o.vout) || !Number.isSafeInteger(o.value)) {
+      if (!o || !HEX32.test(o.txid) || !Number.isInteger(o.vout) || !Number.isSafeInteger(o.value)) {
         throw new ClientError('chain_error', `chain-data endpoint: malformed UTXO ${oneLine(JSON.stringify(u))}`);
       }
       return { txid: o.txid, vout: o.vout, value: o.value, status: o.status };
@@ -48,7 +48,7 @@ export class EsploraClient {
   async broadcast(hex: string): Promise<string> {
     const a = await this.call('/tx', { method: 'POST', body: hex, contentType: 'text/plain' });
     const txid = a.text.trim();
-    if (!TXID_RE.test(txid)) throw new ClientError('chain_error', `chain-data endpoint: broadcast answered "${oneLine(txid, 80)}", not a txid`);
+    if (!HEX32.test(txid)) throw new ClientError('chain_error', `chain-data endpoint: broadcast answered "${oneLine(txid, 80)}", not a txid`);
     return txid;
   }
 

@@ -13,6 +13,7 @@ import { decodeEnvelope, envelopeHash, verifyEnvelopeSignature } from '../protoc
 import { checkCallBinding } from '../protocol/binding.js';
 import { toHex } from '../protocol/hash.js';
 import { hashMeetsTarget } from '../chain/headers.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
 /** The body of POST /deploy_contract (src/protocol/contract.ts registrationBody). */
 export type DeployBody = RegistrationBody;
@@ -125,7 +126,7 @@ function proofFromJson(p: unknown, what: string): TrieProof {
  * proven bytes. Throws ClientError('bad_proof') when anything does not hold.
  */
 export function verifyFieldAnswer(a: ProvenFieldAnswer, opts: { abi?: readonly unknown[]; trustedRoot?: string } = {}): { exists: boolean; value: unknown } {
-  if (typeof a.state_root !== 'string' || !/^[0-9a-f]{64}$/.test(a.state_root) || !a.proof) throw new ClientError('bad_proof', 'answer carries no state_root or proof');
+  if (typeof a.state_root !== 'string' || !HEX32.test(a.state_root) || !a.proof) throw new ClientError('bad_proof', 'answer carries no state_root or proof');
   if (opts.trustedRoot !== undefined && opts.trustedRoot !== a.state_root) throw new ClientError('bad_proof', `state_root ${a.state_root} is not the trusted root ${opts.trustedRoot}`);
   if (typeof a.proof.storage_key !== 'string' || !HEX.test(a.proof.storage_key)) throw new ClientError('bad_proof', 'malformed storage_key');
   const proof: FieldProof = { contract: proofFromJson(a.proof.contract, 'contract proof'), storage: proofFromJson(a.proof.storage, 'storage proof') };
@@ -202,7 +203,7 @@ export async function verifyCallProof(status: CallStatus, proof: unknown, opts: 
   const bad = (why: string): never => {
     throw new ClientError('bad_proof', `call ${String(status?.txid)}: ${why}`);
   };
-  if (!status || typeof status.txid !== 'string' || !/^[0-9a-f]{64}$/.test(status.txid)) bad('the status record carries no txid');
+  if (!status || typeof status.txid !== 'string' || !HEX32.test(status.txid)) bad('the status record carries no txid');
   let parsed: ReturnType<typeof parseCallProof>;
   try {
     parsed = parseCallProof(proof);

@@ -22,6 +22,7 @@ import { EsploraClient } from './esplora.js';
 import { NodeClient, type CallAnswer, type CallBody, type CallStatus, type ContractInfoAnswer, type DeployAnswer, type DeployBody, type WaitOptions } from './node.js';
 import { checkFee, checkFeeRate, type FeeEstimates } from './fees.js';
 import type { HttpOptions } from './http.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
 /** Default fee rate, sat/vB: enough for regtest/signet; pass feeRate for mainnet conditions. */
 export const DEFAULT_FEE_RATE = 2;
@@ -315,7 +316,7 @@ export class SvcClient {
    */
   async register(artifact: unknown, txid: string, o: { wait?: boolean | WaitOptions<ContractInfoAnswer>; anchorTx?: string } = {}): Promise<{ contractId: string; answer: DeployAnswer; active?: ContractInfoAnswer }> {
     const ch = checkArtifact(artifact);
-    if (!/^[0-9a-f]{64}$/.test(txid)) throw new ClientError('bad_argument', `txid must be 64 lowercase hex characters, got "${txid}"`);
+    if (!HEX32.test(txid)) throw new ClientError('bad_argument', `txid must be 64 lowercase hex characters, got "${txid}"`);
     const contractId = toHex(computeContractId(parseHex(txid, 32)!, ch));
     const anchorTx = o.anchorTx ?? (await this.esplora.txHex(txid));
     let anchorTxid: string;

@@ -5,7 +5,7 @@
  * operator chains and else-if chains are walked with loops; everything else recurses at
  * most MAX_NESTING (parser.ts) levels deep.
  */
-import type { ValueType } from '../protocol/value.js';
+import { INT_RANGE, U64_MAX, type ValueType } from '../protocol/value.js';
 import { LIMITS, OP } from '../vm/isa.js';
 import type { ContractDecl, Expr, FnDecl, LoopBound, Pos, Stmt } from './ast.js';
 import type { CompileError } from './parser.js';
@@ -14,11 +14,6 @@ import { foldConsts } from './fold.js';
 
 type Ty = ValueType | 'void' | 'error';
 const INT = new Set<Ty>(['u64', 'i64', 'u128']);
-const RANGE: Record<string, [bigint, bigint]> = {
-  u64: [0n, (1n << 64n) - 1n],
-  i64: [-(1n << 63n), (1n << 63n) - 1n],
-  u128: [0n, (1n << 128n) - 1n],
-};
 export const ARITH_BASE: Record<string, number> = { u64: OP.ADD_U64, i64: OP.ADD_I64, u128: OP.ADD_U128 };
 export const ARITH_K: Record<string, number> = { '+': 0, '-': 1, '*': 2, '/': 3, '%': 4 };
 export const isArith = (op: string): boolean => ARITH_K[op] !== undefined;
@@ -301,7 +296,7 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
       switch (e.k) {
         case 'int': {
           const t = e.suffix ?? (expected && INT.has(expected) ? expected : 'u64');
-          const [lo, hi] = RANGE[t]!;
+          const [lo, hi] = INT_RANGE[t]!;
           if (e.value < lo || e.value > hi) { err(e.pos, `integer literal ${e.value} is out of range for ${t}`); return 'error'; }
           e.note = { ty: t };
           return t;
@@ -353,7 +348,7 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
             const t = e.e.suffix ?? (expected && INT.has(expected) ? expected : 'i64');
             if (t !== 'i64') { err(e.pos, `negative literal for unsigned type ${t}`); return 'error'; }
             const v = -e.e.value;
-            if (v < RANGE.i64![0]) { err(e.pos, `integer literal ${v} is out of range for i64`); return 'error'; }
+            if (v < INT_RANGE.i64![0]) { err(e.pos, `integer literal ${v} is out of range for i64`); return 'error'; }
             e.note = { folded: v };
             return 'i64';
           }
@@ -557,7 +552,7 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
           const to = boundValue(s.to);
           if (from === null || to === null) return false;
           const n = to - from;
-          if (to > (1n << 64n) - 1n || n < 0n) { err(s.pos, 'loop range must be a..b with a <= b'); return false; }
+          if (to > U64_MAX || n < 0n) { err(s.pos, 'loop range must be a..b with a <= b'); return false; }
           if (n > BigInt(LIMITS.loopBound)) { err(s.pos, `loop runs ${n} times, at most ${LIMITS.loopBound} allowed`); return false; }
           if (n === 0n) return false; // no code: the body never runs
           scopes.push(new Map());

@@ -5,13 +5,13 @@
  */
 import type { Value, ValueType } from '../protocol/value.js';
 import { FUNC_READONLY, OP, TY } from '../vm/isa.js';
-import type { AbiEntry, ArtifactCore, ConstantEntry } from '../vm/types.js';
+import type { AbiEntry, CompiledCore, ConstantEntry } from '../protocol/contract.js';
 import type { Expr, FnDecl, Note, Pos, Stmt } from './ast.js';
 import { ARITH_BASE, ARITH_K, binSpine, ifArms, type BinExpr, type Checked } from './checker.js';
 import type { CompileError } from './parser.js';
 
 export interface CodegenResult {
-  core: ArtifactCore;
+  core: CompiledCore;
   interfaces: string[];
   /** Where each string or hex constant is first used (by constant index), for size errors. */
   literalPos: Map<number, Pos>;
@@ -75,7 +75,7 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
   // Object.fromEntries defines own properties, so even a function named __proto__ is safe.
   const function_offsets: Record<string, number> = Object.fromEntries(c.fns.map((f) => [f.name, fnOffsets.get(f.name)!]));
   const function_offset_to_locals: Record<string, number> = Object.fromEntries(c.fns.map((f) => [String(fnOffsets.get(f.name)!), localsCount.get(fnOffsets.get(f.name)!)!]));
-  const core: ArtifactCore = { bytecode: Buffer.from(code).toString('hex'), abi, function_offsets, function_offset_to_locals, constants };
+  const core: CompiledCore = { bytecode: Buffer.from(code).toString('hex'), abi, function_offsets, function_offset_to_locals, constants };
   return { ok: true, result: { core, interfaces: checked.interfaces, literalPos } };
 
   function emitFn(f: FnDecl): void {

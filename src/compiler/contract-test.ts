@@ -35,7 +35,8 @@ import { execute } from '../vm/execute.js';
 import { MemHost, load } from '../vm/mem-host.js';
 import type { EmittedEvent, ExecContext, Program } from '../vm/types.js';
 import { argsFromText, findFunction, parseValueText, splitTyped, type AbiEvent } from '../client/abi.js';
-import type { Artifact } from './index.js';
+import type { CompiledArtifact } from '../protocol/contract.js';
+import { HEX32, IDENT } from '../protocol/identifiers.js';
 
 export interface TestFailure { line: number; message: string }
 export interface TestOutcome { name: string; line: number; calls: number; failures: TestFailure[] }
@@ -61,8 +62,6 @@ type Step =
   | { k: 'call'; line: number; contract: string | null; fn: string; args: string[]; expect: Expect; events: EventExpect[] | null; nothing?: number };
 interface TestDecl { name: string; line: number; steps: Step[] }
 
-const HEX64 = /^[0-9a-f]{64}$/;
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** `[CONTRACT.]NAME` of a call or an event. */
 const QUALIFIED = /^(?:([A-Za-z_][A-Za-z0-9_]*)\.)?([A-Za-z_][A-Za-z0-9_]*)$/;
 /**
@@ -120,7 +119,7 @@ export function parseTests(text: string): { setup: Step[]; tests: TestDecl[]; er
         if (rest.length !== 1) return bad('caller takes one NAME, 64-hex key or @CONTRACT');
         const t = rest[0]!.toLowerCase();
         const ref = /^@([A-Za-z_][A-Za-z0-9_]*)$/.exec(rest[0]!);
-        cur.steps.push({ k: 'caller', line, key: ref ? ref[1]! : HEX64.test(t) ? new Uint8Array(Buffer.from(t, 'hex')) : sha256(Buffer.from(rest[0]!)) });
+        cur.steps.push({ k: 'caller', line, key: ref ? ref[1]! : HEX32.test(t) ? new Uint8Array(Buffer.from(t, 'hex')) : sha256(Buffer.from(rest[0]!)) });
         return;
       }
       case 'emits': {
@@ -207,14 +206,14 @@ export interface TestSubjects {
    * Compiles FILE of a `deploy` line (a path as written, relative to the test file); throws
    * an Error whose message says why it cannot (unreadable, does not compile).
    */
-  load: (file: string) => Artifact;
+  load: (file: string) => CompiledArtifact;
 }
 
 /** A contract of a test: its id, verified program and ABI. */
 interface Deployed { id: Uint8Array; program: Program; abi: readonly unknown[] }
 
 /** Runs every test of `text` against `artifact` and the contracts the file deploys. */
-export function runTests(artifact: Artifact, text: string, subjects: TestSubjects = { name: 'contract', load: () => { throw new Error('this run deploys no other contract'); } }): TestRun {
+export function runTests(artifact: CompiledArtifact, text: string, subjects: TestSubjects = { name: 'contract', load: () => { throw new Error('this run deploys no other contract'); } }): TestRun {
   const { setup, tests, errors } = parseTests(text);
   if (errors.length) return { ok: false, errors };
   if (tests.length === 0) return { ok: false, errors: [{ line: 1, message: "no tests (a test starts with a 'test NAME' line)" }] };

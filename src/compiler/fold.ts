@@ -7,15 +7,10 @@
  * division by zero or a cast out of range is a positioned compile error, as is anything
  * that needs a run (a field, a local, a call).
  */
-import type { Value, ValueType } from '../protocol/value.js';
+import { INT_RANGE, type Value, type ValueType } from '../protocol/value.js';
 import type { BinOp, ConstDecl, Expr, Pos } from './ast.js';
 
 const INT = new Set<ValueType>(['u64', 'i64', 'u128']);
-export const INT_RANGE: Record<string, [bigint, bigint]> = {
-  u64: [0n, (1n << 64n) - 1n],
-  i64: [-(1n << 63n), (1n << 63n) - 1n],
-  u128: [0n, (1n << 128n) - 1n],
-};
 const ORDERING = new Set<BinOp>(['<', '<=', '>', '>=']);
 const ARITH = new Set<BinOp>(['+', '-', '*', '/', '%']);
 

@@ -2,32 +2,20 @@
  *  (parser.ts), type check and annotate (checker.ts), emit (codegen.ts), verify with the
  *  node's verifier. Deterministic: the same source and compiler version give a
  *  byte-identical artifact. */
-import canonicalize from 'canonicalize';
-import { taggedHash, toHex } from '../protocol/hash.js';
-import type { ArtifactCore } from '../vm/types.js';
+import { toHex } from '../protocol/hash.js';
 import { verifyArtifact } from '../vm/verifier.js';
 import { check } from './checker.js';
 import { generate } from './codegen.js';
 import { parse, type CompileError } from './parser.js';
 import type { Pos } from './ast.js';
-import { DEPLOY_ANCHOR_ROOM_BYTES, deployableBodyBytes } from '../protocol/contract.js';
+import { DEPLOY_ANCHOR_ROOM_BYTES, codeHash, deployableBodyBytes, type CompiledArtifact } from '../protocol/contract.js';
 import { MAX_BODY_BYTES, postedBytes } from '../protocol/limits.js';
 
 export type { CompileError } from './parser.js';
 export const COMPILER_VERSION = 'svc-compiler 0.1.0';
 
-export interface ArtifactMetadata { name: string; compiler_version: string; interfaces: string[]; code_hash: string }
-export interface Artifact extends ArtifactCore { metadata: ArtifactMetadata }
 
-/** code_hash = TH("SVC/code", UTF8(JCS(core))) over exactly the five core keys. */
-export function codeHash(core: ArtifactCore): string {
-  const c = { bytecode: core.bytecode, abi: core.abi, function_offsets: core.function_offsets, function_offset_to_locals: core.function_offset_to_locals, constants: core.constants };
-  const json = (canonicalize as unknown as (x: unknown) => string | undefined)(c);
-  if (json === undefined) throw new TypeError('artifact core is not JSON');
-  return toHex(taggedHash('SVC/code', new TextEncoder().encode(json)));
-}
-
-export function compileSource(source: string, fileName: string): { ok: true; artifact: Artifact } | { ok: false; errors: CompileError[] } {
+export function compileSource(source: string, fileName: string): { ok: true; artifact: CompiledArtifact } | { ok: false; errors: CompileError[] } {
   const { contract, errors } = parse(source, fileName);
   // After a syntax error the tree has holes (a skipped function, a half statement), so the
   // checker would report their consequences as more errors: one error per cause.
@@ -37,9 +25,9 @@ export function compileSource(source: string, fileName: string): { ok: true; art
   const g = generate(checked.checked, fileName);
   if (!g.ok) return { ok: false, errors: g.errors };
   const core = g.result.core;
-  const artifact: Artifact = {
+  const artifact: CompiledArtifact = {
     ...core,
-    metadata: { name: contract.name, compiler_version: COMPILER_VERSION, interfaces: g.result.interfaces, code_hash: codeHash(core) },
+    metadata: { name: contract.name, compiler_version: COMPILER_VERSION, interfaces: g.result.interfaces, code_hash: toHex(codeHash(core)) },
   };
   // What no node could ever register is no artifact: the registration body is the bound.
   const tooLarge = registrationBoundError(artifact, g.result.literalPos, fileName, contract.pos);
@@ -59,7 +47,7 @@ export function compileSource(source: string, fileName: string): { ok: true; art
  * a byte). Over it, one error: at the string or hex literal that alone takes more than the
  * excess, else at the contract.
  */
-function registrationBoundError(artifact: Artifact, literalPos: Map<number, Pos>, file: string, contractPos: Pos): CompileError | null {
+function registrationBoundError(artifact: CompiledArtifact, literalPos: Map<number, Pos>, file: string, contractPos: Pos): CompileError | null {
   const size = deployableBodyBytes(artifact);
   if (size <= MAX_BODY_BYTES) return null;
   const excess = size - MAX_BODY_BYTES;

@@ -3,6 +3,7 @@
  *  (MAX_NESTING), so no later stage can run out of stack on a hostile or generated file. */
 import type { ValueType } from '../protocol/value.js';
 import { LIMITS } from '../vm/isa.js';
+import { MAX_NAME_CHARS } from '../protocol/identifiers.js';
 import type { BinOp, ConstDecl, ContractDecl, EventDecl, Expr, FieldDecl, FnDecl, LoopBound, Param, Pos, Stmt } from './ast.js';
 
 export interface CompileError { file: string; line: number; col: number; message: string }
@@ -65,6 +66,12 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
     if (t.kind !== 'ident' || KEYWORDS.has(t.text) || TYPE_WORDS.has(t.text)) fail(t, `expected ${what}, found ${describe(t)}`);
     return next();
   };
+  /** A name the artifact declares (function, parameter, event, field), which the verifier bounds. */
+  const declared = (what: string): Tok => {
+    const t = ident(what);
+    if (t.text.length > MAX_NAME_CHARS) err(t.pos, `${what} is longer than ${MAX_NAME_CHARS} characters`);
+    return t;
+  };
   const type = (): ValueType => {
     const t = peek();
     if (t.kind !== 'ident' || !TYPE_WORDS.has(t.text)) fail(t, `expected a type (u64, i64, u128, bool, string, bytes, key), found ${describe(t)}`);
@@ -90,7 +97,7 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
     expect('(');
     const ps: Param[] = [];
     while (!at(')')) {
-      const n = ident('a parameter name');
+      const n = declared('a parameter name');
       expect(':');
       ps.push({ name: n.text, type: type(), pos: n.pos });
       if (!at(')')) expect(',');
@@ -337,7 +344,7 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
         const t = peek();
         if (at('field')) {
           next();
-          const n = ident('a field name');
+          const n = declared('a field name');
           expect(':');
           if (at('map')) {
             next();
@@ -351,7 +358,7 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
           expect(';');
         } else if (at('event')) {
           next();
-          const n = ident('an event name');
+          const n = declared('an event name');
           events.push({ k: 'event', pos: n.pos, name: n.text, params: params() });
           expect(';');
         } else if (at('pub') || at('readonly') || at('fn')) {
@@ -359,7 +366,7 @@ export function parse(src: string, file: string): { contract: ContractDecl | nul
           if (at('pub')) { next(); pub = true; }
           if (at('readonly')) { next(); ro = true; }
           expect('fn');
-          const n = ident('a function name');
+          const n = declared('a function name');
           const ps = params();
           let ret: ValueType | null = null;
           if (at('->')) { next(); ret = type(); }

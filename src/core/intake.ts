@@ -28,9 +28,9 @@ import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, DeployEx
 import { dropsCall, repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
 import type { CallRecord, ContractRecord } from '../writer/records.js';
 import { statusBody } from '../writer/records.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
-const HEX32 = /^[0-9a-f]{64}$/;
 
 export interface IntakeDeps {
   writer: RpcClient<WriterApi>;

@@ -8,11 +8,11 @@ import type { CallSubmission, DeployExtras, DivergenceReport, GossipCounters, Pe
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '../protocol/evidence.js';
 import { parseHeaderBytes } from '../chain/bitcoin.js';
 import { NodeError } from '../errors.js';
-import { MAX_PAYLOAD_BYTES } from '../gossip/limits.js';
+import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
 import { zeroCounters } from '../gossip/counters.js';
 import type { Core } from './core.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
-const HEX32 = /^[0-9a-f]{64}$/;
 
 /** What the gossip process last reported, for node_status. */
 export class PeerState {

@@ -1,11 +1,8 @@
 /**
- * Size limits of the peer service, shared by the gossip process and the core so the
- * 64 KiB payload limit is enforced with the same constant as REST intake.
+ * Size and rate limits of the peer service. The 64 KiB payload limit itself is the
+ * protocol's (MAX_PAYLOAD_BYTES, src/protocol/limits.ts), the same constant REST intake uses.
  */
-import { MAX_ENVELOPE_BYTES } from '../protocol/envelope.js';
-
-/** PROTOCOL section 3 / SERVICE-SPEC section 8: every payload is at most 65,536 bytes (= REST). */
-export const MAX_PAYLOAD_BYTES = MAX_ENVELOPE_BYTES;
+import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
 
 /**
  * Largest request the server decodes: one full payload plus the framing of one message

@@ -33,12 +33,12 @@ import {
   LIST_RATE_PER_S,
   LIST_WAITING,
   MAX_BATCH_PAYLOADS,
-  MAX_PAYLOAD_BYTES,
   PAGE_MAX,
   PEER_LIMITER_KEYS,
   RANGE_LIST_MAX,
   RANGES_MAX,
 } from './limits.js';
+import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
 import { PeerLimiter } from './peer-limiter.js';
 import { BoundedMap, TokenBucket } from './seen.js';
 import { bytes32, encodedSize, fromProtoPayload, hex, toProtoPayload } from './wire.js';

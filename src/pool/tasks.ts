@@ -6,7 +6,7 @@
  */
 import { toWire, NodeError, type WireError } from '../errors.js';
 import { openEnvelope } from '../protocol/envelope.js';
-import { extractCore, codeHash } from '../protocol/contract.js';
+import { extractCore, codeHash, type ArtifactCore } from '../protocol/contract.js';
 import { toHex } from '../protocol/hash.js';
 import { typedValueToJson, type Value } from '../protocol/value.js';
 import { verifyArtifact } from '../vm/verifier.js';
@@ -38,7 +38,7 @@ export interface OpenedCall {
 
 export interface CheckedDeploy {
   codeHash: string;
-  core: { bytecode: string; abi: unknown[]; function_offsets: Record<string, unknown>; function_offset_to_locals: Record<string, unknown>; constants: unknown[] };
+  core: ArtifactCore;
 }
 
 export type PoolResult = { ok: true; value: unknown } | { ok: false; error: WireError };
@@ -58,9 +58,9 @@ function openCall(payload: Uint8Array): OpenedCall {
 
 function checkDeploy(body: Record<string, unknown>): CheckedDeploy {
   const core = extractCore(body);
-  const v = verifyArtifact(core as never);
+  const v = verifyArtifact(core);
   if (!v.ok) throw new NodeError('invalid_bytecode', `bytecode rejected at offset ${v.offset}: ${v.reason}`, { offset: v.offset, reason: v.reason });
-  return { codeHash: toHex(codeHash(core)), core: core as CheckedDeploy['core'] };
+  return { codeHash: toHex(codeHash(core)), core };
 }
 
 export function runTask(task: PoolTask): PoolResult {

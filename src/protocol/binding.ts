@@ -6,6 +6,7 @@
  * reverse(input.hash) == txid and input.index == vout.
  */
 import { Transaction } from 'bitcoinjs-lib';
+import type { TxShape } from './tx-shape.js';
 import { NodeError } from '../errors.js';
 import { findStamp, type StampResult } from './stamp.js';
 import { envelopeHash, bytesEqual, type CallEnvelope } from './envelope.js';
@@ -83,12 +84,12 @@ export function inputSpends(input: { hash: Uint8Array; index: number }, txid: Ui
 }
 
 /** Does one of the inputs spend (txid, vout)? txid in protocol (display) byte order. */
-export function spendsOutpoint(tx: Transaction, txid: Uint8Array, vout: number): boolean {
+export function spendsOutpoint(tx: TxShape, txid: Uint8Array, vout: number): boolean {
   for (const input of tx.ins) if (inputSpends(input, txid, vout)) return true;
   return false;
 }
 
-function stampOf(tx: Transaction): StampResult {
+function stampOf(tx: TxShape): StampResult {
   return findStamp(tx);
 }
 
@@ -108,7 +109,7 @@ export function checkCallBinding(
 }
 
 /** checkCallBinding for a transaction whose stamp the caller already parsed (block application). */
-export function checkCallBindingWithStamp(tx: Transaction, s: StampResult, envelope: CallEnvelope, knownEnvelopeHash?: Uint8Array): BindingResult {
+export function checkCallBindingWithStamp(tx: TxShape, s: StampResult, envelope: CallEnvelope, knownEnvelopeHash?: Uint8Array): BindingResult {
   if (!s.ok) return s;
   if (s.stamp.kind !== 'call') return { ok: false, reason: 'not_a_call_stamp' };
   if (!bytesEqual(s.stamp.contractId, envelope.contractId)) return { ok: false, reason: 'wrong_contract' };

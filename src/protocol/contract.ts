@@ -5,10 +5,16 @@ import canonicalizeModule from 'canonicalize';
 import { NodeError } from '../errors.js';
 import { taggedHash, Tags, toHex } from './hash.js';
 import { postedBytes } from './limits.js';
+import type { ValueType } from './value.js';
 
 /** The five keys hashed into code_hash, in no particular order (JCS sorts them). */
 export const CORE_KEYS = ['bytecode', 'abi', 'function_offsets', 'function_offset_to_locals', 'constants'] as const;
 
+/**
+ * The core of an artifact as received (a deploy body, a stored registration): its JSON
+ * types are checked (extractCore), its contents are what the verifier proves
+ * (verifyArtifact in src/vm/verifier.ts). Every CompiledCore is one.
+ */
 export interface ArtifactCore {
   bytecode: string;
   abi: unknown[];
@@ -17,9 +23,37 @@ export interface ArtifactCore {
   constants: unknown[];
 }
 
+/** An artifact as received: the core and, when given, its metadata (never hashed). */
 export interface Artifact extends ArtifactCore {
   metadata?: Record<string, unknown>;
 }
+
+/** ABI entries of PROTOCOL section 2, as the compiler writes them and the verifier admits them. */
+export type AbiParam = { name: string; type: ValueType };
+export type AbiFunction = { type: 'function'; name: string; inputs: AbiParam[]; outputs: { type: ValueType }[]; readonly: boolean };
+export type AbiEvent = { type: 'event'; name: string; inputs: AbiParam[] };
+export type AbiField = { type: 'field'; name: string; key: ValueType | null; value: ValueType };
+export type AbiEntry = AbiFunction | AbiEvent | AbiField;
+
+/** Constant pool entry. Integers within +-(2^53-1) are JSON numbers, beyond that decimal strings. */
+export type ConstantEntry =
+  | { type: 'u64' | 'i64' | 'u128'; value: number | string }
+  | { type: 'string'; value: string }
+  | { type: 'bytes' | 'key'; value: string /* lowercase hex */ };
+
+/** The core as the compiler writes it: the five keys with their entries typed. */
+export interface CompiledCore extends ArtifactCore {
+  abi: AbiEntry[];
+  function_offsets: Record<string, number>;
+  function_offset_to_locals: Record<string, number>;
+  constants: ConstantEntry[];
+}
+
+/** What the compiler records beside the core (`metadata`, never hashed). */
+export interface ArtifactMetadata { name: string; compiler_version: string; interfaces: string[]; code_hash: string }
+
+/** An artifact as the compiler writes it (`compile FILE --json`). */
+export interface CompiledArtifact extends CompiledCore { metadata: ArtifactMetadata }
 
 // canonicalize is CommonJS (module.exports = fn) while its .d.ts declares an ES default
 // export; under NodeNext the default import is module.exports itself at runtime.

@@ -26,6 +26,7 @@ import { inputSpends } from './binding.js';
 import { decodePayload, encodePayload } from './envelope.js';
 import { parseHex, txidBytes } from './hash.js';
 import { foldBranch, MAX_BRANCH_DEPTH } from './merkle-branch.js';
+import { HEX32 } from './identifiers.js';
 
 /** Where a transaction sits on the chain, and the branch that proves it. */
 export interface Inclusion {
@@ -135,13 +136,12 @@ function parseProven(raw: Uint8Array): Parsed {
   return { ok: true, tx, txid: txidFromRaw(tx, bytes) };
 }
 
-const HASH_HEX = /^[0-9a-f]{64}$/;
 const isU32 = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 0xffffffff;
 
 /** The shape of an inclusion (hash, numbers, branch sizes); null when sound, else why not. */
 export function inclusionShapeError(inc: Inclusion): string | null {
   if (!inc || typeof inc !== 'object') return 'is missing';
-  if (typeof inc.blockHash !== 'string' || !HASH_HEX.test(inc.blockHash)) return 'block hash is not 64 lowercase hex';
+  if (typeof inc.blockHash !== 'string' || !HEX32.test(inc.blockHash)) return 'block hash is not 64 lowercase hex';
   if (!isU32(inc.height)) return 'height is not a 32-bit unsigned integer';
   if (!isU32(inc.txIndex)) return 'tx index is not a 32-bit unsigned integer';
   if (!Array.isArray(inc.branch)) return 'branch is not a list';
@@ -443,7 +443,7 @@ export function parseCallProof(j: unknown): { evidence: Evidence; payload: Uint8
   const u32 = (v: unknown, field: string): number => (isU32(v) ? v : bad(field, 'is not a 32-bit unsigned integer'));
   const inclusion = (v: unknown, field: string): { inc: Inclusion; header: Uint8Array } => {
     const o = obj(v, field);
-    if (typeof o['block_hash'] !== 'string' || !HASH_HEX.test(o['block_hash'])) bad(`${field}.block_hash`, 'is not 64 lowercase hex');
+    if (typeof o['block_hash'] !== 'string' || !HEX32.test(o['block_hash'])) bad(`${field}.block_hash`, 'is not 64 lowercase hex');
     if (!Array.isArray(o['branch'])) bad(`${field}.branch`, 'is not a list');
     const branch = o['branch'] as unknown[];
     if (branch.length > MAX_BRANCH_DEPTH) bad(`${field}.branch`, `has more than ${MAX_BRANCH_DEPTH} levels`);

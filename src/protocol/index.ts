@@ -6,3 +6,5 @@ export * from './schnorr.js';
 export * from './envelope.js';
 export * from './contract.js';
 export * from './binding.js';
+export * from './identifiers.js';
+export * from './tx-shape.js';

@@ -2,7 +2,8 @@
  * Protocol stamps (PROTOCOL.md sections 2 and 3): OP_RETURN outputs carrying
  * "SVC" || kind || payload. One parser for the node, the devnet, the watcher and the SDK.
  */
-import { script as bscript, opcodes, type Transaction } from 'bitcoinjs-lib';
+import { script as bscript, opcodes } from 'bitcoinjs-lib';
+import type { TxShape } from './tx-shape.js';
 
 export const STAMP_MAGIC = Uint8Array.of(0x53, 0x56, 0x43); // "SVC"
 export const STAMP_KIND_DEPLOY = 0x01;
@@ -98,6 +99,6 @@ export function findStampInOutputs(outputScripts: readonly Uint8Array[]): StampR
   return stamp ? { ok: true, stamp } : { ok: false, reason: 'malformed_stamp' };
 }
 
-export function findStamp(tx: Transaction): StampResult {
+export function findStamp(tx: Pick<TxShape, 'outs'>): StampResult {
   return findStampInOutputs(tx.outs.map((o) => o.script));
 }

@@ -28,6 +28,13 @@ export const I64_MIN = -(1n << 63n);
 export const I64_MAX = (1n << 63n) - 1n;
 export const U128_MAX = (1n << 128n) - 1n;
 
+/** The inclusive range [min, max] of each integer type. */
+export const INT_RANGE: Readonly<Record<string, readonly [bigint, bigint]>> = {
+  u64: [0n, U64_MAX],
+  i64: [I64_MIN, I64_MAX],
+  u128: [0n, U128_MAX],
+};
+
 export function isValueType(x: unknown): x is ValueType {
   return typeof x === 'string' && Object.prototype.hasOwnProperty.call(VALUE_TAG, x);
 }

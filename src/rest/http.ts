@@ -9,9 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { NodeError, asNodeError } from '../errors.js';
 import { logger, redact, type Logger } from '../log.js';
 import { BindError, formatAddress, probeListen } from '../supervisor/address.js';
+import { MAX_BODY_BYTES } from '../protocol/limits.js';
 
-/** PROTOCOL section 3 and SERVICE-SPEC section 8: bodies of at most 64 KiB. */
-export const MAX_BODY_BYTES = 65_536;
 
 export interface RequestContext {
   method: string;

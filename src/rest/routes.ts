@@ -29,10 +29,8 @@ export interface RestDeps {
  */
 export const READY_DEADLINE_MS = 2_000;
 
-const HEX32 = /^[0-9a-f]{64}$/;
 const HEALTH = JSON.stringify({ status: 'ok' });
 const DECIMAL = /^(0|[1-9]\d{0,9})$/;
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function hex32(v: unknown, field: string): string {
   if (typeof v !== 'string' || !HEX32.test(v)) throw new NodeError('bad_request', `${field} must be 64 lowercase hex characters`, { field });
@@ -76,6 +74,7 @@ function boolQuery(q: URLSearchParams, name: string): boolean {
 // ---- event cursors: src/protocol/cursor.ts (one codec for REST, the feed and the sink)
 export { encodeCursor, decodeCursor } from '../protocol/cursor.js';
 import { cursorAt, decodeCursor } from '../protocol/cursor.js';
+import { HEX32, isName } from '../protocol/identifiers.js';
 
 /** Events: default and maximum page (PROTOCOL section 6); offsets beyond this use the cursor. */
 const EVENTS_DEFAULT_LIMIT = 100;
@@ -87,7 +86,7 @@ const MAX_U32 = 0xffffffff;
 
 function simulateParams(contractId: string, body: Record<string, unknown>): SimulateParams {
   const fn = body['function'];
-  if (typeof fn !== 'string' || !IDENT.test(fn)) throw new NodeError('bad_request', 'function must be a function name (an identifier)', { field: 'function' });
+  if (typeof fn !== 'string' || !isName(fn)) throw new NodeError('bad_request', 'function must be a function name (an identifier)', { field: 'function' });
   const args = body['args'] ?? [];
   if (!Array.isArray(args) || args.length > 64) throw new NodeError('bad_request', 'args must be an array of at most 64 typed values {type, value}', { field: 'args' });
   const caller = body['caller'] === undefined || body['caller'] === null ? null : hex32(body['caller'], 'caller');
@@ -133,7 +132,7 @@ export function routes(deps: RestDeps): Route[] {
   const fieldRead = (ctx: RequestContext, arg: string | null): Reply | Promise<Reply> => {
     const contractId = hex32(ctx.params['contract_id'], 'contract_id');
     const field = ctx.params['field']!;
-    if (!IDENT.test(field)) throw new NodeError('bad_request', 'field must be a field name (an identifier)', { field: 'field' });
+    if (!isName(field)) throw new NodeError('bad_request', 'field must be a field name (an identifier)', { field: 'field' });
     const proof = boolQuery(ctx.query, 'proof');
     // Keyed by the raw path: one raw path always names the same (contract, field, key).
     const ck = proof || !cache || ctx.query.size > 0 ? null : ctx.path;
@@ -298,7 +297,7 @@ export function routes(deps: RestDeps): Route[] {
         const q = ctx.query;
         const contractId = hex32(ctx.params['contract_id'], 'contract_id');
         const name = q.get('event_name');
-        if (name !== null && !IDENT.test(name)) throw new NodeError('bad_request', 'event_name must be an event name (an identifier)', { field: 'event_name' });
+        if (name !== null && !isName(name)) throw new NodeError('bad_request', 'event_name must be an event name (an identifier)', { field: 'event_name' });
         const from = intQuery(q, 'from_block', 0, 0, MAX_U32);
         const to = intQuery(q, 'to_block', MAX_U32, 0, MAX_U32);
         if (from > to) throw new NodeError('bad_request', 'from_block must not exceed to_block', { field: 'from_block' });

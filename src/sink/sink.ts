@@ -23,6 +23,7 @@ import { ClientError } from '../client/errors.js';
 import { blockTag, encodeCursor, endOf, locatorHeights } from '../protocol/cursor.js';
 import { arrayLiteral, byteaHex, copyRows, insertRows } from './copy.js';
 import { createViews, ensureSchema, q, snake } from './schema.js';
+import { HEX32 } from '../protocol/identifiers.js';
 
 export interface SinkOptions {
   nodeUrl: string;
@@ -89,7 +90,6 @@ interface Block {
 /** A failure that retrying cannot fix: the sink stops with its message. */
 class Fatal extends ClientError {}
 
-const HEX32 = /^[0-9a-f]{64}$/;
 const ALIAS = /^[a-z_][a-z0-9_]{0,39}$/;
 
 export function parseContractArg(text: string): { alias: string | null; id: string } {

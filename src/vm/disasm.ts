@@ -1,6 +1,7 @@
 /** Disassembler: one line per instruction, with function headers, constants and field names. */
 import { OP, OPINFO, TYPE_NAMES, fixedLength } from './isa.js';
-import type { ArtifactCore, Program, RtValue } from './types.js';
+import type { Program, RtValue } from './types.js';
+import type { ArtifactCore } from '../protocol/contract.js';
 import { verifyArtifact } from './verifier.js';
 
 function show(v: RtValue): string {

@@ -525,11 +525,11 @@ class Machine {
             const b = st[--sp], a = st[sp - 1];
             if (typeof a === 'string') {
               const s = a + (b as string);
-              if (utf8Length(s) > LIMITS.valueBytes) halt('value_too_large', 'string longer than 65536 bytes');
+              if (utf8Length(s) > LIMITS.valueBytes) halt('value_too_large', `string longer than ${LIMITS.valueBytes} bytes`);
               st[sp - 1] = s;
             } else {
               const x = a as Uint8Array, y = b as Uint8Array;
-              if (x.length + y.length > LIMITS.valueBytes) halt('value_too_large', 'bytes longer than 65536');
+              if (x.length + y.length > LIMITS.valueBytes) halt('value_too_large', `bytes longer than ${LIMITS.valueBytes}`);
               const out = new Uint8Array(x.length + y.length);
               out.set(x, 0);
               out.set(y, x.length);

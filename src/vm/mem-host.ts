@@ -3,14 +3,14 @@
  * success. For running contracts without a node: `svc test` (src/compiler/contract-test.ts)
  * and the VM's own tests.
  */
-import type { Artifact } from '../compiler/index.js';
+import type { ArtifactCore } from '../protocol/contract.js';
 import type { ExecResult, Host, Program } from './types.js';
 import { verifyArtifact } from './verifier.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
 /** The verified program of an artifact; throws when the verifier refuses it. */
-export function load(a: Artifact): Program {
+export function load(a: ArtifactCore): Program {
   const v = verifyArtifact(a);
   if (!v.ok) throw new Error(`verify failed at ${v.offset}: ${v.reason}`);
   return v.program;
@@ -19,7 +19,7 @@ export function load(a: Artifact): Program {
 export class MemHost implements Host {
   programs = new Map<string, Program>();
   store = new Map<string, Map<string, Uint8Array>>();
-  deploy(cid: Uint8Array, a: Artifact | Program): Uint8Array {
+  deploy(cid: Uint8Array, a: ArtifactCore | Program): Uint8Array {
     this.programs.set(hex(cid), 'ops' in a ? a : load(a));
     return cid;
   }

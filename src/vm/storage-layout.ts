@@ -11,15 +11,12 @@
  * holding its type's default value (0, false, "", empty bytes, 32 zero bytes) is absent:
  * writing the default deletes the entry, and a missing entry reads as the default.
  */
-import type { Value, ValueType } from '../protocol/value.js';
+import { I64_MAX, I64_MIN, U128_MAX, U64_MAX, type Value, type ValueType } from '../protocol/value.js';
 import type { AbiEntry, AbiField } from './types.js';
+import { TY } from './isa.js';
+import { decodeRt, encodeRt, norm, toValue } from './values.js';
 
 const enc = new TextEncoder();
-const dec = new TextDecoder('utf-8', { fatal: true });
-const U64_MAX = (1n << 64n) - 1n;
-const U128_MAX = (1n << 128n) - 1n;
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 
 export function fieldEntry(abi: readonly AbiEntry[], fieldName: string): AbiField | undefined {
   for (const e of abi) if (e.type === 'field' && e.name === fieldName) return e;
@@ -51,69 +48,48 @@ export function fieldKey(abi: readonly AbiEntry[], fieldName: string, key: Value
   return out;
 }
 
-function beBytes(v: bigint, n: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let x = v;
-  for (let i = n - 1; i >= 0; i--) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return out;
-}
+/** Why storage bytes are not a canonical encoding of each type (the TypeError decodeStorageValue throws). */
+const NOT_CANONICAL: Readonly<Record<ValueType, string>> = {
+  u64: 'u64 needs 8 bytes',
+  i64: 'i64 needs 8 bytes',
+  u128: 'u128 needs 16 bytes',
+  bool: 'bool needs one byte 0 or 1',
+  string: 'string is not valid UTF-8',
+  bytes: 'bytes cannot fail',
+  key: 'key needs 32 bytes',
+};
 
-function beRead(b: Uint8Array): bigint {
-  let x = 0n;
-  for (let i = 0; i < b.length; i++) x = (x << 8n) | BigInt(b[i]!);
-  return x;
-}
-
-/** Canonical storage bytes of a value. Throws TypeError when the value is out of its type's range. */
+/**
+ * Canonical storage bytes of a value: the VM's own codec (encodeRt), so the bytes a
+ * contract stores and the keys and values read or proven through this API are one
+ * encoding. Throws TypeError when the value is out of its type's range.
+ */
 export function encodeStorageValue(v: Value): Uint8Array {
   switch (v.type) {
     case 'u64':
       if (v.value < 0n || v.value > U64_MAX) throw new TypeError('u64 out of range');
-      return beBytes(v.value, 8);
+      break;
     case 'i64':
       if (v.value < I64_MIN || v.value > I64_MAX) throw new TypeError('i64 out of range');
-      return beBytes(BigInt.asUintN(64, v.value), 8);
+      break;
     case 'u128':
       if (v.value < 0n || v.value > U128_MAX) throw new TypeError('u128 out of range');
-      return beBytes(v.value, 16);
-    case 'bool':
-      return Uint8Array.of(v.value ? 1 : 0);
-    case 'string':
-      return enc.encode(v.value);
-    case 'bytes':
-      return new Uint8Array(v.value);
+      break;
     case 'key':
       if (v.value.length !== 32) throw new TypeError('key must be 32 bytes');
-      return new Uint8Array(v.value);
+      break;
   }
+  const code = TY[v.type];
+  // A plain Uint8Array of its own: encodeRt answers a Buffer, and bytes values as given.
+  return new Uint8Array(encodeRt(v.type === 'u64' || v.type === 'i64' || v.type === 'u128' ? norm(v.value) : v.value, code));
 }
 
-/** Decode storage bytes. Throws TypeError when the bytes are not a canonical encoding. */
+/** Decode storage bytes (the VM's decodeRt). Throws TypeError when the bytes are not a canonical encoding. */
 export function decodeStorageValue(type: ValueType, bytes: Uint8Array): Value {
-  switch (type) {
-    case 'u64':
-      if (bytes.length !== 8) throw new TypeError('u64 needs 8 bytes');
-      return { type, value: beRead(bytes) };
-    case 'i64':
-      if (bytes.length !== 8) throw new TypeError('i64 needs 8 bytes');
-      return { type, value: BigInt.asIntN(64, beRead(bytes)) };
-    case 'u128':
-      if (bytes.length !== 16) throw new TypeError('u128 needs 16 bytes');
-      return { type, value: beRead(bytes) };
-    case 'bool':
-      if (bytes.length !== 1 || bytes[0]! > 1) throw new TypeError('bool needs one byte 0 or 1');
-      return { type, value: bytes[0] === 1 };
-    case 'string':
-      return { type, value: dec.decode(bytes) };
-    case 'bytes':
-      return { type, value: new Uint8Array(bytes) };
-    case 'key':
-      if (bytes.length !== 32) throw new TypeError('key needs 32 bytes');
-      return { type, value: new Uint8Array(bytes) };
-  }
+  const code = TY[type];
+  const x = decodeRt(bytes, code);
+  if (x === undefined) throw new TypeError(NOT_CANONICAL[type]);
+  return toValue(x, code);
 }
 
 export function defaultValue(type: ValueType): Value {

@@ -1,26 +1,10 @@
 /** Shared types of the VM: artifact core, ABI entries, the verified Program, execution API. */
-import type { Value, ValueType } from '../protocol/value.js';
+import type { Value } from '../protocol/value.js';
+import type { AbiEntry } from '../protocol/contract.js';
 
-export type AbiParam = { name: string; type: ValueType };
-export type AbiFunction = { type: 'function'; name: string; inputs: AbiParam[]; outputs: { type: ValueType }[]; readonly: boolean };
-export type AbiEvent = { type: 'event'; name: string; inputs: AbiParam[] };
-export type AbiField = { type: 'field'; name: string; key: ValueType | null; value: ValueType };
-export type AbiEntry = AbiFunction | AbiEvent | AbiField;
-
-/** Constant pool entry. Integers within +-(2^53-1) are JSON numbers, beyond that decimal strings. */
-export type ConstantEntry =
-  | { type: 'u64' | 'i64' | 'u128'; value: number | string }
-  | { type: 'string'; value: string }
-  | { type: 'bytes' | 'key'; value: string /* lowercase hex */ };
-
-/** The five artifact keys hashed into code_hash and sent to POST /deploy_contract. */
-export interface ArtifactCore {
-  bytecode: string;
-  abi: AbiEntry[];
-  function_offsets: Record<string, number>;
-  function_offset_to_locals: Record<string, number>;
-  constants: ConstantEntry[];
-}
+// The artifact and ABI types are the protocol's (src/protocol/contract.ts); the ABI entry
+// types are re-exported for the VM's modules.
+export type { AbiParam, AbiFunction, AbiEvent, AbiField, AbiEntry } from '../protocol/contract.js';
 
 /** Runtime representation of a value: integers as number when |v| <= 2^53-1, else bigint
  *  (canonical: never a bigint that fits a number); bool as boolean; string; bytes/key as Uint8Array. */

@@ -3,15 +3,13 @@
  * |v| <= 2^53-1 and bigints otherwise — canonical, so a value has exactly one representation
  * and === compares integers correctly. Everything crossing the API goes through here.
  */
-import type { Value, ValueType } from '../protocol/value.js';
-import { TY, TYPE_NAMES } from './isa.js';
+import { I64_MAX, I64_MIN, U128_MAX, U64_MAX, valueProblem, type Value, type ValueType } from '../protocol/value.js';
+import { LIMITS, TY, TYPE_NAMES } from './isa.js';
 import type { RtValue } from './types.js';
 
+// The integer ranges are the protocol's (src/protocol/value.ts); re-exported for the VM's modules.
+export { I64_MAX, I64_MIN, U128_MAX, U64_MAX };
 export const MAX_SAFE = 9007199254740991; // 2^53 - 1
-export const U64_MAX = (1n << 64n) - 1n;
-export const U128_MAX = (1n << 128n) - 1n;
-export const I64_MIN = -(1n << 63n);
-export const I64_MAX = (1n << 63n) - 1n;
 const MAX_SAFE_N = 9007199254740991n;
 
 /** Canonical runtime integer of a bigint. */
@@ -38,26 +36,19 @@ export function utf8Length(s: string): number {
   return Buffer.byteLength(s, 'utf8');
 }
 
-/** True when the JS string has no lone surrogates (so UTF-8 encoding is lossless). */
-export function wellFormed(s: string): boolean {
-  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
-}
-
-/** Value -> runtime value, checking type and range against the expected type code. */
+/**
+ * Value -> runtime value of the expected type code: a valid value of the protocol
+ * (valueProblem: range, well-formed string, 32-byte key) that is also within the VM's
+ * LIMITS.valueBytes (a string or bytes no contract could build or store).
+ */
 export function toRuntime(v: Value, code: number): RtValue | undefined {
-  if (!v || typeof v !== 'object' || TYPE_NAMES[code] !== v.type) return undefined;
+  if (valueProblem(v) !== null || TYPE_NAMES[code] !== v.type) return undefined;
   switch (v.type) {
-    case 'u64': case 'i64': case 'u128':
-      if (typeof v.value !== 'bigint' || !inRange(code, v.value)) return undefined;
-      return norm(v.value);
-    case 'bool':
-      return typeof v.value === 'boolean' ? v.value : undefined;
-    case 'string':
-      return typeof v.value === 'string' && wellFormed(v.value) && utf8Length(v.value) <= 65536 ? v.value : undefined;
-    case 'bytes':
-      return v.value instanceof Uint8Array && v.value.length <= 65536 ? new Uint8Array(v.value) : undefined;
-    case 'key':
-      return v.value instanceof Uint8Array && v.value.length === 32 ? new Uint8Array(v.value) : undefined;
+    case 'u64': case 'i64': case 'u128': return norm(v.value);
+    case 'bool': return v.value;
+    case 'string': return utf8Length(v.value) <= LIMITS.valueBytes ? v.value : undefined;
+    case 'bytes': return v.value.length <= LIMITS.valueBytes ? new Uint8Array(v.value) : undefined;
+    case 'key': return new Uint8Array(v.value);
   }
   return undefined;
 }

@@ -15,8 +15,11 @@
  */
 import { FUNC_READONLY, LIMITS, OP, OPINFO, TY, TYPE_NAMES, fixedLength, isIntCode } from './isa.js';
 import { fieldPrefix } from './storage-layout.js';
-import type { AbiEntry, ArtifactCore, EventInfo, FieldInfo, FunctionInfo, Program, RtValue } from './types.js';
-import { norm, inRange, wellFormed, utf8Length } from './values.js';
+import type { AbiEntry, EventInfo, FieldInfo, FunctionInfo, Program, RtValue } from './types.js';
+import type { ArtifactCore } from '../protocol/contract.js';
+import { norm, inRange, utf8Length } from './values.js';
+import { isWellFormedString } from '../protocol/value.js';
+import { isName } from '../protocol/identifiers.js';
 
 export type VerifyResult = { ok: true; program: Program } | { ok: false; offset: number; reason: string };
 
@@ -29,7 +32,6 @@ function fail(offset: number, reason: string): never {
   throw new VerifyError(offset, reason);
 }
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const VALUE_TYPES = new Set(['u64', 'i64', 'u128', 'bool', 'string', 'bytes', 'key']);
 const DEC = /^-?(0|[1-9][0-9]*)$/;
 const HEX = /^(?:[0-9a-f]{2})*$/;
@@ -52,7 +54,7 @@ function checkType(t: unknown, what: string): number {
   return TY[t as keyof typeof TY];
 }
 function checkName(n: unknown, what: string): string {
-  if (typeof n !== 'string' || !IDENT.test(n)) fail(-1, `${what}: bad name ${JSON.stringify(n)}`);
+  if (!isName(n)) fail(-1, `${what}: bad name ${JSON.stringify(n)}`);
   return n;
 }
 function checkParams(ps: unknown, what: string): number[] {
@@ -137,7 +139,7 @@ function parseConstants(cs: unknown): { consts: RtValue[]; types: number[] } {
       if (!inRange(t, x)) fail(-1, `${what}: out of range for ${TYPE_NAMES[t]}`);
       consts.push(norm(x));
     } else if (t === TY.string) {
-      if (typeof v !== 'string' || !wellFormed(v) || utf8Length(v) > LIMITS.valueBytes) fail(-1, `${what}: bad string`);
+      if (typeof v !== 'string' || !isWellFormedString(v) || utf8Length(v) > LIMITS.valueBytes) fail(-1, `${what}: bad string`);
       consts.push(v);
     } else if (t === TY.bytes || t === TY.key) {
       if (typeof v !== 'string' || !HEX.test(v) || v.length > 2 * LIMITS.valueBytes) fail(-1, `${what}: bad hex`);

@@ -33,8 +33,8 @@ import {
   type StateVersion,
   type WriterMetrics,
 } from '../messages.js';
+import { HEX32, isName } from '../protocol/identifiers.js';
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function proofToJson(p: TrieProof): ProofJson {
   return { siblings: p.siblings.map(toHex), leaf: p.leaf === null ? null : { path: toHex(p.leaf.path), value: toHex(p.leaf.value) } };
@@ -108,7 +108,7 @@ export class WriterQueries {
       const rec = l.contract(p.contract_id);
       if (!rec) throw new NodeError('not_found', `no contract ${p.contract_id}`);
       if (rec.status !== 'active') throw new NodeError('not_found', `contract ${p.contract_id} is registered but its deploy is not confirmed yet`);
-      if (!IDENT.test(p.field)) throw new NodeError('bad_request', 'field: a field name is an identifier', { field: 'field' });
+      if (!isName(p.field)) throw new NodeError('bad_request', 'field: a field name is an identifier', { field: 'field' });
       const abi = rec.artifact.abi as AbiEntry[];
       const f = fieldEntry(abi, p.field);
       if (!f) throw new NodeError('not_found', `contract ${p.contract_id} has no field ${p.field}`);
@@ -187,7 +187,7 @@ export class WriterQueries {
       const contracts: SimContract[] = [];
       const missing: string[] = [];
       for (const id of new Set(p.ids)) {
-        const program = /^[0-9a-f]{64}$/.test(id) ? l.program(id) : null;
+        const program = HEX32.test(id) ? l.program(id) : null;
         if (!program) {
           missing.push(id);
           continue;

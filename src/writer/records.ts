@@ -7,6 +7,8 @@ import type { ErrorCode } from '../errors.js';
 import type { CallStatusBody } from '../messages.js';
 import type { StampResult } from '../protocol/stamp.js';
 import type { Value } from '../protocol/value.js';
+import type { ArtifactCore } from '../protocol/contract.js';
+import type { TxShape } from '../protocol/tx-shape.js';
 
 export type CallStatus = 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';
 export type ContractStatus = 'pending' | 'active';
@@ -19,7 +21,7 @@ export interface ContractRecord {
   block_height: number | null;
   tx_index: number | null;
   /** The registration as received: artifact core and metadata. */
-  artifact: { bytecode: string; abi: unknown[]; function_offsets: Record<string, unknown>; function_offset_to_locals: Record<string, unknown>; constants: unknown[]; metadata: Record<string, unknown> };
+  artifact: ArtifactCore & { metadata: Record<string, unknown> };
   /** SHA-256 of the canonical registration, to tell a repeat from a conflict. */
   body_hash: string;
 }
@@ -71,10 +73,11 @@ export interface BlockTx {
   branch?: Uint8Array[] | null;
 }
 
-/** What binding checks and the execution context read of a transaction (bitcoinjs shape). */
-export interface TxParts {
-  ins: { hash: Uint8Array; index: number }[];
-  outs: { script: Uint8Array; value: bigint }[];
+/**
+ * A transaction as block application reads it: the protocol's TxShape, which a parsed
+ * bitcoinjs Transaction also is, with what the core adds when it parsed it already.
+ */
+export interface TxParts extends TxShape {
   /** The inputs as the execution context gives them (txids in display order), made by the core. */
   inputs?: { txid: Uint8Array; vout: number }[];
   /** The transaction's stamp (findStamp), which the core's watcher already parsed. */
@@ -85,7 +88,7 @@ export interface TxParts {
  * The parts of a parsed transaction, as the core sends them with a block. The context's
  * inputs are made here, on the sender's thread, rather than by the writer for every call.
  */
-export function txPartsOf(tx: { ins: { hash: Uint8Array; index: number }[]; outs: { script: Uint8Array; value: bigint }[] }, stamp?: StampResult): TxParts {
+export function txPartsOf(tx: TxShape, stamp?: StampResult): TxParts {
   return {
     stamp,
     ins: tx.ins.map((i) => ({ hash: i.hash, index: i.index })),

@@ -16,7 +16,7 @@ import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient, RpcFailure } from '../../src/gossip/client.js';
 import { loadPeerClientCtor } from '../../src/gossip/server.js';
 import { encodeBody } from '../../src/gossip/codec.js';
-import { MAX_PAYLOAD_BYTES } from '../../src/gossip/limits.js';
+import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
 import { freePort, startPeerNode, status, urlOf, waitStatus } from './helpers.js';
 
 let devnet: DevnetChainHandle;

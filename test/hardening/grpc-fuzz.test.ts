@@ -25,7 +25,8 @@ import { Signer, CLOCK_WINDOW_MS, signingBytes } from '../../src/gossip/auth.js'
 import { encodeBody } from '../../src/gossip/codec.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { PEER_METHODS, packageDefinition, requestCodec, type PeerMethod } from '../../src/gossip/server.js';
-import { MAX_GRPC_MESSAGE_BYTES, MAX_PAYLOAD_BYTES } from '../../src/gossip/limits.js';
+import { MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
+import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
 import { grpcStatusOf, isErrorCode } from '../../src/errors.js';
 import { rssKiB } from './raw-http.js';
 

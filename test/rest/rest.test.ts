@@ -12,6 +12,7 @@ import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { NodeClient, verifyFieldAnswer, type ProvenFieldAnswer } from '../../src/client/node.js';
 import type { Artifact } from '../../src/protocol/contract.js';
+import { MAX_NAME_CHARS } from '../../src/protocol/identifiers.js';
 import { buildCall, type SvcClient } from '../../src/client/sdk.js';
 import { recordAnswers, SpecChecker } from '../helpers/openapi-check.js';
 import WebSocket from 'ws';
@@ -126,6 +127,9 @@ test('field read errors: 400 naming the field, 404 unknown contract or field', a
   await bad(`/v2/xyz/total`, 400, 'bad_request', 'contract_id');
   await bad(`/v2/${'0'.repeat(64)}/total`, 404, 'not_found');
   await bad(`/v2/${cid}/nope`, 404, 'not_found');
+  // A name no artifact can declare (longer than the verifier's bound) is malformed, as on the live feed.
+  await bad(`/v2/${cid}/${'n'.repeat(MAX_NAME_CHARS)}`, 404, 'not_found');
+  await bad(`/v2/${cid}/${'n'.repeat(MAX_NAME_CHARS + 1)}`, 400, 'bad_request', 'field');
   await bad(`/v2/${cid}/by_u64/-1`, 400, 'bad_request', 'arg');
   await bad(`/v2/${cid}/by_u64/18446744073709551616`, 400, 'bad_request', 'arg');
   await bad(`/v2/${cid}/by_u64/007`, 400, 'bad_request', 'arg');
@@ -206,6 +210,8 @@ test('simulation: result, events, instructions; readonly functions; state root u
   await err({ function: 'tick', args: [{ type: 'u64', value: 1 }] }, 400, 'bad_request');
   await err({ function: 'tick', args: 'x' }, 400, 'bad_request');
   await err({ function: 'nope' }, 404, 'not_found');
+  await err({ function: 'n'.repeat(MAX_NAME_CHARS) }, 404, 'not_found');
+  await err({ function: 'n'.repeat(MAX_NAME_CHARS + 1) }, 400, 'bad_request');
   await err({ args: [] }, 400, 'bad_request');
   await err({ function: 'tick', caller: 'zz' }, 400, 'bad_request');
   await err({ function: 'get_total' }, 404, 'not_found', `/v2/${'1'.repeat(64)}/simulate`);
@@ -264,11 +270,12 @@ test('events: filters at the range edges, pages by offset and by cursor across n
   const tail = (await get(`/events/${cid}?cursor=${c3.next_cursor}`)).body;
   assert.deepEqual([tail.events, tail.next_cursor], [[], c3.next_cursor]);
 
-  for (const q of ['limit=0', 'limit=1001', 'offset=-1', 'from_block=x', 'to_block=1.5', `from_block=${h2}&to_block=${h1}`, 'cursor=abc', 'event_name=a-b', `offset=1&cursor=${c1.next_cursor}`]) {
+  for (const q of ['limit=0', 'limit=1001', 'offset=-1', 'from_block=x', 'to_block=1.5', `from_block=${h2}&to_block=${h1}`, 'cursor=abc', 'event_name=a-b', `event_name=${'n'.repeat(MAX_NAME_CHARS + 1)}`, `offset=1&cursor=${c1.next_cursor}`]) {
     const r = await get(`/events/${cid}?${q}`);
     assert.equal(r.status, 400, q);
     assert.equal(r.body.error.code, 'bad_request', q);
   }
+  assert.deepEqual((await get(`/events/${cid}?event_name=${'n'.repeat(MAX_NAME_CHARS)}`)).body.events, []);
   assert.equal((await get(`/events/${'2'.repeat(64)}`)).status, 404);
 });
 

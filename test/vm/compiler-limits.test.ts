@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compileSource } from '../../src/compiler/index.js';
 import { MAX_NESTING } from '../../src/compiler/parser.js';
+import { MAX_NAME_CHARS } from '../../src/protocol/identifiers.js';
 import { deployableBodyBytes } from '../../src/protocol/contract.js';
 import { MAX_BODY_BYTES, postedBytes } from '../../src/protocol/limits.js';
 import { buildDeploy, walletFromSecret, networkOf } from '../../src/client/index.js';
@@ -283,4 +284,22 @@ test('fuzz: deep and wide programs from the grammar never end in an internal err
     `contract A { field total: u64; field m: map<u64, u64>; fn g(a: u64) -> u64 { return a; }\n pub fn f(x: u64, y: i64) -> u64 { ${ss.join('\n')} return 0; } }`);
   fc.assert(fc.property(program, checkNoInternalError), { numRuns: 150 });
   fc.assert(fc.property(tokens, (ts) => checkNoInternalError(ts.join(' '))), { numRuns: 300 });
+});
+
+test('a declared name longer than the verifier takes gets an error at the name, not an internal error', () => {
+  const long = 'n'.repeat(MAX_NAME_CHARS + 1), ok = 'n'.repeat(MAX_NAME_CHARS);
+  const cases: { src: (name: string) => string; what: string }[] = [
+    { src: (n) => `contract A { pub fn ${n}() -> u64 { return 1; } }`, what: 'a function name' },
+    { src: (n) => `contract A { fn ${n}() -> u64 { return 1; } pub fn f() -> u64 { return ${n}(); } }`, what: 'a function name' },
+    { src: (n) => `contract A { pub fn f(${n}: u64) -> u64 { return ${n}; } }`, what: 'a parameter name' },
+    { src: (n) => `contract A { field ${n}: u64; pub fn f() -> u64 { return ${n}; } }`, what: 'a field name' },
+    { src: (n) => `contract A { event ${n}(x: u64); pub fn f() { emit ${n}(1); } }`, what: 'an event name' },
+  ];
+  for (const c of cases) {
+    const src = c.src(long);
+    assert.deepEqual(errorsOf(src), [`1:${src.indexOf(long) + 1}: ${c.what} is longer than ${MAX_NAME_CHARS} characters`], src);
+    assert.ok(compileSource(c.src(ok), 'ok.svc').ok, c.src(ok));
+  }
+  // Names that never reach the artifact (locals) keep the language's unbounded identifiers.
+  assert.ok(compileSource(fn('u64', `let ${long} = 1; return ${long};`), 'l.svc').ok);
 });

@@ -1,7 +1,8 @@
 /** Test helpers: value shortcuts, the in-memory host (src/vm/mem-host.ts), a compile-and-deploy shortcut. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { compileSource, type Artifact } from '../../src/compiler/index.js';
+import { compileSource } from '../../src/compiler/index.js';
+import type { CompiledArtifact as Artifact } from '../../src/protocol/contract.js';
 import { execute } from '../../src/vm/execute.js';
 import type { ExecContext, ExecResult, TraceHook } from '../../src/vm/types.js';
 import type { Value } from '../../src/protocol/value.js';

@@ -5,6 +5,7 @@
  */
 import { NodeError } from '../../errors.js';
 import { decodeCursor, type Cursor } from '../../protocol/cursor.js';
+import { HEX32, isName } from '../../protocol/identifiers.js';
 
 export const STREAM_PATH = '/v2/stream';
 
@@ -56,8 +57,6 @@ export type SubscribeRequest =
 
 export type ClientMessage = { type: 'subscribe'; sub: SubscribeRequest } | { type: 'unsubscribe'; id: string };
 
-const HEX32 = /^[0-9a-f]{64}$/;
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SUB_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 const MAX_U32 = 0xffffffff;
 
@@ -117,7 +116,7 @@ export function parseClientMessage(text: string): ClientMessage {
     case 'events': {
       only(o, ['type', 'id', 'kind', 'contract_id', 'event_name', 'cursor', 'from_height', 'progress']);
       const name = o['event_name'] ?? null;
-      if (name !== null && (typeof name !== 'string' || !IDENT.test(name) || name.length > 64)) throw bad('event_name must be an event name (an identifier)', 'event_name');
+      if (name !== null && !isName(name)) throw bad('event_name must be an event name (an identifier)', 'event_name');
       const { after, from } = start(o);
       return { type: 'subscribe', sub: { kind: 'events', id, contract_id: hex32(o['contract_id'], 'contract_id'), event_name: name as string | null, after, from_height: from, progress: flag(o, 'progress') } };
     }

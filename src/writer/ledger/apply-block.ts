@@ -84,8 +84,8 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
   const reading = l.db.getManyNow(unknown.map((p) => p.claimKey));
   // While RocksDB reads: the transactions and their stamps, which depend on nothing stored.
   const parsed = items.map((it) => {
-    // Parts are the bitcoinjs shape the binding check and the context read.
-    const tx = it.parts ? (it.parts as unknown as Transaction) : it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null;
+    // The core's parts, or the transaction parsed here: the binding check and the context take either.
+    const tx: TxParts | null = it.parts ?? (it.hex ? Transaction.fromBuffer(Buffer.from(it.hex, 'hex')) : null);
     return { tx, stamp: it.parts?.stamp ?? (tx ? findStamp(tx) : null) };
   });
   const found = await reading;
@@ -164,7 +164,7 @@ function onDeployStamp(m: LedgerMemory, batch: UndoBatch, txid: string, codeHash
   const prev = contracts.encode(rec);
   const active: ContractRecord = { ...rec, status: 'active', block_height: height, tx_index: txIndex };
   batch.put(contracts.keyOf(id), contracts.encode(active), prev);
-  const v = verifyArtifact(active.artifact as never);
+  const v = verifyArtifact(active.artifact);
   if (!v.ok) throw new Error(`registered contract ${id} does not verify: ${v.reason}`);
   m.activate(active, codeHash, v.program);
 }
@@ -189,7 +189,7 @@ function finishCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, upd: Call
 }
 
 /** Synchronous: a block's calls are decided without a promise and a microtask per call. */
-function decideCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, tx: Transaction | null, stamp: StampResult | null, height: number, txIndex: number): void {
+function decideCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, tx: TxParts | null, stamp: StampResult | null, height: number, txIndex: number): void {
   const e = p.envelope;
   const invalid = (code: string, message: string): void =>
     finishCall(m, batch, p, { status: 'invalid', block_height: height, tx_index: txIndex, result: null, error: { code, message }, instructions: null });
@@ -215,7 +215,7 @@ function decideCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, tx: Trans
     context: {
       height,
       txid: p.txid,
-      inputs: (anchorTx as unknown as TxParts).inputs ?? anchorTx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
+      inputs: anchorTx.inputs ?? anchorTx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
       // bitcoinjs and the core's parts both carry u64 values as bigint and scripts as bytes;
       // the VM never changes a value it reads (byte values it stores are copied).
       outputs: anchorTx.outs,

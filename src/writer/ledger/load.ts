@@ -75,7 +75,7 @@ export async function loadFromDisk(db: Db): Promise<Loaded> {
 }
 
 async function activateStored(db: Db, memory: LedgerMemory, rec: ContractRecord): Promise<void> {
-  const v = verifyArtifact(rec.artifact as never);
+  const v = verifyArtifact(rec.artifact);
   if (!v.ok) throw new Error(`stored contract ${rec.contract_id} no longer verifies: ${v.reason}`);
   const entries: [Uint8Array, Uint8Array][] = [];
   let size = 0;
