@@ -137,10 +137,12 @@ test('/ready names gossip when the supervisor says it is not serving, and a halt
 test('/metrics passes promtool, carries every process\'s runtime metrics by role, build info, gossip and chain-endpoint counters, the real peer count, and child restarts', async () => {
   // Node B heartbeats A: one active peer, on node_status and on /metrics alike.
   await until('B sees A as a peer', async () => (await status(b)).peers === 1, 20_000);
+  // B's startup sync with A runs after its first heartbeat is answered, and gossip
+  // reports its counters to the core after it: wait for the round to reach /metrics.
+  await until('B\'s first sync round on /metrics', async () => /^svc_gossip_sync_rounds_total [1-9]\d*$/m.test(await metricsOf(b)), 20_000);
   let text = await metricsOf(b);
   assert.match(text, /^svc_peers 1$/m);
   assert.match(text, /^svc_gossip_peers_active 1$/m);
-  // B's startup sync with A ran: gossip's counters reach /metrics.
   assert.match(text, /^svc_gossip_sync_rounds_total [1-9]\d*$/m);
 
   const gossipPid = childPid(a, 'gossip');
