@@ -7,7 +7,9 @@
  */
 import type { NodeConfig } from './config/options.js';
 import type { CallProofJson, Evidence, SpentBy } from './protocol/evidence.js';
-import type { BlockInput, CallRecord, CallStatus, ContractRecord, ContractStatus } from './writer/records.js';
+import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './writer/records.js';
+// Declared beside the stored record it is cut from (writer/records.ts imports nothing from here).
+export type { CallStatusBody };
 
 export type Role = 'core' | 'rest' | 'gossip';
 
@@ -157,8 +159,6 @@ export interface DeployAnswer {
   evidence?: Evidence;
 }
 
-/** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations). */
-export type CallStatusBody = Omit<CallRecord, 'payload' | 'outpoint' | 'instructions'> & { confirmations: number | null };
 
 /**
  * The core's RPC surface, in three parts so that each role's owner extends its own:

@@ -4,7 +4,6 @@
  * txids and contract ids in display order (PROTOCOL section 1).
  */
 import type { ErrorCode } from '../errors.js';
-import type { CallStatusBody } from '../messages.js';
 import type { StampResult } from '../protocol/stamp.js';
 import type { Value } from '../protocol/value.js';
 import type { ArtifactCore } from '../protocol/contract.js';
@@ -151,6 +150,9 @@ export interface DecideOutcome {
   status: Exclude<CallStatus, 'pending'>;
   code?: ErrorCode | string;
 }
+
+/** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations). */
+export type CallStatusBody = Omit<CallRecord, 'payload' | 'outpoint' | 'instructions'> & { confirmations: number | null };
 
 /** GET /contract_call/{txid}/status from a stored record; `tip` gives confirmations. */
 export function statusBody(rec: CallRecord, tip: number | null): CallStatusBody {
