@@ -442,6 +442,30 @@ export interface GossipCounters {
   sync_bad_evidence: number;
 }
 
+/** Every gossip counter at 0: the gossip process's start and the core's view before its first report. */
+export function zeroCounters(): GossipCounters {
+  return {
+    payloads_received: 0,
+    payloads_accepted: 0,
+    payloads_refused: 0,
+    payloads_duplicate: 0,
+    payloads_forwarded: 0,
+    requests_unauthenticated: 0,
+    requests_rate_limited: 0,
+    requests_malformed: 0,
+    payloads_forward_dropped: 0,
+    sync_rounds: 0,
+    sync_contracts_differing: 0,
+    sync_payloads_fetched: 0,
+    sync_payloads_applied: 0,
+    payloads_served: 0,
+    headers_served: 0,
+    sync_headers_accepted: 0,
+    sync_evidence_taken: 0,
+    sync_bad_evidence: 0,
+  };
+}
+
 /** The last state divergence found against a peer (node_status.divergence). */
 export interface DivergenceReport {
   peer: string;
