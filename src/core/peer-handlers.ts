@@ -6,7 +6,7 @@
 import type { Handlers } from '../ipc/rpc.js';
 import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PeerApi, type WirePayload } from '../messages.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '../protocol/evidence.js';
-import { parseHeaderBytes } from '../chain/bitcoin.js';
+import { parseHeaderBytes } from '../protocol/bitcoin.js';
 import { NodeError } from '../errors.js';
 import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
 import type { Core } from './core.js';

@@ -13,7 +13,7 @@
  */
 import { Transaction } from 'bitcoinjs-lib';
 import type { BatchOp } from '../db.js';
-import { parseHeaderBytes, type ParsedHeader } from '../../chain/bitcoin.js';
+import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
 import { foldBranch } from '../../protocol/merkle-branch.js';
 import type { Evidence, Inclusion } from '../../protocol/evidence.js';
 import type { BlockRecord, BlockTx, OrphanStamp } from '../records.js';

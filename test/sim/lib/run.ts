@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { BlockWatcher } from '../../../src/chain/watcher.js';
 import { blockInputOf } from '../../../src/chain/connected-block.js';
 import { HeaderFollower } from '../../../src/chain/header-follower.js';
-import { parseHeaderBytes } from '../../../src/chain/bitcoin.js';
+import { parseHeaderBytes } from '../../../src/protocol/bitcoin.js';
 import type { EsploraClient } from '../../../src/chain/esplora-client.js';
 import { ChainFollower } from '../../../src/core/chain-follower.js';
 import type { RpcClient } from '../../../src/ipc/rpc.js';

@@ -13,7 +13,7 @@
 import { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../../../src/errors.js';
 import type { ChainSource } from '../../../src/chain/esplora-client.js';
-import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../../src/chain/bitcoin.js';
+import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../../src/protocol/bitcoin.js';
 import { merkleBranches, merkleRootOf } from '../../../src/protocol/merkle-branch.js';
 import type { Evidence, Inclusion, SpentBy } from '../../../src/protocol/evidence.js';
 import type { HeaderRow, HeaderSource } from '../../../src/chain/header-follower.js';
