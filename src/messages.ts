@@ -7,8 +7,8 @@
  */
 import type { NodeConfig } from './config/options.js';
 import type { CallProofJson, Evidence, SpentBy } from './protocol/evidence.js';
-import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './writer/records.js';
-// Declared beside the stored record it is cut from (writer/records.ts imports nothing from here).
+import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
+// Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
 export type { CallStatusBody };
 
 export type Role = 'core' | 'rest' | 'gossip';

@@ -25,7 +25,7 @@
 import type { ParsedBlock } from '../protocol/bitcoin.js';
 import { hashMeetsTarget, parseHeaderBytes } from '../protocol/bitcoin.js';
 import type { ChainUpdate, ChainUpdateAnswer } from '../messages.js';
-import type { BlockInput } from '../writer/records.js';
+import type { BlockInput } from '../records.js';
 import type { SpentBy } from '../protocol/evidence.js';
 import { merkleBranches } from '../protocol/merkle-branch.js';
 import { blockInputOf, connectedBlockOf } from './connected-block.js';

@@ -23,7 +23,7 @@ import type { OutpointCheck, PendingPayload } from '../../messages.js';
 import type { HeldPayload } from '../../protocol/rules.js';
 import type { Program } from '../../vm/types.js';
 import type { Logger } from '../../log.js';
-import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../records.js';
+import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../../records.js';
 import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
 import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
 import { settlesAt, type Evidence, type SpentBy } from '../../protocol/evidence.js';

@@ -38,7 +38,7 @@ import { journalAnchorHeight } from '../../../src/protocol/activation.js';
 import { refusalIsRetryable, repeatOrConflict } from '../../../src/protocol/rules.js';
 import type { OutpointCheck } from '../../../src/messages.js';
 import { runModel } from './model.js';
-import { statusBody } from '../../../src/writer/records.js';
+import { statusBody } from '../../../src/records.js';
 import { REGTEST_GENESIS, Rng, World, type Artifact, type Payload } from './world.js';
 import { forgeEvidence, forgeHeaders } from './lies.js';
 

@@ -22,7 +22,7 @@ import { sha256, toHex } from '../../../src/protocol/hash.js';
 import { callStampScript, deployStampScript } from '../../../src/protocol/stamp.js';
 import { codeHash, contractId as deriveContractId } from '../../../src/protocol/contract.js';
 import type { Value } from '../../../src/protocol/value.js';
-import type { CallRecord, ContractRecord } from '../../../src/writer/records.js';
+import type { CallRecord, ContractRecord } from '../../../src/records.js';
 import { pendingCallRecord, unsignedCall } from '../../../bench/lib/ledger-fixture.js';
 
 /** Bitcoin Core's regtest genesis: the devnet's too, so activation applies as on a devnet. */
