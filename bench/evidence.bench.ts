@@ -1,5 +1,5 @@
 /**
- * Bitcoin evidence costs (src/protocol/merkle-branch.ts, evidence.ts, src/chain/headers.ts),
+ * Bitcoin evidence costs (src/protocol/merkle-branch.ts, evidence.ts, src/protocol/headers.ts),
  * each against the work it cannot avoid, measured in the same run (samples alternate):
  *
  * - branches of a 4,000-transaction block (the top of today's mainnet blocks) for 64
@@ -19,8 +19,8 @@ import * as tiny from 'tiny-secp256k1';
 import { figure, measureRate, stat, type Figure, type Stat } from './harness.js';
 import { merkleBranches } from '../src/protocol/merkle-branch.js';
 import { checkEvidence, type Evidence } from '../src/protocol/evidence.js';
-import { internalBytes } from '../src/chain/bitcoin.js';
-import { parseHeader80, verifyHeaderRun } from '../src/chain/headers.js';
+import { internalBytes } from '../src/protocol/bitcoin.js';
+import { parseHeader80, verifyHeaderRun } from '../src/protocol/headers.js';
 import { networkParams } from '../src/protocol/activation.js';
 import { signingMessage, signEnvelope, xOnlyPublicKey } from '../src/protocol/index.js';
 

@@ -3,14 +3,27 @@
 // "test", so the file list is built here. Extra args narrow by substring, or name one
 // file exactly with a leading "=" (its path under dist/test, e.g. =log.test.js):
 //   npm test -- vm protocol
-import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+// `--unit` (npm run test:unit) keeps only the files that start no process: those whose
+// imports, followed through dist/, never reach node:child_process (no node, devnet,
+// supervisor or CLI child). The rule is read from the code, so a test that starts a
+// process leaves the fast loop by itself. The simulation sweep (test/sim: many seeds of
+// the whole ledger, ~2 minutes) is left out too; `npm test -- sim` runs it. Other args
+// starting with "-" go to node.
+// After the run, the slowest files and their wall times are printed; all times are in
+// dist/test-times.json.
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 const root = new URL('..', import.meta.url).pathname;
 const testRoot = join(root, 'dist', 'test');
-const filters = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const passthrough = process.argv.slice(2).filter((a) => a.startsWith('-'));
+const timesFile = join(root, 'dist', 'test-times.json');
+// How many of the slowest files to print: enough to see where a run's time goes.
+const SLOWEST_SHOWN = 10;
+const args = process.argv.slice(2);
+const unitOnly = args.includes('--unit');
+const filters = args.filter((a) => !a.startsWith('-'));
+const passthrough = args.filter((a) => a.startsWith('-') && a !== '--unit');
 
 function walk(dir) {
   const out = [];
@@ -22,11 +35,54 @@ function walk(dir) {
   return out;
 }
 
+const STARTS_PROCESS = /(?:from\s*|import\(\s*)['"](?:node:)?child_process['"]/;
+const RELATIVE_IMPORT = /(?:from\s*|import\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+const reaches = new Map();
+/** Whether a compiled module, or any module it imports relatively, imports node:child_process. */
+function startsProcess(file, path = new Set()) {
+  if (reaches.has(file)) return reaches.get(file);
+  if (path.has(file)) return false; // an import cycle: decided where it started
+  path.add(file);
+  const text = readFileSync(file, 'utf8');
+  let found = STARTS_PROCESS.test(text);
+  for (const m of text.matchAll(RELATIVE_IMPORT)) {
+    if (found) break;
+    const dep = resolve(dirname(file), m[1]);
+    if (existsSync(dep)) found = startsProcess(dep, path);
+  }
+  path.delete(file);
+  reaches.set(file, found);
+  return found;
+}
+
+// Folders of sweeps: in-process, but long by design, so not part of the fast loop.
+const SWEEPS = ['sim/'];
+const isUnit = (f) => !SWEEPS.some((d) => relative(testRoot, f).startsWith(d)) && !startsProcess(f);
+
 const matches = (rel, s) => (s.startsWith('=') ? rel === s.slice(1) : rel.includes(s));
-const files = walk(testRoot).filter((f) => filters.length === 0 || filters.some((s) => matches(relative(testRoot, f), s)));
+const files = walk(testRoot)
+  .filter((f) => filters.length === 0 || filters.some((s) => matches(relative(testRoot, f), s)))
+  .filter((f) => !unitOnly || isUnit(f));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...passthrough, ...files], { stdio: 'inherit', cwd: root });
+
+// A reporter named on the command line replaces the runner's own choice, times included.
+const ownReporters = passthrough.some((a) => a.startsWith('--test-reporter'))
+  ? []
+  : [
+      // node's default: spec on a terminal, tap otherwise
+      `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout',
+      `--test-reporter=${join(root, 'scripts', 'test-times.mjs')}`, `--test-reporter-destination=${timesFile}`,
+    ];
+const started = Date.now();
+const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...ownReporters, ...passthrough, ...files], { stdio: 'inherit', cwd: root });
+
+if (ownReporters.length > 0 && existsSync(timesFile) && statSync(timesFile).mtimeMs >= started) {
+  const times = Object.entries(JSON.parse(readFileSync(timesFile, 'utf8'))).sort((a, b) => b[1] - a[1]);
+  const width = Math.max(...times.slice(0, SLOWEST_SHOWN).map(([f]) => f.length));
+  console.log(`\n# slowest of ${times.length} files (wall time each; ${((Date.now() - started) / 1000).toFixed(1)} s in all; every file in dist/test-times.json)`);
+  for (const [file, ms] of times.slice(0, SLOWEST_SHOWN)) console.log(`# ${file.padEnd(width)} ${(ms / 1000).toFixed(1).padStart(7)} s`);
+}
 process.exit(r.status ?? 1);

@@ -7,7 +7,9 @@
  */
 import type { NodeConfig } from './config/options.js';
 import type { CallProofJson, Evidence, SpentBy } from './protocol/evidence.js';
-import type { BlockInput, CallRecord, CallStatus, ContractRecord, ContractStatus } from './writer/records.js';
+import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
+// Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
+export type { CallStatusBody };
 
 export type Role = 'core' | 'rest' | 'gossip';
 
@@ -157,8 +159,6 @@ export interface DeployAnswer {
   evidence?: Evidence;
 }
 
-/** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations). */
-export type CallStatusBody = Omit<CallRecord, 'payload' | 'outpoint' | 'instructions'> & { confirmations: number | null };
 
 /**
  * The core's RPC surface, in three parts so that each role's owner extends its own:
@@ -440,6 +440,30 @@ export interface GossipCounters {
   sync_evidence_taken: number;
   /** Peer answers refused as false (bad_evidence): header runs and payload evidence that did not hold. */
   sync_bad_evidence: number;
+}
+
+/** Every gossip counter at 0: the gossip process's start and the core's view before its first report. */
+export function zeroCounters(): GossipCounters {
+  return {
+    payloads_received: 0,
+    payloads_accepted: 0,
+    payloads_refused: 0,
+    payloads_duplicate: 0,
+    payloads_forwarded: 0,
+    requests_unauthenticated: 0,
+    requests_rate_limited: 0,
+    requests_malformed: 0,
+    payloads_forward_dropped: 0,
+    sync_rounds: 0,
+    sync_contracts_differing: 0,
+    sync_payloads_fetched: 0,
+    sync_payloads_applied: 0,
+    payloads_served: 0,
+    headers_served: 0,
+    sync_headers_accepted: 0,
+    sync_evidence_taken: 0,
+    sync_bad_evidence: 0,
+  };
 }
 
 /** The last state divergence found against a peer (node_status.divergence). */

@@ -24,7 +24,7 @@ import {
 } from '../src/protocol/evidence.js';
 import { MAX_BRANCH_DEPTH, merkleBranch } from '../src/protocol/merkle-branch.js';
 import { checkCallBinding } from '../src/protocol/binding.js';
-import { internalBytes } from '../src/chain/bitcoin.js';
+import { internalBytes } from '../src/protocol/bitcoin.js';
 import { NodeError } from '../src/errors.js';
 import { fixtureText } from './chain/servers.js';
 import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from './helpers/evidence-chain.js';

@@ -19,7 +19,7 @@ import { codeHash, contractId as deriveId } from '../../src/protocol/contract.js
 import { logger } from '../../src/log.js';
 import { threadCpuNs } from '../harness.js';
 import type { Value } from '../../src/protocol/value.js';
-import { txPartsOf, type BlockInput, type CallRecord, type ContractRecord } from '../../src/writer/records.js';
+import { txPartsOf, type BlockInput, type CallRecord, type ContractRecord } from '../../src/records.js';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 

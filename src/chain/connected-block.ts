@@ -5,7 +5,7 @@
  * writer never parses a block.
  */
 import type { ConnectedBlock } from './watcher.js';
-import { txPartsOf, type BlockInput } from '../writer/records.js';
+import { txPartsOf, type BlockInput } from '../records.js';
 import type { StampResult } from '../protocol/stamp.js';
 import { merkleBranches } from '../protocol/merkle-branch.js';
 

@@ -37,7 +37,7 @@ import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { BoundedCache } from './cache.js';
 import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrgent, type BudgetStatus, type Priority, type Ticket } from './budget.js';
-import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from './bitcoin.js';
+import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from '../protocol/bitcoin.js';
 import { HEX32 } from '../protocol/identifiers.js';
 
 export interface EsploraClientOptions {
@@ -398,7 +398,7 @@ export class EsploraClient implements ChainSource {
    * GET /blocks[/:start_height] → up to 10 best-chain headers, newest first, from
    * `startHeight` (default: the tip) down. Each is rebuilt from its block JSON and must
    * hash to its id; heights descend by one; not_found above the tip. Linkage and proof
-   * of work are the header chain's checks (src/chain/headers.ts), not this answer's.
+   * of work are the header chain's checks (src/protocol/headers.ts), not this answer's.
    */
   async blocks(startHeight?: number, opts: RequestOptions = {}): Promise<ChainHeader[]> {
     if (startHeight !== undefined) requireNat(startHeight, 'start height');

@@ -22,10 +22,10 @@
  *
  * Every step checks the stop signal, so a stop ends a catch-up at the next event.
  */
-import type { ParsedBlock } from './bitcoin.js';
-import { hashMeetsTarget, parseHeaderBytes } from './bitcoin.js';
+import type { ParsedBlock } from '../protocol/bitcoin.js';
+import { hashMeetsTarget, parseHeaderBytes } from '../protocol/bitcoin.js';
 import type { ChainUpdate, ChainUpdateAnswer } from '../messages.js';
-import type { BlockInput } from '../writer/records.js';
+import type { BlockInput } from '../records.js';
 import type { SpentBy } from '../protocol/evidence.js';
 import { merkleBranches } from '../protocol/merkle-branch.js';
 import { blockInputOf, connectedBlockOf } from './connected-block.js';

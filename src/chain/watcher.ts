@@ -37,7 +37,7 @@
  */
 import type { Transaction } from 'bitcoinjs-lib';
 import { findStamp, type NoStampReason, type Stamp } from '../protocol/stamp.js';
-import type { ParsedBlock, ParsedHeader } from './bitcoin.js';
+import type { ParsedBlock, ParsedHeader } from '../protocol/bitcoin.js';
 import type { ChainSource } from './esplora-client.js';
 import { NodeError } from '../errors.js';
 

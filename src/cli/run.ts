@@ -566,7 +566,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const source = read(file, 'contract');
       const tests = read(testsFile, 'tests');
       const { compileSource, formatCompileError } = await import('../compiler/index.js');
-      const { runTests } = await import('../compiler/contract-test.js');
+      const { runTests } = await import('../client/contract-test.js');
       const compiled = compileSource(source, file);
       if (!compiled.ok) throw new ClientError('compile_error', compiled.errors.map((e) => formatCompileError(e, source).split('\n')[0]).join('; '));
       const r = runTests(compiled.artifact, tests, {

@@ -9,7 +9,7 @@
  * `svc test` test failed; 141 the output was closed (output.ts).
  */
 import { run, errorOf } from './run.js';
-import { endQuietlyOnClosedOutput } from './output.js';
+import { endQuietlyOnClosedOutput } from '../closed-output.js';
 
 async function main(): Promise<void> {
   endQuietlyOnClosedOutput();

@@ -12,7 +12,7 @@ import { checkEvidence, inclusionMatchesHeader, parseCallProof, type CallProofJs
 import { decodeEnvelope, envelopeHash, verifyEnvelopeSignature } from '../protocol/envelope.js';
 import { checkCallBinding } from '../protocol/binding.js';
 import { toHex } from '../protocol/hash.js';
-import { hashMeetsTarget } from '../chain/headers.js';
+import { hashMeetsTarget } from '../protocol/headers.js';
 import { HEX32 } from '../protocol/identifiers.js';
 
 /** The body of POST /deploy_contract (src/protocol/contract.ts registrationBody). */

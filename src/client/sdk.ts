@@ -12,11 +12,11 @@ import { checkCallBinding, checkDeployBinding, bindingError, txidOf } from '../p
 import { toHex, parseHex } from '../protocol/hash.js';
 import type { Value } from '../protocol/value.js';
 import { xOnlyPublicKey } from '../protocol/schnorr.js';
-import { NodeError } from '../errors.js';
+import { NodeError, asNodeError } from '../errors.js';
 import { ClientError } from './errors.js';
 import { argsFromText, checkArgs, findFunction } from './abi.js';
 import { buildAnchorTx, type AnchorTx, type Payment, type Utxo } from './anchor.js';
-import { runTask } from '../pool/tasks.js';
+import { checkDeploy, type CheckedDeploy } from '../vm/deploy-check.js';
 import type { Wallet } from './wallet.js';
 import { EsploraClient } from './esplora.js';
 import { NodeClient, type CallAnswer, type CallBody, type CallStatus, type ContractInfoAnswer, type DeployAnswer, type DeployBody, type WaitOptions } from './node.js';
@@ -175,19 +175,24 @@ export interface BuiltDeploy {
 
 /**
  * The node's own registration checks, run here before anything is built or broadcast so a
- * refused artifact costs nothing: the same code the node runs (the worker task checkDeploy:
+ * refused artifact costs nothing: the same code the node runs (src/vm/deploy-check.ts:
  * artifact shape, bytecode verifier, code hash), the metadata shape and the body size (as
  * posted with any txid; buildDeploy checks it again with the anchoring transaction).
  * Throws ClientError with the code the node would answer (invalid_bytecode, bad_request,
  * payload_too_large).
  */
 export function checkArtifact(artifact: unknown): Uint8Array {
-  const r = runTask({ kind: 'checkDeploy', body: artifact as Record<string, unknown> });
-  if (!r.ok) throw refusal('artifact', r.error.code, r.error.message);
+  let checked: CheckedDeploy;
+  try {
+    checked = checkDeploy(artifact as Record<string, unknown>);
+  } catch (e) {
+    const n = asNodeError(e);
+    throw refusal('artifact', n.code, n.message);
+  }
   const metadata = (artifact as { metadata?: unknown }).metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))) throw refusal('artifact', 'bad_request', 'metadata must be a JSON object when present');
   checkBodySize(deployBody(artifact, '0'.repeat(64)));
-  return parseHex((r as { value: { codeHash: string } }).value.codeHash, 32)!;
+  return parseHex(checked.codeHash, 32)!;
 }
 
 /** The registration body of an artifact anchored by `txid` (with the anchoring transaction's hex when given). */

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { TYPE_NAMES } from '../vm/isa.js';
 import { disassemble } from '../vm/disasm.js';
 import { compileSource, formatCompileError } from './index.js';
-import { endQuietlyOnClosedOutput } from '../cli/output.js';
+import { endQuietlyOnClosedOutput } from '../closed-output.js';
 import { deployableBodyBytes } from '../protocol/contract.js';
 import { MAX_BODY_BYTES } from '../protocol/limits.js';
 

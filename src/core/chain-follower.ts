@@ -11,7 +11,7 @@
 import { BlockWatcher, type ChainEvent } from '../chain/watcher.js';
 import { blockInputOf } from '../chain/connected-block.js';
 import { HeaderFollower, type HeaderRow } from '../chain/header-follower.js';
-import { parseHeaderBytes, hashMeetsTarget } from '../chain/bitcoin.js';
+import { parseHeaderBytes, hashMeetsTarget } from '../protocol/bitcoin.js';
 import type { EsploraClient, RequestOptions } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WriterApi, WriterStatus } from '../messages.js';

@@ -30,7 +30,7 @@ import type { RpcClient } from '../ipc/rpc.js';
 import type { DeferredStats, WriterApi } from '../messages.js';
 import type { Evidence, Inclusion } from '../protocol/evidence.js';
 import { NodeError } from '../errors.js';
-import { parseHeaderBytes } from '../chain/bitcoin.js';
+import { parseHeaderBytes } from '../protocol/bitcoin.js';
 import { logger } from '../log.js';
 
 const log = logger('chain');

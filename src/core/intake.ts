@@ -22,12 +22,12 @@ import { contractIdHex } from '../protocol/contract.js';
 import type { CallEnvelope } from '../protocol/envelope.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WorkPool } from '../pool/pool.js';
-import type { CheckedDeploy } from '../pool/tasks.js';
+import type { CheckedDeploy } from '../vm/deploy-check.js';
 import type { EsploraClient } from '../chain/esplora-client.js';
 import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, DeployExtras, OutpointCheck, WriterApi } from '../messages.js';
 import { dropsCall, repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
-import type { CallRecord, ContractRecord } from '../writer/records.js';
-import { statusBody } from '../writer/records.js';
+import type { CallRecord, ContractRecord } from '../records.js';
+import { statusBody } from '../records.js';
 import { HEX32 } from '../protocol/identifiers.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;

@@ -4,12 +4,11 @@
  * payloads and state roots come from the writer (src/writer/peer-queries.ts).
  */
 import type { Handlers } from '../ipc/rpc.js';
-import type { CallSubmission, DeployExtras, DivergenceReport, GossipCounters, PeerApi, WirePayload } from '../messages.js';
+import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PeerApi, type WirePayload } from '../messages.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '../protocol/evidence.js';
-import { parseHeaderBytes } from '../chain/bitcoin.js';
+import { parseHeaderBytes } from '../protocol/bitcoin.js';
 import { NodeError } from '../errors.js';
 import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
-import { zeroCounters } from '../gossip/counters.js';
 import type { Core } from './core.js';
 import { HEX32 } from '../protocol/identifiers.js';
 

@@ -1,6 +1,6 @@
 /**
  * Core handlers of ReadApi (the REST front's reads). Most forward to the writer; the
- * simulation runs in the worker pool on writer snapshots (src/core/simulate.ts); the
+ * simulation runs in the worker pool on writer snapshots (src/pool/simulate.ts); the
  * state version (src/core/state-version.ts) reaches the REST read cache by a long poll
  * (waitState).
  */
@@ -8,7 +8,7 @@ import { NodeError } from '../errors.js';
 import type { Handlers } from '../ipc/rpc.js';
 import type { ReadApi, SimulateBody } from '../messages.js';
 import type { Core } from './core.js';
-import { SIM_ROUNDS, type SimulateOutcome } from './simulate.js';
+import { SIM_ROUNDS, type SimulateOutcome } from '../pool/simulate.js';
 
 /** Longest a waitState long poll is held (the REST process asks again at once). */
 const MAX_WAIT_MS = 30_000;

@@ -6,7 +6,7 @@
  * (default 700 an hour, burst 10; either number given implies --public).
  */
 import { PUBLIC_MODE_DEFAULTS, startDevnetChain, type PublicModeOptions } from './chain-server.js';
-import { endQuietlyOnClosedOutput } from '../cli/output.js';
+import { endQuietlyOnClosedOutput } from '../closed-output.js';
 
 const USAGE =
   'usage: devnet:chain [--port N (3002; 0 = any)] [--host H] [--data FILE] [--initial-blocks N (101)] [--public] [--requests-per-hour N (700)] [--burst N (10)]';

@@ -21,7 +21,7 @@ import { walletFromSecret, networkOf } from '../client/wallet.js';
 import { sha256, toHex } from '../protocol/hash.js';
 import { BindError, checkAddresses } from '../supervisor/address.js';
 import { ConfigError, formatHostPort } from '../config/options.js';
-import { endQuietlyOnClosedOutput } from '../cli/output.js';
+import { endQuietlyOnClosedOutput } from '../closed-output.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 /** A fixed, public demo key: devnet coins only. */

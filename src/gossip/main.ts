@@ -14,10 +14,10 @@ import { PeerSet, type Peer } from './peers.js';
 import { Forwarder } from './forwarder.js';
 import { PeerService } from './service.js';
 import { SyncEngine } from './sync.js';
-import { counterFamilies, zeroCounters } from './counters.js';
+import { counterFamilies } from './counters.js';
 import { hex } from './wire.js';
 import { logger } from '../log.js';
-import { PAYLOAD_ACCEPTED_EVENT, type CoreApi, type WirePayload } from '../messages.js';
+import { PAYLOAD_ACCEPTED_EVENT, zeroCounters, type CoreApi, type WirePayload } from '../messages.js';
 
 const log = logger('gossip');
 const init = await awaitInit('gossip');

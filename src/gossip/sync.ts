@@ -36,7 +36,7 @@ import { NodeError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { reconcile, type AskRanges } from './reconcile.js';
 import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, SYNC_APPLY_CONCURRENCY } from './limits.js';
-import { HEADER_BYTES } from '../chain/headers.js';
+import { HEADER_BYTES } from '../protocol/headers.js';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';

@@ -14,7 +14,7 @@
  */
 import { NodeError } from '../errors.js';
 import { FINGERPRINT_BYTES } from '../protocol/fingerprint.js';
-import { HEADER_BYTES } from '../chain/headers.js';
+import { HEADER_BYTES } from '../protocol/headers.js';
 import { GET_HEADERS_MAX } from './limits.js';
 import type { PeerMethod } from './server.js';
 

@@ -4,13 +4,12 @@
  * so the core's event loop and the writer thread stay free. A task never throws across
  * the thread for a client's bad input: it returns a tagged result.
  */
-import { toWire, NodeError, type WireError } from '../errors.js';
+import { toWire, type WireError } from '../errors.js';
 import { openEnvelope } from '../protocol/envelope.js';
-import { extractCore, codeHash, type ArtifactCore } from '../protocol/contract.js';
 import { toHex } from '../protocol/hash.js';
 import { typedValueToJson, type Value } from '../protocol/value.js';
-import { verifyArtifact } from '../vm/verifier.js';
-import { runSimulation, type SimulateTask } from '../core/simulate.js';
+import { checkDeploy } from '../vm/deploy-check.js';
+import { runSimulation, type SimulateTask } from './simulate.js';
 
 export type PoolTask =
   | { kind: 'ping'; n: number }
@@ -21,9 +20,9 @@ export type PoolTask =
    * under load); the value is one PoolResult per payload, in order.
    */
   | { kind: 'openCalls'; payloads: Uint8Array[] }
-  /** Artifact shape, bytecode verification and code hash of a deploy registration. */
+  /** Artifact shape, bytecode verification and code hash of a deploy registration (src/vm/deploy-check.ts). */
   | { kind: 'checkDeploy'; body: Record<string, unknown> }
-  /** A read-only run against a state snapshot (src/core/simulate.ts). */
+  /** A read-only run against a state snapshot (src/pool/simulate.ts). */
   | ({ kind: 'simulate' } & SimulateTask);
 
 export interface OpenedCall {
@@ -34,11 +33,6 @@ export interface OpenedCall {
   callId: string;
   outpoint: string;
   envelopeHash: string;
-}
-
-export interface CheckedDeploy {
-  codeHash: string;
-  core: ArtifactCore;
 }
 
 export type PoolResult = { ok: true; value: unknown } | { ok: false; error: WireError };
@@ -54,13 +48,6 @@ function openCall(payload: Uint8Array): OpenedCall {
     outpoint: `${toHex(e.outpointTxid)}:${e.outpointVout}`,
     envelopeHash: toHex(envelopeHash),
   };
-}
-
-function checkDeploy(body: Record<string, unknown>): CheckedDeploy {
-  const core = extractCore(body);
-  const v = verifyArtifact(core);
-  if (!v.ok) throw new NodeError('invalid_bytecode', `bytecode rejected at offset ${v.offset}: ${v.reason}`, { offset: v.offset, reason: v.reason });
-  return { codeHash: toHex(codeHash(core)), core };
 }
 
 export function runTask(task: PoolTask): PoolResult {

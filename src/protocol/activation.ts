@@ -15,7 +15,7 @@
 
 /**
  * Proof-of-work rules of a network (Bitcoin Core's Consensus::Params), what a header
- * chain is checked against (src/chain/headers.ts, verifyHeaderRun).
+ * chain is checked against (src/protocol/headers.ts, verifyHeaderRun).
  */
 export interface PowParams {
   /** The easiest target allowed (consensus.powLimit), a 256-bit number. */

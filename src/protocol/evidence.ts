@@ -20,8 +20,8 @@
  */
 import { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
-import { txidFromRaw } from '../chain/bitcoin.js';
-import { HEADER_BYTES, headerHash } from '../chain/headers.js';
+import { txidFromRaw } from './bitcoin.js';
+import { HEADER_BYTES, headerHash } from './headers.js';
 import { inputSpends } from './binding.js';
 import { decodePayload, encodePayload } from './envelope.js';
 import { parseHex, txidBytes } from './hash.js';

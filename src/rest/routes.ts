@@ -72,7 +72,6 @@ function boolQuery(q: URLSearchParams, name: string): boolean {
 }
 
 // ---- event cursors: src/protocol/cursor.ts (one codec for REST, the feed and the sink)
-export { encodeCursor, decodeCursor } from '../protocol/cursor.js';
 import { cursorAt, decodeCursor } from '../protocol/cursor.js';
 import { HEX32, isName } from '../protocol/identifiers.js';
 

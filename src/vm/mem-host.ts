@@ -1,6 +1,6 @@
 /**
  * An in-memory Host: programs and committed storage in maps, a call's writes applied on
- * success. For running contracts without a node: `svc test` (src/compiler/contract-test.ts)
+ * success. For running contracts without a node: `svc test` (src/client/contract-test.ts)
  * and the VM's own tests.
  */
 import type { ArtifactCore } from '../protocol/contract.js';

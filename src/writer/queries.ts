@@ -15,7 +15,7 @@ import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/st
 import type { TrieProof } from '../state/trie.js';
 import type { AbiEntry } from '../vm/types.js';
 import type { Writer } from './writer.js';
-import { statusBody } from './records.js';
+import { statusBody } from '../records.js';
 import { callDecisions, storage } from './store/index.js';
 import { cursorFork, locatorsAt } from './stream-queries.js';
 import { endOf } from '../protocol/cursor.js';

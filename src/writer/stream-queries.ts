@@ -11,7 +11,7 @@
  * flushed them; and every disk read waits for the writes handed over before it. So a step
  * never answers a block that a crash could still lose, and all its reads see one chain.
  */
-import { statusBody } from './records.js';
+import { statusBody } from '../records.js';
 import { contractCalls, stateRoots } from './store/index.js';
 import { blockTag, branchFork, locatorHeights, type Cursor, type Pos } from '../protocol/cursor.js';
 import type { Writer } from './writer.js';

@@ -8,7 +8,7 @@ import { meta } from './store/index.js';
 import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
 import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
-import type { CallRecord, ContractRecord } from './records.js';
+import type { CallRecord, ContractRecord } from '../records.js';
 import { checkEvidence, evidenceError, type Evidence, type SpentBy } from '../protocol/evidence.js';
 import type { Logger } from '../log.js';
 

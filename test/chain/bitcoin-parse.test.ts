@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import * as bitcoin from 'bitcoinjs-lib';
-import { merkleRootOfTxids, parseRawBlock, parseTxHex } from '../../src/chain/bitcoin.js';
+import { merkleRootOfTxids, parseRawBlock, parseTxHex } from '../../src/protocol/bitcoin.js';
 import { DevnetChain } from '../../src/devnet/chain.js';
 import { entryBody, manifest } from './servers.js';
 

@@ -11,7 +11,7 @@ import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { NodeError } from '../../src/errors.js';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
-import { parseRawBlock } from '../../src/chain/bitcoin.js';
+import { parseRawBlock } from '../../src/protocol/bitcoin.js';
 import { startDevnetChain, type DevnetChainHandle, type DevnetCounters } from '../../src/devnet/chain-server.js';
 import { DevnetChain } from '../../src/devnet/chain.js';
 import { DevnetControl } from '../../src/devnet/control-client.js';

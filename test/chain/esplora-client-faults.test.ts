@@ -219,7 +219,7 @@ test('a block whose txids do not match its merkle root, or another block, or a t
 test('a /txids list that does not fold to the header merkle root is refused', async () => {
   on(`/block/${GENESIS}/txids`, text(200, JSON.stringify([GENESIS])));
   const c = mk({ retries: 0 });
-  const { parseHeaderBytes } = await import('../../src/chain/bitcoin.js');
+  const { parseHeaderBytes } = await import('../../src/protocol/bitcoin.js');
   await unavailable(c.blockTxids(GENESIS, parseHeaderBytes(rawGenesis.subarray(0, 80))), 'invalid_answer');
 });
 

@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeError } from '../../src/errors.js';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
-import { merkleRootOfTxids, parseTxHex } from '../../src/chain/bitcoin.js';
+import { merkleRootOfTxids, parseTxHex } from '../../src/protocol/bitcoin.js';
 import { entryBody, fixtureText, manifest, startFixtureServer, type Listening } from './servers.js';
 
 let srv: Listening;

@@ -1,5 +1,5 @@
 /**
- * Header chains (src/chain/headers.ts): Bitcoin Core's compact-target arithmetic, the
+ * Header chains (src/protocol/headers.ts): Bitcoin Core's compact-target arithmetic, the
  * retarget on real mainnet boundaries, and runs of headers (real mainnet, devnet
  * regtest, and short-period chains mined here to reach every rule) accepted or refused
  * at the right header.
@@ -18,7 +18,7 @@ import {
   parseHeader80,
   verifyHeaderRun,
   type Header80,
-} from '../../src/chain/headers.js';
+} from '../../src/protocol/headers.js';
 import { ACTIVATIONS, REGTEST_POW, networkParams, type PowParams } from '../../src/protocol/activation.js';
 import { DevnetChain, REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';
 import { esploraDir, fixtureText } from './servers.js';

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers/paths.js';
-import { CLOSED_OUTPUT_EXIT } from '../../src/cli/output.js';
+import { CLOSED_OUTPUT_EXIT } from '../../src/closed-output.js';
 import { withClosedStdout } from '../helpers/closed-stdout.js';
 
 test('svc, svc test and compile end quietly with 141 when stdout is closed', async () => {

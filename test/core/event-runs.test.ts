@@ -1,5 +1,5 @@
 /**
- * Events are stored in runs of EVENT_CHUNK per key (src/writer/records.ts). Paging from
+ * Events are stored in runs of EVENT_CHUNK per key (src/records.ts). Paging from
  * any cursor, with or without a name filter, must give exactly the events after it in
  * (height, tx_index, log_index) order, across run and block boundaries; and a page read
  * must not need a whole block's events (checked: runs hold at most EVENT_CHUNK).

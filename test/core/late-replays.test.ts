@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
 import { Writer } from '../../src/writer/writer.js';
 import { logger } from '../../src/log.js';
-import type { CallRecord } from '../../src/writer/records.js';
+import type { CallRecord } from '../../src/records.js';
 
 test('late payloads that arrive together are replayed once, from the lowest block', async () => {
   const b = await LedgerBench.open();

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CallOutcome } from '../../src/writer/records.js';
+import type { CallOutcome } from '../../src/records.js';
 import { callDecisions, calls, journal } from '../../src/writer/store/index.js';
 import { valueToJson, type Value } from '../../src/protocol/value.js';
 

@@ -16,7 +16,7 @@ import { repoRoot } from '../helpers/paths.js';
 import { freePort } from '../gossip/helpers.js';
 import { listenersOn } from '../../src/devnet/instances.js';
 import { probeListen } from '../../src/supervisor/address.js';
-import { CLOSED_OUTPUT_EXIT } from '../../src/cli/output.js';
+import { CLOSED_OUTPUT_EXIT } from '../../src/closed-output.js';
 import { withClosedStdout } from '../helpers/closed-stdout.js';
 
 const mainJs = join(repoRoot, 'dist', 'src', 'devnet', 'main.js');

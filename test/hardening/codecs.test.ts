@@ -16,7 +16,7 @@ import { LIMITS } from '../../src/vm/isa.js';
 import { compileSource } from '../../src/compiler/index.js';
 import type { CompiledArtifact as Artifact } from '../../src/protocol/contract.js';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
-import { parseRawBlock } from '../../src/chain/bitcoin.js';
+import { parseRawBlock } from '../../src/protocol/bitcoin.js';
 import type { Value } from '../../src/protocol/value.js';
 import { repoRoot, fixturesDir } from '../helpers/paths.js';
 import { MemHost, ctx, id } from '../vm/helpers.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import * as bitcoin from 'bitcoinjs-lib';
 import { DevnetChain, type BlockRecord } from '../../src/devnet/chain.js';
-import { internalBytes } from '../../src/chain/bitcoin.js';
+import { internalBytes } from '../../src/protocol/bitcoin.js';
 import { merkleBranch } from '../../src/protocol/merkle-branch.js';
 import { toHex } from '../../src/protocol/hash.js';
 import type { Inclusion } from '../../src/protocol/evidence.js';

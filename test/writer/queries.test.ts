@@ -14,7 +14,7 @@ import { WriterQueries } from '../../src/writer/queries.js';
 import { toHex } from '../../src/protocol/hash.js';
 import { logger } from '../../src/log.js';
 import type { StateVersion } from '../../src/messages.js';
-import type { BlockInput, CallRecord } from '../../src/writer/records.js';
+import type { BlockInput, CallRecord } from '../../src/records.js';
 
 /** An empty block on top of `prev`; `salt` tells two blocks at one height apart. */
 function emptyBlock(prev: { height: number; hash: string }, salt: string): BlockInput {

@@ -19,7 +19,7 @@
  */
 import { NodeError, asNodeError } from '../../errors.js';
 import { logger } from '../../log.js';
-import { cursorAt, endOf } from '../../protocol/cursor.js';
+import { cursorAt, endOf, type Pos } from '../../protocol/cursor.js';
 import type { CallStatusBody, EventJson, StreamBlock, StreamCall, StreamStep, StreamStepParams, StateVersion } from '../../messages.js';
 import {
   BACKLOG_PAUSE_BYTES,
@@ -29,7 +29,6 @@ import {
   MAX_SUBSCRIPTIONS,
   errorMessage,
   parseClientMessage,
-  type Pos,
   type SubscribeRequest,
 } from './protocol.js';
 

@@ -48,7 +48,6 @@ export const CLOSE_SLOW_CONSUMER = 4008;
 /** A reorg deeper than the blocks the feed remembers: reconnect and resume from the last cursor. */
 export const CLOSE_FEED_RESET = 4010;
 
-export type { Pos } from '../../protocol/cursor.js';
 
 export type SubscribeRequest =
   | { kind: 'events'; id: string; contract_id: string; event_name: string | null; after: Cursor | null; from_height: number | null; progress: boolean }

@@ -14,7 +14,7 @@ import { NodeError } from '../../errors.js';
 import { decodeEnvelope } from '../../protocol/envelope.js';
 import { dropsCall, repeatOrConflict, type HeldPayload } from '../../protocol/rules.js';
 import type { OutpointCheck } from '../../messages.js';
-import type { CallRecord, ContractRecord } from '../records.js';
+import type { CallRecord, ContractRecord } from '../../records.js';
 import type { Evidence } from '../../protocol/evidence.js';
 import { JournalAmendments, type EvidenceEffect } from './evidence.js';
 import { callBodies, callDecisions, callIds, calls, contracts, journal, payloads, pendingCalls, undo } from '../store/index.js';

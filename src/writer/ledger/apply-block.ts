@@ -11,7 +11,7 @@ import { callVerdict, dropsCall } from '../../protocol/rules.js';
 import { contractId as deriveContractId } from '../../protocol/contract.js';
 import { execute } from '../../vm/execute.js';
 import { verifyArtifact } from '../../vm/verifier.js';
-import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp, TxParts } from '../records.js';
+import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp, TxParts } from '../../records.js';
 import { callCounts, headers, callDecisions, contractCalls, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
 import { DROPPED, bufferView, bytesOf, hexOf } from './bytes.js';
 import type { LedgerMemory, PendingCall } from './memory.js';

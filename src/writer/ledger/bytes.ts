@@ -1,5 +1,5 @@
 /** Conversions the ledger's phases share: hex and buffers of their own (stored formats are src/writer/store/'s). */
-import type { CallOutcome } from '../records.js';
+import type { CallOutcome } from '../../records.js';
 import { toHex } from '../../protocol/hash.js';
 
 export const hexOf = (b: Uint8Array): string => toHex(b);

@@ -4,7 +4,7 @@
  */
 import type { Db } from '../db.js';
 import { verifyArtifact } from '../../vm/verifier.js';
-import type { ContractRecord } from '../records.js';
+import type { ContractRecord } from '../../records.js';
 import { STORE_FORMAT, callCounts, contracts, journal, meta, orphanStamps, pendingCalls, storage, type Tip } from '../store/index.js';
 import type { HaltKind, MetaEntry } from '../store/meta.js';
 import { bytesOf } from './bytes.js';

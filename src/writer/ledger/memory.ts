@@ -11,7 +11,7 @@
 import { StateTree } from '../../state/state-tree.js';
 import type { CallEnvelope } from '../../protocol/envelope.js';
 import type { Host, Program } from '../../vm/types.js';
-import type { CallRecord, ContractRecord, OrphanStamp } from '../records.js';
+import type { CallRecord, ContractRecord, OrphanStamp } from '../../records.js';
 import { Bucket, bucketOf, callCounts, callIds, contracts, meta, orphanStamps, storage, type Tip, type UndoEntry } from '../store/index.js';
 import { hexOf, ownBytes, ownKey } from './bytes.js';
 import type { StoredCall } from './stored.js';

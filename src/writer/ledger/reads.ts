@@ -3,7 +3,7 @@
  * roots by height, call logs and event pages. They change nothing, in memory or on disk.
  */
 import type { Db } from '../db.js';
-import type { CallRecord, EventRecord } from '../records.js';
+import type { CallRecord, EventRecord } from '../../records.js';
 import { callBodies, callDecisions, callIds, calls, contractCalls, events, payloads, stateRoots, type StateRootAt } from '../store/index.js';
 import { bytesOf } from './bytes.js';
 import type { LedgerMemory } from './memory.js';

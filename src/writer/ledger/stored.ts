@@ -4,7 +4,7 @@
  */
 import type { Db } from '../db.js';
 import { decodeEnvelope, type CallEnvelope } from '../../protocol/envelope.js';
-import type { BlockRecord, CallRecord } from '../records.js';
+import type { BlockRecord, CallRecord } from '../../records.js';
 import { callBodies, calls, journal } from '../store/index.js';
 
 /** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */

@@ -11,7 +11,7 @@
  * without decoding the rest.
  */
 import { valueToJson } from '../../protocol/value.js';
-import type { CallDecision, CallError, CallOutcome, CallStatus } from '../records.js';
+import type { CallDecision, CallError, CallOutcome, CallStatus } from '../../records.js';
 import { Bucket } from './buckets.js';
 import { bucketRange, keyOfId } from './keys.js';
 import { readValue, valueBytes, writeValue } from './values.js';

@@ -3,7 +3,7 @@
  * once when the call is accepted and never again. A call record is this with its
  * decision (call-decisions.ts), pending when there is none.
  */
-import type { CallDecision, CallRecord } from '../records.js';
+import type { CallDecision, CallRecord } from '../../records.js';
 import { Bucket } from './buckets.js';
 import * as decisions from './call-decisions.js';
 import { bucketRange, keyOfId } from './keys.js';

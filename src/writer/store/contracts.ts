@@ -3,7 +3,7 @@
  * registration is written at intake; a block's activation rewrites it with its status
  * and position, and a re-derivation resets that part (`asRegistered`).
  */
-import type { ContractRecord } from '../records.js';
+import type { ContractRecord } from '../../records.js';
 import { Bucket } from './buckets.js';
 import { bucketRange, idBytes, jsonValue, keyOfId, parseJson } from './keys.js';
 

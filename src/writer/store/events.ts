@@ -2,7 +2,7 @@
  * Bucket `event`: the events of a contract in a block, in runs (below).
  */
 import { valueToJson, type Value } from '../../protocol/value.js';
-import type { EventRecord } from '../records.js';
+import type { EventRecord } from '../../records.js';
 import { Bucket } from './buckets.js';
 import { keyOfId, keyOfIdInts, prefixEnd } from './keys.js';
 import { readValue, valueBytes, writeValue } from './values.js';

@@ -2,7 +2,7 @@
  * Bucket `block`: the block journal (docs/STATE.md), one entry per block applied, key
  * u32be height. Kept through re-derivations, which replay it.
  */
-import type { BlockRecord, BlockTx } from '../records.js';
+import type { BlockRecord, BlockTx } from '../../records.js';
 import { Bucket } from './buckets.js';
 import { bucketRange, keyOfHeight, type KeyRange } from './keys.js';
 

@@ -2,7 +2,7 @@
  * Bucket `orphanStamp`: stamps a block confirmed before the node held their payload, by
  * txid (32 bytes), JSON. A payload arriving later replays from the stamp's block.
  */
-import type { OrphanStamp } from '../records.js';
+import type { OrphanStamp } from '../../records.js';
 import { Bucket } from './buckets.js';
 import { bucketRange, idBytes, jsonValue, keyOfId, parseJson } from './keys.js';
 

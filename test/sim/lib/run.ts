@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { BlockWatcher } from '../../../src/chain/watcher.js';
 import { blockInputOf } from '../../../src/chain/connected-block.js';
 import { HeaderFollower } from '../../../src/chain/header-follower.js';
-import { parseHeaderBytes } from '../../../src/chain/bitcoin.js';
+import { parseHeaderBytes } from '../../../src/protocol/bitcoin.js';
 import type { EsploraClient } from '../../../src/chain/esplora-client.js';
 import { ChainFollower } from '../../../src/core/chain-follower.js';
 import type { RpcClient } from '../../../src/ipc/rpc.js';
@@ -38,7 +38,7 @@ import { journalAnchorHeight } from '../../../src/protocol/activation.js';
 import { refusalIsRetryable, repeatOrConflict } from '../../../src/protocol/rules.js';
 import type { OutpointCheck } from '../../../src/messages.js';
 import { runModel } from './model.js';
-import { statusBody } from '../../../src/writer/records.js';
+import { statusBody } from '../../../src/records.js';
 import { REGTEST_GENESIS, Rng, World, type Artifact, type Payload } from './world.js';
 import { forgeEvidence, forgeHeaders } from './lies.js';
 

@@ -13,7 +13,7 @@
 import { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../../../src/errors.js';
 import type { ChainSource } from '../../../src/chain/esplora-client.js';
-import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../../src/chain/bitcoin.js';
+import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../../src/protocol/bitcoin.js';
 import { merkleBranches, merkleRootOf } from '../../../src/protocol/merkle-branch.js';
 import type { Evidence, Inclusion, SpentBy } from '../../../src/protocol/evidence.js';
 import type { HeaderRow, HeaderSource } from '../../../src/chain/header-follower.js';
@@ -22,7 +22,7 @@ import { sha256, toHex } from '../../../src/protocol/hash.js';
 import { callStampScript, deployStampScript } from '../../../src/protocol/stamp.js';
 import { codeHash, contractId as deriveContractId } from '../../../src/protocol/contract.js';
 import type { Value } from '../../../src/protocol/value.js';
-import type { CallRecord, ContractRecord } from '../../../src/writer/records.js';
+import type { CallRecord, ContractRecord } from '../../../src/records.js';
 import { pendingCallRecord, unsignedCall } from '../../../bench/lib/ledger-fixture.js';
 
 /** Bitcoin Core's regtest genesis: the devnet's too, so activation applies as on a devnet. */

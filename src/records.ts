@@ -1,14 +1,15 @@
 /**
  * Records the writer stores and the block input it applies, as the node's code handles
- * them; how each is stored is its bucket's module (src/writer/store/). Hex is lowercase;
+ * them; how each is stored is its bucket's module (src/writer/store/). Beside messages.ts
+ * because the chain follower builds the block input, and messages.ts and the core carry
+ * these shapes: none of them may import the writer. Hex is lowercase;
  * txids and contract ids in display order (PROTOCOL section 1).
  */
-import type { ErrorCode } from '../errors.js';
-import type { CallStatusBody } from '../messages.js';
-import type { StampResult } from '../protocol/stamp.js';
-import type { Value } from '../protocol/value.js';
-import type { ArtifactCore } from '../protocol/contract.js';
-import type { TxShape } from '../protocol/tx-shape.js';
+import type { ErrorCode } from './errors.js';
+import type { StampResult } from './protocol/stamp.js';
+import type { Value } from './protocol/value.js';
+import type { ArtifactCore } from './protocol/contract.js';
+import type { TxShape } from './protocol/tx-shape.js';
 
 export type CallStatus = 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';
 export type ContractStatus = 'pending' | 'active';
@@ -151,6 +152,9 @@ export interface DecideOutcome {
   status: Exclude<CallStatus, 'pending'>;
   code?: ErrorCode | string;
 }
+
+/** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations). */
+export type CallStatusBody = Omit<CallRecord, 'payload' | 'outpoint' | 'instructions'> & { confirmations: number | null };
 
 /** GET /contract_call/{txid}/status from a stored record; `tip` gives confirmations. */
 export function statusBody(rec: CallRecord, tip: number | null): CallStatusBody {

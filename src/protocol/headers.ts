@@ -7,8 +7,8 @@
  * Byte order: hashes as strings are display hex (the reverse of the bytes inside raw
  * headers), as Esplora spells them.
  */
-import { displayHex, sha256d } from '../protocol/hash.js';
-import type { PowParams } from '../protocol/activation.js';
+import { displayHex, sha256d } from './hash.js';
+import type { PowParams } from './activation.js';
 
 export const HEADER_BYTES = 80;
 

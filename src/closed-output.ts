@@ -3,7 +3,8 @@
  * `svc --help | true`, `svc events ID --follow | head -1`, `npm run devnet | head`. Node
  * ignores SIGPIPE, so a write to a pipe whose reader is gone fails with EPIPE, raised as an
  * 'error' event on the stream, and with no listener as an uncaught exception (a stack
- * trace). Every entry point (svc, compile, the devnet) installs this first.
+ * trace). Every entry point (svc, compile, the devnet) installs this first; it lives beside
+ * them all, not in one tool's folder, so no tool imports another's.
  */
 
 /**

@@ -1,6 +1,7 @@
 /**
- * Bitcoin consensus-format helpers shared by the Esplora client, the block watcher and
- * the devnet chain: strict parsing of raw blocks, headers and transactions, and the
+ * Bitcoin consensus-format helpers shared by the Esplora client, the block watcher, the
+ * devnet chain and payload evidence (evidence.ts), so they live in the protocol layer
+ * that all of those import: strict parsing of raw blocks, headers and transactions, and the
  * integrity checks every chain-data answer must pass (hash = requested hash, txids fold
  * to the header's merkle root, witness commitment, no trailing bytes).
  *
@@ -10,8 +11,8 @@
 import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { hash } from 'node:crypto';
-import { displayHex, sha256d } from '../protocol/hash.js';
-import { merkleRoot } from '../protocol/merkle-branch.js';
+import { displayHex, sha256d } from './hash.js';
+import { merkleRoot } from './merkle-branch.js';
 import { parseHeader80, type Header80 } from './headers.js';
 
 let eccReady = false;
@@ -23,9 +24,9 @@ export function initEcc(): void {
 }
 
 // The hash, merkle tree and header homes (src/protocol/hash.ts, src/protocol/merkle-branch.ts,
-// src/chain/headers.ts), under the names the chain-data code has always imported them by.
-export { sha256d, displayHex } from '../protocol/hash.js';
-export { merkleRoot } from '../protocol/merkle-branch.js';
+// src/protocol/headers.ts), under the names the chain-data code has always imported them by.
+export { sha256d, displayHex } from './hash.js';
+export { merkleRoot } from './merkle-branch.js';
 export { parseHeader80 as parseHeaderBytes, hashMeetsTarget, type Header80 as ParsedHeader } from './headers.js';
 
 /** Internal-order bytes of a display-hex hash. */

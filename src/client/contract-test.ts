@@ -34,7 +34,7 @@ import { valuesEqual, valueToJson, type Value, type ValueType } from '../protoco
 import { execute } from '../vm/execute.js';
 import { MemHost, load } from '../vm/mem-host.js';
 import type { EmittedEvent, ExecContext, Program } from '../vm/types.js';
-import { argsFromText, findFunction, parseValueText, splitTyped, type AbiEvent } from '../client/abi.js';
+import { argsFromText, findFunction, parseValueText, splitTyped, type AbiEvent } from './abi.js';
 import type { CompiledArtifact } from '../protocol/contract.js';
 import { HEX32, IDENT } from '../protocol/identifiers.js';
 
