@@ -19,28 +19,42 @@ import type { WriterApi, WriterInit } from '../../src/messages.js';
 
 const txid = (n: number): string => n.toString(16).padStart(64, '0');
 
-test('a payload whose evidence names a block is checked once that block is applied, never by time; one without evidence after the next block or a block\'s time', async () => {
+/**
+ * A real writer thread over a fresh RocksDB directory, as the core starts it. Every check
+ * starts with `payloadAt`, so `onPayloadAt` sees which payloads were checked, in order,
+ * with the writer's answer (the check ends there: the writer holds none of them).
+ */
+async function writerThread(onPayloadAt: (txid: string, answered: Promise<unknown>) => void): Promise<{ writer: RpcClient<WriterApi>; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-'));
   const workerData: WriterInit = { dbPath: join(dir, 'db'), nodeId: 'n', maxPendingCalls: 1_000, logFilter: 'warn', secrets: [] };
   const thread = new Worker(new URL('../../src/writer/thread.js', import.meta.url), { workerData });
   const writer = new RpcClient<WriterApi>(portTransport(thread));
   await new Promise<void>((resolve) => writer.on('ready', () => resolve()));
-  // Every check starts with payloadAt: record which txids were checked, in order.
-  const checked: string[] = [];
-  const waiters: { txid: string; resolve: () => void }[] = [];
   const call = writer.call.bind(writer);
   (writer as { call: typeof writer.call }).call = ((method, params, ...rest) => {
     const answer = call(method, params, ...rest);
-    if (method === 'payloadAt') {
-      const t = (params as { txid: string }).txid;
-      checked.push(t);
-      // Resolved once the writer answered: the check then ends (it holds no such payload).
-      void answer.then(() => {
-        for (const w of waiters.filter((x) => x.txid === t)) w.resolve();
-      });
-    }
+    if (method === 'payloadAt') onPayloadAt((params as { txid: string }).txid, answer);
     return answer;
   }) as typeof writer.call;
+  return {
+    writer,
+    close: async () => {
+      await thread.terminate();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test('a payload whose evidence names a block is checked once that block is applied, never by time; one without evidence after the next block or a block\'s time', async () => {
+  const checked: string[] = [];
+  const waiters: { txid: string; resolve: () => void }[] = [];
+  const { writer, close } = await writerThread((t, answered) => {
+    checked.push(t);
+    // Resolved once the writer answered: the check then ends (it holds no such payload).
+    void answered.then(() => {
+      for (const w of waiters.filter((x) => x.txid === t)) w.resolve();
+    });
+  });
   const checkedOnce = (t: string): Promise<void> => (checked.includes(t) ? Promise.resolve() : new Promise((resolve) => waiters.push({ txid: t, resolve })));
   // Nothing here reaches the endpoint: the writer holds none of these payloads, so each
   // check ends at payloadAt. A closed port makes any request fail loudly.
@@ -70,31 +84,20 @@ test('a payload whose evidence names a block is checked once that block is appli
     assert.deepEqual(checked, [plain, afterBlock, evidenced]);
   } finally {
     deferred.stop();
-    await thread.terminate();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 });
 
 test('of 100,000 payloads waiting on blocks, those whose block was applied are checked, in the order they fell due', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-many-'));
-  const workerData: WriterInit = { dbPath: join(dir, 'db'), nodeId: 'n', maxPendingCalls: 1_000, logFilter: 'warn', secrets: [] };
-  const thread = new Worker(new URL('../../src/writer/thread.js', import.meta.url), { workerData });
-  const writer = new RpcClient<WriterApi>(portTransport(thread));
-  await new Promise<void>((resolve) => writer.on('ready', () => resolve()));
   const checked: string[] = [];
   let done: () => void = () => {};
   const all = new Promise<void>((resolve) => (done = resolve));
   const N = 100_000;
-  const call = writer.call.bind(writer);
   const DUE = 5_000;
-  (writer as { call: typeof writer.call }).call = ((method, params, ...rest) => {
-    const answer = call(method, params, ...rest);
-    if (method === 'payloadAt') {
-      checked.push((params as { txid: string }).txid);
-      if (checked.length === DUE) void answer.then(() => done());
-    }
-    return answer;
-  }) as typeof writer.call;
+  const { writer, close } = await writerThread((t, answered) => {
+    checked.push(t);
+    if (checked.length === DUE) void answered.then(() => done());
+  });
   const chain = new EsploraClient({ baseUrl: 'http://127.0.0.1:9', retries: 0, budget: false });
   // No time trigger within the test: only blocks make these due.
   const deferred = new DeferredChecks(chain, writer, 3_600_000);
@@ -113,7 +116,6 @@ test('of 100,000 payloads waiting on blocks, those whose block was applied are c
     for (let i = 1; i < heights.length; i++) assert.ok(heights[i - 1]! <= heights[i]!, `in height order (${heights[i - 1]} before ${heights[i]})`);
   } finally {
     deferred.stop();
-    await thread.terminate();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 });
