@@ -9,7 +9,7 @@
  * PROTOCOL sections 4 and 5 on the state root at every height, every call's status,
  * every event and the evidence it serves (test/sim/lib/run.ts, lies.ts).
  *
- * SIM_SEEDS=N runs N seeds (default 60: CI's .ci/run also runs a thousand after the
+ * SIM_SEEDS=N runs N seeds (default 60: CI's .ci/run also runs 600 more after the
  * suite); SIM_SEED=S replays one seed exactly, as printed when it fails.
  */
 import { test } from 'node:test';
