@@ -251,13 +251,8 @@ export interface StreamStep {
   locators: Record<number, string>;
 }
 
-export interface ContractInfo {
-  contract_id: string;
-  txid: string;
-  code_hash: string;
-  status: ContractStatus;
-  block_height: number | null;
-  tx_index: number | null;
+/** A contract as reads answer it: its record's fixed fields, with the artifact's ABI and metadata. */
+export interface ContractInfo extends Pick<ContractRecord, 'contract_id' | 'txid' | 'code_hash' | 'status' | 'block_height' | 'tx_index'> {
   abi: unknown[];
   metadata: Record<string, unknown>;
 }
