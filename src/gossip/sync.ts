@@ -35,7 +35,7 @@ import PQueue from 'p-queue';
 import { NodeError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { reconcile, type AskRanges } from './reconcile.js';
-import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, SYNC_APPLY_CONCURRENCY } from './limits.js';
+import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY } from './limits.js';
 import { HEADER_BYTES } from '../protocol/headers.js';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
@@ -543,7 +543,10 @@ export class SyncEngine {
    */
   private async push(peer: Peer, txids: string[]): Promise<number> {
     const core = this.d.core();
-    const held = (await Promise.all(txids.map((txid) => core.call('peerPayload', { txid })))).filter((p) => p !== null);
+    // Read as GetPayloads answers: PAYLOADS_PER_CORE_CALL a round trip, journal reads shared.
+    const pages: string[][] = [];
+    for (let i = 0; i < txids.length; i += PAYLOADS_PER_CORE_CALL) pages.push(txids.slice(i, i + PAYLOADS_PER_CORE_CALL));
+    const held = (await Promise.all(pages.map((page) => core.call('peerPayloads', { txids: page })))).flat().filter((p) => p !== null);
     let accepted = 0;
     const q = new PQueue({ concurrency: this.d.concurrency });
     await Promise.all(

@@ -153,10 +153,8 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
         case 'peerSubmit':
           held.add((params['payload'] as { txid: string }).txid);
           return { created: true };
-        case 'peerPayload': {
-          const txid = params['txid'] as string;
-          return { payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null };
-        }
+        case 'peerPayloads':
+          return (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null }));
         default:
           throw new Error(`unexpected ${method}`);
       }
