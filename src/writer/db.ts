@@ -237,21 +237,26 @@ export class Db {
    * Closes and opens the database again. RocksDB stays read-only after a failed write
    * (for example a full disk) until it is reopened; the operator's clear_halt does this.
    */
-  async reopen(): Promise<void> {
-    // Takes the place of a write: writes and reads handed over meanwhile (the header
-    // follower's, a peer's question) wait for the new instance. A write reaching the disk
-    // thread for a closing instance would use a freed handle (the core died of SIGSEGV).
-    const before = this.inflight;
-    const done = (async () => {
-      await before;
+  reopen(): Promise<void> {
+    return this.inPlaceOfAWrite(async () => {
       await this.disk.stop();
       await this.db.close().catch(() => undefined);
       const { db, disk } = await Db.openLevel(this.path);
       this.db = db;
       this.disk = disk;
-    })();
+    });
+  }
+
+  /**
+   * Runs `work` after the writes handed over before it, as a write: writes and reads
+   * handed over meanwhile (the header follower's, a peer's question) wait for it. A write
+   * reaching the disk thread for a closing instance would use a freed handle (the core
+   * died of SIGSEGV when one raced clear_halt's reopen).
+   */
+  private inPlaceOfAWrite(work: () => Promise<void>): Promise<void> {
+    const done = this.inflight.then(work);
     this.inflight = done.catch(() => undefined);
-    await done;
+    return done;
   }
 
   /** Resolves when every write handed over so far has finished (failed ones included). */
@@ -345,16 +350,12 @@ export class Db {
   }
 
   /** Closes after the writes handed over; the disk thread ends before the database closes. */
-  async close(): Promise<void> {
-    // As in reopen: what is handed over meanwhile waits, then fails on a closed instance
-    // (the disk thread refuses a detached one) rather than racing the close.
-    const before = this.inflight;
-    const done = (async () => {
-      await before;
+  close(): Promise<void> {
+    // What is handed over meanwhile waits, then fails on the closed instance (the disk
+    // thread refuses a detached one) rather than racing the close.
+    return this.inPlaceOfAWrite(async () => {
       await this.disk.stop();
       await this.db.close();
-    })();
-    this.inflight = done.catch(() => undefined);
-    await done;
+    });
   }
 }
