@@ -29,6 +29,14 @@ import type { BlockInput } from '../records.js';
 import type { SpentBy } from '../protocol/evidence.js';
 import { merkleBranches } from '../protocol/merkle-branch.js';
 import { blockInputOf, connectedBlockOf } from './connected-block.js';
+import { NodeError } from '../errors.js';
+
+/**
+ * Times one applyBlocks call builds an event again because the writer's tip moved under
+ * it (a late payload's replay ran first). One is the usual case; a few cover replays
+ * queued back to back, and the bound keeps a writer that always moves from looping here.
+ */
+const MAX_CHAIN_MOVED_RETRIES = 8;
 
 /** A block header as the endpoint's block list gives it (the client checked hash against the 80 bytes). */
 export interface HeaderRow {
@@ -217,6 +225,7 @@ export class HeaderFollower {
 
   /** Applies blocks up to the header tip, one event at a time. */
   async applyBlocks(): Promise<void> {
+    let moved = 0;
     while (!this.stopped) {
       const st = await this.o.sink.state();
       if (!st.headerTip || st.headerTip.height <= st.anchorHeight) return;
@@ -256,7 +265,15 @@ export class HeaderFollower {
         } else connected.push({ height: h, hash: header.hash, prevHash: header.prevHash, header: rows[i]!, txs: [], headerOnly: true });
       }
       if (this.stopped) return;
-      const answer = await this.o.sink.apply({ fork_height: fork, disconnected, connected });
+      let answer: ChainUpdateAnswer;
+      try {
+        answer = await this.o.sink.apply({ fork_height: fork, disconnected, connected });
+      } catch (e) {
+        // The writer's tip moved while this event was built (a replay ran first): build it
+        // again from the tip it has now.
+        if (e instanceof NodeError && e.detail?.['reason'] === 'chain_moved' && ++moved <= MAX_CHAIN_MOVED_RETRIES) continue;
+        throw e;
+      }
       await this.attachDrops(answer, fullBlocks);
     }
   }

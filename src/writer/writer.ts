@@ -356,6 +356,14 @@ export class Writer {
       const l = this.ledger;
       if (l.halted) throw new NodeError('halted', `node is halted: ${l.haltReason}`);
       if (l.stopping.signal.aborted) throw new NodeError('overloaded', 'the node is stopping');
+      // Built from a tip that moved before its turn (a late payload's replay was queued
+      // ahead of it and the status read mid-replay): refused as retryable, so the follower
+      // reads the tip again at once rather than failing until its next poll.
+      const tipNow = l.tip?.height ?? null;
+      const builtOn = u.disconnected.length > 0 ? u.disconnected[0]!.height : u.connected.length > 0 ? u.connected[0]!.height - 1 : tipNow;
+      if (tipNow !== null && builtOn !== tipNow) {
+        throw new NodeError('chain_unavailable', `this chain update was built on block ${builtOn}, the node's tip is ${tipNow}`, { reason: 'chain_moved' });
+      }
       const drops: ChainUpdateAnswer['drops'] = [];
       let evidenceRefused = 0;
       try {
