@@ -33,6 +33,20 @@ async function statusOf(node: NodeProcess, name: string): Promise<{ status: stri
   return (await getJson(`${node.restUrl}/contract_call/${calls.get(name)!.txid}/status`)).body;
 }
 
+/**
+ * The call's status once it is executed at `height`. A light node reads a block more than
+ * six below the tip as its header alone, so a call confirmed deep in a run of blocks
+ * mined at once is placed by its deferred check just after the node reaches the tip
+ * (one request, then a replay from that block): wait for that rather than for the tip.
+ */
+async function executedAt(node: NodeProcess, name: string, height: number): Promise<{ status: string; result: unknown; block_height: number | null }> {
+  await waitUntil(node, async () => {
+    const s = await statusOf(node, name);
+    return s.status === 'executed' && s.block_height === height;
+  }, `${name} executed at ${height}`);
+  return statusOf(node, name);
+}
+
 before(async () => {
   devnet = await startDevnet();
   nodeA = await startDevnetNode(devnet);
@@ -94,28 +108,24 @@ test('a reorg that double-spends the anchor outpoint: executed, back to pending,
 
 test('depth 144 reorg rolls back through the undo logs', async () => {
   await bump('c5', 5);
-  devnet.chain.mine(144);
+  const mined = devnet.chain.mine(144);
   await waitSynced(nodeA, devnet, 60_000);
-  assert.equal((await statusOf(nodeA, 'c5')).result, '11', 'the dropped c4 left no trace: 6 + 5');
+  assert.equal((await executedAt(nodeA, 'c5', mined.height - 143)).result, '11', 'the dropped c4 left no trace: 6 + 5');
   const r = devnet.chain.reorg({ depth: 144, blocks: 145 });
   await waitSynced(nodeA, devnet, 60_000);
   assert.ok(nodeA.lines.some((l) => l.msg === 'reorganisation' && l['depth'] === 144 && l['mode'] === 'undo'));
-  const s = await statusOf(nodeA, 'c5');
-  assert.equal(s.status, 'executed');
-  assert.equal(s.block_height, r.height - 144);
+  assert.equal((await executedAt(nodeA, 'c5', r.height - 144)).result, '11', 'mined in the first block of the new branch');
 });
 
 test('depth 145 reorg re-derives state from the journal', async () => {
   await bump('c6', 6);
-  devnet.chain.mine(145);
+  const mined = devnet.chain.mine(145);
   await waitSynced(nodeA, devnet, 60_000);
+  await executedAt(nodeA, 'c6', mined.height - 144);
   const r = devnet.chain.reorg({ depth: 145, blocks: 146 });
   await waitSynced(nodeA, devnet, 90_000);
   assert.ok(nodeA.lines.some((l) => l.msg === 'reorganisation' && l['depth'] === 145 && l['mode'] === 're-derive'));
-  const s = await statusOf(nodeA, 'c6');
-  assert.equal(s.status, 'executed');
-  assert.equal(s.result, '17');
-  assert.equal(s.block_height, r.height - 145);
+  assert.equal((await executedAt(nodeA, 'c6', r.height - 145)).result, '17');
 });
 
 test('a fresh node on the final chain, given every payload late, reaches the same state root', async () => {

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { client, compileFixture, fund, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
 
 const ROUNDS = Number(process.env['SVC_HARDENING_REORG_ROUNDS'] ?? 20);
 
@@ -48,7 +48,14 @@ test(`reorg storm, ${ROUNDS} reorgs of depth 1..10 while calls arrive: same stat
       if (round % 2 === 1) await waitSynced(nodeA, devnet, 60_000);
     }
     devnet.chain.mine(1);
-    const a = await waitSynced(nodeA, devnet, 90_000);
+    await waitSynced(nodeA, devnet, 90_000);
+    // A call whose new block lies more than six below the tip was read as a header alone:
+    // its deferred check places it (and replays) just after the node reaches the tip.
+    await waitUntil(nodeA, async () => {
+      for (const b of bodies) if ((await getJson(`${nodeA.restUrl}/contract_call/${b.txid}/status`)).body.status !== 'executed') return false;
+      return true;
+    }, 'every call of the storm executed', 90_000);
+    const a = await waitSynced(nodeA, devnet);
     const reorgLines = nodeA.lines.filter((l) => l.msg === 'reorganisation').length;
     assert.ok(reorgLines > 0, 'the node saw reorganisations');
 
