@@ -59,6 +59,11 @@ test('a stored journal entry gives back the block as applied, merkle branches in
   const stored = journal.encode(rec);
   assert.deepEqual(journal.decode(stored), rec);
   assert.equal(journal.hashOf(stored), h('1'));
+  // Read for one transaction (a peer's GetPayloads): the same transaction, by txid.
+  const view = new journal.EntryView(stored);
+  assert.deepEqual([view.height, view.hash], [rec.height, rec.hash]);
+  assert.deepEqual([view.tx(h('b')), view.tx(h('a'))], [rec.txs[1], rec.txs[0]]);
+  assert.equal(view.tx(h('c')), null, 'a dropped call is not a transaction of the entry');
   assert.deepEqual(journal.decode(journal.encode({ ...rec, txs: [], dropped: [], unstamped: [] })), { ...rec, txs: [], dropped: [], unstamped: [] });
   assert.throws(() => journal.encode({ ...rec, hash: 'zz'.repeat(32) }), /not 32 bytes of hex/);
   assert.throws(() => journal.encode({ ...rec, txs: [{ txIndex: 1, txid: h('a'), hex: '0g' }] }), /not hex/);
@@ -85,4 +90,5 @@ test('a journal entry written before branches were kept (format 1) still reads, 
   const v1 = Buffer.concat(parts);
   assert.deepEqual(journal.decode(v1), rec);
   assert.equal(journal.hashOf(v1), h('1'));
+  assert.deepEqual(new journal.EntryView(v1).tx(h('b')), txs[1]);
 });

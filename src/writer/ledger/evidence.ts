@@ -289,36 +289,42 @@ export class JournalAmendments {
  * folds to. A claim kept for a block a reorganisation has since replaced (or one that
  * never held there) does not: served, it would make peers refuse the payload it comes with.
  */
-async function standing(l: Ledger, inc: Inclusion | null, txid: () => string): Promise<Inclusion | null> {
+async function standing(l: Ledger, inc: Inclusion | null, txid: () => string, reads: JournalReads): Promise<Inclusion | null> {
   if (!inc || !l.tip || inc.height > l.tip.height) return inc;
   if (inc.height <= l.anchor!.height) return null;
-  const [j, header] = await Promise.all([l.db.get(journal.key(inc.height)), headerAt(l, inc.height)]);
-  if (!j || !header || journal.decode(j).hash !== inc.blockHash || header.hash !== inc.blockHash) return null;
+  const [entry, header] = await Promise.all([journalEntry(l, inc.height, reads), headerAt(l, inc.height)]);
+  if (!entry || !header || entry.hash !== inc.blockHash || header.hash !== inc.blockHash) return null;
   return inclusionHolds(header, txid(), inc.txIndex, inc.branch) ? inc : null;
 }
 
-/** The evidence the node holds for a payload, with its placement from the journal once a block decided it; claims its chain no longer holds are left out. */
 /**
  * Journal entries already read, by height, for the span of one question: a peer's
  * GetPayloads asks for up to 256 payloads, mostly of the same few blocks, and an entry
- * holds every transaction of its block (decoding it per payload made serving a block's
- * payloads quadratic in its size).
+ * holds every transaction of its block (reading it per payload, for the placement and
+ * again for each stored claim's block hash, made serving a block's payloads quadratic in
+ * its size).
  */
-export type JournalReads = Map<number, Promise<BlockRecord | null>>;
+export type JournalReads = Map<number, Promise<journal.EntryView | null>>;
 
+/** The journal entry at `height`, read once per `reads`. */
+function journalEntry(l: Ledger, height: number, reads: JournalReads): Promise<journal.EntryView | null> {
+  let reading = reads.get(height);
+  if (reading === undefined) {
+    reading = l.db.get(journal.key(height)).then((j) => (j ? new journal.EntryView(j) : null));
+    reads.set(height, reading);
+  }
+  return reading;
+}
+
+/** The evidence the node holds for a payload, with its placement from the journal once a block decided it; claims its chain no longer holds are left out. */
 export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { height: number; txIndex: number } | null, reads: JournalReads = new Map()): Promise<Evidence | null> {
   const raw = await l.db.get(evidenceStore.key(txid));
   const stored = raw ? evidenceStore.decode(raw) : null;
-  let confirmed: Inclusion | null = await standing(l, stored?.confirmed ?? null, () => txid);
+  let confirmed: Inclusion | null = await standing(l, stored?.confirmed ?? null, () => txid, reads);
   let anchorTx = stored?.anchorTx ?? null;
   if (decidedAt) {
-    let reading = reads.get(decidedAt.height);
-    if (reading === undefined) {
-      reading = l.db.get(journal.key(decidedAt.height)).then((j) => (j ? journal.decode(j) : null));
-      reads.set(decidedAt.height, reading);
-    }
-    const entry = await reading;
-    const t = entry?.txs.find((x) => x.txid === txid);
+    const entry = await journalEntry(l, decidedAt.height, reads);
+    const t = entry?.tx(txid);
     if (entry && t) {
       anchorTx ??= Buffer.from(t.hex, 'hex');
       confirmed = t.branch ? { blockHash: entry.hash, height: entry.height, txIndex: t.txIndex, branch: t.branch } : null;
@@ -326,6 +332,6 @@ export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { heig
   }
   if (!anchorTx) return null;
   const s = stored?.spentBy ?? null;
-  const spentAt = s ? await standing(l, s.at, () => spenderTxidOf(s.tx)) : null;
+  const spentAt = s ? await standing(l, s.at, () => spenderTxidOf(s.tx), reads) : null;
   return { anchorTx, confirmed, spentBy: s && spentAt ? s : null };
 }
