@@ -6,6 +6,7 @@
  * with typed RPC (core main thread -> writer thread).
  */
 import type { NodeConfig } from './config/options.js';
+import type { WireError } from './errors.js';
 import type { CallProofJson, Evidence, SpentBy } from './protocol/evidence.js';
 import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
 // Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
@@ -480,6 +481,11 @@ export interface DivergenceReport {
 export type PeerApi = {
   /** Runs intake on a peer's payload (the same checks as REST) and stores it. */
   peerSubmit(params: { payload: WirePayload }): { created: boolean };
+  /**
+   * peerSubmit for several payloads in one round trip (sync hands a fetched page at
+   * once); one result per payload, in order: a refusal fails only its own entry.
+   */
+  peerSubmitMany(params: { payloads: WirePayload[] }): { results: ({ ok: true; created: boolean } | { ok: false; error: WireError })[] };
   /** Runs the intake checks without storing (PreparePayload). */
   peerPrepare(params: { payload: WirePayload }): { valid: true };
   /** One page of the contract ids known (active and pending), ascending, after `after`. */

@@ -7,7 +7,7 @@ import type { Handlers } from '../ipc/rpc.js';
 import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PeerApi, type WirePayload } from '../messages.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '../protocol/evidence.js';
 import { parseHeaderBytes } from '../protocol/bitcoin.js';
-import { NodeError } from '../errors.js';
+import { NodeError, toWire } from '../errors.js';
 import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
 import type { Core } from './core.js';
 import { HEX32 } from '../protocol/identifiers.js';
@@ -116,6 +116,14 @@ async function takePeerEvidence(core: Core, txid: string, evidence: Evidence): P
   return { taken: true };
 }
 
+/** A peer's payload through REST's intake, its evidence first checked against this node's headers. */
+async function submitPeerPayload(core: Core, payload: WirePayload): Promise<{ created: boolean }> {
+  const input = intakeInput(payload);
+  await refuseOffChain(core, payload.txid, payload.evidence);
+  const r = input.kind === 'call' ? await core.intake.submitCall(input.submission) : await core.intake.submitDeploy(input.body, input.extras);
+  return { created: r.created };
+}
+
 /** A writer answer about a contract, or not_found when the writer does not know it (null). */
 function known<T>(contractId: string, answer: T | null): T {
   if (answer === null) throw new NodeError('not_found', `contract ${contractId} is not known to this node`);
@@ -125,12 +133,17 @@ function known<T>(contractId: string, answer: T | null): T {
 export function peerHandlers(core: Core): Handlers<PeerApi> {
   const w = core.writer;
   return {
-    peerSubmit: async (p) => {
-      const input = intakeInput(p.payload);
-      await refuseOffChain(core, p.payload.txid, p.payload.evidence);
-      const r = input.kind === 'call' ? await core.intake.submitCall(input.submission) : await core.intake.submitDeploy(input.body, input.extras);
-      return { created: r.created };
-    },
+    peerSubmit: (p) => submitPeerPayload(core, p.payload),
+    peerSubmitMany: async (p) => ({
+      results: await Promise.all(
+        p.payloads.map((payload) =>
+          submitPeerPayload(core, payload).then(
+            (r) => ({ ok: true as const, created: r.created }),
+            (e: unknown) => ({ ok: false as const, error: toWire(e) }),
+          ),
+        ),
+      ),
+    }),
     peerPrepare: (p) => core.intake.preparePayload(intakeInput(p.payload)),
     peerContractIds: (p) => w.call('peerContractIds', { after: p.after, limit: p.limit }),
     peerSummary: async (p) => known(p.contract_id, await w.call('peerSummary', { contract_id: p.contract_id, after_txid: p.after_txid, limit: p.limit })),

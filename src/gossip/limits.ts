@@ -97,3 +97,9 @@ export const PAYLOADS_PER_CORE_CALL = 32;
  * round trips. Far below the pool's queue (workers.queue_limit, 4,096 by default).
  */
 export const SYNC_APPLY_CONCURRENCY = 256;
+/**
+ * Fetched payloads handed to the core in one round trip (peerSubmitMany): one message
+ * where there were 64, and four batches keep SYNC_APPLY_CONCURRENCY in flight, so a
+ * batch's slowest payload never holds the others' successors back for long.
+ */
+export const SYNC_SUBMIT_BATCH = 64;

@@ -32,10 +32,10 @@
  *    payloads and the peer is not trusted.
  */
 import PQueue from 'p-queue';
-import { NodeError } from '../errors.js';
+import { fromWire, NodeError, type WireError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { reconcile, type AskRanges } from './reconcile.js';
-import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY } from './limits.js';
+import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from './limits.js';
 import { HEADER_BYTES } from '../protocol/headers.js';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
@@ -89,6 +89,12 @@ const FALSE_ANSWER_BACKOFF_MAX = 64;
 interface Missing {
   txid: string;
   contract_id: string;
+}
+
+/** A fetched payload and the entry of the missing list it answers. */
+interface Fetched {
+  p: WirePayload;
+  m: Missing;
 }
 
 interface RootAt {
@@ -525,13 +531,7 @@ export class SyncEngine {
     }
     // Contracts this node holds nothing of: their calls wait for the deploy (below).
     const unheld = new Set(differing.filter((id) => (localSets[id]?.count ?? 0) === 0));
-    let fetched = 0;
-    let applied = 0;
-    for (let i = 0; i < missing.length; i += SYNC_CHUNK) {
-      const r = await this.fetchAndApply(peer, missing.slice(i, i + SYNC_CHUNK), unheld);
-      fetched += r.fetched;
-      applied += r.applied;
-    }
+    const { fetched, applied } = await this.fetchAndApply(peer, missing, unheld);
     let pushed = 0;
     for (let i = 0; i < theyLack.length; i += SYNC_CHUNK) pushed += await this.push(peer, theyLack.slice(i, i + SYNC_CHUNK));
     return { differing: differing.length, fetched, applied, pushed };
@@ -563,10 +563,10 @@ export class SyncEngine {
 
   /**
    * Payloads by txid from the peer (GetPayloads, GET_PAYLOADS_MAX a request, re-asking
-   * what an answer did not cover, `concurrency` requests at once), each handed to `take`
-   * as its answer arrives.
+   * what an answer did not cover, `concurrency` requests at once), each answer's payloads
+   * handed to `take` as it arrives.
    */
-  private async fetchEach(peer: Peer, missing: Missing[], take: (p: WirePayload, m: Missing) => void): Promise<void> {
+  private async fetchEach(peer: Peer, missing: Missing[], take: (page: Fetched[]) => void): Promise<void> {
     const want = new Map(missing.map((m) => [m.txid, m]));
     const q = new PQueue({ concurrency: this.d.concurrency });
     const askFrom = async (list: Missing[]): Promise<void> => {
@@ -574,6 +574,7 @@ export class SyncEngine {
         const r = await peer.client.call('GetPayloads', { txids: rest.map((m) => Buffer.from(m.txid, 'hex')) });
         const answered = r.answered;
         const covered = new Set(rest.slice(0, answered).map((m) => m.txid));
+        const page: Fetched[] = [];
         for (const f of r.payloads) {
           try {
             const p = fromProtoPayload(f.payload);
@@ -581,11 +582,12 @@ export class SyncEngine {
             if (!m || !covered.has(p.txid) || (p.kind === 'call' && p.contract_id !== m.contract_id)) throw new NodeError('bad_request', `peer answered a payload not asked for: ${p.txid}`);
             covered.delete(p.txid);
             this.d.counters.sync_payloads_fetched++;
-            take(p, m);
+            page.push({ p, m });
           } catch (e) {
             this.d.log.debug('sync fetch failed', { peer: peer.url, error: (e as Error).message });
           }
         }
+        if (page.length > 0) take(page);
         // An answer that covers nothing would loop forever: the rest waits for the next round.
         if (answered === 0) return;
         rest = rest.slice(answered);
@@ -597,63 +599,105 @@ export class SyncEngine {
   }
 
   /**
-   * Fetches payloads with their evidence and hands each to the core's intake as it
-   * arrives, SYNC_APPLY_CONCURRENCY at once: fetching and intake overlap, and intake's group
-   * commits fill. Order does not matter (each payload's evidence places it; one that
-   * arrives after its block replays from it), except that a call to a contract this node
-   * holds nothing of (`unheld`) waits for that contract's deploy, or for the fetches to
-   * end when the peer did not answer the deploy (the call is then refused, retryably).
+   * Fetches payloads with their evidence and hands them to the core's intake as they
+   * arrive, SYNC_SUBMIT_BATCH a round trip and SYNC_APPLY_CONCURRENCY in flight: fetching
+   * and intake overlap, and intake's group commits fill. The missing list is fetched
+   * SYNC_CHUNK at a time, the next chunk's fetches overlapping the last chunk's intake, so
+   * at most two chunks are held. Order does not matter (each payload's evidence places
+   * it; one that arrives after its block replays from it), except that a call to a
+   * contract this node holds nothing of (`unheld`) waits for that contract's deploy, or
+   * for the fetches to end when the peer did not answer the deploy (the call is then
+   * refused, retryably).
    */
   private async fetchAndApply(peer: Peer, missing: Missing[], unheld: ReadonlySet<string>): Promise<{ fetched: number; applied: number }> {
     const core = this.d.core();
     const c = this.d.counters;
     let fetched = 0;
     let applied = 0;
-    const apply = async (p: WirePayload): Promise<void> => {
-      try {
-        const r = await core.call('peerSubmit', { payload: p });
-        this.refused.delete(p.txid);
-        this.d.stored(p);
-        if (r.created) {
-          applied++;
-          c.sync_payloads_applied++;
-        }
-      } catch (e) {
-        const code = e instanceof NodeError ? e.code : 'internal';
-        if (code === 'bad_evidence') {
-          // The peer's evidence, not the payload: another peer's copy is taken.
-          this.noteRefused(`${peer.url} ${p.txid}`, code);
-          this.falseAnswer(peer, `evidence of ${p.txid}`, e as NodeError);
-          return;
-        }
-        this.noteRefused(p.txid, code);
-        this.d.log.debug('synced payload refused', { peer: peer.url, txid: p.txid, code, reason: (e as Error).message });
+    const refused = (p: WirePayload, e: NodeError): void => {
+      if (e.code === 'bad_evidence') {
+        // The peer's evidence, not the payload: another peer's copy is taken.
+        this.noteRefused(`${peer.url} ${p.txid}`, e.code);
+        this.falseAnswer(peer, `evidence of ${p.txid}`, e);
+        return;
+      }
+      this.noteRefused(p.txid, e.code);
+      this.d.log.debug('synced payload refused', { peer: peer.url, txid: p.txid, code: e.code, reason: e.message });
+    };
+    const taken = (p: WirePayload, created: boolean): void => {
+      this.refused.delete(p.txid);
+      this.d.stored(p);
+      if (created) {
+        applied++;
+        c.sync_payloads_applied++;
       }
     };
-    // Per unheld contract: settles once its deploy was taken (or refused).
+    const apply = async (batch: WirePayload[]): Promise<void> => {
+      let results: ({ ok: true; created: boolean } | { ok: false; error: WireError })[];
+      try {
+        results = (await core.call('peerSubmitMany', { payloads: batch })).results;
+      } catch (e) {
+        // The core did not answer (restarting, overloaded): the batch waits for the next round.
+        const err = e instanceof NodeError ? e : new NodeError('internal', (e as Error).message);
+        for (const p of batch) refused(p, err);
+        return;
+      }
+      batch.forEach((p, i) => {
+        const r = results[i];
+        if (r?.ok) taken(p, r.created);
+        else refused(p, r ? fromWire(r.error) : new NodeError('internal', 'the core answered no result'));
+      });
+    };
+    // Per unheld contract: settles once its deploy was taken (or refused), across chunks.
     const deployed = new Map<string, { done: Promise<void>; settle: () => void }>();
     for (const id of unheld) {
       let settle!: () => void;
       const done = new Promise<void>((r) => (settle = r));
       deployed.set(id, { done, settle });
     }
-    const applyQ = new PQueue({ concurrency: Math.max(this.d.concurrency, SYNC_APPLY_CONCURRENCY) });
+    const applyQ = new PQueue({ concurrency: Math.max(1, Math.floor(SYNC_APPLY_CONCURRENCY / SYNC_SUBMIT_BATCH)) });
     const applying: Promise<void>[] = [];
     /** Unheld contracts whose deploy the peer answered (its gate settles when it is taken). */
     const deployFetched = new Set<string>();
-    await this.fetchEach(peer, missing, (p, m) => {
-      fetched++;
-      this.fetchedThisRound.add(p.txid);
-      if (p.kind === 'deploy') {
-        deployFetched.add(m.contract_id);
-        applying.push(applyQ.add(() => apply(p)).finally(() => deployed.get(m.contract_id)?.settle()));
-        return;
+    /** Unheld contracts with fetched calls waiting on their gate. */
+    const waiting = new Set<string>();
+    const take = (page: Fetched[]): void => {
+      // Calls by the gate they wait on (none: held contracts), in batches of SYNC_SUBMIT_BATCH.
+      const byGate = new Map<string, WirePayload[]>();
+      for (const { p, m } of page) {
+        fetched++;
+        this.fetchedThisRound.add(p.txid);
+        if (p.kind === 'deploy') {
+          deployFetched.add(m.contract_id);
+          applying.push(applyQ.add(() => apply([p])).finally(() => deployed.get(m.contract_id)?.settle()));
+          continue;
+        }
+        const gate = deployed.has(m.contract_id) ? m.contract_id : '';
+        if (gate) waiting.add(gate);
+        const list = byGate.get(gate);
+        if (list) list.push(p);
+        else byGate.set(gate, [p]);
       }
-      const gate = deployed.get(m.contract_id)?.done ?? Promise.resolve();
-      applying.push(gate.then(() => applyQ.add(() => apply(p))));
-    });
-    // The deploys the peer did not answer: their calls go on (and are refused, retryably).
-    for (const [id, d] of deployed) if (!deployFetched.has(id)) d.settle();
+      for (const [gate, calls] of byGate) {
+        const ready = deployed.get(gate)?.done ?? Promise.resolve();
+        for (let i = 0; i < calls.length; i += SYNC_SUBMIT_BATCH) {
+          const batch = calls.slice(i, i + SYNC_SUBMIT_BATCH);
+          applying.push(ready.then(() => applyQ.add(() => apply(batch))));
+        }
+      }
+    };
+    let lastChunk: Promise<void> = Promise.resolve();
+    for (let i = 0; i < missing.length; i += SYNC_CHUNK) {
+      const from = applying.length;
+      await this.fetchEach(peer, missing.slice(i, i + SYNC_CHUNK), take);
+      // A contract's deploy comes before its calls in the peer's list: one not answered by
+      // now will not be, and its calls go on (refused, retryably) rather than wait.
+      for (const id of waiting) if (!deployFetched.has(id)) deployed.get(id)?.settle();
+      // Fetched: this chunk's intake goes on while the next one is fetched, once the
+      // chunk before has been taken in (two chunks held at most).
+      await lastChunk;
+      lastChunk = Promise.all(applying.slice(from)).then(() => undefined);
+    }
     await Promise.all(applying);
     return { fetched, applied };
   }

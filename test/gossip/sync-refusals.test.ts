@@ -7,8 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SyncEngine } from '../../src/gossip/sync.js';
-import { NodeError } from '../../src/errors.js';
+import { NodeError, toWire } from '../../src/errors.js';
 import { logger } from '../../src/log.js';
+import { createHash } from 'node:crypto';
 
 const CONTRACT = 'cc'.repeat(32);
 const INTRINSIC = '01'.repeat(32);
@@ -28,6 +29,33 @@ function peerRangesAnswer(txids: string[], params: Record<string, unknown>): unk
   const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
   return {
     ranges: answerRanges(txids, ranges).map((a) => ({ count: a.count, listed: a.txids !== null, txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')), fingerprint: Buffer.from(a.fingerprint) })),
+  };
+}
+
+/** A sync engine over a fake core and one peer (what the engine asks of them is all these tests fake). */
+function engineFor(core: unknown, peer: unknown, concurrency: number): SyncEngine {
+  return new SyncEngine({
+    core: () => core as never,
+    peers: { all: () => [peer], failed: () => undefined, ok: () => undefined, isActive: () => true } as never,
+    counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
+    concurrency,
+    log: logger('test'),
+    stored: () => undefined,
+    changed: () => undefined,
+  });
+}
+
+/** The core's peerSubmitMany answer: `take` runs per payload; what it throws is that payload's refusal. */
+function eachSubmitted(params: Record<string, unknown>, take: (txid: string) => void): unknown {
+  return {
+    results: (params['payloads'] as { txid: string }[]).map((p) => {
+      try {
+        take(p.txid);
+        return { ok: true, created: true };
+      } catch (e) {
+        return { ok: false, error: toWire(e) };
+      }
+    }),
   };
 }
 
@@ -73,29 +101,20 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
         case 'peerRanges':
           // The deploy (txid dd..) is held, and whatever was taken since.
           return answerRanges(['dd'.repeat(32), ...taken], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
-        case 'peerSubmit': {
-          const txid = (params['payload'] as { txid: string }).txid;
-          if (txid === INTRINSIC) throw new NodeError('anchor_mismatch', 'binding fails');
-          if (txid === RETRYABLE) throw new NodeError('anchor_not_found', 'not visible here');
-          if (round < laterOkTakenFromRound) throw new NodeError('unknown_contract', 'deploy not here yet');
-          taken.add(txid);
-          return { created: true };
-        }
+        case 'peerSubmitMany':
+          return eachSubmitted(params, (txid) => {
+            if (txid === INTRINSIC) throw new NodeError('anchor_mismatch', 'binding fails');
+            if (txid === RETRYABLE) throw new NodeError('anchor_not_found', 'not visible here');
+            if (round < laterOkTakenFromRound) throw new NodeError('unknown_contract', 'deploy not here yet');
+            taken.add(txid);
+          });
         default:
           throw new Error(`unexpected ${method}`);
       }
     },
   };
   const peer = { url: 'http://peer', client: peerClient };
-  const engine = new SyncEngine({
-    core: () => core as never,
-    peers: { all: () => [peer], failed: () => undefined, ok: () => undefined, isActive: () => true } as never,
-    counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
-    concurrency: 2,
-    log: logger('test'),
-    stored: () => undefined,
-    changed: () => undefined,
-  });
+  const engine = engineFor(core, peer, 2);
   for (round = 1; round <= 12; round++) await engine.round();
   assert.equal(fetches.get(INTRINSIC), 1, 'an intrinsic refusal is final');
   // Rounds 1, 2, 4, 8: the wait doubles after each refusal.
@@ -150,9 +169,8 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
           return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
         case 'peerRanges':
           return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
-        case 'peerSubmit':
-          held.add((params['payload'] as { txid: string }).txid);
-          return { created: true };
+        case 'peerSubmitMany':
+          return eachSubmitted(params, (txid) => void held.add(txid));
         case 'peerPayloads':
           return (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null }));
         default:
@@ -160,15 +178,7 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
       }
     },
   };
-  const engine = new SyncEngine({
-    core: () => core as never,
-    peers: { all: () => [{ url: 'http://peer', client: peerClient }], failed: () => undefined, ok: () => undefined, isActive: () => true } as never,
-    counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
-    concurrency: 2,
-    log: logger('test'),
-    stored: () => undefined,
-    changed: () => undefined,
-  });
+  const engine = engineFor(core, { url: 'http://peer', client: peerClient }, 2);
   const r = await engine.syncWith({ url: 'http://peer', client: peerClient } as never);
   assert.deepEqual([r.fetched, r.applied, r.pushed], [3, 3, 1]);
   assert.equal(asked.length, 3, 'one request, then again for what each answer left');
@@ -176,4 +186,80 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
   assert.deepEqual([asked[1], asked[2]], [asked[0]!.slice(1), asked[0]!.slice(2)]);
   assert.deepEqual(submitted, [localOnly], 'the payload the peer lacks, pushed');
   assert.deepEqual([...held].sort(), [deploy, ...peerOnly, localOnly].sort());
+});
+
+test('a contract this node holds nothing of: its calls, over several fetched chunks, wait for its deploy, and every one is taken in one round', async () => {
+  const NEW_CONTRACT = 'ee'.repeat(32);
+  const deploy = 'ff'.repeat(32);
+  // Past two SYNC_CHUNKs (4,096), so chunks overlap: one's intake while the next is fetched.
+  const calls = Array.from({ length: 9_000 }, (_, i) => createHash('sha256').update(`call ${i}`).digest('hex'));
+  const listed = [deploy, ...calls];
+  const peerClient = {
+    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+      switch (method) {
+        case 'GetStateRoots':
+          return { roots: [], anchor_height: '0', tip_height: '0' };
+        case 'GetContractIds':
+          return { contract_ids: [Buffer.from(NEW_CONTRACT, 'hex')], more: false };
+        case 'GetContractRanges':
+          return peerRangesAnswer(listed, params);
+        case 'GetContractTxids':
+          return { txids: listed.map((t) => Buffer.from(t, 'hex')), more: false };
+        case 'GetPayloads': {
+          const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
+          return {
+            payloads: txids.map((txid) => ({
+              payload:
+                txid === deploy
+                  ? { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.from(txid, 'hex'), body: Buffer.from('{}') }
+                  : { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(NEW_CONTRACT, 'hex'), body: Buffer.of(1) },
+              position: null,
+            })),
+            answered: txids.length,
+          };
+        }
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+  };
+  let deployTaken = false;
+  const taken = new Set<string>();
+  let batches = 0;
+  const core = {
+    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+      switch (method) {
+        case 'peerStateRoots':
+          return { roots: [], anchor_height: null, tip_height: null };
+        case 'peerHeaderState':
+          return { anchor: null, tip: null, takesHeaders: false };
+        case 'peerPending':
+          return { txids: [] };
+        case 'peerFingerprints':
+          return {};
+        case 'peerSubmitMany': {
+          batches++;
+          const payloads = params['payloads'] as { kind: string; txid: string }[];
+          if (payloads.some((p) => p.kind === 'deploy')) {
+            // The deploy takes a while to store: calls handed over meanwhile would be refused.
+            await new Promise((r) => setImmediate(r));
+            deployTaken = true;
+          }
+          return eachSubmitted(params, (txid) => {
+            if (txid !== deploy && !deployTaken) throw new NodeError('unknown_contract', 'deploy not here yet');
+            taken.add(txid);
+          });
+        }
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+  };
+  const peer = { url: 'http://peer', client: peerClient };
+  const engine = engineFor(core, peer, 4);
+  const r = await engine.syncWith(peer as never);
+  assert.deepEqual([r.fetched, r.applied], [listed.length, listed.length]);
+  assert.equal(taken.size, listed.length, 'no call was handed over before its deploy was taken');
+  assert.equal(engine.refusedCount, 0);
+  assert.ok(batches < listed.length / 32, `calls go to the core in batches (${batches} round trips for ${listed.length} payloads)`);
 });
