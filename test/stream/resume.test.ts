@@ -86,6 +86,8 @@ test('resuming from a cursor a reorg retracted while away: a rollback to the for
   assert.equal(first.type, 'rollback');
   assert.equal(first['fork_height'], fork, 'exactly the fork: the cursor is within its dense locator');
   assert.deepEqual(decodeCursor(first['cursor']).pos.slice(0, 1), [fork - 1]);
+  // What it retracts is unknown to the node (the client was away): an empty list, not complete.
+  assert.deepEqual([first['retracted'], first['complete']], [[], false]);
   // Applied on top of what the client held: the stale twelve are gone, the new six are there.
   const held = c.messages.filter((m) => m['sub'] === 'e');
   const all = strip(applied([...held, ...r.of('e')], 'e'));
@@ -95,6 +97,7 @@ test('resuming from a cursor a reorg retracted while away: a rollback to the for
   const cr = r.of('c')[1]!;
   assert.equal(cr.type, 'rollback');
   assert.equal(cr['fork_height'], fork);
+  assert.deepEqual([cr['txids'], cr['complete'], decodeCursor(cr['cursor']).pos[0]], [[], false, fork - 1]);
   const redecided = r.of('c', 'call').filter((m) => m['block_height'] !== null);
   assert.deepEqual(redecided.map((m) => m['txid']).sort(), mined.slice(0, 3).flat().sort());
   for (const m of redecided) {

@@ -39,6 +39,20 @@ export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
  */
 export const BACKLOG_PAUSE_BYTES = 512 * 1024;
 
+/**
+ * Blocks the feed remembers (and sends as `known` each step). Above the 144-block undo
+ * window, so every reorg the node rewinds through undo logs finds its fork among them; a
+ * deeper one resets the feed (CLOSE_FEED_RESET) and clients resume from their cursors.
+ */
+export const RECENT_BLOCKS = 160;
+
+/**
+ * Retracted cursors or txids remembered per subscription for `rollback` messages, over the
+ * last RECENT_BLOCKS blocks. Beyond it the list is cut (`complete: false`); the rollback's
+ * `cursor` still says exactly what is retracted (everything after it).
+ */
+export const RETAIN_PER_SUB = 256;
+
 /** Close codes (docs/STREAM.md). 1003 and 1009 are the RFC 6455 ones. */
 export const CLOSE_BINARY = 1003;
 export const CLOSE_TOO_BIG = 1009;

@@ -6,7 +6,8 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { NodeError } from '../../errors.js';
-import type { StreamHub, StreamSocket } from './hub.js';
+import type { StreamSocket } from './connection.js';
+import type { StreamHub } from './hub.js';
 import { CLOSE_BINARY, CLOSE_TOO_BIG, MAX_BUFFERED_BYTES, MAX_CONNECTIONS, MAX_FRAME_BYTES, STREAM_PATH } from './protocol.js';
 
 interface UserData {
