@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { fixturesDir } from './helpers/paths.js';
-import { compileFile } from './vm/helpers.js';
+import { compileFile } from './helpers/vm.js';
 import {
   buildCall,
   buildCallAnchor,

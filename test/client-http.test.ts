@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir } from './helpers/paths.js';
-import { compileFile } from './vm/helpers.js';
+import { compileFile } from './helpers/vm.js';
 import { startFake, deadUrl } from './helpers/fake-endpoints.js';
 import { Transaction } from 'bitcoinjs-lib';
 import { SvcClient, walletFromSecret, networkOf, ClientError, NodeClient, EsploraClient } from '../src/client/index.js';

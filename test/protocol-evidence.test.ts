@@ -26,7 +26,7 @@ import { MAX_BRANCH_DEPTH, merkleBranch } from '../src/protocol/merkle-branch.js
 import { checkCallBinding } from '../src/protocol/binding.js';
 import { internalBytes } from '../src/protocol/bitcoin.js';
 import { NodeError } from '../src/errors.js';
-import { fixtureText } from './chain/servers.js';
+import { fixtureText } from './helpers/chain-servers.js';
 import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from './helpers/evidence-chain.js';
 import { bytesAsHex, evidenceArb } from './helpers/evidence-arb.js';
 

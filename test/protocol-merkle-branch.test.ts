@@ -12,7 +12,7 @@ import { internalBytes, parseRawBlock } from '../src/protocol/bitcoin.js';
 import { parseHeader80 } from '../src/protocol/headers.js';
 import { DevnetChain } from '../src/devnet/chain.js';
 import * as bitcoin from 'bitcoinjs-lib';
-import { fixtureText } from './chain/servers.js';
+import { fixtureText } from './helpers/chain-servers.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const headerOf = (hash: string) => parseHeader80(Buffer.from(fixtureText(`bodies/block/${hash}.header.txt`).trim(), 'hex'));

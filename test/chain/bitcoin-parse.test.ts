@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import * as bitcoin from 'bitcoinjs-lib';
 import { merkleRootOfTxids, parseRawBlock, parseTxHex } from '../../src/protocol/bitcoin.js';
 import { DevnetChain } from '../../src/devnet/chain.js';
-import { entryBody, manifest } from './servers.js';
+import { entryBody, manifest } from '../helpers/chain-servers.js';
 
 const SEGWIT = '000000000000000000143a2c56c0214236dadfd30df41d4a0345492ad6d861ec';
 const raw = entryBody(manifest.find((e) => e.path === `/block/${SEGWIT}/raw`)!);

@@ -15,9 +15,9 @@ import { parseRawBlock } from '../../src/protocol/bitcoin.js';
 import { startDevnetChain, type DevnetChainHandle, type DevnetCounters } from '../../src/devnet/chain-server.js';
 import { DevnetChain } from '../../src/devnet/chain.js';
 import { DevnetControl } from '../../src/devnet/control-client.js';
-import { entryBody, manifest } from './servers.js';
-import { foldElectrum, readMerkleBlock } from './merkle-check.js';
-import { spend, wallet } from './txbuilder.js';
+import { entryBody, manifest } from '../helpers/chain-servers.js';
+import { foldElectrum, readMerkleBlock } from '../helpers/merkle-check.js';
+import { spend, wallet } from '../helpers/txbuilder.js';
 
 let dn: DevnetChainHandle;
 let client: EsploraClient;

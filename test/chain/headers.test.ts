@@ -21,7 +21,7 @@ import {
 } from '../../src/protocol/headers.js';
 import { ACTIVATIONS, REGTEST_POW, networkParams, type PowParams } from '../../src/protocol/activation.js';
 import { DevnetChain, REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';
-import { esploraDir, fixtureText } from './servers.js';
+import { esploraDir, fixtureText } from '../helpers/chain-servers.js';
 
 const MAINNET = networkParams('000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f').pow;
 const h80 = (hex: string): Header80 => parseHeader80(Buffer.from(hex, 'hex'));

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
+import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { events, type StoredEventRow } from '../../src/writer/store/index.js';
 
 const { EVENT_CHUNK } = events;

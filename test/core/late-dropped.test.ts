@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
-import { LedgerBench, anchorTx, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
+import { LedgerBench, anchorTx, compileContract, id32 } from '../helpers/ledger-fixture.js';
 
 const PAY = Buffer.concat([Buffer.of(0x00, 0x14), Buffer.alloc(20, 1)]);
 

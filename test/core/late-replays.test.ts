@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
+import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { Writer } from '../../src/writer/writer.js';
 import { logger } from '../../src/log.js';
 import type { CallRecord } from '../../src/records.js';

@@ -9,7 +9,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
+import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { Ledger } from '../../src/writer/ledger/index.js';
 import { logger } from '../../src/log.js';
 import type { Value } from '../../src/protocol/value.js';

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compileSource } from '../../src/compiler/index.js';
-import { MemHost, call, compile, id, u64, i64, u128, key, bytes, str } from './helpers.js';
+import { MemHost, call, compile, id, u64, i64, u128, key, bytes, str } from '../helpers/vm.js';
 
 function errorsOf(src: string): string[] {
   const r = compileSource(src, 'e.svc');

@@ -12,7 +12,7 @@ import { MAX_NAME_CHARS } from '../../src/protocol/identifiers.js';
 import { deployableBodyBytes } from '../../src/protocol/contract.js';
 import { MAX_BODY_BYTES, postedBytes } from '../../src/protocol/limits.js';
 import { buildDeploy, walletFromSecret, networkOf } from '../../src/client/index.js';
-import { MemHost, call, compile, id, u64, i64, u128, key, hex, fromHex } from './helpers.js';
+import { MemHost, call, compile, id, u64, i64, u128, key, hex, fromHex } from '../helpers/vm.js';
 
 function errorsOf(src: string): string[] {
   const r = compileSource(src, 'e.svc');

@@ -10,7 +10,7 @@ import { compileSource, formatCompileError } from '../../src/compiler/index.js';
 import { codeHash } from '../../src/protocol/contract.js';
 import { taggedHash, toHex } from '../../src/protocol/hash.js';
 import { repoRoot } from '../helpers/paths.js';
-import { MemHost, call, compile, id, u64, i64, serialize } from './helpers.js';
+import { MemHost, call, compile, id, u64, i64, serialize } from '../helpers/vm.js';
 
 const EX = ['token', 'nft', 'market', 'swap'];
 

@@ -4,8 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
-import type { NodeProcess } from '../helpers/node-process.js';
-import { startDevnetNode, nodeStatus } from '../helpers/devnet-node.js';
+import type { NodeProcess } from './node-process.js';
+import { startDevnetNode, nodeStatus } from './devnet-node.js';
 import type { GossipCounters, DivergenceReport } from '../../src/messages.js';
 
 /**

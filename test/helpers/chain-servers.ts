@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fixturesDir } from '../helpers/paths.js';
+import { fixturesDir } from './paths.js';
 
 export const esploraDir = join(fixturesDir, 'esplora');
 

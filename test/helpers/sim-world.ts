@@ -11,19 +11,19 @@
  * peer that read its blocks would.
  */
 import { Transaction } from 'bitcoinjs-lib';
-import { NodeError } from '../../../src/errors.js';
-import type { ChainSource } from '../../../src/chain/esplora-client.js';
-import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../../src/protocol/bitcoin.js';
-import { merkleBranches, merkleRootOf } from '../../../src/protocol/merkle-branch.js';
-import type { Evidence, Inclusion, SpentBy } from '../../../src/protocol/evidence.js';
-import type { HeaderRow, HeaderSource } from '../../../src/chain/header-follower.js';
-import type { CallEnvelope } from '../../../src/protocol/envelope.js';
-import { sha256, toHex } from '../../../src/protocol/hash.js';
-import { callStampScript, deployStampScript } from '../../../src/protocol/stamp.js';
-import { codeHash, contractId as deriveContractId } from '../../../src/protocol/contract.js';
-import type { Value } from '../../../src/protocol/value.js';
-import type { CallRecord, ContractRecord } from '../../../src/records.js';
-import { pendingCallRecord, unsignedCall } from '../../../bench/lib/ledger-fixture.js';
+import { NodeError } from '../../src/errors.js';
+import type { ChainSource } from '../../src/chain/esplora-client.js';
+import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../src/protocol/bitcoin.js';
+import { merkleBranches, merkleRootOf } from '../../src/protocol/merkle-branch.js';
+import type { Evidence, Inclusion, SpentBy } from '../../src/protocol/evidence.js';
+import type { HeaderRow, HeaderSource } from '../../src/chain/header-follower.js';
+import type { CallEnvelope } from '../../src/protocol/envelope.js';
+import { sha256, toHex } from '../../src/protocol/hash.js';
+import { callStampScript, deployStampScript } from '../../src/protocol/stamp.js';
+import { codeHash, contractId as deriveContractId } from '../../src/protocol/contract.js';
+import type { Value } from '../../src/protocol/value.js';
+import type { CallRecord, ContractRecord } from '../../src/records.js';
+import { pendingCallRecord, unsignedCall } from './ledger-fixture.js';
 
 /** Bitcoin Core's regtest genesis: the devnet's too, so activation applies as on a devnet. */
 export const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';

@@ -6,7 +6,7 @@ import type { CompiledArtifact as Artifact } from '../../src/protocol/contract.j
 import { execute } from '../../src/vm/execute.js';
 import type { ExecContext, ExecResult, TraceHook } from '../../src/vm/types.js';
 import type { Value } from '../../src/protocol/value.js';
-import { repoRoot } from '../helpers/paths.js';
+import { repoRoot } from './paths.js';
 import { MemHost } from '../../src/vm/mem-host.js';
 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');

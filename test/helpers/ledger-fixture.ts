@@ -17,7 +17,7 @@ import { taggedHash, Tags, toHex, sha256 } from '../../src/protocol/hash.js';
 import { callStampScript, deployStampScript, findStamp } from '../../src/protocol/stamp.js';
 import { codeHash, contractId as deriveId } from '../../src/protocol/contract.js';
 import { logger } from '../../src/log.js';
-import { threadCpuNs } from '../harness.js';
+import { threadCpuNs } from '../../bench/harness.js';
 import type { Value } from '../../src/protocol/value.js';
 import { txPartsOf, type BlockInput, type CallRecord, type ContractRecord } from '../../src/records.js';
 
