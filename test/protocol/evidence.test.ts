@@ -21,14 +21,14 @@ import {
   stripWitness,
   type Evidence,
   type Inclusion,
-} from '../src/protocol/evidence.js';
-import { MAX_BRANCH_DEPTH, merkleBranch } from '../src/protocol/merkle-branch.js';
-import { checkCallBinding } from '../src/protocol/binding.js';
-import { internalBytes } from '../src/protocol/bitcoin.js';
-import { NodeError } from '../src/errors.js';
-import { fixtureText } from './helpers/chain-servers.js';
-import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from './helpers/evidence-chain.js';
-import { bytesAsHex, evidenceArb } from './helpers/evidence-arb.js';
+} from '../../src/protocol/evidence.js';
+import { MAX_BRANCH_DEPTH, merkleBranch } from '../../src/protocol/merkle-branch.js';
+import { checkCallBinding } from '../../src/protocol/binding.js';
+import { internalBytes } from '../../src/protocol/bitcoin.js';
+import { NodeError } from '../../src/errors.js';
+import { fixtureText } from '../helpers/chain-servers.js';
+import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from '../helpers/evidence-chain.js';
+import { bytesAsHex, evidenceArb } from '../helpers/evidence-arb.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const txBytes = (txid: string): Uint8Array => new Uint8Array(Buffer.from(fixtureText(`bodies/tx/${txid}.hex.txt`).trim(), 'hex'));

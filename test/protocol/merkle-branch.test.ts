@@ -7,12 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleBranches, merkleRoot, merkleRootOf } from '../src/protocol/merkle-branch.js';
-import { internalBytes, parseRawBlock } from '../src/protocol/bitcoin.js';
-import { parseHeader80 } from '../src/protocol/headers.js';
-import { DevnetChain } from '../src/devnet/chain.js';
+import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleBranches, merkleRoot, merkleRootOf } from '../../src/protocol/merkle-branch.js';
+import { internalBytes, parseRawBlock } from '../../src/protocol/bitcoin.js';
+import { parseHeader80 } from '../../src/protocol/headers.js';
+import { DevnetChain } from '../../src/devnet/chain.js';
 import * as bitcoin from 'bitcoinjs-lib';
-import { fixtureText } from './helpers/chain-servers.js';
+import { fixtureText } from '../helpers/chain-servers.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const headerOf = (hash: string) => parseHeader80(Buffer.from(fixtureText(`bodies/block/${hash}.header.txt`).trim(), 'hex'));
