@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
-import { fixturesDir } from './helpers/paths.js';
-import { compileFile } from './helpers/vm.js';
+import { fixturesDir } from '../helpers/paths.js';
+import { compileFile } from '../helpers/vm.js';
 import {
   buildCall,
   buildCallAnchor,
@@ -21,7 +21,7 @@ import {
   argsFromText,
   findFunction,
   encodeFieldArg,
-} from '../src/client/index.js';
+} from '../../src/client/index.js';
 import {
   findStamp,
   checkCallBinding,
@@ -33,7 +33,7 @@ import {
   parseHex,
   spendsOutpoint,
   callStampScript,
-} from '../src/protocol/index.js';
+} from '../../src/protocol/index.js';
 
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
 const abi = contract.artifact.abi as unknown[];

@@ -8,12 +8,12 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ClientError, NodeClient, verifyCallProof, type CallStatus } from '../src/client/index.js';
-import { callProofJson, type CallProofJson, type Evidence } from '../src/protocol/evidence.js';
-import { envelopeHash, toHex } from '../src/protocol/index.js';
-import { headerHash } from '../src/protocol/headers.js';
-import { SpecChecker } from './helpers/openapi-check.js';
-import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from './helpers/evidence-chain.js';
+import { ClientError, NodeClient, verifyCallProof, type CallStatus } from '../../src/client/index.js';
+import { callProofJson, type CallProofJson, type Evidence } from '../../src/protocol/evidence.js';
+import { envelopeHash, toHex } from '../../src/protocol/index.js';
+import { headerHash } from '../../src/protocol/headers.js';
+import { SpecChecker } from '../helpers/openapi-check.js';
+import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from '../helpers/evidence-chain.js';
 
 let world: EvidenceWorld;
 let executed: { status: CallStatus; proof: CallProofJson };

@@ -3,11 +3,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fixturesDir } from './helpers/paths.js';
-import { compileFile } from './helpers/vm.js';
-import { startFake, deadUrl } from './helpers/fake-endpoints.js';
+import { fixturesDir } from '../helpers/paths.js';
+import { compileFile } from '../helpers/vm.js';
+import { startFake, deadUrl } from '../helpers/fake-endpoints.js';
 import { Transaction } from 'bitcoinjs-lib';
-import { SvcClient, walletFromSecret, networkOf, ClientError, NodeClient, EsploraClient } from '../src/client/index.js';
+import { SvcClient, walletFromSecret, networkOf, ClientError, NodeClient, EsploraClient } from '../../src/client/index.js';
 import {
   decodePayload,
   decodeEnvelope,
@@ -19,7 +19,7 @@ import {
   parseHex,
   toHex,
   xOnlyPublicKey,
-} from '../src/protocol/index.js';
+} from '../../src/protocol/index.js';
 
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
 const wallet = walletFromSecret(new Uint8Array(32).fill(0x33), 'p2tr', networkOf('regtest'));
