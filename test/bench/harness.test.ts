@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { linearFit } from '../bench/harness.js';
+import { linearFit } from '../../bench/harness.js';
 
 const close = (a: number, b: number, eps = 1e-9): void => assert.ok(Math.abs(a - b) <= eps, `${a} is not within ${eps} of ${b}`);
 
