@@ -4,9 +4,9 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startNode, type NodeProcess } from '../helpers/node-process.js';
+import { startNode, type NodeProcess } from '../../helpers/node-process.js';
 import { FeedClient } from './feed-client.js';
-import { MAX_FRAME_BYTES, MAX_SUBSCRIPTIONS } from '../../src/rest/stream/protocol.js';
+import { MAX_FRAME_BYTES, MAX_SUBSCRIPTIONS } from '../../../src/rest/stream/protocol.js';
 
 let node: NodeProcess;
 const CONTRACT = 'ab'.repeat(32);

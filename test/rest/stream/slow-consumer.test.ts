@@ -6,17 +6,17 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
-import type { NodeProcess } from '../helpers/node-process.js';
-import type { SvcClient } from '../../src/client/sdk.js';
-import { NodeClient } from '../../src/client/node.js';
-import type { StreamMessage } from '../../src/client/stream.js';
-import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
-import { decodeCursor } from '../../src/protocol/cursor.js';
+import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
+import type { NodeProcess } from '../../helpers/node-process.js';
+import type { SvcClient } from '../../../src/client/sdk.js';
+import { NodeClient } from '../../../src/client/node.js';
+import type { StreamMessage } from '../../../src/client/stream.js';
+import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil } from '../../helpers/devnet-node.js';
+import { decodeCursor } from '../../../src/protocol/cursor.js';
 
 /** A cursor's position as text (cursors also carry their branch's block tags). */
 const at = (cursor: string): string => decodeCursor(cursor).pos.join(':');
-import { CLOSE_SLOW_CONSUMER, MAX_BUFFERED_BYTES, MAX_SUBSCRIPTIONS } from '../../src/rest/stream/protocol.js';
+import { CLOSE_SLOW_CONSUMER, MAX_BUFFERED_BYTES, MAX_SUBSCRIPTIONS } from '../../../src/rest/stream/protocol.js';
 import { FeedClient, applied } from './feed-client.js';
 
 let devnet: DevnetChainHandle;

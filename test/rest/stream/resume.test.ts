@@ -7,12 +7,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
-import type { NodeProcess } from '../helpers/node-process.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import type { SvcClient } from '../../src/client/sdk.js';
-import { client, compileFixture, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { decodeCursor, encodeCursor } from '../../src/protocol/cursor.js';
+import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
+import type { NodeProcess } from '../../helpers/node-process.js';
+import type { Artifact } from '../../../src/protocol/contract.js';
+import type { SvcClient } from '../../../src/client/sdk.js';
+import { client, compileFixture, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../../helpers/devnet-node.js';
+import { decodeCursor, encodeCursor } from '../../../src/protocol/cursor.js';
 import { FeedClient, applied } from './feed-client.js';
 
 let devnet: DevnetChainHandle;

@@ -6,12 +6,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
-import type { NodeProcess } from '../helpers/node-process.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import type { SvcClient } from '../../src/client/sdk.js';
-import { client, compileFixture, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { decodeCursor } from '../../src/protocol/cursor.js';
+import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
+import type { NodeProcess } from '../../helpers/node-process.js';
+import type { Artifact } from '../../../src/protocol/contract.js';
+import type { SvcClient } from '../../../src/client/sdk.js';
+import { client, compileFixture, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../../helpers/devnet-node.js';
+import { decodeCursor } from '../../../src/protocol/cursor.js';
 import { FeedClient, applied, type FeedMessage } from './feed-client.js';
 
 let devnet: DevnetChainHandle;
@@ -222,7 +222,7 @@ for (const depth of [1, 6]) {
 }
 
 test('svc events CONTRACT --follow prints the history, then new events as they are mined', async () => {
-  const { run } = await import('../../src/cli/run.js');
+  const { run } = await import('../../../src/cli/run.js');
   const lines: string[] = [];
   const stop = new AbortController();
   let wake: (() => void) | null = null;
