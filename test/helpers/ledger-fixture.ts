@@ -2,12 +2,12 @@
  * Builds real protocol inputs for the writer's ledger without a network: envelopes,
  * anchoring transactions (bitcoinjs) that carry the call stamp and spend the named
  * outpoint, and block inputs. Signatures are placeholders: the ledger applies payloads
- * that intake already verified, and these benchmarks measure application.
+ * that intake already verified. Shared by the writer's tests and the ledger benchmarks
+ * (bench/core.bench.ts and others), which measure application.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Transaction } from 'bitcoinjs-lib';
 import { Db } from '../../src/writer/db.js';
 import { Ledger } from '../../src/writer/ledger/index.js';
@@ -18,10 +18,11 @@ import { callStampScript, deployStampScript, findStamp } from '../../src/protoco
 import { codeHash, contractId as deriveId } from '../../src/protocol/contract.js';
 import { logger } from '../../src/log.js';
 import { threadCpuNs } from '../../bench/harness.js';
+import { repoRoot } from './paths.js';
 import type { Value } from '../../src/protocol/value.js';
 import { txPartsOf, type BlockInput, type CallRecord, type ContractRecord } from '../../src/records.js';
 
-export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+export { repoRoot };
 
 export function compileContract(rel: string): ReturnType<typeof compileSource> & { ok: true } {
   const file = join(repoRoot, rel);
