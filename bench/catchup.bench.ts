@@ -28,7 +28,7 @@ import { walletFromSecret, networkOf } from '../src/client/wallet.js';
 import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
 import { sha256 } from '../src/protocol/hash.js';
 import { figure, stat, type Figure } from './harness.js';
-import { compileContract, repoRoot } from './lib/ledger-fixture.js';
+import { compileContract, repoRoot } from '../test/helpers/ledger-fixture.js';
 import type { FetchBlocksJob } from './lib/fetch-blocks-worker.js';
 import { fanOut, type Coin } from './lib/bank-calls.js';
 

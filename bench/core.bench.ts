@@ -10,7 +10,7 @@ import { verifyArtifact } from '../src/vm/verifier.js';
 import type { Host, Program } from '../src/vm/types.js';
 import type { Value } from '../src/protocol/value.js';
 import { figure, measureCpuRate, measureRate, stat, threadCpuNs, type Figure } from './harness.js';
-import { LedgerBench, compileContract, id32 } from './lib/ledger-fixture.js';
+import { LedgerBench, compileContract, id32 } from '../test/helpers/ledger-fixture.js';
 import { StateTree } from '../src/state/state-tree.js';
 
 /** A block of this many transfers: a busy block of small contract calls. */

@@ -38,10 +38,10 @@ import * as ecc from 'tiny-secp256k1';
 import { DevnetChain, DevnetEndpoint, type DevnetCounters, type PublicModeOptions } from '../src/devnet/chain-server.js';
 import { sha256 } from '../src/protocol/hash.js';
 import { figure, measureRate, stat, type Figure, type Stat } from './harness.js';
-import { repoRoot } from './lib/ledger-fixture.js';
+import { repoRoot } from '../test/helpers/ledger-fixture.js';
 import { BankCalls, type CallBody } from './lib/bank-calls.js';
 import { startNode, type NodeProcess } from '../test/helpers/node-process.js';
-import { freePort, gossipEnv } from '../test/gossip/helpers.js';
+import { freePort, gossipEnv } from '../test/helpers/gossip.js';
 
 const exec = promisify(execFile);
 const env = (name: string, dflt: number): number => Number(process.env[name] ?? dflt);

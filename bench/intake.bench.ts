@@ -19,7 +19,7 @@ import { walletFromSecret, networkOf } from '../src/client/wallet.js';
 import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
 import { sha256, toHex } from '../src/protocol/hash.js';
 import { figure, measureRate, stat, type Figure } from './harness.js';
-import { compileContract, repoRoot } from './lib/ledger-fixture.js';
+import { compileContract, repoRoot } from '../test/helpers/ledger-fixture.js';
 import { spawn } from 'node:child_process';
 
 const exec = promisify(execFile);

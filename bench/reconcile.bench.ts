@@ -7,7 +7,7 @@
  *
  * In process, on the writer's per-contract index (src/writer/peer-queries.ts) and the
  * asking side's algorithm (src/gossip/reconcile.ts), every remote question and answer
- * through the real wire format (bench/lib/reconcile-wire.ts: SignedRequest encoded,
+ * through the real wire format (test/helpers/reconcile-wire.ts: SignedRequest encoded,
  * signed, verified, decoded; the answer encoded and decoded); the payload transfers
  * counted the same way. Payload bodies are the size of a real call
  * envelope of the counter fixture.
@@ -24,7 +24,7 @@ import { ContractIndex } from '../src/writer/peer-queries.js';
 import { reconcile } from '../src/gossip/reconcile.js';
 import { buildCall } from '../src/client/sdk.js';
 import { compileFixture, testWallet } from '../test/helpers/devnet-node.js';
-import { fetchOverWire, localAsker, newTally, pushOverWire, remoteAsker, type WireTally } from './lib/reconcile-wire.js';
+import { fetchOverWire, localAsker, newTally, pushOverWire, remoteAsker, type WireTally } from '../test/helpers/reconcile-wire.js';
 import type { WirePayload } from '../src/messages.js';
 
 const N = Number(process.env['RECONCILE_BENCH_PAYLOADS'] ?? 1_000_000);

@@ -59,8 +59,15 @@ function startsProcess(file, path = new Set()) {
 const SWEEPS = ['sim/'];
 const isUnit = (f) => !SWEEPS.some((d) => relative(testRoot, f).startsWith(d)) && !startsProcess(f);
 
+// A compiled test whose source is gone (moved or deleted since dist/ was built) would run
+// as a stale copy beside its new self: left out, and said once.
+const hasSource = (f) => existsSync(join(root, 'test', relative(testRoot, f)).replace(/\.js$/, '.ts'));
+const compiled = walk(testRoot);
+const stale = compiled.filter((f) => !hasSource(f));
+if (stale.length > 0) console.error(`# left out ${stale.length} compiled test files whose source is gone (rm -rf dist/test to clear them): ${stale.map((f) => relative(testRoot, f)).join(' ')}`);
 const matches = (rel, s) => (s.startsWith('=') ? rel === s.slice(1) : rel.includes(s));
-const files = walk(testRoot)
+const files = compiled
+  .filter(hasSource)
   .filter((f) => filters.length === 0 || filters.some((s) => matches(relative(testRoot, f), s)))
   .filter((f) => !unitOnly || isUnit(f));
 if (files.length === 0) {

@@ -11,7 +11,7 @@ import { buildCallAnchor, buildDeploy, type BuiltDeploy } from '../../src/client
 import { walletFromSecret, networkOf, type Wallet } from '../../src/client/wallet.js';
 import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../../src/protocol/envelope.js';
 import { sha256 } from '../../src/protocol/hash.js';
-import { compileContract } from './ledger-fixture.js';
+import { compileContract } from '../../test/helpers/ledger-fixture.js';
 
 export interface Coin {
   txid: string;

@@ -31,7 +31,7 @@ import { configureLogging } from '../../src/log.js';
 import { encodeEnvelope } from '../../src/protocol/envelope.js';
 import type { Value } from '../../src/protocol/value.js';
 import type { Ledger } from '../../src/writer/ledger/index.js';
-import { LedgerBench, compileContract, id32 } from './ledger-fixture.js';
+import { LedgerBench, compileContract, id32 } from '../../test/helpers/ledger-fixture.js';
 import type { GrowthResult, Mem } from './growth.js';
 
 configureLogging({ filter: 'warn', sink: (l) => process.stderr.write(l + '\n') });

@@ -13,7 +13,7 @@
  *     forms and surrogates);
  *   - it has no size limit and reports no offsets.
  * The reader also runs ~40x faster (CEILINGS.md row 04) and gives every error a field
- * name and byte offset. test/protocol-envelope.test.ts checks it against borsh on random
+ * name and byte offset. test/protocol/envelope.test.ts checks it against borsh on random
  * envelopes, and that each laxness above is refused.
  */
 import { serialize as borshSerialize, type Schema } from 'borsh';

@@ -5,7 +5,7 @@ import { NodeError } from '../../src/errors.js';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
 import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import { REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';
-import { spend, wallet } from './txbuilder.js';
+import { spend, wallet } from '../helpers/txbuilder.js';
 
 let dn: DevnetChainHandle;
 let c: EsploraClient;

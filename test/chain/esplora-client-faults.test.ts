@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeError } from '../../src/errors.js';
 import { EsploraClient, parseRetryAfter, type EsploraClientOptions } from '../../src/chain/esplora-client.js';
-import { entryBody, listen, manifest, type Listening } from './servers.js';
+import { entryBody, listen, manifest, type Listening } from '../helpers/chain-servers.js';
 
 type Behaviour = (req: IncomingMessage, res: ServerResponse) => void;
 /** Per path, a queue of behaviours; the last one repeats. */

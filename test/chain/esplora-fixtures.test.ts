@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { NodeError } from '../../src/errors.js';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
 import { merkleRootOfTxids, parseTxHex } from '../../src/protocol/bitcoin.js';
-import { entryBody, fixtureText, manifest, startFixtureServer, type Listening } from './servers.js';
+import { entryBody, fixtureText, manifest, startFixtureServer, type Listening } from '../helpers/chain-servers.js';
 
 let srv: Listening;
 let client: EsploraClient;
@@ -153,7 +153,7 @@ test('blocks(): a recorded page is read, each header rebuilt and hashing to its 
 });
 
 test('blocks(): an item whose fields do not hash to its id is an invalid answer', async () => {
-  const { blocksPage, listen } = await import('./servers.js');
+  const { blocksPage, listen } = await import('../helpers/chain-servers.js');
   const page = blocksPage(1) as Record<string, unknown>[];
   page[0] = { ...page[0], nonce: (page[0]!.nonce as number) + 1 };
   const bad = await listen((_q, r) => void r.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(page)));
@@ -169,7 +169,7 @@ test('header() answers the recorded 80 bytes, checked against the hash', async (
 });
 
 test('merkleProof() reads the recorded proofs; they fold to their block headers; unconfirmed or unknown is not_found', async () => {
-  const { foldElectrum } = await import('./merkle-check.js');
+  const { foldElectrum } = await import('../helpers/merkle-check.js');
   const rows = match(/^\/tx\/([0-9a-f]{64})\/merkle-proof$/);
   assert.equal(rows.length, 2);
   for (const { e, m } of rows) {

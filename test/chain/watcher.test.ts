@@ -6,7 +6,7 @@ import { EsploraClient, type ChainSource } from '../../src/chain/esplora-client.
 import { BlockWatcher, ReorgTooDeepError, type BlockRef, type ChainEvent } from '../../src/chain/watcher.js';
 import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import { callStampScript, deployStampScript } from '../../src/protocol/stamp.js';
-import { opReturn, spend, wallet, type Utxo } from './txbuilder.js';
+import { opReturn, spend, wallet, type Utxo } from '../helpers/txbuilder.js';
 
 let dn: DevnetChainHandle;
 let client: EsploraClient;

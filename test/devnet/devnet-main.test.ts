@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers/paths.js';
-import { freePort } from '../gossip/helpers.js';
+import { freePort } from '../helpers/gossip.js';
 import { listenersOn } from '../../src/devnet/instances.js';
 import { probeListen } from '../../src/supervisor/address.js';
 import { CLOSED_OUTPUT_EXIT } from '../../src/closed-output.js';

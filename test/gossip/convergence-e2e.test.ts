@@ -19,7 +19,7 @@ import { buildCall, buildCallAnchor, type SvcClient } from '../../src/client/sdk
 import { toHex } from '../../src/protocol/hash.js';
 import { EsploraClient } from '../../src/client/esplora.js';
 import { client, compileFixture, conflictingSpend, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, waitStatus } from './helpers.js';
+import { freePort, startPeerNode, waitStatus } from '../helpers/gossip.js';
 
 let devnet: DevnetChainHandle;
 const nodes: NodeProcess[] = [];

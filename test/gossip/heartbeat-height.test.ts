@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { PeerClient } from '../../src/gossip/client.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { startDevnet, waitSynced } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, status, urlOf } from './helpers.js';
+import { freePort, startPeerNode, status, urlOf } from '../helpers/gossip.js';
 
 /** Long enough that no heartbeat round runs between the blocks and the questions below. */
 const HEARTBEAT_INTERVAL_S = '600';

@@ -17,7 +17,7 @@ import { PeerClient, RpcFailure } from '../../src/gossip/client.js';
 import { loadPeerClientCtor } from '../../src/gossip/server.js';
 import { encodeBody } from '../../src/gossip/codec.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
-import { freePort, startPeerNode, status, urlOf, waitStatus } from './helpers.js';
+import { freePort, startPeerNode, status, urlOf, waitStatus } from '../helpers/gossip.js';
 
 let devnet: DevnetChainHandle;
 let node: NodeProcess;

@@ -9,7 +9,7 @@ import { startNode, type NodeProcess } from '../helpers/node-process.js';
 import { makeIdentity } from '../../src/gossip/identity.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
-import { freePort, status, urlOf } from './helpers.js';
+import { freePort, status, urlOf } from '../helpers/gossip.js';
 
 const SEED = '5a'.repeat(32);
 

@@ -20,7 +20,7 @@ import type { NodeProcess } from '../helpers/node-process.js';
 import { buildDeploy } from '../../src/client/sdk.js';
 import { client, compileFixture, fund, startDevnet, testWallet } from '../helpers/devnet-node.js';
 import { packageDefinition } from '../../src/gossip/server.js';
-import { freePort, startPeerNode } from './helpers.js';
+import { freePort, startPeerNode } from '../helpers/gossip.js';
 
 // --- a minimal proto3 writer ------------------------------------------------------------
 

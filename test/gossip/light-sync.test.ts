@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { DevnetEndpoint, type DevnetChainHandle, type DevnetCounters } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, getJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, urlOf, waitStatus } from './helpers.js';
+import { freePort, startPeerNode, urlOf, waitStatus } from '../helpers/gossip.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { Signer } from '../../src/gossip/auth.js';
 

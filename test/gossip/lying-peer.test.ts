@@ -28,7 +28,7 @@ import { hashMeetsTarget, parseHeader80 } from '../../src/protocol/headers.js';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, getJson, nodeStatus, startDevnet, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, urlOf, waitCallKnown, waitStatus } from './helpers.js';
+import { freePort, startPeerNode, urlOf, waitCallKnown, waitStatus } from '../helpers/gossip.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 after(async () => {

@@ -13,7 +13,7 @@ import type { NodeProcess } from '../helpers/node-process.js';
 import type { Artifact } from '../../src/protocol/contract.js';
 import type { SvcClient } from '../../src/client/sdk.js';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, status, waitCallKnown, waitStatus } from './helpers.js';
+import { freePort, startPeerNode, status, waitCallKnown, waitStatus } from '../helpers/gossip.js';
 
 let devnet: DevnetChainHandle;
 let A: NodeProcess;

@@ -11,7 +11,7 @@ import { ContractIndex } from '../../src/writer/peer-queries.js';
 import { reconcile, rangeBounds } from '../../src/gossip/reconcile.js';
 import { itemHash, sumFingerprint } from '../../src/protocol/fingerprint.js';
 import { MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
-import { localAsker, newTally, remoteAsker } from '../../bench/lib/reconcile-wire.js';
+import { localAsker, newTally, remoteAsker } from '../helpers/reconcile-wire.js';
 
 const CONTRACT = 'cc'.repeat(32);
 

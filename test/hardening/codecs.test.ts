@@ -19,8 +19,8 @@ import { EsploraClient } from '../../src/chain/esplora-client.js';
 import { parseRawBlock } from '../../src/protocol/bitcoin.js';
 import type { Value } from '../../src/protocol/value.js';
 import { repoRoot, fixturesDir } from '../helpers/paths.js';
-import { MemHost, ctx, id } from '../vm/helpers.js';
-import { entryBody, listen, manifest, type Listening } from '../chain/servers.js';
+import { MemHost, ctx, id } from '../helpers/vm.js';
+import { entryBody, listen, manifest, type Listening } from '../helpers/chain-servers.js';
 
 /** Per property: at most this many cases, and never more than this long. */
 const RUNS = 400;

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, waitCallKnown, waitStatus } from '../gossip/helpers.js';
+import { freePort, startPeerNode, waitCallKnown, waitStatus } from '../helpers/gossip.js';
 import { PEER_SEND_BACKLOG, PEER_SEND_INFLIGHT } from '../../src/gossip/forwarder.js';
 
 const CALLS = 30;

@@ -20,7 +20,7 @@ import type * as protoLoader from '@grpc/proto-loader';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, status, urlOf, waitStatus } from '../gossip/helpers.js';
+import { freePort, startPeerNode, status, urlOf, waitStatus } from '../helpers/gossip.js';
 import { Signer, CLOCK_WINDOW_MS, signingBytes } from '../../src/gossip/auth.js';
 import { encodeBody } from '../../src/gossip/codec.js';
 import { PeerClient } from '../../src/gossip/client.js';
@@ -28,7 +28,7 @@ import { PEER_METHODS, packageDefinition, requestCodec, type PeerMethod } from '
 import { MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
 import { grpcStatusOf, isErrorCode } from '../../src/errors.js';
-import { rssKiB } from './raw-http.js';
+import { rssKiB } from '../helpers/raw-http.js';
 
 /** The node's gossip seed, so the test can sign as the node itself. */
 const SEED = '9a'.repeat(32);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { startNode } from '../helpers/node-process.js';
 import { STALL_BYTES } from '../../src/rest/log-sink.js';
-import { rssKiB } from './raw-http.js';
+import { rssKiB } from '../helpers/raw-http.js';
 
 /** Requests on each of CONNS connections, pipelined: ~10 MB of access log in all (STALL_BYTES is 4 MiB). */
 const CONNS = 20;

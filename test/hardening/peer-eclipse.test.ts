@@ -22,7 +22,7 @@ import type * as protoLoader from '@grpc/proto-loader';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { startDevnet } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, urlOf } from '../gossip/helpers.js';
+import { freePort, startPeerNode, urlOf } from '../helpers/gossip.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { LEARNED_PER_SOURCE } from '../../src/gossip/peers.js';

@@ -14,7 +14,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildCall, buildCallAnchor, type BuiltCall } from '../../src/client/sdk.js';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, status, urlOf } from '../gossip/helpers.js';
+import { freePort, startPeerNode, status, urlOf } from '../helpers/gossip.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
 

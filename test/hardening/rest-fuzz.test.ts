@@ -14,7 +14,7 @@ import { ErrorCode, httpStatusOf } from '../../src/errors.js';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { alive, rawRequest, rssKiB, type RawAnswer } from './raw-http.js';
+import { alive, rawRequest, rssKiB, type RawAnswer } from '../helpers/raw-http.js';
 
 const TOKEN = 'hardening-token-7f3a9c';
 const SEED = '5eed'.repeat(16);

@@ -20,10 +20,10 @@ import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import type { SvcClient } from '../../src/client/sdk.js';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
-import { freePort, startPeerNode, urlOf } from '../gossip/helpers.js';
+import { freePort, startPeerNode, urlOf } from '../helpers/gossip.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
-import { rawRequest, type RawAnswer } from './raw-http.js';
+import { rawRequest, type RawAnswer } from '../helpers/raw-http.js';
 
 const TOKEN = 'saturated-token-41d2';
 /** A queue this short is full at once under the saturating clients. */

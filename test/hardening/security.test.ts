@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode, type NodeProcess } from '../helpers/node-process.js';
-import { rawRequest } from './raw-http.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { ReadCache, CACHE_MAX_ENTRIES, CACHE_MAX_BYTES } from '../../src/rest/read-cache.js';
 import { BoundedCache } from '../../src/chain/cache.js';
 import { RestMetrics } from '../../src/rest/metrics.js';

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { rssKiB } from './raw-http.js';
+import { rssKiB } from '../helpers/raw-http.js';
 
 const SECONDS = Number(process.env['SVC_SOAK_S'] ?? 60);
 /** Calls per second, spread over WALLETS wallets. */

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { buildCall, buildCallAnchor } from '../../src/client/sdk.js';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
 import { killDelays } from '../helpers/crash-pair.js';
-import { freePort, startPeerNode, status, waitStatus } from '../gossip/helpers.js';
+import { freePort, startPeerNode, status, waitStatus } from '../helpers/gossip.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 
 const CYCLES = Number(process.env['SVC_HARDENING_SYNC_CRASH_CYCLES'] ?? 4);

@@ -14,7 +14,7 @@ import type { CallStatus } from '../../src/client/node.js';
 import { buildCall, buildCallAnchor, type BuiltCall } from '../../src/client/sdk.js';
 import { walletFromSecret, type Wallet } from '../../src/client/wallet.js';
 import type { AnchorTx, Utxo } from '../../src/client/anchor.js';
-import { spend, wallet as txWallet } from '../chain/txbuilder.js';
+import { spend, wallet as txWallet } from './txbuilder.js';
 
 const seed = (s: string): Uint8Array => new Uint8Array(createHash('sha256').update(s).digest());
 

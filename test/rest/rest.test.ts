@@ -378,7 +378,7 @@ test('every answer above matches docs/openapi.yaml, and every operation was seen
   const problems = recorded.answers.flatMap((a) => spec.check(a));
   assert.deepEqual(problems, []);
   // The live feed succeeds with a 101 upgrade, which fetch cannot make: a WebSocket client
-  // does (its messages are checked against docs/STREAM.md by test/stream).
+  // does (its messages are checked against docs/STREAM.md by test/rest/stream).
   const upgraded = await new Promise<number>((resolve, reject) => {
     const ws = new WebSocket(url('/v2/stream').replace(/^http/, 'ws'));
     ws.on('upgrade', (res) => resolve(res.statusCode ?? 0));

@@ -20,7 +20,7 @@ import { compileSource } from '../../src/compiler/index.js';
 import { configureLogging } from '../../src/log.js';
 import { fixturesDir } from '../helpers/paths.js';
 import { runSeed } from './lib/run.js';
-import type { Artifact } from './lib/world.js';
+import type { Artifact } from '../helpers/sim-world.js';
 
 /**
  * Seeds per `npm test` run: about 1.2 s each alone on 2 cores since light nodes and lying

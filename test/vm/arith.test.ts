@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Value } from '../../src/protocol/value.js';
 import { encodeStorageValue, decodeStorageValue, fieldKey } from '../../src/vm/storage-layout.js';
-import { MemHost, call, compile, hex, id, serialize } from './helpers.js';
+import { MemHost, call, compile, hex, id, serialize } from '../helpers/vm.js';
 
 type T = 'u64' | 'i64' | 'u128';
 const RANGE: Record<T, [bigint, bigint]> = {

@@ -1,7 +1,7 @@
 /** Bitcoin context built-ins (PROTOCOL section 4) and bytes built-ins, incl. their failures. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemHost, bytes, call, compile, ctx, fromHex, hex, id, serialize, u64 } from './helpers.js';
+import { MemHost, bytes, call, compile, ctx, fromHex, hex, id, serialize, u64 } from '../helpers/vm.js';
 
 const SRC = `contract Ctx {
   pub readonly fn h() -> u64 { return height(); }

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ExecResult } from '../../src/vm/types.js';
-import { MemHost, bool, bytes, call, compileFile, ctx, fromHex, hex, id, key, serialize, str, u128, u64 } from './helpers.js';
+import { MemHost, bool, bytes, call, compileFile, ctx, fromHex, hex, id, key, serialize, str, u128, u64 } from '../helpers/vm.js';
 
 const ok = (r: ExecResult): ExecResult => {
   assert.equal(r.status, 'executed', serialize(r));

@@ -1,7 +1,7 @@
 /** Scenario shared by the main thread and the worker in the determinism test. */
 import { execute } from '../../src/vm/execute.js';
 import type { Program } from '../../src/vm/types.js';
-import { MemHost, compile, ctx, id, key, serialize, u64, load } from './helpers.js';
+import { MemHost, compile, ctx, id, key, serialize, u64, load } from '../helpers/vm.js';
 
 export function runScenario(inner: string, outer: string, host: MemHost, programs?: Program[]): string {
   const I = host.deploy(id(1), programs ? programs[0]! : load(compile(inner)));

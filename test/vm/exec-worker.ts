@@ -2,7 +2,7 @@
  *  from source or received by structured clone (Program is plain data). */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Program } from '../../src/vm/types.js';
-import { MemHost } from './helpers.js';
+import { MemHost } from '../helpers/vm.js';
 import { runScenario } from './exec-worker-lib.js';
 
 const { inner, outer, programs } = workerData as { inner: string; outer: string; programs?: Program[] };

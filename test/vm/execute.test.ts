@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { execute } from '../../src/vm/execute.js';
 import { fieldKey, encodeStorageValue } from '../../src/vm/storage-layout.js';
-import { MemHost, call, compile, ctx, hex, id, key, serialize, u64, str, load } from './helpers.js';
+import { MemHost, call, compile, ctx, hex, id, key, serialize, u64, str, load } from '../helpers/vm.js';
 
 const INNER = `contract Inner {
   field v: u64;

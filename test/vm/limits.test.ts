@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LIMITS } from '../../src/vm/isa.js';
 import type { ExecResult } from '../../src/vm/types.js';
-import { MemHost, bytes, call, compile, id, key, serialize, u64 } from './helpers.js';
+import { MemHost, bytes, call, compile, id, key, serialize, u64 } from '../helpers/vm.js';
 
 const SRC = `
 contract Limits {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { fieldKey, encodeStorageValue, decodeStorageValue, defaultValue, isDefaultValue } from '../../src/vm/storage-layout.js';
 import type { AbiEntry } from '../../src/vm/types.js';
 import type { Value } from '../../src/protocol/value.js';
-import { hex } from './helpers.js';
+import { hex } from '../helpers/vm.js';
 
 const abi: AbiEntry[] = [
   { type: 'field', name: 'supply', key: null, value: 'u128' },

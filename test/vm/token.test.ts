@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemHost, serialize, bytes, call, compileFile, ctx, fromHex, id, key, u128, u64 } from './helpers.js';
+import { MemHost, serialize, bytes, call, compileFile, ctx, fromHex, id, key, u128, u64 } from '../helpers/vm.js';
 
 const tx = (n: number): Uint8Array => fromHex(n.toString(16).padStart(2, '0').repeat(32));
 const op = (t: Uint8Array, v: number): Uint8Array => {

@@ -10,7 +10,7 @@ import { verifyArtifact } from '../../src/vm/verifier.js';
 import { disassemble } from '../../src/vm/disasm.js';
 import { defaultValue } from '../../src/vm/storage-layout.js';
 import type { ValueType } from '../../src/protocol/value.js';
-import { MemHost, compileFile, ctx, fromHex, id } from './helpers.js';
+import { MemHost, compileFile, ctx, fromHex, id } from '../helpers/vm.js';
 
 const u16 = (x: number): number[] => [x & 0xff, x >> 8];
 const u32 = (x: number): number[] => [x & 0xff, (x >> 8) & 0xff, (x >> 16) & 0xff, (x >>> 24) & 0xff];

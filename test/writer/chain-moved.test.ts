@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { NodeError } from '../../src/errors.js';
 import { logger } from '../../src/log.js';
 import { Writer } from '../../src/writer/writer.js';
-import { REGTEST_GENESIS, Rng, World } from '../sim/lib/world.js';
+import { REGTEST_GENESIS, Rng, World } from '../helpers/sim-world.js';
 
 test('an update built on a tip that moved is refused chain_moved (retryable) and changes nothing', async () => {
   const world = new World(new Rng(11), 11);

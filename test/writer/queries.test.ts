@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
+import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { Writer } from '../../src/writer/writer.js';
 import { WriterQueries } from '../../src/writer/queries.js';
 import { toHex } from '../../src/protocol/hash.js';

@@ -9,7 +9,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LedgerBench, compileContract, id32 } from '../../bench/lib/ledger-fixture.js';
+import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { BUCKETS, DERIVED_BUCKETS, RETIRED_BUCKET_IDS, bucketOf, evidence, evidenceAt, headers, type BucketName } from '../../src/writer/store/index.js';
 import type { Db } from '../../src/writer/db.js';
 import type { Value } from '../../src/protocol/value.js';

@@ -16,7 +16,7 @@ import { NodeError } from '../../src/errors.js';
 import { logger } from '../../src/log.js';
 import { Writer } from '../../src/writer/writer.js';
 import { fixturesDir } from '../helpers/paths.js';
-import { REGTEST_GENESIS, Rng, World, type Artifact } from '../sim/lib/world.js';
+import { REGTEST_GENESIS, Rng, World, type Artifact } from '../helpers/sim-world.js';
 
 test('takeEvidence refuses a spender that does not spend the call\'s outpoint (bad_evidence) and drops the call on the one that does', async () => {
   const file = join(fixturesDir, 'contracts', 'counter.svc');

@@ -10,7 +10,7 @@
  */
 import { Transaction } from 'bitcoinjs-lib';
 import type { Evidence, Inclusion } from '../../../src/protocol/evidence.js';
-import { headerOf, outpointOf, type Payload, type Rng, type World } from './world.js';
+import { headerOf, outpointOf, type Payload, type Rng, type World } from '../../helpers/sim-world.js';
 
 export interface EvidenceLie {
   label: string;

@@ -14,7 +14,7 @@ import { envelopeHash } from '../../../src/protocol/envelope.js';
 import { execute } from '../../../src/vm/execute.js';
 import { verifyArtifact } from '../../../src/vm/verifier.js';
 import type { Program } from '../../../src/vm/types.js';
-import { outpointOf, type Payload, type SimBlock } from './world.js';
+import { outpointOf, type Payload, type SimBlock } from '../../helpers/sim-world.js';
 
 export interface ModelCall {
   status: 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';

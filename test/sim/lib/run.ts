@@ -39,7 +39,7 @@ import { refusalIsRetryable, repeatOrConflict } from '../../../src/protocol/rule
 import type { OutpointCheck } from '../../../src/messages.js';
 import { runModel } from './model.js';
 import { statusBody } from '../../../src/records.js';
-import { REGTEST_GENESIS, Rng, World, type Artifact, type Payload } from './world.js';
+import { REGTEST_GENESIS, Rng, World, type Artifact, type Payload } from '../../helpers/sim-world.js';
 import { forgeEvidence, forgeHeaders } from './lies.js';
 
 export interface SimOptions {
