@@ -10,11 +10,11 @@
  *   instruction (out_of_instructions once the budget is spent); 2. fetch the opcode at pc;
  *   3. advance pc to the next instruction; 4. the trace hook, when one is given; 5. the
  *   opcode's handler (handlers.ts: one per opcode, in a table by opcode byte), which may jump,
- *   enter or leave a frame, or halt. The hottest opcodes (constants, locals, jumps, the loop
- *   and unsigned add/sub/mul on numbers) have a fast path in the loop itself that does what
- *   their handler does without a call; when it does not apply (e.g. a sum past 2^53-1) the
- *   handler runs. A traced call takes no fast path: every step runs its handler, and the
- *   tests compare traced and untraced calls result for result.
+ *   enter or leave a frame, or halt. The hottest opcodes (constants, locals, jumps, the
+ *   loop, comparisons, unsigned add/sub/mul on numbers) have a fast path in the loop itself
+ *   that does what their handler does without a call; when it does not apply (e.g. a sum past
+ *   2^53-1) the handler runs. A traced call takes no fast path: every step runs its handler,
+ *   and the tests compare traced and untraced calls result for result.
  * - Contract failures are Halt objects caught here and returned as results; any other thrown
  *   error is a bug and propagates.
  * - Integers: JS number when |v| <= 2^53-1, bigint beyond (canonical). Fast paths stay in
@@ -277,6 +277,10 @@ export class Machine {
               st[--sp - 1] = a * b;
               continue;
             }
+            case OP.LT: { const b = st[--sp]!; st[sp - 1] = st[sp - 1]! < b; continue; }
+            case OP.LE: { const b = st[--sp]!; st[sp - 1] = st[sp - 1]! <= b; continue; }
+            case OP.GT: { const b = st[--sp]!; st[sp - 1] = st[sp - 1]! > b; continue; }
+            case OP.GE: { const b = st[--sp]!; st[sp - 1] = st[sp - 1]! >= b; continue; }
           }
         } else {
           trace({ depth: this.fProg.length + 1, contractId: this.cs.id, pc: cur, op: OPINFO[op]!.name, stack: st.slice(0, sp) });

@@ -101,7 +101,7 @@ test('bytes handlers: EQ by content, OUTPOINT big-endian vout, TOKEY and CONCAT 
 });
 
 // ---- the loop's fast paths against the handlers ----------------------------------------------
-const FAST_PATH_OPS = ['CONST', 'LOAD', 'STORE', 'JMP', 'JMPF', 'LOOP', 'ADD_U64', 'SUB_U64', 'MUL_U64', 'ADD_U128', 'SUB_U128', 'MUL_U128'];
+const FAST_PATH_OPS = ['CONST', 'LOAD', 'STORE', 'JMP', 'JMPF', 'LOOP', 'ADD_U64', 'SUB_U64', 'MUL_U64', 'ADD_U128', 'SUB_U128', 'MUL_U128', 'LT', 'LE', 'GT', 'GE'];
 
 const P53 = 2n ** 53n;
 const EDGES: Record<'u64' | 'u128', bigint[]> = {
@@ -113,7 +113,12 @@ const SRC = `contract Fast {
   pub readonly fn add_${t}(a: ${t}, b: ${t}) -> ${t} { return a + b; }
   pub readonly fn sub_${t}(a: ${t}, b: ${t}) -> ${t} { return a - b; }
   pub readonly fn mul_${t}(a: ${t}, b: ${t}) -> ${t} { return a * b; }
-  pub readonly fn same_${t}(a: ${t}, b: ${t}, sum: ${t}, product: ${t}) -> bool { return a + b == sum && a * b == product; }`).join('\n  ')}
+  pub readonly fn same_${t}(a: ${t}, b: ${t}, sum: ${t}, product: ${t}) -> bool { return a + b == sum && a * b == product; }
+  pub readonly fn cmp_${t}(a: ${t}, b: ${t}) -> u64 {
+    let r: u64 = 0;
+    if a < b { r = r + 1; } if a <= b { r = r + 2; } if a > b { r = r + 4; } if a >= b { r = r + 8; }
+    return r;
+  }`).join('\n  ')}
   pub readonly fn count() -> u64 { let s: u64 = 0; for i in 0..7 { s = s + 1; } return s; }
   pub readonly fn spin(n: u64, limit: u64) -> u64 {
     let s: u64 = 0;
@@ -143,6 +148,8 @@ test('the fast paths give the handlers\' results, codes and instruction counts, 
         assert.equal(both(`sub_${t}`, args), fits(a - b));
         assert.equal(both(`mul_${t}`, args), fits(a * b));
         both(`ops_${t}`, args);
+        const order = (a < b ? 1 : 0) + (a <= b ? 2 : 0) + (a > b ? 4 : 0) + (a >= b ? 8 : 0);
+        assert.equal(both(`cmp_${t}`, args), String(order), `${a} against ${b}`);
         // a result is canonical (a bigint exactly when past 2^53-1), so == against the exact value holds
         if (a + b <= max && a * b <= max) assert.equal(both(`same_${t}`, [...args, { type: t, value: a + b }, { type: t, value: a * b }]), 'true');
       }
