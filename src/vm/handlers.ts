@@ -381,7 +381,7 @@ function outpoint(m: Machine): void {
   out[32] = v >>> 24; out[33] = v >>> 16; out[34] = v >>> 8; out[35] = v;
   st[m.sp - 1] = out;
 }
-/** TOBYTES: the same bytes, now typed bytes (a key, a string's bytes are already Uint8Array). */
+/** TOBYTES: a key as bytes: the same Uint8Array; only its type (the verifier's) changes. */
 function tobytes(): void {}
 /** INTBYTES t: the storage layout's encoding: 8 or 16 bytes big-endian, i64 two's complement. */
 function intbytes(m: Machine, cur: number): void {
