@@ -11,7 +11,7 @@ import { compileSource } from '../src/compiler/index.js';
 import { execute } from '../src/vm/execute.js';
 import type { ExecContext, Host, Program } from '../src/vm/types.js';
 import { verifyArtifact } from '../src/vm/verifier.js';
-import { arith } from '../src/vm/execute.js';
+import { arith } from '../src/vm/handlers.js';
 import { OP } from '../src/vm/isa.js';
 import { figure, measureRate, type Figure } from './harness.js';
 

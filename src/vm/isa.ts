@@ -1,7 +1,8 @@
 /**
  * Instruction set of the SVC VM. One table per concern keyed by opcode byte (STYLE.md,
  * ethereumjs): name and operand layout here; typing rules in verifier.ts; handlers in
- * execute.ts. Every byte not listed is an unknown opcode and is rejected by the verifier.
+ * handlers.ts (run by the loop in execute.ts). Every byte not listed is an unknown opcode and
+ * is rejected by the verifier.
  *
  * Encoding: one opcode byte, then little-endian operands. FUNC is the only
  * variable-length instruction: FUNC flags:u8 nparams:u8 nlocals:u8 ret:u8 param_types:u8*nparams.
