@@ -11,7 +11,7 @@ import { Halt } from '../../src/vm/halt.js';
 import { HANDLERS, STACK, unverified } from '../../src/vm/handlers.js';
 import { OP, OPINFO } from '../../src/vm/isa.js';
 import type { RtValue } from '../../src/vm/types.js';
-import { MemHost, compile, ctx, id, serialize } from './helpers.js';
+import { MemHost, compile, ctx, id, serialize } from '../helpers/vm.js';
 
 test('every opcode of the ISA has exactly one handler; every other byte reaches only the bug handler', () => {
   assert.equal(HANDLERS.length, 256);
