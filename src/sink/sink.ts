@@ -53,15 +53,16 @@ const ROWS_HIGH = 200_000;
  * block alone). A long catch-up then commits every 10,000 rows, a fraction of a second of
  * COPY: a crash loses at most that, `through_height` on the primary and its replicas moves
  * steadily, and a transaction's memory and WAL stay bounded. The fixed cost per
- * transaction (up to eight statements) is about 1% of its rows' COPY (bench/sink.bench.ts
+ * transaction (four round trips) is well under 1% of its rows' COPY (bench/sink.bench.ts
  * measures the catch-up with it against one COPY of all rows).
  */
 export const TXN_ROWS = 10_000;
 /**
- * A transaction with fewer events than this sends them as INSERT literals in its one
- * statement text (BEGIN through COMMIT: one round trip); more go by COPY, which costs two
- * more round trips (the COPY, then COMMIT) but parses rows several times faster. A live
- * block is usually far below it; a catch-up's transactions far above.
+ * A transaction with fewer events than this sends them as INSERT literals in its first
+ * statement text; more go by COPY, which costs two more round trips (the COPY itself, then
+ * the heights in a text of their own) but writes rows about twice as fast (bench/sink.bench.ts:
+ * multi-row INSERT runs at about 0.45 of COPY). A live block is usually far below it (two
+ * round trips: the text, then COMMIT); a catch-up's transactions of up to TXN_ROWS far above.
  */
 const COPY_MIN_EVENTS = 200;
 /**
