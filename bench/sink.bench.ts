@@ -10,6 +10,10 @@
  *   encoded: what the database takes at best).
  * - write path: the same rows by multi-row INSERT (bind parameters, statements of 7,281
  *   rows), against COPY alone: why the sink writes events with COPY.
+ * - the feed alone: the sink's catch-up against a plain reader of the same subscriptions
+ *   (blocks, the contract's events and calls, from height 0, each message JSON-parsed,
+ *   nothing written) until all three have passed the tip: what the node serves at best,
+ *   a ceiling of the sink's catch-up as real as COPY's.
  * - delay: from a block durable on the node (its "block applied" log line, written once the
  *   block's write finished; 1 ms resolution) to its rows committed by the sink, against the
  *   feed's own latency: the same block's event reaching a plain feed subscriber.
@@ -81,6 +85,29 @@ export default async function sinkBench(): Promise<Figure[]> {
       return EVENTS / s;
     };
 
+    /** A plain reader of the sink's subscriptions from height 0; events per second until all three pass the tip. */
+    const feedAlone = async (): Promise<number> => {
+      const t0 = performance.now();
+      const ws = new WebSocket(`${node.restUrl.replace(/^http/, 'ws')}/v2/stream`, { perMessageDeflate: false });
+      await new Promise<void>((r) => ws.once('open', () => r()));
+      const progress = new Map<string, number>([['b', -1], ['e', -1], ['c', -1]]);
+      let events = 0;
+      await new Promise<void>((resolve) => {
+        ws.on('message', (d) => {
+          const m = JSON.parse(String(d)) as Record<string, unknown>;
+          if (m['type'] === 'event') events++;
+          if ((m['type'] === 'block' || m['type'] === 'progress' || m['type'] === 'synced') && typeof m['height'] === 'number') progress.set(m['sub'] as string, Math.max(progress.get(m['sub'] as string)!, m['height']));
+          if (Math.min(...progress.values()) >= tip) resolve();
+        });
+        ws.send(JSON.stringify({ type: 'subscribe', id: 'b', kind: 'blocks', from_height: 0 }));
+        for (const kind of ['events', 'calls']) ws.send(JSON.stringify({ type: 'subscribe', id: kind[0], kind, contract_id: emitterId, progress: true, from_height: 0 }));
+      });
+      const s = (performance.now() - t0) / 1000;
+      ws.terminate();
+      if (events !== EVENTS) throw new Error(`the feed sent ${events} events, not ${EVENTS}`);
+      return EVENTS / s;
+    };
+
     /** The rows the sink wrote, as COPY text fields and as INSERT values, for the references. */
     await catchUp('warm');
     const rows = (await pg.query(`SELECT encode(contract_id, 'hex') AS c, block_height, tx_index, log_index, name, params::text AS p, param_values::text AS v, encode(txid, 'hex') AS t, cursor FROM warm.events`)).rows;
@@ -105,8 +132,10 @@ export default async function sinkBench(): Promise<Figure[]> {
     const sinkRate: number[] = [];
     const copyRate: number[] = [];
     const insertRate: number[] = [];
+    const feedRate: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       copyRate.push(await reference('copy', r));
+      feedRate.push(await feedAlone());
       sinkRate.push(await catchUp(`run${r}`));
       insertRate.push(await reference('insert', r));
     }
@@ -173,6 +202,14 @@ export default async function sinkBench(): Promise<Figure[]> {
         minRatio: 0.5,
         target: '>= 0.5 of COPY alone',
         notes: `load ${load} at the start; from the sink's start (connect, schema, subscribe) to the database complete through the tip, in transactions of at most ${TXN_ROWS} rows; start to the first events committed: ${stat(startupMs).median.toFixed(0)} ms (${stat(startupMs).min.toFixed(0)}-${stat(startupMs).max.toFixed(0)})`,
+      }),
+      figure({
+        name: `sink catch-up against the feed alone (${EVENTS} events in ${CALLS} blocks)`,
+        unit: 'events/s',
+        value: stat(sinkRate),
+        ceiling: { name: "a plain reader of the same subscriptions (JSON-parsed, nothing written)", ...stat(feedRate) },
+        target: 'stated (the sink cannot catch up faster than the node serves)',
+        notes: `load ${load} at the start; the feed alone against COPY alone: ${(stat(feedRate).median / stat(copyRate).median).toFixed(2)}`,
       }),
       figure({
         name: `events by multi-row INSERT (${EVENTS} rows, statements of ${Math.floor(65535 / 9)})`,

@@ -44,13 +44,19 @@ export function blockTag(blockHashHex: string): Buffer {
   return Buffer.from(blockHashHex.slice(-2 * TAG_BYTES), 'hex');
 }
 
-export function encodeCursor(pos: Pos, tags: readonly Buffer[] = []): string {
-  const b = Buffer.alloc(14 + tags.length * TAG_BYTES);
+/** A version 2 cursor's bytes with its header written, room for `n` tags after it. */
+function cursorBytes(pos: Pos, n: number): Buffer {
+  const b = Buffer.alloc(14 + n * TAG_BYTES);
   b[0] = 2;
   b.writeUInt32BE(pos[0], 1);
   b.writeUInt32BE(pos[1], 5);
   b.writeUInt32BE(pos[2], 9);
-  b[13] = tags.length;
+  b[13] = n;
+  return b;
+}
+
+export function encodeCursor(pos: Pos, tags: readonly Buffer[] = []): string {
+  const b = cursorBytes(pos, tags.length);
   tags.forEach((t, i) => t.copy(b, 14 + i * TAG_BYTES));
   return b.toString('base64url');
 }
@@ -102,14 +108,14 @@ export function branchFork(c: Cursor, hashAt: (h: number) => string | undefined)
   return 0;
 }
 
-/** The tags of a locator as the writer answers it (hex of the concatenated tags). */
-export function tagsOfLocator(hex: string): Buffer[] {
-  const out: Buffer[] = [];
-  for (let i = 0; i + 2 * TAG_BYTES <= hex.length; i += 2 * TAG_BYTES) out.push(Buffer.from(hex.slice(i, i + 2 * TAG_BYTES), 'hex'));
-  return out;
-}
-
-/** A cursor at `pos` with the locator (hex) of its block. */
+/**
+ * A cursor at `pos` with the locator (hex of the concatenated tags, as the writer answers
+ * it) of its block: encodeCursor's bytes, the tags written from the hex at once (the feed
+ * makes one per event it sends).
+ */
 export function cursorAt(pos: Pos, locatorHex: string): string {
-  return encodeCursor(pos, tagsOfLocator(locatorHex));
+  const n = Math.floor(locatorHex.length / (2 * TAG_BYTES));
+  const b = cursorBytes(pos, n);
+  b.write(locatorHex.slice(0, n * 2 * TAG_BYTES), 14, 'hex');
+  return b.toString('base64url');
 }

@@ -1,25 +1,64 @@
 /**
  * Row encodings for PostgreSQL: COPY's text format (catch-ups write events with COPY
- * FROM STDIN: docs/INDEXING.md, "Write path") and multi-row INSERT statements.
+ * FROM STDIN: docs/INDEXING.md, "Write path") and SQL literals for the statements a
+ * transaction sends in one round trip.
  */
-import type pg from 'pg';
+import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 
+const COPY_SPECIAL = /[\\\t\n\r]/;
+
 /** One field in COPY text format: backslash, tab, newline and CR escaped; null as \N. */
 export function copyField(v: string | null): string {
   if (v === null) return '\\N';
+  // Most fields (numbers, hex, cursors) hold none of the four: test before the slower replace.
+  if (!COPY_SPECIAL.test(v)) return v;
   return v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 }
 
+/** One row as a line of COPY text. */
+export function copyLine(row: readonly (string | null)[]): string {
+  let line = copyField(row[0]!);
+  for (let i = 1; i < row.length; i++) line += '\t' + copyField(row[i]!);
+  return line + '\n';
+}
+
+const ARRAY_SPECIAL = /["\\]/;
+
 /** A text[] literal ({"a","b"}), before COPY's own escaping. */
 export function arrayLiteral(items: string[]): string {
-  return `{${items.map((s) => `"${s.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+  let out = '{';
+  for (let i = 0; i < items.length; i++) {
+    const s = items[i]!;
+    out += `${i === 0 ? '' : ','}"${ARRAY_SPECIAL.test(s) ? s.replace(/["\\]/g, (c) => `\\${c}`) : s}"`;
+  }
+  return out + '}';
 }
 
 /** bytea from hex, as COPY text reads it. */
 export const byteaHex = (hex: string): string => `\\x${hex}`;
+
+/**
+ * A value as an SQL literal, for statement text sent without bind parameters (several
+ * statements in one round trip): null, a safe integer, a Buffer (bytea, hex), or a string
+ * (quoted by node-postgres; the column's type converts it, as it does a bind parameter).
+ */
+export function sqlLiteral(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) throw new Error(`not an integer: ${v}`);
+    return String(v);
+  }
+  if (Buffer.isBuffer(v)) return `'\\x${v.toString('hex')}'`;
+  return pg.escapeLiteral(String(v));
+}
+
+/** `INSERT INTO table (columns) VALUES (...), ... tail` with the values as literals. */
+export function insertSql(table: string, columns: string[], rows: readonly (readonly unknown[])[], tail = ''): string {
+  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map((r) => `(${r.map(sqlLiteral).join(', ')})`).join(', ')}${tail ? ` ${tail}` : ''}`;
+}
 
 /**
  * COPY rows into `table (columns)` on `db` (in its current transaction). Rows are joined
@@ -32,7 +71,7 @@ export async function copyRows(db: pg.ClientBase, table: string, columns: string
   function* chunks(): Generator<string> {
     let buf = '';
     for (const r of rows) {
-      buf += r.map(copyField).join('\t') + '\n';
+      buf += copyLine(r);
       if (buf.length >= CHUNK) {
         yield buf;
         buf = '';

@@ -21,7 +21,7 @@ import pg from 'pg';
 import WebSocket from 'ws';
 import { ClientError } from '../client/errors.js';
 import { blockTag, encodeCursor, endOf, locatorHeights } from '../protocol/cursor.js';
-import { arrayLiteral, byteaHex, copyRows, insertRows } from './copy.js';
+import { arrayLiteral, byteaHex, copyRows, insertSql, sqlLiteral } from './copy.js';
 import { createViews, ensureSchema, q, snake } from './schema.js';
 import { HEX32 } from '../protocol/identifiers.js';
 
@@ -53,10 +53,24 @@ const ROWS_HIGH = 200_000;
  * block alone). A long catch-up then commits every 10,000 rows, a fraction of a second of
  * COPY: a crash loses at most that, `through_height` on the primary and its replicas moves
  * steadily, and a transaction's memory and WAL stay bounded. The fixed cost per
- * transaction (up to eight statements) is about 1% of its rows' COPY (bench/sink.bench.ts
+ * transaction (four round trips) is well under 1% of its rows' COPY (bench/sink.bench.ts
  * measures the catch-up with it against one COPY of all rows).
  */
 export const TXN_ROWS = 10_000;
+/**
+ * A transaction with fewer events than this sends them as INSERT literals in its first
+ * statement text; more go by COPY, which costs two more round trips (the COPY itself, then
+ * the heights in a text of their own) but writes rows about twice as fast (bench/sink.bench.ts:
+ * multi-row INSERT runs at about 0.45 of COPY). A live block is usually far below it (two
+ * round trips: the text, then COMMIT); a catch-up's transactions of up to TXN_ROWS far above.
+ */
+const COPY_MIN_EVENTS = 200;
+/**
+ * Stored block hashes kept in memory below the newest: cursors carry a locator reaching
+ * 256 blocks down (LOCATOR_OFFSETS), so a commit or rollback near the top builds its
+ * cursor without a query; a contract far behind the top reads its locator from the table.
+ */
+const HASHES_KEPT = 320;
 /** How often (--all) the node's contract list is checked for new contracts. */
 const CONTRACTS_POLL_MS = 10_000;
 /** A progress line at most this often. */
@@ -110,6 +124,9 @@ export class PostgresSink {
   private lastLog = 0;
   private committedRows = 0;
   private contractsCheckedAt = 0;
+  /** Hashes (hex) of the stored blocks from `hashesFrom` up: every stored block there is here. */
+  private hashes = new Map<number, string>();
+  private hashesFrom = 0;
 
   constructor(private readonly o: SinkOptions) {
     this.s = q(o.schema);
@@ -198,6 +215,9 @@ export class PostgresSink {
     const db = this.db!;
     const meta = await db.query(`SELECT value FROM ${this.s}.sink_meta WHERE key = 'blocks_through'`);
     this.blocksThrough = Number(meta.rows[0].value);
+    this.hashesFrom = this.blocksThrough - HASHES_KEPT;
+    this.hashes = new Map();
+    for (const r of (await db.query(`SELECT height, encode(block_hash, 'hex') AS hash FROM ${this.s}.blocks WHERE height >= $1`, [this.hashesFrom])).rows) this.hashes.set(Number(r.height), r.hash);
     const stored = new Map<string, Followed>();
     for (const r of (await db.query(`SELECT encode(contract_id, 'hex') AS id, alias, through_height, cursor FROM ${this.s}.contracts`)).rows) {
       stored.set(r.id, { id: r.id, alias: r.alias, through: Number(r.through_height), cursor: r.cursor });
@@ -345,8 +365,16 @@ export class PostgresSink {
       leaving = true;
       while (committing) await committing;
     };
-    const frontier = (): number => Math.min(...[...subs.values()].map((x) => x.progress));
-    const committedThrough = (): number => Math.min(this.blocksThrough, ...[...this.followed.values()].map((f) => f.through));
+    const frontier = (): number => {
+      let min = Infinity;
+      for (const x of subs.values()) if (x.progress < min) min = x.progress;
+      return min;
+    };
+    const committedThrough = (): number => {
+      let min = this.blocksThrough;
+      for (const f of this.followed.values()) if (f.through < min) min = f.through;
+      return min;
+    };
 
     const kickCommit = (): void => {
       if (committing || failure || leaving) return;
@@ -389,11 +417,13 @@ export class PostgresSink {
               break;
             case 'event': {
               const contract = subOf.get(m['sub'])!;
-              const values = Object.values(m['params'] as Record<string, unknown>).map((v) => String(v));
+              const params = m['params'] as Record<string, unknown>;
+              const values: string[] = [];
+              for (const k in params) values.push(String(params[k]));
               events.push({
                 contract,
                 height: m['block_height'],
-                row: [byteaHex(contract), String(m['block_height']), String(m['tx_index']), String(m['log_index']), m['name'], JSON.stringify(m['params']), arrayLiteral(values), byteaHex(m['txid']), m['cursor']],
+                row: [byteaHex(contract), String(m['block_height']), String(m['tx_index']), String(m['log_index']), m['name'], JSON.stringify(params), arrayLiteral(values), byteaHex(m['txid']), m['cursor']],
               });
               sub!.progress = Math.max(sub!.progress, m['block_height'] - 1);
               break;
@@ -460,12 +490,19 @@ export class PostgresSink {
 
   // ---------------------------------------------------------------- transactions
 
-  /** The cursor at the end of block `height`, its locator read from the stored blocks. */
+  /**
+   * The cursor at the end of block `height`, its locator from the stored blocks (those
+   * below `height` that the transaction about to commit does not change): from memory near
+   * the top, else one query.
+   */
   private async cursorAt(db: pg.ClientBase, height: number): Promise<string | null> {
     if (height < 0) return null;
     const hs = locatorHeights(height, 0);
-    const rows = (await db.query(`SELECT height, encode(block_hash, 'hex') AS hash FROM ${this.s}.blocks WHERE height = ANY($1)`, [hs])).rows as { height: string; hash: string }[];
-    const by = new Map(rows.map((r) => [Number(r.height), r.hash]));
+    let by: Map<number, string> = this.hashes;
+    if (hs[hs.length - 1]! < this.hashesFrom) {
+      const rows = (await db.query(`SELECT height, encode(block_hash, 'hex') AS hash FROM ${this.s}.blocks WHERE height = ANY($1)`, [hs])).rows as { height: string; hash: string }[];
+      by = new Map(rows.map((r) => [Number(r.height), r.hash]));
+    }
     const tags: Buffer[] = [];
     for (const h of hs) {
       const hash = by.get(h);
@@ -475,66 +512,104 @@ export class PostgresSink {
     return tags.length === 0 ? null : encodeCursor(endOf(height), tags);
   }
 
-  /** One transaction: the rows of every whole block up to `target`, and the heights moved to it. */
+  /** Keeps the in-memory hashes to the HASHES_KEPT below the newest stored block. */
+  private pruneHashes(): void {
+    const from = this.blocksThrough - HASHES_KEPT;
+    if (from <= this.hashesFrom) return;
+    for (const h of this.hashes.keys()) if (h < from) this.hashes.delete(h);
+    this.hashesFrom = from;
+  }
+
+  /**
+   * One transaction: the rows of every whole block up to `target`, and the heights moved to
+   * it. Its statements go as few texts, each one round trip: BEGIN with the blocks and calls
+   * (and the events as INSERT when they are few, and the heights); when the events are many,
+   * their COPY, then the heights. COMMIT is always a message of its own, so a sink killed
+   * while a text runs never has that transaction committed.
+   */
   private async commit(target: number, blocks: Block[], events: EventRow[], calls: CallRow[]): Promise<void> {
     const db = this.db!;
-    await db.query('BEGIN');
+    const moving = [...this.followed.values()].filter((f) => f.through < target);
+    const mine = new Set(moving.map((f) => f.id));
+    const through = new Map(moving.map((f) => [f.id, f.through]));
+    const newBlocks = blocks.filter((b) => b.height > this.blocksThrough);
+    const es = events.filter((e) => mine.has(e.contract) && e.height > through.get(e.contract)!);
+    const cs = calls.filter((c) => mine.has(c.contract) && c.height > through.get(c.contract)!);
+    // The locator of `target` names the blocks below it: those stored, and those this transaction adds.
+    for (const b of newBlocks) this.hashes.set(b.height, b.block_hash);
+    let cursor: string | null = null;
     try {
-      const newBlocks = blocks.filter((b) => b.height > this.blocksThrough);
-      await insertRows(db, `${this.s}.blocks`, ['height', 'block_hash', 'state_root'], newBlocks.map((b) => [b.height, Buffer.from(b.block_hash, 'hex'), Buffer.from(b.state_root, 'hex')]));
-      const moving = [...this.followed.values()].filter((f) => f.through < target);
-      const mine = new Set(moving.map((f) => f.id));
-      const through = new Map(moving.map((f) => [f.id, f.through]));
-      const es = events.filter((e) => mine.has(e.contract) && e.height > through.get(e.contract)!);
-      await copyRows(db, `${this.s}.events`, ['contract_id', 'block_height', 'tx_index', 'log_index', 'name', 'params', 'param_values', 'txid', 'cursor'], es.map((e) => e.row));
-      const cs = calls.filter((c) => mine.has(c.contract) && c.height > through.get(c.contract)!);
+      cursor = await this.cursorAt(db, target);
+      const rows = ['BEGIN'];
+      if (newBlocks.length > 0) rows.push(insertSql(`${this.s}.blocks`, ['height', 'block_hash', 'state_root'], newBlocks.map((b) => [b.height, Buffer.from(b.block_hash, 'hex'), Buffer.from(b.state_root, 'hex')])));
       // A call is decided once per branch; a later message for the same txid (a new branch) wins.
       const last = new Map(cs.map((c) => [(c.row[0] as Buffer).toString('hex'), c.row]));
-      await insertRows(db, `${this.s}.calls`, CALL_COLUMNS, [...last.values()], `ON CONFLICT (txid) DO UPDATE SET ${CALL_COLUMNS.slice(1).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`);
-      if (target > this.blocksThrough) await db.query(`UPDATE ${this.s}.sink_meta SET value = $1 WHERE key = 'blocks_through'`, [String(target)]);
-      const cursor = await this.cursorAt(db, target);
-      if (moving.length > 0) await db.query(`UPDATE ${this.s}.contracts SET through_height = $1, cursor = $2 WHERE contract_id = ANY($3)`, [target, cursor, moving.map((f) => Buffer.from(f.id, 'hex'))]);
+      if (last.size > 0) rows.push(insertSql(`${this.s}.calls`, CALL_COLUMNS, [...last.values()], `ON CONFLICT (txid) DO UPDATE SET ${CALL_COLUMNS.slice(1).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`));
+      const byCopy = es.length >= COPY_MIN_EVENTS;
+      // Event fields are in COPY's text form, which a string literal of each column's type also reads.
+      if (!byCopy && es.length > 0) rows.push(insertSql(`${this.s}.events`, EVENT_COLUMNS, es.map((e) => e.row)));
+      const heights: string[] = [];
+      if (target > this.blocksThrough) heights.push(`UPDATE ${this.s}.sink_meta SET value = ${sqlLiteral(String(target))} WHERE key = 'blocks_through'`);
+      if (moving.length > 0) heights.push(`UPDATE ${this.s}.contracts SET through_height = ${sqlLiteral(target)}, cursor = ${sqlLiteral(cursor)} WHERE contract_id IN (${moving.map((f) => sqlLiteral(Buffer.from(f.id, 'hex'))).join(', ')})`);
+      if (byCopy) {
+        await db.query(rows.join(';\n'));
+        await copyRows(db, `${this.s}.events`, EVENT_COLUMNS, es.map((e) => e.row));
+        if (heights.length > 0) await db.query(heights.join(';\n'));
+      } else await db.query([...rows, ...heights].join(';\n'));
       await db.query('COMMIT');
-      this.blocksThrough = Math.max(this.blocksThrough, target);
-      for (const f of moving) {
-        f.through = target;
-        f.cursor = cursor;
-      }
-      this.committedRows += es.length + cs.length;
-      this.o.onCommit?.(target, es.length + cs.length);
-      if (Date.now() - this.lastLog >= LOG_EVERY_MS) {
-        this.lastLog = Date.now();
-        this.o.log(`svc sink: committed through height ${target} (${this.committedRows} rows since start)`);
-      }
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      for (const b of newBlocks) this.hashes.delete(b.height);
+      throw e;
+    }
+    this.blocksThrough = Math.max(this.blocksThrough, target);
+    this.pruneHashes();
+    for (const f of moving) {
+      f.through = target;
+      f.cursor = cursor;
+    }
+    this.committedRows += es.length + cs.length;
+    this.o.onCommit?.(target, es.length + cs.length);
+    if (Date.now() - this.lastLog >= LOG_EVERY_MS) {
+      this.lastLog = Date.now();
+      this.o.log(`svc sink: committed through height ${target} (${this.committedRows} rows since start)`);
+    }
+  }
+
+  /**
+   * Retracts everything from `fork` up, in one transaction with the lowered heights: its
+   * statements in one text (one round trip), then COMMIT.
+   */
+  private async rollback(fork: number): Promise<void> {
+    const db = this.db!;
+    const ids = [...this.followed.keys()].map((id) => sqlLiteral(Buffer.from(id, 'hex'))).join(', ');
+    const at = sqlLiteral(fork);
+    const cursor = await this.cursorAt(db, fork - 1);
+    try {
+      await db.query(
+        [
+          'BEGIN',
+          `DELETE FROM ${this.s}.blocks WHERE height >= ${at}`,
+          ...(ids ? [
+            `DELETE FROM ${this.s}.events WHERE block_height >= ${at} AND contract_id IN (${ids})`,
+            `UPDATE ${this.s}.calls SET status = 'pending', block_height = NULL, tx_index = NULL, result = NULL, error_code = NULL, error_message = NULL WHERE block_height >= ${at} AND contract_id IN (${ids})`,
+          ] : []),
+          `UPDATE ${this.s}.sink_meta SET value = ${sqlLiteral(String(fork - 1))} WHERE key = 'blocks_through' AND value::bigint >= ${at}`,
+          ...(ids ? [`UPDATE ${this.s}.contracts SET through_height = ${sqlLiteral(fork - 1)}, cursor = ${sqlLiteral(cursor)} WHERE through_height >= ${at} AND contract_id IN (${ids})`] : []),
+        ].join(';\n'),
+      );
+      await db.query('COMMIT');
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       throw e;
     }
-  }
-
-  /** Retracts everything from `fork` up, in one transaction with the lowered heights. */
-  private async rollback(fork: number): Promise<void> {
-    const db = this.db!;
-    const ids = [...this.followed.keys()].map((id) => Buffer.from(id, 'hex'));
-    await db.query('BEGIN');
-    try {
-      await db.query(`DELETE FROM ${this.s}.blocks WHERE height >= $1`, [fork]);
-      await db.query(`DELETE FROM ${this.s}.events WHERE block_height >= $1 AND contract_id = ANY($2)`, [fork, ids]);
-      await db.query(`UPDATE ${this.s}.calls SET status = 'pending', block_height = NULL, tx_index = NULL, result = NULL, error_code = NULL, error_message = NULL WHERE block_height >= $1 AND contract_id = ANY($2)`, [fork, ids]);
-      const cursor = await this.cursorAt(db, fork - 1);
-      await db.query(`UPDATE ${this.s}.contracts SET through_height = $1, cursor = $2 WHERE through_height >= $3 AND contract_id = ANY($4)`, [fork - 1, cursor, fork, ids]);
-      await db.query(`UPDATE ${this.s}.sink_meta SET value = $1 WHERE key = 'blocks_through' AND value::bigint >= $2`, [String(fork - 1), fork]);
-      await db.query('COMMIT');
-      this.blocksThrough = Math.min(this.blocksThrough, fork - 1);
-      for (const f of this.followed.values()) {
-        if (f.through >= fork) {
-          f.through = fork - 1;
-          f.cursor = cursor;
-        }
+    this.blocksThrough = Math.min(this.blocksThrough, fork - 1);
+    for (const h of this.hashes.keys()) if (h >= fork) this.hashes.delete(h);
+    for (const f of this.followed.values()) {
+      if (f.through >= fork) {
+        f.through = fork - 1;
+        f.cursor = cursor;
       }
-    } catch (e) {
-      await db.query('ROLLBACK').catch(() => undefined);
-      throw e;
     }
   }
 }
@@ -559,6 +634,7 @@ export function commitTarget(done: number, ready: number, buffers: readonly (rea
   return ready;
 }
 
+const EVENT_COLUMNS = ['contract_id', 'block_height', 'tx_index', 'log_index', 'name', 'params', 'param_values', 'txid', 'cursor'];
 const CALL_COLUMNS = ['txid', 'contract_id', 'envelope_hash', 'function', 'caller', 'call_id', 'status', 'block_height', 'tx_index', 'result', 'error_code', 'error_message'];
 
 function callRow(m: Record<string, any>): unknown[] {
