@@ -16,7 +16,7 @@ import type { BatchOp } from '../db.js';
 import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
 import { foldBranch } from '../../protocol/merkle-branch.js';
 import type { Evidence, Inclusion } from '../../protocol/evidence.js';
-import type { BlockRecord, BlockTx, OrphanStamp } from '../../records.js';
+import type { BlockTx, OrphanStamp } from '../../records.js';
 import { callDecisions, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
 import { NodeError } from '../../errors.js';
 import type { Ledger } from './index.js';
