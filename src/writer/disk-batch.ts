@@ -61,6 +61,19 @@ export class PackedBatch {
     this.length++;
   }
 
+  /** Bytes packed so far. */
+  get bytes(): number {
+    return this.used;
+  }
+
+  /** Appends every operation packed in `other`, in order (a copy of its bytes; `other` is unchanged). */
+  append(other: PackedBatch): void {
+    this.reserve(other.used);
+    other.buf.copy(this.buf, this.used, 0, other.used);
+    this.used += other.used;
+    this.length += other.length;
+  }
+
   /**
    * The packed bytes as a transferable ArrayBuffer of their own. A buffer from
    * allocUnsafe may be a slice of Node's shared pool, which cannot be transferred, so a

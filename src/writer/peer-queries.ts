@@ -37,9 +37,16 @@ const ENTRY = 65;
 const RESOLVE_BATCH = 1024;
 
 /**
+ * Call positions read per RocksDB multi-get when a txid list is built: read one after
+ * another, the 100,000 calls of one contract took over 10 s, past the asking peer's
+ * request deadline, and its whole first sync failed.
+ */
+const POSITION_READ_BATCH = 1024;
+
+/**
  * Txid-list answers kept (PayloadRef objects, about 150 bytes each), least recently
- * used dropped first: 262,144 entries are about 40 MiB. A miss costs one read per call of
- * the contract (its position), so this bounds memory while a peer that cycles through
+ * used dropped first: 262,144 entries are about 40 MiB. A miss costs a read of each call
+ * of the contract (its position, POSITION_READ_BATCH a multi-get), so this bounds memory while a peer that cycles through
  * more contracts than fit still pays only what one uncached answer costs.
  */
 const TXIDS_CACHE_ENTRIES = 262_144;
@@ -323,13 +330,14 @@ export class PeerQueries {
 
   private async positions(ci: ContractIndex, from: number): Promise<PayloadRef[]> {
     const l = this.w.ledger;
+    const txids: string[] = [];
+    for (let i = from; i < ci.n; i++) if (ci.isCall(i)) txids.push(ci.txidAt(i));
     const out: PayloadRef[] = [];
-    for (let i = from; i < ci.n; i++) {
-      if (!ci.isCall(i)) continue;
-      const txid = ci.txidAt(i);
-      this.stats.positionReads++;
-      const rec = await l.call(txid);
-      out.push({ txid, kind: 'call', height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null });
+    for (let i = 0; i < txids.length; i += POSITION_READ_BATCH) {
+      const batch = txids.slice(i, i + POSITION_READ_BATCH);
+      this.stats.positionReads += batch.length;
+      const recs = await l.callsByTxid(batch);
+      batch.forEach((txid, j) => out.push({ txid, kind: 'call', height: recs[j]?.block_height ?? null, tx_index: recs[j]?.tx_index ?? null }));
     }
     return out;
   }

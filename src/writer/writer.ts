@@ -351,48 +351,69 @@ export class Writer {
     });
   }
 
+  /**
+   * Applies a chain update: the reorganisation's rewind, then each connected block in
+   * order. Header-only blocks (a light node's) are applied as a run: the evidence filed
+   * under all of them read at once, their batches written as one synced batch at the end
+   * (Ledger.addToRun; each block's records are what it alone would write), and observers
+   * told the state once for the whole update, when its last block is applied. The
+   * answer waits until all is durable.
+   */
   applyChainUpdate(u: ChainUpdate): Promise<ChainUpdateAnswer> {
     return this.mutate(async () => {
-      const l = this.ledger;
-      if (l.halted) throw new NodeError('halted', `node is halted: ${l.haltReason}`);
-      if (l.stopping.signal.aborted) throw new NodeError('overloaded', 'the node is stopping');
-      // Built from a tip that moved before its turn (a late payload's replay was queued
-      // ahead of it and the status read mid-replay): refused as retryable, so the follower
-      // reads the tip again at once rather than failing until its next poll.
-      const tipNow = l.tip?.height ?? null;
-      const builtOn = u.disconnected.length > 0 ? u.disconnected[0]!.height : u.connected.length > 0 ? u.connected[0]!.height - 1 : tipNow;
-      if (tipNow !== null && builtOn !== tipNow) {
-        throw new NodeError('chain_unavailable', `this chain update was built on block ${builtOn}, the node's tip is ${tipNow}`, { reason: 'chain_moved' });
-      }
-      const drops: ChainUpdateAnswer['drops'] = [];
-      let evidenceRefused = 0;
+      const notices = this.ledger.holdStateNotices();
       try {
-        if (u.disconnected.length > 0) {
-          this.log.warn('reorganisation', { fork_height: u.fork_height, depth: u.disconnected.length, mode: u.fork_height >= l.undoFloor ? 'undo' : 're-derive' });
-          await l.rewindTo(u.fork_height, { dropJournal: true });
-        }
-        for (const c of u.connected) {
-          let b = c;
-          if (c.headerOnly) {
-            const built = await l.blockFromEvidence(c);
-            b = built.block;
-            evidenceRefused += built.refused;
-          }
-          const r = await l.applyBlock(b);
+        return await this.applyChainUpdateNow(u, notices);
+      } finally {
+        notices.release();
+      }
+    });
+  }
+
+  private async applyChainUpdateNow(u: ChainUpdate, notices: { release: () => void }): Promise<ChainUpdateAnswer> {
+    const l = this.ledger;
+    if (l.halted) throw new NodeError('halted', `node is halted: ${l.haltReason}`);
+    if (l.stopping.signal.aborted) throw new NodeError('overloaded', 'the node is stopping');
+    // Built from a tip that moved before its turn (a late payload's replay was queued
+    // ahead of it and the status read mid-replay): refused as retryable, so the follower
+    // reads the tip again at once rather than failing until its next poll.
+    const tipNow = l.tip?.height ?? null;
+    const builtOn = u.disconnected.length > 0 ? u.disconnected[0]!.height : u.connected.length > 0 ? u.connected[0]!.height - 1 : tipNow;
+    if (tipNow !== null && builtOn !== tipNow) {
+      throw new NodeError('chain_unavailable', `this chain update was built on block ${builtOn}, the node's tip is ${tipNow}`, { reason: 'chain_moved' });
+    }
+    const drops: ChainUpdateAnswer['drops'] = [];
+    let evidenceRefused = 0;
+    try {
+      if (u.disconnected.length > 0) {
+        this.log.warn('reorganisation', { fork_height: u.fork_height, depth: u.disconnected.length, mode: u.fork_height >= l.undoFloor ? 'undo' : 're-derive' });
+        await l.rewindTo(u.fork_height, { dropJournal: true });
+      }
+      for (let i = 0; i < u.connected.length; ) {
+        const built = await l.blocksFromEvidence(u.connected.slice(i));
+        for (const { block, refused } of built) {
+          evidenceRefused += refused;
+          const r = await l.applyBlock(block, { batched: u.connected[i++]!.headerOnly === true });
           for (const d of r.drops) drops.push({ ...d, height: r.height });
         }
-        // Blocks of one update are written while the next is computed; the answer waits
-        // until all are durable.
-        await l.flushBlocks();
-        if (u.endsChain && l.tip) await l.truncateHeaders(l.tip.height);
-        await l.pruneClaims();
-      } catch (e) {
-        if (!(e instanceof NodeError)) await l.halt('internal_error', `internal error applying blocks: ${(e as Error).message}`);
-        throw e instanceof NodeError ? e : new NodeError('halted', 'node is halted: internal error applying blocks');
       }
-      if (evidenceRefused > 0) this.log.warn('evidence that does not hold against its block was ignored', { claims: evidenceRefused });
-      return { ...this.status(), drops };
-    });
+      // The new state is announced as soon as it is set, before it is durable (as a single
+      // block's always was): the feed and reads queue behind this job, which ends once it is.
+      notices.release();
+      // Blocks read in full are written while the next is computed, header-only ones
+      // together; the answer waits until all are durable.
+      await l.flushBlocks();
+      if (u.endsChain && l.tip) await l.truncateHeaders(l.tip.height);
+      await l.pruneClaims();
+    } catch (e) {
+      // The blocks applied before the failure are kept, as when each was written alone
+      // (a failed write has halted the node already, and this throws again: ignored).
+      await l.flushBlocks().catch(() => undefined);
+      if (!(e instanceof NodeError)) await l.halt('internal_error', `internal error applying blocks: ${(e as Error).message}`);
+      throw e instanceof NodeError ? e : new NodeError('halted', 'node is halted: internal error applying blocks');
+    }
+    if (evidenceRefused > 0) this.log.warn('evidence that does not hold against its block was ignored', { claims: evidenceRefused });
+    return { ...this.status(), drops };
   }
 
   clearHalt(): Promise<WriterStatus> {

@@ -17,7 +17,7 @@ import type { OutpointCheck } from '../../messages.js';
 import type { CallRecord, ContractRecord } from '../../records.js';
 import type { Evidence } from '../../protocol/evidence.js';
 import { JournalAmendments, type EvidenceEffect } from './evidence.js';
-import { callBodies, callDecisions, callIds, calls, contracts, journal, payloads, pendingCalls, undo } from '../store/index.js';
+import { callBodies, callDecisions, callIds, calls, contracts, payloads, pendingCalls } from '../store/index.js';
 import { DROPPED, bytesOf } from './bytes.js';
 import type { Ledger } from './index.js';
 
@@ -128,7 +128,10 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
   // decoder then copies each field, so a pending call holds no slice of a pool slab.
   const envelopes = recs.map((r) => decodeEnvelope(new Uint8Array(Buffer.from(r.payload ?? '', 'base64'))));
   const claimKeys = envelopes.map((e) => callIds.key(e.caller, e.callId));
-  const read = await l.db.getMany([...recs.map((r) => payloads.keyOf(r.txid)), ...claimKeys]);
+  const [read, evidenceReads] = await Promise.all([
+    l.db.getMany([...recs.map((r) => payloads.keyOf(r.txid)), ...claimKeys]),
+    l.readForEvidence(recs.map((r, i) => ({ txid: r.txid, ev: evidences[i] }))),
+  ]);
   const stored = read.slice(0, recs.length);
   const inBatch = new Map<string, HeldPayload>();
   const ops: BatchOp[] = [];
@@ -150,7 +153,7 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
       if (repeatOrConflict(inBatch.get(rec.txid) ?? (v ? payloads.decode(v) : null), rec.txid, 'call', bodyHash) === 'repeat') {
         // A pending call the node holds, with evidence: kept, and it may place or drop the call.
         if (ev && !inBatch.has(rec.txid) && l.memory.pending.has(rec.txid)) {
-          effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev);
+          effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev, evidenceReads);
           ops.push(...effect.ops);
           if (effect.droppedAt !== null) {
             amend.drop(effect.droppedAt, rec.txid);
@@ -165,7 +168,7 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
         continue;
       }
       if (ev) {
-        effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev);
+        effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev, evidenceReads);
         if (effect.refused.length > 0) throw evidenceRefusal(rec.txid, effect);
       }
       dropAt = effect?.droppedAt ?? droppedAt(l, rec, outpoints[i]);

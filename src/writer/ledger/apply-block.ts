@@ -22,10 +22,6 @@ import type { Ledger } from './index.js';
 /** A block as the chain brings it (spends, txids) or as the journal replays it (dropped, unstamped). */
 export type ApplicableBlock = BlockInput & { dropped?: string[]; unstamped?: [number, string][] };
 
-/**
- * Applies one block on top of the tip. The batch is handed to RocksDB once the previous
- * block is durable; the caller may compute the next block meanwhile (Ledger.flushBlocks).
- */
 /** A call a block dropped: the outpoint it named and the transaction of the block that spent it. */
 export interface BlockDrop {
   txid: string;
@@ -33,7 +29,14 @@ export interface BlockDrop {
   spender: string;
 }
 
-export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: boolean }): Promise<BlockRecord & { drops: BlockDrop[] }> {
+/**
+ * Applies one block on top of the tip. The batch is handed to RocksDB once the previous
+ * block is durable; the caller may compute the next block meanwhile (Ledger.flushBlocks).
+ * `batched` (a header-only block of a chain update): the complete batch joins the
+ * update's run instead (Ledger.addToRun), written with the run's other blocks at once;
+ * what is written is the same, key for key and byte for byte.
+ */
+export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: boolean; batched?: boolean }): Promise<BlockRecord & { drops: BlockDrop[] }> {
   l.refuseWhileHalted();
   const prevTip = l.tip;
   if (!prevTip) throw new NodeError('internal', 'block before the journal is anchored');
@@ -78,7 +81,8 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
 
   // Whether each call's (caller, call_id) is taken is known since its acceptance for most
   // calls (claimUsed); the rest are read in one batch (not one awaited get per call). The
-  // previous block may still be on its way to the disk: its claims come from memory.
+  // previous blocks may still be on their way to the disk (the batch in flight, the
+  // update's run): their claims come from memory.
   const pend = items.map((it) => m.pending.get(it.txid));
   const unknown = pend.filter((p): p is PendingCall => p !== undefined && p.claimUsed === null);
   const reading = l.db.getManyNow(unknown.map((p) => p.claimKey));
@@ -90,10 +94,10 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
   });
   const found = await reading;
   if (unknown.length > 0) {
-    const inflightClaims = new Set(l.inflight?.claims);
+    const unwritten = l.claimsUnwritten();
     found.forEach((v, i) => {
       const p = unknown[i]!;
-      p.claimUsed = v !== undefined || inflightClaims.has(p.claimId);
+      p.claimUsed = v !== undefined || unwritten(p.claimId);
     });
   }
   for (let n = 0; n < items.length; n++) {
@@ -136,14 +140,18 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
   }
   batch.raw({ type: 'put', key: undo.key(height), value: batch.undo.bytes() });
   if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: undo.key(height - JOURNAL_WINDOW) });
-  // Hand the batch over once the previous block is durable, and go on: the caller may
-  // compute the next block while RocksDB writes this one (flushBlocks waits for it).
-  await l.flushBlocks();
-  const done = l.db.commit(batch.out, opts.sync ?? true).then(
-    () => null,
-    (e: Error) => e,
-  );
-  l.inflight = { done, claims: batch.claims };
+  if (opts.batched) {
+    await l.addToRun(batch.out, batch.claims);
+  } else {
+    // Hand the batch over once the previous block is durable, and go on: the caller may
+    // compute the next block while RocksDB writes this one (flushBlocks waits for it).
+    await l.flushBlocks();
+    const done = l.db.commit(batch.out, opts.sync ?? true).then(
+      () => null,
+      (e: Error) => e,
+    );
+    l.inflight = { done, claims: batch.claims };
+  }
   m.recentHashes.set(height, b.hash);
   m.recentHashes.delete(height - 2 * JOURNAL_WINDOW - 1);
   // A reorg's rewind forgets its blocks' spends; replays bring none (the journal keeps the verdicts).

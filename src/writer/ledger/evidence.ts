@@ -70,7 +70,7 @@ export async function putHeaders(l: Ledger, from: number, run: readonly Uint8Arr
     if (h.prevHash !== prev) throw new NodeError('bad_evidence', `header at ${from + i} does not link to the one below it`);
     prev = h.hash;
   });
-  const ops: BatchOp[] = parsed.map((h, i) => ({ type: 'put', key: headers.key(from + i), value: headers.encode(run[i]!) }));
+  const ops: BatchOp[] = run.map((raw, i) => ({ type: 'put', key: headers.key(from + i), value: headers.encode(raw) }));
   const top = from + run.length - 1;
   if (opts.truncate && l.headerTip && l.headerTip.height > top) {
     for (let h = top + 1; h <= l.headerTip.height; h++) ops.push({ type: 'del', key: headers.key(h) });
@@ -83,9 +83,22 @@ export async function putHeaders(l: Ledger, from: number, run: readonly Uint8Arr
   return l.headerTip;
 }
 
+/**
+ * Up to this many headers are read by key rather than with an iterator,
+ * whose creation costs more than a few gets: a peer's payload names one header, and
+ * intake read it with an iterator of its own.
+ */
+const HEADERS_BY_KEY_MAX = 16;
+
 /** The stored headers of heights [from, from + count), as far as they go. */
 export async function headersFrom(l: Ledger, from: number, count: number): Promise<Buffer[]> {
   if (count <= 0) return [];
+  if (count <= HEADERS_BY_KEY_MAX) {
+    // Through `get`: concurrent look-ups share one getMany.
+    const got = await Promise.all(Array.from({ length: count }, (_, i) => l.db.get(headers.key(from + i))));
+    const end = got.indexOf(undefined);
+    return (end === -1 ? got : got.slice(0, end)).map((v) => headers.decode(v!));
+  }
   const rows = await l.db.rangeOf(headers.heights(from, from + count - 1));
   const out: Buffer[] = [];
   for (const r of rows) {
@@ -97,15 +110,48 @@ export async function headersFrom(l: Ledger, from: number, count: number): Promi
 
 // ------------------------------------------------------------------ blocks from evidence
 
+/** What the node's evidence places in one block read as a header alone (evidenceBlocks). */
+export interface EvidenceBlock {
+  txs: BlockTx[];
+  spends: [string, string][];
+  /** Claims filed under the block that do not hold against its header (skipped). */
+  refused: number;
+}
+
 /**
- * The transactions and spends of block (`height`, `hash`) that the node holds evidence
- * of, for a block read as a header alone: anchors of payloads it confirms (with their
- * branches, so the journal keeps them) and spends of named outpoints by other
- * transactions. A claim whose branch does not fold to the header's merkle root is
- * skipped (and counted): a peer's word is never taken.
+ * The transactions and spends of blocks read as a header alone that the node holds
+ * evidence of, one entry per block of `blocks` (ascending heights, each with its parsed
+ * header): anchors of payloads each block confirms (with their branches, so the journal
+ * keeps them) and spends of named outpoints by other transactions. A claim whose branch
+ * does not fold to its block's merkle root is skipped (and counted): a peer's word is
+ * never taken.
+ *
+ * Read with one range over the heights of all the blocks (a chain update brings up to a
+ * thousand; one iterator per block was a fifth of the writer's catch-up time). Claims
+ * filed under another hash at a height (a branch the chain left, or a peer's block the
+ * node does not have) belong to no block here and are left alone, as a read of the
+ * block's own key range leaves them. Within a block the claims come in key order, as
+ * that read gives them, so which of two claims for one index wins is the same.
  */
-export async function evidenceBlock(l: Ledger, height: number, header: ParsedHeader): Promise<{ txs: BlockTx[]; spends: [string, string][]; refused: number }> {
-  const rows = await l.db.rangeOf(evidenceAt.inBlock(height, header.hash));
+export async function evidenceBlocks(l: Ledger, blocks: readonly { height: number; header: ParsedHeader }[]): Promise<EvidenceBlock[]> {
+  if (blocks.length === 0) return [];
+  const wanted = new Map<number, string>();
+  for (const b of blocks) wanted.set(b.height, b.header.hash);
+  const heights = [...wanted.keys()];
+  const rows = await l.db.rangeOf(evidenceAt.heights(Math.min(...heights), Math.max(...heights)));
+  const byHeight = new Map<number, { key: Buffer; value: Buffer }[]>();
+  for (const r of rows) {
+    const h = evidenceAt.heightOf(r.key);
+    if (wanted.get(h) !== evidenceAt.blockHashOf(r.key)) continue;
+    let at = byHeight.get(h);
+    if (!at) byHeight.set(h, (at = []));
+    at.push(r);
+  }
+  return blocks.map((b) => claimsInBlock(b.header, byHeight.get(b.height) ?? []));
+}
+
+/** One block's claims (`rows`, in key order) checked against its header. */
+function claimsInBlock(header: ParsedHeader, rows: readonly { key: Buffer; value: Buffer }[]): EvidenceBlock {
   const txs: BlockTx[] = [];
   const spends: [string, string][] = [];
   let refused = 0;
@@ -151,10 +197,10 @@ export interface EvidenceEffect {
  * node applied: the claim holds there), `ahead` (a block above the processed tip, checked
  * when it is applied; checked now too when its header is already held), or refused.
  */
-async function placeClaim(l: Ledger, inc: Inclusion, txid: string): Promise<'processed' | 'ahead' | string> {
+function placeClaim(l: Ledger, inc: Inclusion, txid: string, reads: EvidenceReads): 'processed' | 'ahead' | string {
   const tip = l.tip!;
   if (inc.height <= l.anchor!.height) return `it names block ${inc.height}, at or below where this node's journal begins`;
-  const header = await headerAt(l, inc.height);
+  const header = reads.headers.get(inc.height) ?? null;
   if (inc.height <= tip.height) {
     if (!header || header.hash !== inc.blockHash) return `block ${inc.height} of this node's chain is not ${inc.blockHash}`;
   } else if (!header || header.hash !== inc.blockHash) {
@@ -166,23 +212,52 @@ async function placeClaim(l: Ledger, inc: Inclusion, txid: string): Promise<'pro
 }
 
 /**
+ * What `evidenceEffect` reads for a group of payloads, read ahead in one getMany: each
+ * payload's stored evidence and each header its claims name (parsed once, though a
+ * block's payloads all name it). Read one by one, an acceptance group of 256 synced
+ * calls waited on 512 reads in turn, the writer's largest cost in a catch-up.
+ */
+export interface EvidenceReads {
+  stored: Map<string, Evidence | null>;
+  headers: Map<number, ParsedHeader | null>;
+}
+
+export async function readForEvidence(l: Ledger, items: readonly { txid: string; ev: Evidence | undefined }[]): Promise<EvidenceReads> {
+  const txids = [...new Set(items.filter((i) => i.ev).map((i) => i.txid))];
+  const heights = new Set<number>();
+  for (const { ev } of items) {
+    if (ev?.confirmed) heights.add(ev.confirmed.height);
+    if (ev?.spentBy) heights.add(ev.spentBy.at.height);
+  }
+  const hs = [...heights];
+  const got = await l.db.getMany([...txids.map((t) => evidenceStore.key(t)), ...hs.map((h) => headers.key(h))]);
+  const stored = new Map(txids.map((t, i) => [t, got[i] ? evidenceStore.decode(got[i]!) : null]));
+  const parsed = new Map(hs.map((h, i) => {
+    const v = got[txids.length + i];
+    return [h, v ? parseHeaderBytes(headers.decode(v)) : null];
+  }));
+  return { stored, headers: parsed };
+}
+
+/**
  * What keeping `ev` for payload `txid` (kind, and for a call the outpoint it names)
  * takes, merged with what the node held before: the evidence record; claims for blocks
  * not processed yet, filed under their block; an anchor placed in a processed block
  * (`place`: the caller inserts it into that block's journal entry with an orphan stamp,
  * so the late payload replays as for a stamp seen in a raw block); a spend in a processed
  * block (`droppedAt`: the caller records the drop). `refused` lists claims that did not
- * hold; they are not kept.
+ * hold; they are not kept. `readAhead`: what `readForEvidence` read for a group holding
+ * this payload (read here when absent).
  */
-export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence): Promise<EvidenceEffect> {
+export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence, readAhead?: EvidenceReads): Promise<EvidenceEffect> {
+  const reads = readAhead ?? (await readForEvidence(l, [{ txid, ev }]));
   const out: EvidenceEffect = { ops: [], place: null, droppedAt: null, refused: [] };
-  const prevRaw = await l.db.get(evidenceStore.key(txid));
-  const prev = prevRaw ? evidenceStore.decode(prevRaw) : null;
+  const prev = reads.stored.get(txid) ?? null;
   const keep: Evidence = { anchorTx: prev?.anchorTx ?? ev.anchorTx, confirmed: prev?.confirmed ?? null, spentBy: prev?.spentBy ?? null };
 
   const c = ev.confirmed;
   if (c) {
-    const where = await placeClaim(l, c, txid);
+    const where = placeClaim(l, c, txid, reads);
     if (where === 'processed') {
       keep.confirmed = c;
       out.place = { height: c.height, kind, tx: { txIndex: c.txIndex, txid, hex: Buffer.from(ev.anchorTx).toString('hex'), branch: c.branch } };
@@ -194,7 +269,7 @@ export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'de
   const s = ev.spentBy;
   if (s && outpoint) {
     const spenderTxid = spenderTxidOf(s.tx);
-    const where = await placeClaim(l, s.at, spenderTxid);
+    const where = placeClaim(l, s.at, spenderTxid, reads);
     if (where === 'processed') {
       keep.spentBy = s;
       out.droppedAt = s.at.height;

@@ -20,7 +20,9 @@ export async function halt(l: Ledger, kind: HaltKind, reason: string, persist: b
       /* the halt stays in memory; the reason is logged */
     }
   }
-  // Memory may be ahead of what reached the disk: reload what is durable.
+  // Memory may be ahead of what reached the disk: reload what is durable (blocks of a run
+  // not handed over yet are forgotten with it).
+  l.dropRun();
   try {
     await l.load();
     l.halted = true;

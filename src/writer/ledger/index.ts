@@ -16,7 +16,7 @@
  * (observer.ts) what happened. Its public fields are shared with the phase modules of
  * this folder; elsewhere the ledger is read and driven through its methods.
  */
-import type { BatchOp, Db } from '../db.js';
+import type { BatchOp, Db, WriteBatch } from '../db.js';
 import type { FieldProof } from '../../state/state-tree.js';
 import { NodeError } from '../../errors.js';
 import type { OutpointCheck, PendingPayload } from '../../messages.js';
@@ -36,14 +36,23 @@ import { rewindTo } from './rewind.js';
 import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
 import type { HaltKind } from '../store/meta.js';
-import { owedReplayHeight, readCall, readCallIdUsed, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
-import { evidenceBlock, evidenceEffect, type EvidenceEffect, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
+import { owedReplayHeight, readCall, readCallIdUsed, readCalls, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
+import { evidenceBlocks, evidenceEffect, type EvidenceEffect, type EvidenceReads, readForEvidence, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
 import { JOURNAL_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
 
 export { JOURNAL_WINDOW } from './stored.js';
 export { STORE_FORMAT, type Tip } from '../store/index.js';
 export type { LedgerObserver } from './observer.js';
+
+/**
+ * Bytes of a run's write batch (header-only blocks applied together, `addToRun`) at which
+ * it is handed to RocksDB before the update ends: bounds what the writer holds when the
+ * run's blocks carry many payloads (each call decided adds its records). A header-only
+ * block without payloads packs to ~650 bytes (6 operations), so the follower's updates
+ * of 1,000 such blocks are one batch of ~0.65 MB.
+ */
+const RUN_MAX_BYTES = 4 << 20;
 
 export class Ledger {
   /** The in-memory model; a load replaces it whole. */
@@ -74,8 +83,17 @@ export class Ledger {
    * block boundary, the state durable as of the last block they applied, and throw.
    */
   readonly stopping = new AbortController();
+  /**
+   * Header-only blocks of the chain update in hand, applied (memory holds them) but not yet
+   * handed to RocksDB: their batches appended in order into one, written and synced once
+   * (`handOverRun`, from `flushBlocks`). `claims` are their call-id claims.
+   */
+  private run: { batch: WriteBatch; claims: Set<string> } | null = null;
   private processedTip: Tip | null = null;
   private processedRoot: string | null = null;
+  /** While above 0, state notices wait (`holdStateNotices`); `stateOwed`: one is due. */
+  private stateHeld = 0;
+  private stateOwed = false;
   private readonly observers: LedgerObserver[] = [];
 
   constructor(
@@ -98,11 +116,40 @@ export class Ledger {
     this.observers.push(o);
   }
 
-  /** Sets the processed tip and state root together and tells the observers, synchronously. */
+  /**
+   * Sets the processed tip and state root together and tells the observers, synchronously
+   * (or once, later, while notices are held: `holdStateNotices`).
+   */
   setProcessed(tip: Tip | null, stateRoot: string | null): void {
     this.processedTip = tip;
     this.processedRoot = stateRoot;
+    if (this.stateHeld > 0) {
+      this.stateOwed = true;
+      return;
+    }
     for (const o of this.observers) o.stateChanged(tip, stateRoot);
+  }
+
+  /**
+   * Holds state notices until `release` (idempotent) is called: observers then hear the
+   * processed state once, if it changed meanwhile, instead of once per block. The writer
+   * holds them over a chain update (it sends each notice to the core, which wakes every
+   * long poll of the REST read cache with it). Nobody reads the state between two blocks
+   * of one job through the writer's queue, so no reader misses a version it could see.
+   */
+  holdStateNotices(): { release: () => void } {
+    this.stateHeld++;
+    let held = true;
+    return {
+      release: () => {
+        if (!held) return;
+        held = false;
+        if (--this.stateHeld === 0 && this.stateOwed) {
+          this.stateOwed = false;
+          for (const o of this.observers) o.stateChanged(this.processedTip, this.processedRoot);
+        }
+      },
+    };
   }
 
   // ---------------------------------------------------------------- durability
@@ -113,6 +160,7 @@ export class Ledger {
    * changes state calls this first, and the writer calls it after each chain update.
    */
   async flushBlocks(): Promise<void> {
+    if (this.run) await this.handOverRun();
     const f = this.inflight;
     if (!f) return;
     const err = await f.done;
@@ -122,6 +170,45 @@ export class Ledger {
       await this.halt('storage_write_failed', `storage write failed: ${code}`, false);
       throw new NodeError('halted', 'node is halted: storage write failed');
     }
+  }
+
+  /**
+   * Adds a header-only block's batch, complete, to the run (written once, `handOverRun`);
+   * a block that fails midway never reaches it. Past RUN_MAX_BYTES the run is handed over.
+   */
+  async addToRun(block: WriteBatch, claims: readonly string[]): Promise<void> {
+    const r = (this.run ??= { batch: this.db.newBatch(), claims: new Set() });
+    r.batch.append(block);
+    for (const c of claims) r.claims.add(c);
+    if (r.batch.bytes >= RUN_MAX_BYTES) await this.handOverRun();
+  }
+
+  /**
+   * Hands the run's batch to RocksDB (synced) once the previous write is durable: from
+   * here it is the write in flight, as a single block's batch is.
+   */
+  private async handOverRun(): Promise<void> {
+    const r = this.run;
+    if (!r) return;
+    this.run = null;
+    await this.flushBlocks();
+    const done = this.db.commit(r.batch, true).then(
+      () => null,
+      (e: Error) => e,
+    );
+    this.inflight = { done, claims: [...r.claims] };
+  }
+
+  /** Forgets the run (a halt reloads memory from what reached the disk). */
+  dropRun(): void {
+    this.run = null;
+  }
+
+  /** Whether a call-id claim is in a batch not yet on disk (in flight or in the run), which a read of the disk may not show. */
+  claimsUnwritten(): (claimId: string) => boolean {
+    const inflight = new Set(this.inflight?.claims);
+    const run = this.run?.claims;
+    return (id) => inflight.has(id) || (run?.has(id) ?? false);
   }
 
   /** One synced batch; a failed write halts the node and throws `halted`. */
@@ -197,6 +284,11 @@ export class Ledger {
 
   call(txid: string): Promise<CallRecord | null> {
     return readCall(this.db, this.memory, txid);
+  }
+
+  /** Calls by txid (null where not held), read at once. */
+  callsByTxid(txids: readonly string[]): Promise<(CallRecord | null)[]> {
+    return readCalls(this.db, this.memory, txids);
   }
 
   /** A call's payload (borsh envelope bytes) as received, or null. */
@@ -283,8 +375,11 @@ export class Ledger {
 
   // ---------------------------------------------------------------- blocks (apply-block.ts)
 
-  /** Applies one block the chain brought on top of the tip. */
-  applyBlock(b: ApplicableBlock, opts: { sync?: boolean } = {}): Promise<BlockRecord & { drops: BlockDrop[] }> {
+  /**
+   * Applies one block the chain brought on top of the tip. `batched`: its batch joins the
+   * run (`addToRun`, a header-only block of a chain update) instead of being written alone.
+   */
+  applyBlock(b: ApplicableBlock, opts: { sync?: boolean; batched?: boolean } = {}): Promise<BlockRecord & { drops: BlockDrop[] }> {
     return this.timedApply(b, opts, false);
   }
 
@@ -293,7 +388,7 @@ export class Ledger {
     return this.timedApply({ height: rec.height, hash: rec.hash, prevHash: rec.prevHash, txs: rec.txs, dropped: rec.dropped, unstamped: rec.unstamped }, opts, true);
   }
 
-  private async timedApply(b: ApplicableBlock, opts: { sync?: boolean }, replay: boolean): Promise<BlockRecord & { drops: BlockDrop[] }> {
+  private async timedApply(b: ApplicableBlock, opts: { sync?: boolean; batched?: boolean }, replay: boolean): Promise<BlockRecord & { drops: BlockDrop[] }> {
     const t0 = performance.now();
     const record = await applyBlock(this, b, opts);
     const seconds = (performance.now() - t0) / 1000;
@@ -328,23 +423,65 @@ export class Ledger {
     this.headerTip = top ? { height, hash: top.hash } : await loadHeaderTip(this);
   }
 
-  /** A block read as its header alone, with the transactions and spends the node's evidence places in it. */
-  async blockFromEvidence(b: ApplicableBlock): Promise<{ block: ApplicableBlock; refused: number }> {
-    if (!b.header) throw new NodeError('internal', `block ${b.height} is read as a header but comes without one`);
-    const header = parseHeaderBytes(b.header);
-    if (header.hash !== b.hash || header.prevHash !== b.prevHash) throw new NodeError('internal', `header of block ${b.height} is not block ${b.hash}`);
-    const ev = await evidenceBlock(this, b.height, header);
-    return { block: { ...b, txs: ev.txs, spends: ev.spends, headerOnly: false }, refused: ev.refused };
+  /**
+   * Blocks read as their header alone, with the transactions and spends the node's
+   * evidence places in each (evidence.ts, evidenceBlocks: one read for them all); other
+   * blocks as they are. Answers the leading blocks of `bs` up to the first header-only one
+   * whose header is missing or is not its block's (at least one: when the first is such a
+   * block, throws what is wrong with it), so that a caller applying them in order meets
+   * that error where a block-by-block reading would.
+   */
+  async blocksFromEvidence(bs: readonly ApplicableBlock[]): Promise<{ block: ApplicableBlock; refused: number }[]> {
+    const headerOf = (b: ApplicableBlock): ParsedHeader => {
+      if (!b.header) throw new NodeError('internal', `block ${b.height} is read as a header but comes without one`);
+      const header = parseHeaderBytes(b.header);
+      if (header.hash !== b.hash || header.prevHash !== b.prevHash) throw new NodeError('internal', `header of block ${b.height} is not block ${b.hash}`);
+      return header;
+    };
+    const take: ApplicableBlock[] = [];
+    const read: { height: number; header: ParsedHeader }[] = [];
+    for (const b of bs) {
+      if (b.headerOnly) {
+        let header: ParsedHeader;
+        try {
+          header = headerOf(b);
+        } catch (e) {
+          if (take.length === 0) throw e;
+          break;
+        }
+        read.push({ height: b.height, header });
+      }
+      take.push(b);
+    }
+    const found = await evidenceBlocks(this, read);
+    let next = 0;
+    return take.map((b) => {
+      if (!b.headerOnly) return { block: b, refused: 0 };
+      const ev = found[next++]!;
+      return { block: { ...b, txs: ev.txs, spends: ev.spends, headerOnly: false }, refused: ev.refused };
+    });
+  }
+
+  /** What `evidenceEffect` reads for a group of payloads, in one read (readForEvidence). */
+  readForEvidence(items: readonly { txid: string; ev: Evidence | undefined }[]): Promise<EvidenceReads> {
+    return readForEvidence(this, items);
   }
 
   /** The writes that keep a payload's evidence, and where it places or drops it (evidence.ts). */
-  evidenceEffect(txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence): Promise<EvidenceEffect> {
-    return evidenceEffect(this, txid, kind, outpoint, ev);
+  evidenceEffect(txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence, readAhead?: EvidenceReads): Promise<EvidenceEffect> {
+    return evidenceEffect(this, txid, kind, outpoint, ev, readAhead);
   }
 
   /** The evidence the node can serve for a payload (evidence.ts). */
   payloadEvidence(txid: string, decidedAt: { height: number; txIndex: number } | null, reads?: JournalReads): Promise<Evidence | null> {
     return payloadEvidence(this, txid, decidedAt, reads);
+  }
+
+  /** Which of `txids` are held pending, a call or a deploy (deferred checks forget the others at once). */
+  stillPending(txids: readonly string[]): boolean[] {
+    const deploys = new Set<string>();
+    for (const c of this.memory.pendingContracts.values()) deploys.add(c.txid);
+    return txids.map((t) => this.memory.pending.has(t) || deploys.has(t));
   }
 
   /**

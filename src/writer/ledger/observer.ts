@@ -15,7 +15,8 @@ export interface LedgerObserver {
   rewound(depth: number, dropJournal: boolean): void;
   /**
    * Synchronously, each time the processed tip and state root are set (a block, a rewind,
-   * a load, the anchor), before any other job can read them.
+   * a load, the anchor), before any other job can read them; once for a whole chain
+   * update, after its last block (Ledger.holdStateNotices).
    */
   stateChanged(tip: Tip | null, stateRoot: string | null): void;
 }

@@ -42,6 +42,18 @@ export async function readCall(db: Db, m: LedgerMemory, txid: string): Promise<C
   return fixed ? calls.decode(fixed, decision) : null;
 }
 
+/** Calls by txid (null where not held), their stored records read in one getMany. */
+export async function readCalls(db: Db, m: LedgerMemory, txids: readonly string[]): Promise<(CallRecord | null)[]> {
+  const stored = txids.filter((t) => !m.pending.has(t));
+  const values = stored.length > 0 ? await db.getMany(stored.flatMap((t) => [calls.key(bytesOf(t)), callDecisions.key(bytesOf(t))])) : [];
+  const byTxid = new Map<string, CallRecord | null>();
+  stored.forEach((t, i) => {
+    const fixed = values[2 * i];
+    byTxid.set(t, fixed ? calls.decode(fixed, values[2 * i + 1]) : null);
+  });
+  return txids.map((t) => m.pending.get(t)?.rec ?? byTxid.get(t) ?? null);
+}
+
 /** A call's payload (borsh envelope bytes) as received, or null. */
 export async function readCallPayload(db: Db, txid: string): Promise<Uint8Array | null> {
   const v = await db.get(callBodies.key(bytesOf(txid)));
