@@ -102,6 +102,11 @@ export interface NodeStatus {
     mode: 'light' | 'blocks';
     /** The highest verified block header held (light following runs ahead of processed_height). */
     header_height: number | null;
+    /**
+     * Peers' tip announcements lead (light following): the last new block came from one
+     * before this node's own poll found it, so it polls only after 30 intervals without a block.
+     */
+    peers_lead: boolean;
     /** Deferred checks of pending payloads (src/core/deferred-checks.ts). */
     deferred_checks: DeferredStats;
     /** The request budget at the chain-data endpoint (src/chain/budget.ts). */
@@ -436,6 +441,8 @@ export interface GossipCounters {
   sync_evidence_taken: number;
   /** Peer answers refused as false (bad_evidence): header runs and payload evidence that did not hold. */
   sync_bad_evidence: number;
+  /** Peers' heartbeat tip announcements above this node's header tip, passed to the core (which asks the endpoint at most once a poll interval). */
+  tip_announcements_passed: number;
 }
 
 /** Every gossip counter at 0: the gossip process's start and the core's view before its first report. */
@@ -459,6 +466,7 @@ export function zeroCounters(): GossipCounters {
     sync_headers_accepted: 0,
     sync_evidence_taken: 0,
     sync_bad_evidence: 0,
+    tip_announcements_passed: 0,
   };
 }
 
@@ -509,10 +517,17 @@ export type PeerApi = {
   /** Waits for the writer to finish every job queued so far (late-payload replays). */
   peerSettle(params: Record<string, never>): { processed_height: number | null; state_root: string | null };
   /**
-   * The processed height as of the writer's last state event, from the core's memory (no
-   * writer round trip): what heartbeats advertise, read when one is sent or answered.
+   * What heartbeats advertise, read when one is sent or answered: the processed height as
+   * of the writer's last state event (from the core's memory, no writer round trip) and
+   * the header tip with its 80 bytes (read from the writer once per new tip).
    */
-  peerHeight(params: Record<string, never>): { height: number | null };
+  peerAdvert(params: Record<string, never>): { height: number | null; tip: { height: number; header: Uint8Array } | null };
+  /**
+   * A peer's heartbeat announced a header tip above this node's (a hint, never trusted:
+   * ChainFollower.notePeerTip decides whether to ask the endpoint). `announcer`: the
+   * peer's hex public key.
+   */
+  peerTip(params: { height: number; header: Uint8Array; announcer: string }): { ok: true };
   /**
    * Re-derives the state from the journal and compares every stored state root; a
    * difference halts the node (the ledger's rule). Answers whether it halted.
@@ -778,6 +793,8 @@ export type WriterCoreApi = {
   storeSpentBy(params: { items: { txid: string; spentBy: SpentBy }[] }): { stored: true };
   /** Pending payloads ascending by txid after `after`. */
   pendingPayloads(params: { after: string; limit: number }): PendingPayload[];
+  /** Which of `txids` are held pending (a call or a deploy), in the given order. */
+  stillPending(params: { txids: string[] }): boolean[];
   /** Forgets pending payloads whose anchor the endpoint knows nowhere; answers those removed. */
   evictPayloads(params: { txids: string[] }): string[];
   /**

@@ -22,8 +22,10 @@
  *
  * Every step checks the stop signal, so a stop ends a catch-up at the next event.
  */
-import type { ParsedBlock } from '../protocol/bitcoin.js';
-import { hashMeetsTarget, parseHeaderBytes } from '../protocol/bitcoin.js';
+import type { ParsedBlock, ParsedHeader } from '../protocol/bitcoin.js';
+import { parseHeaderBytes } from '../protocol/bitcoin.js';
+import { checkProofOfWork, decodeCompact, verifyHeaderRun } from '../protocol/headers.js';
+import type { PowParams } from '../protocol/activation.js';
 import type { ChainUpdate, ChainUpdateAnswer } from '../messages.js';
 import type { BlockInput } from '../records.js';
 import type { SpentBy } from '../protocol/evidence.js';
@@ -92,6 +94,8 @@ export interface HeaderFollowerOptions {
   maxRawBlocksPerEvent?: number;
   /** Deepest reorganisation followed. Default 288 (twice the 144-block journal window). */
   maxReorgDepth?: number;
+  /** The network's proof-of-work rules every header is checked against (src/protocol/activation.ts). */
+  pow: PowParams;
   /**
    * Whether the endpoint may be paged for `missing` headers now (ten a request). The core
    * waits for peers' headers while it has peers and the gap is long; the default always
@@ -101,6 +105,39 @@ export interface HeaderFollowerOptions {
   /** Whether blocks above `height` may be applied now (the core holds them back until the first peer sync). */
   mayApply?: (height: number) => boolean;
   signal?: AbortSignal;
+}
+
+/**
+ * Checks a run of headers from height `from` against the network's rules before the node
+ * keeps it (src/protocol/headers.ts verifyHeaderRun: linkage to the header held below,
+ * proof of work within the network's minimum, retarget bits exact where the period's
+ * first header is held, within four times otherwise): the one check of every header the
+ * node keeps, from the endpoint or from a peer. `headers` reads the node's stored ones.
+ * Answers null, or why not.
+ */
+export async function checkHeaderRun(headers: (from: number, count: number) => Promise<Uint8Array[]>, from: number, run: readonly ParsedHeader[], pow: PowParams): Promise<string | null> {
+  const read = async (height: number): Promise<ParsedHeader | null> => {
+    if (height < 0) return null;
+    const [h] = await headers(height, 1);
+    return h ? parseHeaderBytes(h) : null;
+  };
+  const interval = pow.retargetInterval;
+  const periodFirst = interval && from > 1 ? await read(Math.floor((from - 1) / interval) * interval) : null;
+  const r = verifyHeaderRun({ height: from, prev: await read(from - 1), periodFirst }, run, pow);
+  return r.ok ? null : r.reason;
+}
+
+/**
+ * Whether an announced header is worth an endpoint request: it meets the network's proof
+ * of work, and (where the network has no minimum-difficulty blocks) asks at least a
+ * quarter of the work of the node's tip, the most a retarget can ease. On mainnet a
+ * header that passes costs about a real block's work, so a lying peer cannot make the
+ * node spend a request; on regtest and the devnet anyone can mine one.
+ */
+export function announcementWorthAsking(h: ParsedHeader, tip: ParsedHeader | null, pow: PowParams): boolean {
+  if (checkProofOfWork(h.hash, h.bits, pow.powLimit) !== true) return false;
+  if (!tip || pow.allowMinDifficulty) return true;
+  return decodeCompact(h.bits).target <= 4n * decodeCompact(tip.bits).target;
 }
 
 /** The best chain forked deeper than the follower goes, or below the journal's anchor. */
@@ -127,6 +164,9 @@ export class HeaderFollower {
     };
   }
 
+  /** The node's stored headers, as checkHeaderRun reads them. */
+  private readonly storedHeaders = (from: number, count: number): Promise<Uint8Array[]> => this.o.sink.headers(from, count);
+
   private get stopped(): boolean {
     return this.o.signal?.aborted ?? false;
   }
@@ -135,6 +175,44 @@ export class HeaderFollower {
   async poll(): Promise<void> {
     await this.followHeaders();
     await this.applyBlocks();
+  }
+
+  /**
+   * A peer announced a block header above this node's header tip (its heartbeat; a hint,
+   * never trusted). One endpoint request either way:
+   * - while payloads wait for a confirmation and the header extends the node's tip (links
+   *   to it, meets its target), the block itself by that hash: the endpoint's answer is
+   *   checked against the hash (merkle root and all) and placed on the tip, where it finds
+   *   every confirmation and conflicting spend (the client caches it for applyBlocks);
+   * - otherwise one ordinary poll (the endpoint's ten newest headers), which also follows
+   *   a reorganisation.
+   * A block the endpoint serves by hash but no longer holds on its best chain (a stale
+   * block a peer named) is undone by the next poll that sees the best chain, as any
+   * reorganisation: the next announcement that does not link, or the node's own poll.
+   * Answers `moved` (the header tip moved), `asked` (the endpoint was asked, the tip did
+   * not move), `known` (the node reached that height meanwhile) or `unworthy` (the header
+   * is not worth a request: announcementWorthAsking).
+   */
+  async followPeerTip(height: number, header: Uint8Array): Promise<'moved' | 'asked' | 'known' | 'unworthy'> {
+    const st = await this.o.sink.state();
+    const have = st.headerTip ?? st.processed;
+    if (height <= have.height) return 'known';
+    const h = parseHeaderBytes(header);
+    const [tipRow] = await this.o.sink.headers(have.height, 1);
+    const tip = tipRow ? parseHeaderBytes(tipRow) : null;
+    if (!announcementWorthAsking(h, tip, this.o.pow)) return 'unworthy';
+    const extendsTip = height === have.height + 1 && h.prevHash === have.hash && st.processed.hash === have.hash && (await checkHeaderRun(this.storedHeaders, height, [h], this.o.pow)) === null;
+    if (extendsTip && st.pending > 0 && this.o.rawTipWindow > 0 && this.o.mayApply(height)) {
+      const block = await this.o.source.rawBlock(h.hash);
+      if (block.hash !== h.hash) throw new HeaderChainBroken(`the endpoint answered block ${block.hash} for ${h.hash}`);
+      this.endpointTip = { height, hash: h.hash };
+      await this.putRun(height, [{ height, hash: h.hash, prevHash: h.prevHash, header }], true);
+      await this.applyBlocks();
+    } else {
+      await this.poll();
+    }
+    const after = await this.o.sink.state();
+    return (after.headerTip?.height ?? after.processed.height) > have.height ? 'moved' : 'asked';
   }
 
   // ---------------------------------------------------------------- headers
@@ -201,10 +279,13 @@ export class HeaderFollower {
   }
 
   private async putRun(from: number, rows: HeaderRow[], truncate: boolean): Promise<void> {
-    for (const r of rows) {
+    const parsed = rows.map((r) => {
       const h = parseHeaderBytes(r.header);
-      if (h.hash !== r.hash || !hashMeetsTarget(h.hash, h.bits)) throw new HeaderChainBroken(`the endpoint's header at ${r.height} does not meet its proof-of-work target`);
-    }
+      if (h.hash !== r.hash) throw new HeaderChainBroken(`the endpoint's header at ${r.height} hashes to ${h.hash}, not ${r.hash}`);
+      return h;
+    });
+    const wrong = await checkHeaderRun(this.storedHeaders, from, parsed, this.o.pow);
+    if (wrong !== null) throw new HeaderChainBroken(`the endpoint's ${wrong}`);
     await this.o.sink.putHeaders(from, rows.map((r) => r.header), truncate);
   }
 

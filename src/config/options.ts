@@ -269,8 +269,9 @@ export const KEYS: readonly KeyDef[] = [
   // Already-seen payloads remembered (txid + body hash, ~120 B each: ~12 MB). Covers
   // about 10 minutes at the ~150 payloads/s that intake sustains, longer than any gossip wave.
   { key: 'gossip.seen_capacity', env: 'SVC_GOSSIP_SEEN_CAPACITY', default: 100_000, parse: number(16, 10_000_000, true) },
-  // Payload fetches in flight during a sync: enough to hide the RPC round trip behind the
-  // peer's and our intake work, few enough to stay under the peer's inbound queue.
+  // Requests in flight during a sync (range questions, pending evidence; payload fetches
+  // at most LIST_CONCURRENCY, what a peer answers at once): enough to hide the RPC round
+  // trip behind the peer's and our intake work, few enough to stay under its inbound queue.
   { key: 'gossip.sync_concurrency', env: 'SVC_GOSSIP_SYNC_CONCURRENCY', default: 16, parse: number(1, 1_000, true) },
   // Deadline of one outbound RPC: a peer slower than this is treated as down for now.
   { key: 'gossip.request_timeout_s', env: 'SVC_GOSSIP_REQUEST_TIMEOUT_S', default: 10, parse: number(0.1, 600, false) },

@@ -10,14 +10,15 @@
  */
 import { BlockWatcher, type ChainEvent } from '../chain/watcher.js';
 import { blockInputOf } from '../chain/connected-block.js';
-import { HeaderFollower, type HeaderRow } from '../chain/header-follower.js';
-import { parseHeaderBytes, hashMeetsTarget } from '../protocol/bitcoin.js';
+import { HeaderFollower, checkHeaderRun } from '../chain/header-follower.js';
+import { parseHeaderBytes } from '../protocol/bitcoin.js';
 import type { EsploraClient, RequestOptions } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WriterApi, WriterStatus } from '../messages.js';
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
-import { journalAnchorHeight } from '../protocol/activation.js';
+import { journalAnchorHeight, networkParams, type PowParams } from '../protocol/activation.js';
+import { InitialSyncHold } from './initial-sync-hold.js';
 
 const log = logger('chain');
 /** Following the chain comes first in the chain-data budget (src/chain/budget.ts). */
@@ -38,11 +39,29 @@ const PROGRESS_EVERY_MS = 5_000;
 const ENDPOINT_HEADER_PAGING_FREE = 1_000;
 const PEER_HEADER_WAIT_MS = 120_000;
 /**
- * A light node with peers holds block application back until its first sync with them
- * has ended (payloads and their evidence arrive first, so blocks are applied once with
- * them rather than replayed as each arrives late), at most this long after start.
+ * While peers lead (a peer's tip announcement brought the last new block before this
+ * node's own poll found it), the node's own poll runs only when this many poll intervals
+ * pass without a new block: 30 at the default 60 s is half an hour, longer than 95% of
+ * Bitcoin's block intervals, so a block costs about one request (the announced one)
+ * instead of ten polls; peers that fall silent cost at most that long, and the first
+ * block the node's own poll finds before any peer announces it ends the lead.
  */
-const INITIAL_SYNC_WAIT_MS = 120_000;
+const PEER_LED_POLL_INTERVALS = 30;
+/**
+ * The light timer waits its interval times a factor drawn from [1 - this, 1 + this]:
+ * nodes polling on the same interval would otherwise keep the phases they started with,
+ * and the same node would find every block first, never letting a peer lead. The
+ * average interval stays block_check_interval_s. (Timing only: nothing on the path from
+ * payload to state root depends on it.)
+ */
+const POLL_JITTER = 0.5;
+
+function jittered(ms: number): number {
+  return Math.max(1, Math.round(ms * (1 - POLL_JITTER + 2 * POLL_JITTER * Math.random())));
+}
+
+/** Proven announcers remembered: far more than a node's peers (gossip.max_peers); past it the set starts afresh. */
+const MAX_PROVEN_ANNOUNCERS = 256;
 
 export type ChainMode = 'light' | 'blocks';
 
@@ -53,8 +72,8 @@ export class ChainFollower {
   private lightPoll: Promise<void> | null = null;
   private readonly stopping = new AbortController();
   private readonly startedAt = Date.now();
-  /** The first peer sync ended (gossip says so), or there are no peers to wait for. */
-  private initialSyncDone: boolean;
+  /** Block application waits for the first peer sync while it delivers (initial-sync-hold.ts). */
+  private readonly initialSync: InitialSyncHold;
   private stopped = false;
   chainTipHeight: number | null = null;
   chainTipHash: string | null = null;
@@ -62,24 +81,56 @@ export class ChainFollower {
   /** `lastError` came from the chain endpoint (cleared as soon as it answers again). */
   private lastErrorFromChain = false;
   private progress = { since: 0, blocksAtStart: 0, lastLog: 0 };
+  /** The writer's last status as this follower saw it (header tip for announcements). */
+  private lastStatus: WriterStatus | null = null;
+  /** Peers' tip announcements brought the last new block (see PEER_LED_POLL_INTERVALS). */
+  private peerLed = false;
+  /** When the endpoint last told this node of a new block, or its own poll last ran. */
+  private lastEndpointLookAt = 0;
+  /**
+   * Announcers (peer keys, or the URLs this node called) whose last announcement brought
+   * a new block: theirs are followed at once, always. After an announcement that brought
+   * none, the others' wait a poll interval: a lying peer (under any number of keys) costs
+   * at most one request an interval, and cannot delay a proven peer's announcements.
+   */
+  private readonly provenAnnouncers = new Set<string>();
+  /** Until when unproven announcers are not followed (set by an announcement that brought no block). */
+  private unprovenWaitUntil = -Infinity;
 
   constructor(
     private readonly chain: EsploraClient,
     private readonly writer: RpcClient<WriterApi>,
-    private readonly opts: { pollIntervalS: number; startHeight: number | null; mode: ChainMode; hasPeers: boolean; onStatus: (s: WriterStatus) => void },
+    private readonly opts: {
+      pollIntervalS: number;
+      startHeight: number | null;
+      mode: ChainMode;
+      hasPeers: boolean;
+      onStatus: (s: WriterStatus) => void;
+      /** The network's proof-of-work rules when known beforehand (the simulation); a node learns them at start from the endpoint's genesis block. */
+      pow?: PowParams;
+    },
   ) {
-    this.initialSyncDone = !opts.hasPeers;
+    this.initialSync = new InitialSyncHold(this.startedAt, opts.hasPeers);
+    this.pow = opts.pow ?? null;
   }
+
+  /** The proof-of-work rules of the endpoint's network (by its genesis hash), once known. */
+  private pow: PowParams | null;
 
   /** Whether peers' header runs are taken (light following; submitHeaders). */
   get takesPeerHeaders(): boolean {
     return this.opts.mode === 'light';
   }
 
+  /** Payloads of a peer's sync were taken: the first sync still delivers (InitialSyncHold). */
+  notePeerPayloads(): void {
+    this.initialSync.notePayloads(Date.now());
+  }
+
   /** Gossip's first sync round with the peers ended (or failed for every peer). */
   noteInitialSync(): void {
-    if (this.initialSyncDone) return;
-    this.initialSyncDone = true;
+    if (this.initialSync.isDone) return;
+    this.initialSync.done();
     void this.pollNow().catch(() => undefined);
   }
 
@@ -94,13 +145,20 @@ export class ChainFollower {
 
   async start(): Promise<void> {
     let status = await this.writer.call('status', {});
+    this.lastStatus = status;
     let delay = ANCHOR_RETRY_BASE_MS;
-    while (status.processedHeight === null && !this.stopped) {
+    // The genesis hash names the network: where the journal is anchored, and (light
+    // following) the proof-of-work rules every header is checked against.
+    let genesis: string | null = null;
+    while ((status.processedHeight === null || (this.opts.mode === 'light' && this.pow === null)) && !this.stopped) {
       try {
-        const height = journalAnchorHeight(await this.chain.blockHashAt(0, TIP), this.opts.startHeight);
+        genesis ??= await this.chain.blockHashAt(0, TIP);
+        this.pow ??= networkParams(genesis).pow;
+        if (status.processedHeight !== null) break;
+        const height = journalAnchorHeight(genesis, this.opts.startHeight);
         const hash = await this.chain.blockHashAt(height, TIP);
         status = await this.writer.call('initAnchor', { height, hash });
-        this.opts.onStatus(status);
+        this.noteStatus(status);
         this.lastError = null;
       } catch (e) {
         this.lastError = (e as Error).message;
@@ -152,6 +210,7 @@ export class ChainFollower {
   private startLight(): void {
     const writer = this.writer;
     this.light = new HeaderFollower({
+      pow: this.pow!,
       source: {
         blocks: async (top?: number) => {
           const rows = await this.chain.blocks(top, TIP);
@@ -167,7 +226,7 @@ export class ChainFollower {
       sink: {
         state: async () => {
           const st = await writer.call('status', {});
-          this.opts.onStatus(st);
+          this.noteStatus(st);
           return {
             processed: { height: st.processedHeight!, hash: st.processedHash! },
             headerTip: st.headerHeight === null ? null : { height: st.headerHeight, hash: st.headerHash! },
@@ -177,7 +236,7 @@ export class ChainFollower {
         },
         headers: (from, count) => writer.call('headers', { from, count }),
         processedHash: (height) => writer.call('knownHash', { height }),
-        putHeaders: async (from, run, truncate) => void this.opts.onStatus(await writer.call('putHeaders', { from, headers: run, truncate })),
+        putHeaders: async (from, run, truncate) => void this.noteStatus(await writer.call('putHeaders', { from, headers: run, truncate })),
         apply: async (u) => {
           // A catch-up says so as it starts: a light one may apply a thousand blocks an event.
           const last = u.connected[u.connected.length - 1];
@@ -189,17 +248,19 @@ export class ChainFollower {
         storeSpentBy: async (items) => void (await writer.call('storeSpentBy', { items })),
       },
       mayPageEndpoint: (missing) =>
-        !this.opts.hasPeers || Date.now() - this.startedAt >= PEER_HEADER_WAIT_MS || (this.initialSyncDone && missing <= ENDPOINT_HEADER_PAGING_FREE),
-      mayApply: () => this.initialSyncDone || Date.now() - this.startedAt >= INITIAL_SYNC_WAIT_MS,
+        !this.opts.hasPeers || Date.now() - this.startedAt >= PEER_HEADER_WAIT_MS || (this.initialSync.isDone && missing <= ENDPOINT_HEADER_PAGING_FREE),
+      mayApply: () => this.initialSync.mayApply(Date.now()),
       signal: this.stopping.signal,
     });
+    const intervalMs = Math.max(1, Math.round(this.opts.pollIntervalS * 1000));
     const tick = (): void => {
       if (this.stopped) return;
-      this.pollNow()
+      const led = this.peerLed && Date.now() - this.lastEndpointLookAt < PEER_LED_POLL_INTERVALS * intervalMs;
+      (led ? Promise.resolve() : this.ownPoll())
         .catch((e: unknown) => this.onError(e))
         .finally(() => {
           if (this.stopped) return;
-          this.lightTimer = setTimeout(tick, Math.max(1, Math.round(this.opts.pollIntervalS * 1000)));
+          this.lightTimer = setTimeout(tick, jittered(intervalMs));
           this.lightTimer.unref();
         });
     };
@@ -218,40 +279,141 @@ export class ChainFollower {
       if (h.length !== 80) throw new NodeError('bad_request', 'a block header is 80 bytes');
       return parseHeaderBytes(h);
     });
-    parsed.forEach((h, i) => {
-      if (!hashMeetsTarget(h.hash, h.bits)) throw new NodeError('bad_evidence', `header ${from + i} does not meet its proof-of-work target`);
-      if (i > 0 && h.prevHash !== parsed[i - 1]!.hash) throw new NodeError('bad_evidence', `headers ${from + i - 1} and ${from + i} do not link`);
-    });
+    if (this.pow === null) throw new NodeError('chain_unavailable', 'the chain-data endpoint has not named its network yet', { reason: 'starting' });
+    const wrong = await checkHeaderRun((f, c) => this.writer.call('headers', { from: f, count: c }), from, parsed, this.pow);
+    if (wrong !== null) throw new NodeError('bad_evidence', wrong);
     const top = from + run.length - 1;
     const topHash = parsed[parsed.length - 1]!.hash;
     const known = this.chainTipHeight === top ? this.chainTipHash : null;
     const endpointHash = known ?? (await this.chain.blockHashAt(top, TIP));
     if (endpointHash !== topHash) throw new NodeError('bad_evidence', `the chain-data endpoint names block ${endpointHash} at height ${top}, not the peer's ${topHash}`);
-    this.opts.onStatus(await this.writer.call('putHeaders', { from, headers: run, truncate: false }));
+    this.noteStatus(await this.writer.call('putHeaders', { from, headers: run, truncate: false }));
     void this.pollNow().catch(() => undefined);
     return { accepted: run.length };
   }
 
+  /** Peers' announcements lead: the node's own poll waits PEER_LED_POLL_INTERVALS (node_status.chain.peers_lead). */
+  get peersLead(): boolean {
+    return this.peerLed;
+  }
+
+  /** Every writer status the follower receives, passed on to the core. */
+  private noteStatus(st: WriterStatus): void {
+    this.lastStatus = st;
+    this.opts.onStatus(st);
+  }
+
+  private get headerTipHeight(): number | null {
+    return this.lastStatus?.headerHeight ?? this.lastStatus?.processedHeight ?? null;
+  }
+
+  /**
+   * A peer's heartbeat announced its best block header (docs/GOSSIP.md, "Tip
+   * announcements"): when it is above this node's header tip, the header follower asks
+   * the endpoint (one request: followPeerTip). An announcer whose last announcement
+   * brought a new block is followed at once; after an announcement that brought none,
+   * the others wait a poll interval. Announcements are ignored while a poll runs (it reaches the endpoint's tip
+   * itself; the next heartbeat repeats the announcement) and before the first peer sync
+   * ends (the catch-up takes its own course).
+   */
+  notePeerTip(height: number, header: Uint8Array, announcer: string): void {
+    if (this.stopped || !this.light || header.length !== 80 || !this.initialSync.isDone || this.lightPoll !== null) return;
+    const have = this.headerTipHeight;
+    if (have === null || height <= have) return;
+    if (!this.provenAnnouncers.has(announcer) && Date.now() < this.unprovenWaitUntil) return;
+    const light = this.light;
+    const broughtNone = (): void => {
+      this.provenAnnouncers.delete(announcer);
+      this.unprovenWaitUntil = Date.now() + this.opts.pollIntervalS * 1000;
+    };
+    void this.serialPoll(async () => {
+      const outcome = await light.followPeerTip(height, header).catch((e: unknown) => {
+        broughtNone();
+        throw e;
+      });
+      if (outcome === 'known') return;
+      if (outcome === 'unworthy') {
+        // Nothing was asked of the endpoint: the announcer loses its standing, no one waits.
+        this.provenAnnouncers.delete(announcer);
+        return;
+      }
+      if (outcome === 'asked') {
+        broughtNone();
+        return;
+      }
+      if (this.provenAnnouncers.size >= MAX_PROVEN_ANNOUNCERS) this.provenAnnouncers.clear();
+      this.provenAnnouncers.add(announcer);
+      this.peerLed = true;
+      this.lastEndpointLookAt = Date.now();
+      const t = light.endpointTip;
+      if (t && (this.chainTipHeight ?? -1) <= t.height) {
+        this.chainTipHeight = t.height;
+        this.chainTipHash = t.hash;
+      }
+    }).catch((e: unknown) => log.debug('a peer\'s tip announcement was not followed', { height, error: (e as Error).message }));
+  }
+
+  /**
+   * The header tip heartbeats announce: its height and 80 bytes (read from the writer once
+   * per new tip), or null before the node holds a header.
+   */
+  async announcedTip(): Promise<{ height: number; header: Uint8Array } | null> {
+    const st = this.lastStatus;
+    const height = st?.headerHeight ?? null;
+    const hash = st?.headerHash ?? null;
+    if (height === null || hash === null) return null;
+    if (this.announced?.hash !== hash) {
+      const [header] = await this.writer.call('headers', { from: height, count: 1 });
+      if (!header || parseHeaderBytes(header).hash !== hash) return this.announced ? { height: this.announced.height, header: this.announced.header } : null;
+      this.announced = { height, hash, header };
+    }
+    return { height: this.announced.height, header: this.announced.header };
+  }
+  private announced: { height: number; hash: string; header: Uint8Array } | null = null;
+
   /** The status the writer answered for an update, and progress lines. */
   private noteApplied(status: WriterStatus, reorgDepth: number): void {
     this.lastError = null;
-    this.opts.onStatus(status);
+    this.noteStatus(status);
     this.logProgress(status.processedHeight!, status.stateRoot, reorgDepth);
   }
 
   /** Polls the chain now (tests, and pushes from the devnet). */
   pollNow(): Promise<void> {
     if (this.light) {
-      // One poll at a time; a poll asked for meanwhile runs after it.
-      const prev = this.lightPoll ?? Promise.resolve();
-      const next: Promise<void> = prev.catch(() => undefined).then(() => this.light!.poll());
-      this.lightPoll = next;
-      void next.finally(() => {
-        if (this.lightPoll === next) this.lightPoll = null;
-      }).catch(() => undefined);
-      return next;
+      const light = this.light;
+      return this.serialPoll(() => light.poll());
     }
     return this.watcher ? this.watcher.pollNow() : Promise.resolve();
+  }
+
+  /**
+   * The light timer's own poll: a new block it finds before any peer announced it ends the
+   * peers' lead. The tip is compared inside the poll's turn, so a block an announcement
+   * brought in the poll queued ahead of it is not taken for one this poll found.
+   */
+  private ownPoll(): Promise<void> {
+    const light = this.light!;
+    return this.serialPoll(async () => {
+      const before = this.headerTipHeight;
+      await light.poll();
+      this.lastEndpointLookAt = Date.now();
+      const after = this.headerTipHeight;
+      if (before !== null && after !== null && after > before) this.peerLed = false;
+    });
+  }
+
+  /** One light poll at a time; one asked for meanwhile runs after it. */
+  private serialPoll(poll: () => Promise<unknown>): Promise<void> {
+    const prev = this.lightPoll ?? Promise.resolve();
+    const next: Promise<void> = prev.catch(() => undefined).then(async () => void (await poll()));
+    this.lightPoll = next;
+    void next
+      .finally(() => {
+        if (this.lightPoll === next) this.lightPoll = null;
+      })
+      .catch(() => undefined);
+    return next;
   }
 
   private async apply(ev: ChainEvent): Promise<void> {

@@ -198,6 +198,7 @@ export class Core {
         tip_hash: f.chainTipHash,
         mode: this.init.config.chainMode,
         header_height: w.headerHeight,
+        peers_lead: f.peersLead,
         deferred_checks: this.deferred.snapshot(),
         budget: this.budgetStatus(),
       },

@@ -46,6 +46,12 @@ const UNSEEN_BEFORE_EVICTION = 2;
 const CHECKS_IN_FLIGHT = 2;
 /** Pending payloads listed from the writer per request when (re)seeding. */
 const SEED_PAGE = 4_096;
+/**
+ * Due payloads the writer is asked about at once (stillPending) before any is checked
+ * alone: after a catch-up thousands fall due that their blocks have decided since, and
+ * one question each (two writer round trips, two in flight) took minutes to forget them.
+ */
+const SIFT_BATCH = 4_096;
 
 interface Entry {
   txid: string;
@@ -116,6 +122,10 @@ export class DeferredChecks {
   private readonly ready = new Fifo<Scheduled>();
   private readonly byHeight = new Map<number, Scheduled[]>();
   private readonly byTime = new Fifo<Scheduled & { at: number }>();
+  /** Due payloads the writer said are still pending: checked one by one, in this order. */
+  private readonly sifted = new Fifo<Scheduled>();
+  /** A stillPending question is out. */
+  private sifting = false;
   /** Every height up to this one has been moved from byHeight to ready (-1: none yet). */
   private drainedTo = -1;
   private processed = 0;
@@ -240,16 +250,31 @@ export class DeferredChecks {
     return { tracked: this.entries.size, due, checks_total: this.stats.checks, placed_total: this.stats.placed, dropped_total: this.stats.dropped, evicted_total: this.stats.evicted };
   }
 
-  /** Starts due checks, by height first, up to CHECKS_IN_FLIGHT at once. */
+  /**
+   * Sifts due payloads (up to SIFT_BATCH at once, by height first): those the writer no
+   * longer holds pending are forgotten, the others checked, up to CHECKS_IN_FLIGHT at once.
+   */
   private pump(): void {
     if (this.stopped || !this.seeded) return;
+    if (!this.sifting) {
+      const batch: Entry[] = [];
+      for (let e = this.nextDue(); e; e = batch.length < SIFT_BATCH ? this.nextDue() : null) {
+        // Not due again until it has been sifted (and checked): that sets its next due height.
+        this.hold(e);
+        batch.push(e);
+      }
+      if (batch.length > 0) {
+        this.sifting = true;
+        void this.sift(batch).finally(() => {
+          this.sifting = false;
+          this.pump();
+        });
+      }
+    }
     while (this.running < CHECKS_IN_FLIGHT) {
-      const next = this.nextDue();
+      const next = this.nextSifted();
       if (!next) return;
-      // Not due again until this check has run (it sets the next due height).
-      next.gen++;
-      next.due = Number.POSITIVE_INFINITY;
-      next.dueAt = Number.POSITIVE_INFINITY;
+      this.hold(next);
       this.running++;
       void this.check(next)
         .catch((e: unknown) => {
@@ -262,6 +287,39 @@ export class DeferredChecks {
           this.pump();
         });
     }
+  }
+
+  /** Takes `e` off every schedule (bumps its generation): what runs on it sets the next one. */
+  private hold(e: Entry): void {
+    e.gen++;
+    e.due = Number.POSITIVE_INFINITY;
+    e.dueAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** One writer question for `batch`: the decided are forgotten, the pending queued for their check. */
+  private async sift(batch: Entry[]): Promise<void> {
+    let pending: boolean[];
+    try {
+      pending = await this.writer.call('stillPending', { txids: batch.map((e) => e.txid) });
+    } catch (e) {
+      // The writer did not answer (stopping, restarting): asked again after the next block.
+      for (const x of batch) if (this.entries.get(x.txid) === x) this.schedule(x, this.processed + 1, true);
+      log.debug('deferred checks: the writer did not answer', { error: (e as Error).message });
+      return;
+    }
+    batch.forEach((e, i) => {
+      if (this.entries.get(e.txid) !== e) return;
+      if (pending[i]) this.sifted.push({ txid: e.txid, gen: e.gen });
+      else this.entries.delete(e.txid);
+    });
+  }
+
+  private nextSifted(): Entry | null {
+    for (let item = this.sifted.shift(); item; item = this.sifted.shift()) {
+      const e = this.live(item);
+      if (e) return e;
+    }
+    return null;
   }
 
   /** The entry an item still schedules, or null (rescheduled, running or gone since). */

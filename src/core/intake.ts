@@ -25,7 +25,7 @@ import type { WorkPool } from '../pool/pool.js';
 import type { CheckedDeploy } from '../vm/deploy-check.js';
 import type { EsploraClient } from '../chain/esplora-client.js';
 import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, DeployExtras, OutpointCheck, WriterApi } from '../messages.js';
-import { dropsCall, repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
+import { repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
 import type { CallRecord, ContractRecord } from '../records.js';
 import { statusBody } from '../records.js';
 import { HEX32 } from '../protocol/identifiers.js';

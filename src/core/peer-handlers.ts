@@ -71,14 +71,31 @@ function sameInclusion(kept: Inclusion | null | undefined, claimed: Inclusion): 
  * the payload would wait for a block that never names it instead of being taken from an
  * honest peer.
  */
-async function refuseOffChain(core: Core, txid: string, ev: Evidence | null | undefined): Promise<void> {
+async function refuseOffChain(core: Core, txid: string, ev: Evidence | null | undefined, held: HeldHashes = new HeldHashes(core)): Promise<void> {
   for (const [what, inc] of [['confirmation', ev?.confirmed], ['spend', ev?.spentBy?.at]] as const) {
     if (!inc) continue;
-    const [header] = await core.writer.call('headers', { from: inc.height, count: 1 });
-    const held = header ? parseHeaderBytes(header).hash : null;
-    if (held !== null && held !== inc.blockHash) {
-      throw new NodeError('bad_evidence', `the evidence sent with ${txid} names block ${inc.blockHash} for its ${what} at height ${inc.height}; this node's header chain holds ${held} there`);
+    const hash = await held.at(inc.height);
+    if (hash !== null && hash !== inc.blockHash) {
+      throw new NodeError('bad_evidence', `the evidence sent with ${txid} names block ${inc.blockHash} for its ${what} at height ${inc.height}; this node's header chain holds ${hash} there`);
     }
+  }
+}
+
+/**
+ * The hashes of the headers this node holds, each height read and hashed once for a
+ * batch of peer payloads (a block's payloads all name its header).
+ */
+class HeldHashes {
+  private readonly byHeight = new Map<number, Promise<string | null>>();
+  constructor(private readonly core: Core) {}
+
+  at(height: number): Promise<string | null> {
+    let h = this.byHeight.get(height);
+    if (!h) {
+      h = this.core.writer.call('headers', { from: height, count: 1 }).then(([header]) => (header ? parseHeaderBytes(header).hash : null));
+      this.byHeight.set(height, h);
+    }
+    return h;
   }
 }
 
@@ -117,9 +134,9 @@ async function takePeerEvidence(core: Core, txid: string, evidence: Evidence): P
 }
 
 /** A peer's payload through REST's intake, its evidence first checked against this node's headers. */
-async function submitPeerPayload(core: Core, payload: WirePayload): Promise<{ created: boolean }> {
+async function submitPeerPayload(core: Core, payload: WirePayload, held?: HeldHashes): Promise<{ created: boolean }> {
   const input = intakeInput(payload);
-  await refuseOffChain(core, payload.txid, payload.evidence);
+  await refuseOffChain(core, payload.txid, payload.evidence, held);
   const r = input.kind === 'call' ? await core.intake.submitCall(input.submission) : await core.intake.submitDeploy(input.body, input.extras);
   return { created: r.created };
 }
@@ -134,16 +151,21 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
   const w = core.writer;
   return {
     peerSubmit: (p) => submitPeerPayload(core, p.payload),
-    peerSubmitMany: async (p) => ({
-      results: await Promise.all(
-        p.payloads.map((payload) =>
-          submitPeerPayload(core, payload).then(
-            (r) => ({ ok: true as const, created: r.created }),
-            (e: unknown) => ({ ok: false as const, error: toWire(e) }),
+    peerSubmitMany: async (p) => {
+      // Only sync sends many at once: its first round holds block application while it delivers.
+      core.follower.notePeerPayloads();
+      const held = new HeldHashes(core);
+      return {
+        results: await Promise.all(
+          p.payloads.map((payload) =>
+            submitPeerPayload(core, payload, held).then(
+              (r) => ({ ok: true as const, created: r.created }),
+              (e: unknown) => ({ ok: false as const, error: toWire(e) }),
+            ),
           ),
         ),
-      ),
-    }),
+      };
+    },
     peerPrepare: (p) => core.intake.preparePayload(intakeInput(p.payload)),
     peerContractIds: (p) => w.call('peerContractIds', { after: p.after, limit: p.limit }),
     peerSummary: async (p) => known(p.contract_id, await w.call('peerSummary', { contract_id: p.contract_id, after_txid: p.after_txid, limit: p.limit })),
@@ -158,7 +180,14 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
       const s = await w.call('peerSettle', {});
       return { processed_height: s.processedHeight, state_root: s.stateRoot };
     },
-    peerHeight: async () => ({ height: (await core.state.current()).height }),
+    peerAdvert: async () => {
+      const [v, tip] = await Promise.all([core.state.current(), core.follower.announcedTip()]);
+      return { height: v.height, tip };
+    },
+    peerTip: (p) => {
+      core.follower.notePeerTip(p.height, p.header, p.announcer);
+      return { ok: true as const };
+    },
     peerVerifyReplay: async () => {
       const s = await w.call('peerVerifyReplay', {});
       return { halted: s.halted, halt_reason: s.haltReason };

@@ -4,7 +4,7 @@
  * so the core answers from memory, in the order the writer's messages arrive (a writer
  * answer sent after a change never overtakes the change's event). The REST read cache
  * follows it by a long poll (waitState); the gossip process reads the height it
- * advertises in heartbeats (peerHeight).
+ * advertises in heartbeats (peerAdvert).
  */
 import type { RpcClient } from '../ipc/rpc.js';
 import type { StateVersion, WriterApi } from '../messages.js';

@@ -24,6 +24,7 @@ const HELP: Record<string, string> = {
   sync_headers_accepted: 'Block headers taken from peers by sync (each run authenticated by the chain-data endpoint)',
   sync_evidence_taken: "Evidence of this node's pending payloads taken from peers by sync",
   sync_bad_evidence: 'Peer header runs and payload evidence refused as false (bad_evidence)',
+  tip_announcements_passed: "Peers' heartbeat tip announcements above this node's header tip, passed to the core",
 };
 
 /** The counters as Prometheus counter families, plus the active peer count as a gauge. */

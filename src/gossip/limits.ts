@@ -92,14 +92,16 @@ export const PAYLOADS_PER_CORE_CALL = 32;
 /**
  * Fetched payloads handed to the core's intake at once during sync. The writer stores
  * calls that arrive while it is busy in one synced batch of up to 256 (ACCEPT_GROUP_MAX,
- * src/writer/writer.ts): 256 in flight fill a batch where `gossip.sync_concurrency` (16)
- * made each fsync carry 16, and sync ran at a few hundred payloads a second, waiting on
- * round trips. Far below the pool's queue (workers.queue_limit, 4,096 by default).
+ * src/writer/writer.ts): 512 in flight keep one batch filling while the last is written,
+ * where `gossip.sync_concurrency` (16) made each fsync carry 16 (and 256 left the writer
+ * waiting between batches: the endpoint bench's sync took 11 s for 10,000 payloads with
+ * 256 and 64 a message, 9 s with 512 and 128). Far below the pool's queue
+ * (workers.queue_limit, 4,096 by default).
  */
-export const SYNC_APPLY_CONCURRENCY = 256;
+export const SYNC_APPLY_CONCURRENCY = 512;
 /**
- * Fetched payloads handed to the core in one round trip (peerSubmitMany): one message
- * where there were 64, and four batches keep SYNC_APPLY_CONCURRENCY in flight, so a
- * batch's slowest payload never holds the others' successors back for long.
+ * Fetched payloads handed to the core in one round trip (peerSubmitMany), four batches
+ * keeping SYNC_APPLY_CONCURRENCY in flight, so a batch's slowest payload never holds the
+ * others' successors back for long.
  */
-export const SYNC_SUBMIT_BATCH = 64;
+export const SYNC_SUBMIT_BATCH = 128;

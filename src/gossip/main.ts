@@ -12,7 +12,7 @@ import { bind, loadPeerService, serverOptions } from './server.js';
 import { Signer, Verifier } from './auth.js';
 import { PeerSet, type Peer } from './peers.js';
 import { Forwarder } from './forwarder.js';
-import { PeerService } from './service.js';
+import { PeerService, advertFields, type LocalAdvert } from './service.js';
 import { SyncEngine } from './sync.js';
 import { counterFamilies } from './counters.js';
 import { hex } from './wire.js';
@@ -35,27 +35,41 @@ const peers = new PeerSet(
 const sendQueue = new PQueue({ concurrency: opts.sendConcurrency });
 const forwarder = new Forwarder(peers, sendQueue, { peerLimit: cfg.peerLimit, batchMax: opts.batchMax, batchDelayMs: opts.batchDelayMs }, counters, log);
 /**
- * How long a heartbeat (sent or answered) waits for the core's height before it carries
+ * How long a heartbeat (sent or answered) waits for the core's advert before it carries
  * the last one: the core answers from memory in well under a millisecond, and a peer's
  * heartbeat must be answered within its request deadline (gossip.request_timeout_s, 10 s
  * by default).
  */
-const HEIGHT_DEADLINE_MS = 1_000;
-/** The last processed height the core gave; what heartbeats carry while it does not answer. */
-let localHeight = 0;
+const ADVERT_DEADLINE_MS = 1_000;
+/** The last advert the core gave; what heartbeats carry while it does not answer. */
+let localAdvert: LocalAdvert = { height: 0, tip: null };
 /**
- * The processed height now, for a heartbeat being sent or answered: one small request the
- * core answers from memory (src/core/state-version.ts), so the height a peer sees is
- * never older than that heartbeat. (Read once per round instead, from node_status, it
- * lagged a whole interval and the writer's queue: ~20 s after a catch-up.)
+ * The processed height and header tip now, for a heartbeat being sent or answered: one
+ * small request the core answers from memory (src/core/state-version.ts), so what a peer
+ * sees is never older than that heartbeat. (Read once per round instead, from
+ * node_status, the height lagged a whole interval and the writer's queue: ~20 s after a
+ * catch-up.)
  */
-async function currentHeight(): Promise<number> {
+async function currentAdvert(): Promise<LocalAdvert> {
   try {
-    localHeight = (await core.call('peerHeight', {}, HEIGHT_DEADLINE_MS)).height ?? 0;
+    const a = await core.call('peerAdvert', {}, ADVERT_DEADLINE_MS);
+    localAdvert = { height: a.height ?? 0, tip: a.tip };
   } catch {
-    /* the core is restarting or busy; keep the last height */
+    /* the core is restarting or busy; keep the last advert */
   }
-  return localHeight;
+  return localAdvert;
+}
+
+/**
+ * A peer's heartbeat (its request or its answer) announced its header tip: one above this
+ * node's goes to the core, which decides whether it is worth an endpoint request
+ * (ChainFollower.notePeerTip). Malformed announcements were refused by the wire checks.
+ */
+function notePeerTip(t: { tip_height: string; tip_header: Uint8Array }, announcer: string): void {
+  const height = Number(t.tip_height);
+  if (t.tip_header.length !== 80 || height <= (localAdvert.tip?.height ?? localAdvert.height)) return;
+  counters.tip_announcements_passed++;
+  void core.call('peerTip', { height, header: t.tip_header, announcer }).catch(() => undefined);
 }
 let dirty = true;
 const service = new PeerService({
@@ -68,7 +82,8 @@ const service = new PeerService({
   opts,
   nodeId: cfg.nodeId,
   publicKey: signer.publicKey,
-  localHeight: currentHeight,
+  localAdvert: currentAdvert,
+  peerTip: notePeerTip,
   log,
 });
 const sync = new SyncEngine({
@@ -97,6 +112,9 @@ function onAccepted(d: unknown): void {
  * one), so a light node applies blocks with what the peers brought instead of waiting.
  */
 let initialSyncDone = false;
+/** Until the startup sync ends, a peer whose first heartbeat is answered is synced with at once. */
+let startupSyncing = true;
+const startupQueued = new Set<Peer>();
 
 function initialSync(): Promise<void> {
   if (initialSyncDone) return Promise.resolve();
@@ -149,16 +167,25 @@ toSupervisor({ type: 'listening', role: 'gossip', address: host, port: bound });
 let firstAnswer!: () => void;
 const firstHeartbeatAnswered = new Promise<void>((r) => (firstAnswer = r));
 
-async function heartbeat(p: Peer, height: number): Promise<void> {
+async function heartbeat(p: Peer, advert: LocalAdvert): Promise<void> {
   try {
-    const r = await p.client.call('Heartbeat', { node_id: cfg.nodeId, url: cfg.publicUrl, height: String(height) });
-    firstAnswer();
+    const r = await p.client.call('Heartbeat', { node_id: cfg.nodeId, url: cfg.publicUrl, ...advertFields(advert) });
+    // Its answer came from the URL this node called: that names the announcer.
+    notePeerTip(r, p.url);
     const wasActive = peers.isActive(p);
     peers.ok(p, r.public_key.length === 32 ? hex(r.public_key) : undefined, r.node_id);
     if (!wasActive) {
       dirty = true;
       log.info('peer active', { peer: p.url, node_id: r.node_id });
     }
+    // During the startup sync, each peer is synced with once, as its first heartbeat is
+    // answered (it may be active already: its own heartbeats reached this node first).
+    // Later arrivals wait for the next round, as a peer coming back does.
+    if (startupSyncing && !startupQueued.has(p)) {
+      startupQueued.add(p);
+      sync.peerActive(p);
+    }
+    firstAnswer();
   } catch {
     peers.failed(p);
   }
@@ -186,14 +213,14 @@ function noteActive(): void {
  */
 async function tick(): Promise<void> {
   // One read for the round: its heartbeats leave together.
-  const height = await currentHeight();
+  const advert = await currentAdvert();
   const started: Promise<void>[] = [];
   for (const p of peers.all()) {
     if (heartbeating.has(p)) continue;
     heartbeating.add(p);
     started.push(
       sendQueue
-        .add(() => heartbeat(p, height))
+        .add(() => heartbeat(p, advert))
         .finally(() => {
           heartbeating.delete(p);
           noteActive();
@@ -229,10 +256,14 @@ const heartbeatTimer = setInterval(() => void tick(), opts.heartbeatIntervalS * 
 const syncTimer = setInterval(() => void sync.round(), cfg.peerSyncIntervalS * 1000);
 
 // Startup (SERVICE-SPEC section 1, step 4): learn the peers' keys, then sync with them,
-// from the first heartbeat answered on (a peer that hangs must not hold the others back).
+// each as its first heartbeat is answered (a peer that hangs must not hold the others
+// back): the first sync ends with the syncs queued when the first answer came, or when
+// every first heartbeat failed.
 void (async () => {
   await Promise.race([tick(), firstHeartbeatAnswered]);
-  await sync.round();
+  await sync.idle();
+  startupSyncing = false;
+  startupQueued.clear();
   await initialSync();
   log.info('startup sync done', { peers: peers.all().length, active: peers.active().length, payloads_fetched: counters.sync_payloads_fetched });
 })();

@@ -47,11 +47,22 @@ import { decodeBody } from './codec.js';
 import { sourceOf, type PeerSet } from './peers.js';
 import type { Forwarder } from './forwarder.js';
 import { MalformedRequest, PEER_METHODS, type PeerMethod } from './server.js';
-import type { FoundPayload, PeerRequest, PeerResponse, SubmitPayloadRequest, SubmitPayloadResponse, WireInit } from './wire-types.js';
+import { checkTipAnnouncement, type FoundPayload, type PeerRequest, type PeerResponse, type SubmitPayloadRequest, type SubmitPayloadResponse, type TipAnnouncement, type WireInit } from './wire-types.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, GossipCounters, WirePayload } from '../messages.js';
 import type { GossipOptions } from '../config/options.js';
 import type { Logger } from '../log.js';
+
+/** What this node's heartbeats carry: its processed height and its header tip. */
+export interface LocalAdvert {
+  height: number;
+  tip: { height: number; header: Uint8Array } | null;
+}
+
+/** A LocalAdvert as heartbeat fields (HeartbeatRequest and HeartbeatResponse alike). */
+export function advertFields(a: LocalAdvert): { height: string } & TipAnnouncement {
+  return { height: String(a.height), tip_height: String(a.tip?.height ?? 0), tip_header: a.tip?.header ?? new Uint8Array(0) };
+}
 
 export interface PayloadVerdict {
   txid: string;
@@ -72,8 +83,10 @@ export interface ServiceDeps {
   opts: GossipOptions;
   nodeId: string;
   publicKey: Buffer;
-  /** The processed height now, read when a heartbeat is answered (main.ts asks the core). */
-  localHeight: () => number | Promise<number>;
+  /** What this node's heartbeats carry now, read when one is answered (main.ts asks the core). */
+  localAdvert: () => LocalAdvert | Promise<LocalAdvert>;
+  /** A peer's heartbeat announced its header tip (main.ts passes one above this node's to the core). */
+  peerTip?: (t: TipAnnouncement, announcer: string) => void;
   log: Logger;
   /** The limiters' clock (tests: a fixed one). */
   now?: () => number;
@@ -168,8 +181,10 @@ export class PeerService {
   private handlerTable(): HandlerTable {
     return {
       Heartbeat: async (req, key, from) => {
+        checkTipAnnouncement(req, 'request');
         if (req.url.length > 0 && req.url.length <= 512) this.d.peers.learn(req.url, key, req.node_id, sourceOf(from));
-        return { node_id: this.d.nodeId, height: String(await this.d.localHeight()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
+        this.d.peerTip?.(req, key);
+        return { node_id: this.d.nodeId, ...advertFields(await this.d.localAdvert()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
       },
       SubmitPayload: (req, key) => this.submit(req, key),
       PreparePayload: async (req) => {

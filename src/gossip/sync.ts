@@ -1,7 +1,9 @@
 /**
  * Header sync, Merkle-diff sync and divergence detection (issues 8 and 26), one peer at a
- * time (active peers first, so one that hangs until the request deadline comes last), at
- * startup and every peer_sync_interval_s:
+ * time, at startup with each peer as it turns active (its first heartbeat answered) and
+ * with every active peer each peer_sync_interval_s. A peer that has not
+ * answered a heartbeat is not synced with: one that hangs would hold the syncs behind it
+ * (and a light node's first blocks) until the request deadline.
  *
  * 0. Headers (a light node): when the peer's verified header chain is above this node's,
  *    pull it in pages (GetHeaders) and hand runs of up to HEADER_RUN_MAX headers to the
@@ -35,12 +37,16 @@ import PQueue from 'p-queue';
 import { fromWire, NodeError, type WireError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { reconcile, type AskRanges } from './reconcile.js';
-import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from './limits.js';
+import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from './limits.js';
 import { HEADER_BYTES } from '../protocol/headers.js';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
 import type { Logger } from '../log.js';
+import * as grpc from '@grpc/grpc-js';
+import { RpcFailure } from './client.js';
+import type { GetPayloadsResponse, PeerRequest, PeerResponse, WireInit } from './wire-types.js';
+import type { PeerMethod } from './server.js';
 import { refusalIsRetryable } from '../protocol/rules.js';
 
 /**
@@ -53,6 +59,28 @@ import { refusalIsRetryable } from '../protocol/rules.js';
 const REFUSED_MAX = 100_000;
 /** 64 rounds of the default 5-minute sync: a retryable refusal is retried at least every ~5 h. */
 const REFUSED_BACKOFF_MAX = 64;
+
+/**
+ * Tries of one sync request that fails transiently (the peer out of its list budget,
+ * LIST_RATE_PER_S, or unreachable for a moment) before the sync with the peer goes on
+ * without it, the first retry after FETCH_RETRY_MS and each next after twice as long
+ * (0.5, 1, 2 s); a request past its deadline is asked once more (DEADLINE_RETRIES), so a
+ * peer that hangs holds the sync two deadlines, not four. Without retries a payload the
+ * first sync leaves out arrives after its block and replays the chain from there: 2 of
+ * 118 GetPayloads of a 30,000-payload catch-up failed, and a 100,000-payload one lost its
+ * whole first sync to one txid page past its deadline, then re-derived ~52,000 blocks
+ * per late batch.
+ */
+const FETCH_ATTEMPTS = 4;
+const FETCH_RETRY_MS = 500;
+const DEADLINE_RETRIES = 1;
+
+/** Whether a sync request that failed with `e` after `failures` tries (counting this one) is asked again. */
+function askAgain(e: unknown, failures: number): boolean {
+  if (!(e instanceof RpcFailure) || failures >= FETCH_ATTEMPTS) return false;
+  if (e.grpcCode === grpc.status.DEADLINE_EXCEEDED) return failures <= DEADLINE_RETRIES;
+  return e.grpcCode === grpc.status.RESOURCE_EXHAUSTED || e.grpcCode === grpc.status.UNAVAILABLE;
+}
 
 /**
  * Payloads fetched and applied per step: bounds what a sync holds in memory (payloads are
@@ -133,7 +161,13 @@ export interface PeerSyncResult {
 
 export class SyncEngine {
   divergence: DivergenceReport | null = null;
+  /** The last sync queued: syncs run one after another (two at once would fetch the same payloads twice). */
+  private tail: Promise<void> = Promise.resolve();
+  /** The full round queued or running (`round`), joined by a second call. */
   private running: Promise<void> | null = null;
+  /** Peers that turned active, synced with by the queued `draining` job. */
+  private readonly arrived = new Set<Peer>();
+  private draining: Promise<void> | null = null;
   /** Per peer, the divergence already checked by a local re-derivation (not repeated). */
   private readonly verified = new Map<string, string>();
   /** Sync rounds started (the clock of `refused`). */
@@ -191,32 +225,60 @@ export class SyncEngine {
 
   constructor(private readonly d: SyncDeps) {}
 
-  /** One sync with every peer in turn; a round already running is joined, not doubled. */
+  /**
+   * One sync with every active peer in turn, fewest failures first; a round already
+   * queued or running is joined, not doubled.
+   */
   round(): Promise<void> {
-    this.running ??= (async () => {
-      // Yield first, so `running` is set before the finally below can clear it.
-      await Promise.resolve();
+    this.running ??= this.enqueue(async () => {
       this.roundNo++;
       this.fetchedThisRound = new Set();
-      try {
-        const peers = this.d.peers;
-        // Active peers first, then by fewest failures: a peer that hangs until the request
-        // deadline holds back neither the others nor the core's first blocks (`synced`).
-        const order = [...peers.all()].sort((a, b) => Number(peers.isActive(b)) - Number(peers.isActive(a)) || a.failures - b.failures);
-        for (const peer of order) {
-          try {
-            await this.syncWith(peer);
-            this.d.synced?.();
-          } catch (e) {
-            peers.failed(peer);
-            this.d.log.debug('peer sync failed', { peer: peer.url, error: (e as Error).message });
-          }
-        }
-      } finally {
-        this.running = null;
-      }
-    })();
+      const peers = this.d.peers;
+      await this.syncEach(peers.all().filter((p) => peers.isActive(p)).sort((a, b) => a.failures - b.failures));
+    }).finally(() => (this.running = null));
     return this.running;
+  }
+
+  /**
+   * A peer turned active (its first heartbeat answered): sync with it once the syncs
+   * queued before have ended, not at the next round.
+   */
+  peerActive(peer: Peer): void {
+    this.arrived.add(peer);
+    this.draining ??= this.enqueue(async () => {
+      // From here on, a peer that turns active queues another job.
+      this.draining = null;
+      const peers = this.d.peers;
+      const late = [...this.arrived].filter((p) => peers.isActive(p) && peers.all().includes(p));
+      this.arrived.clear();
+      await this.syncEach(late);
+    });
+  }
+
+  /** Settles when every sync queued so far (and any queued meanwhile) has ended. */
+  async idle(): Promise<void> {
+    for (let seen = this.tail; ; seen = this.tail) {
+      await seen;
+      if (seen === this.tail) return;
+    }
+  }
+
+  private enqueue(job: () => Promise<void>): Promise<void> {
+    const p = this.tail.then(job);
+    this.tail = p.catch(() => undefined);
+    return p;
+  }
+
+  private async syncEach(order: Peer[]): Promise<void> {
+    for (const peer of order) {
+      try {
+        await this.syncWith(peer);
+        this.d.synced?.();
+      } catch (e) {
+        this.d.peers.failed(peer);
+        this.d.log.info('peer sync failed', { peer: peer.url, error: (e as Error).message });
+      }
+    }
   }
 
   async syncWith(peer: Peer): Promise<PeerSyncResult> {
@@ -271,7 +333,7 @@ export class SyncEngine {
       const run: Uint8Array[] = [];
       let peerTip = 0;
       while (run.length < HEADER_RUN_MAX) {
-        const r = await peer.client.call('GetHeaders', { from_height: from + run.length, count: GET_HEADERS_MAX });
+        const r = await this.ask(peer, 'GetHeaders', { from_height: from + run.length, count: GET_HEADERS_MAX });
         peerTip = r.tip_height;
         const n = r.headers.length / HEADER_BYTES;
         for (let i = 0; i < n; i++) run.push(r.headers.subarray(i * HEADER_BYTES, (i + 1) * HEADER_BYTES));
@@ -325,7 +387,7 @@ export class SyncEngine {
       const chunk = ask.slice(i, i + GET_PAYLOADS_MAX);
       void q.add(async () => {
         for (let rest = chunk; rest.length > 0; ) {
-          const r = await peer.client.call('GetPayloads', { txids: rest.map((t) => Buffer.from(t, 'hex')) });
+          const r = await this.ask(peer, 'GetPayloads', { txids: rest.map((t) => Buffer.from(t, 'hex')) });
           const covered = new Set(rest.slice(0, r.answered));
           for (const f of r.payloads) {
             let txid = '';
@@ -356,7 +418,7 @@ export class SyncEngine {
   // ------------------------------------------------------------ state roots
 
   private async remoteRoots(peer: Peer, from: number, to: number): Promise<StateRootRange> {
-    const r = await peer.client.call('GetStateRoots', { from_height: String(from), to_height: String(to) });
+    const r = await this.ask(peer, 'GetStateRoots', { from_height: String(from), to_height: String(to) });
     const tip = Number(r.tip_height);
     return {
       roots: r.roots.map((x) => ({ height: Number(x.height), block_hash: hex(x.block_hash), state_root: hex(x.state_root) })),
@@ -451,7 +513,7 @@ export class SyncEngine {
   private async remoteContractIds(peer: Peer): Promise<string[]> {
     const ids: string[] = [];
     for (let after = Buffer.alloc(0); ; ) {
-      const page = await peer.client.call('GetContractIds', { after });
+      const page = await this.ask(peer, 'GetContractIds', { after });
       const got = page.contract_ids.map(hex);
       // A page must move forward, or a peer could keep this loop going forever.
       if (got.length === 0 || (ids.length > 0 && got[0]! <= ids[ids.length - 1]!)) break;
@@ -465,7 +527,7 @@ export class SyncEngine {
   /** The peer's answers to range questions about a contract, in the local (hex) form. */
   private remoteRanges(peer: Peer, contractId: string): AskRanges {
     return async (ranges) => {
-      const r = await peer.client.call('GetContractRanges', {
+      const r = await this.ask(peer, 'GetContractRanges', {
         contract_id: Buffer.from(contractId, 'hex'),
         ranges: ranges.map((q) => ({ lower: Buffer.from(q.lower, 'hex'), upper: Buffer.from(q.upper, 'hex'), list_up_to: q.list_up_to })),
       });
@@ -500,7 +562,7 @@ export class SyncEngine {
   private async listedTxids(peer: Peer, contractId: string): Promise<string[]> {
     const out: string[] = [];
     for (let offset = 0; ; ) {
-      const page = await peer.client.call('GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
+      const page = await this.ask(peer, 'GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
       const got = page.txids.map(hex);
       out.push(...got);
       offset += got.length;
@@ -561,6 +623,19 @@ export class SyncEngine {
     return accepted;
   }
 
+  /** One request of a sync, asked again while `askAgain` says so. */
+  private async ask<M extends PeerMethod>(peer: Peer, method: M, req: WireInit<PeerRequest<M>>): Promise<PeerResponse<M>> {
+    for (let failures = 1; ; failures++) {
+      try {
+        return await peer.client.call(method, req);
+      } catch (e) {
+        if (!askAgain(e, failures)) throw e;
+        this.d.log.info('sync request failed; asking again', { peer: peer.url, method, attempt: failures, error: (e as Error).message });
+        await new Promise((resolve) => setTimeout(resolve, FETCH_RETRY_MS << (failures - 1)));
+      }
+    }
+  }
+
   /**
    * Payloads by txid from the peer (GetPayloads, GET_PAYLOADS_MAX a request, re-asking
    * what an answer did not cover, `concurrency` requests at once), each answer's payloads
@@ -568,10 +643,22 @@ export class SyncEngine {
    */
   private async fetchEach(peer: Peer, missing: Missing[], take: (page: Fetched[]) => void): Promise<void> {
     const want = new Map(missing.map((m) => [m.txid, m]));
-    const q = new PQueue({ concurrency: this.d.concurrency });
+    // No more at once than the peer answers at once (its LIST_CONCURRENCY): the rest would
+    // only wait in its queue, their deadlines running (a 100,000-payload catch-up's 16
+    // requests at once all passed their 10 s deadline there).
+    const q = new PQueue({ concurrency: Math.min(this.d.concurrency, LIST_CONCURRENCY) });
     const askFrom = async (list: Missing[]): Promise<void> => {
       for (let rest = list; rest.length > 0; ) {
-        const r = await peer.client.call('GetPayloads', { txids: rest.map((m) => Buffer.from(m.txid, 'hex')) });
+        let r: GetPayloadsResponse;
+        try {
+          r = await this.ask(peer, 'GetPayloads', { txids: rest.map((m) => Buffer.from(m.txid, 'hex')) });
+        } catch (e) {
+          // A malformed answer, or a failure asked about FETCH_ATTEMPTS times.
+          this.d.log.warn('sync fetch failed; these payloads wait for the next round', { peer: peer.url, payloads: rest.length, error: (e as Error).message });
+          return;
+        }
+        // An answer that covers nothing would loop forever: the rest waits for the next round.
+        if (r.answered === 0) return;
         const answered = r.answered;
         const covered = new Set(rest.slice(0, answered).map((m) => m.txid));
         const page: Fetched[] = [];
@@ -588,14 +675,12 @@ export class SyncEngine {
           }
         }
         if (page.length > 0) take(page);
-        // An answer that covers nothing would loop forever: the rest waits for the next round.
-        if (answered === 0) return;
         rest = rest.slice(answered);
       }
     };
     const chunks: Missing[][] = [];
     for (let i = 0; i < missing.length; i += GET_PAYLOADS_MAX) chunks.push(missing.slice(i, i + GET_PAYLOADS_MAX));
-    await Promise.all(chunks.map((ch) => q.add(() => askFrom(ch).catch((e: unknown) => this.d.log.debug('sync fetch failed', { peer: peer.url, error: (e as Error).message })))));
+    await Promise.all(chunks.map((ch) => q.add(() => askFrom(ch))));
   }
 
   /**

@@ -32,12 +32,18 @@ export interface GetIdentityResponse {
   signature: Bytes;
 }
 
-export interface HeartbeatRequest {
+/** The sender's best verified block header (a hint: the receiver asks its endpoint). */
+export interface TipAnnouncement {
+  tip_height: U64;
+  /** 80 bytes, or empty when the sender holds no header. */
+  tip_header: Bytes;
+}
+export interface HeartbeatRequest extends TipAnnouncement {
   node_id: string;
   url: string;
   height: U64;
 }
-export interface HeartbeatResponse {
+export interface HeartbeatResponse extends TipAnnouncement {
   node_id: string;
   height: U64;
   public_key: Bytes;
@@ -260,6 +266,13 @@ function u64(method: PeerRpc, field: string, v: U64): void {
   if (!/^\d{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) throw malformed(method, field, `must be a height, not ${JSON.stringify(v.slice(0, 24))}`);
 }
 
+/** A heartbeat's tip, in a request or an answer: a height and an 80-byte header, or neither. */
+export function checkTipAnnouncement(t: TipAnnouncement, side: 'request' | 'answer'): void {
+  const bad = (field: string, what: string): NodeError => new NodeError('bad_request', `Heartbeat ${side}: ${field} ${what}`, { field });
+  if (!/^\d{1,16}$/.test(t.tip_height) || !Number.isSafeInteger(Number(t.tip_height))) throw bad('tip_height', `must be a height, not ${JSON.stringify(t.tip_height.slice(0, 24))}`);
+  if (t.tip_header.length !== 0 && t.tip_header.length !== 80) throw bad('tip_header', `must be 0 or 80 bytes, not ${t.tip_header.length}`);
+}
+
 /**
  * What decoding leaves unchecked in each response, by the rules of proto/svc.proto.
  * `req` is the request answered (some answers are bounded by it).
@@ -273,6 +286,7 @@ const RESPONSE_CHECKS: { [M in PeerRpc]: (r: PeerResponse<M>, req: WireInit<Peer
   Heartbeat: (r) => {
     u64('Heartbeat', 'height', r.height);
     bytesOf('Heartbeat', 'public_key', r.public_key, [0, 32]);
+    checkTipAnnouncement(r, 'answer');
   },
   // An empty txid answers a payload that did not decode.
   SubmitPayload: (r, req) => {

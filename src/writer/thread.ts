@@ -50,6 +50,7 @@ serveTransport<WriterApi>(
       return { stored: true as const };
     },
     pendingPayloads: (p) => l.pendingPayloads(p.after, p.limit),
+    stillPending: (p) => l.stillPending(p.txids),
     evictPayloads: (p) => writer.evictPayloads(p.txids),
     stop: () => {
       writer.stop();

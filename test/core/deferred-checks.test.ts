@@ -20,11 +20,13 @@ import type { WriterApi, WriterInit } from '../../src/messages.js';
 const txid = (n: number): string => n.toString(16).padStart(64, '0');
 
 /**
- * A real writer thread over a fresh RocksDB directory, as the core starts it. Every check
- * starts with `payloadAt`, so `onPayloadAt` sees which payloads were checked, in order,
- * with the writer's answer (the check ends there: the writer holds none of them).
+ * A real writer thread over a fresh RocksDB directory, as the core starts it. Due
+ * payloads are first sifted (`stillPending`, many at once) and a pending one's check
+ * starts with `payloadAt`, so `onAsked` sees which payloads were asked about, in order,
+ * with the writer's answer (the writer holds none of them: the sift forgets them).
+ * `questions` counts the writer calls of each method.
  */
-async function writerThread(onPayloadAt: (txid: string, answered: Promise<unknown>) => void): Promise<{ writer: RpcClient<WriterApi>; close: () => Promise<void> }> {
+async function writerThread(onAsked: (txid: string, answered: Promise<unknown>) => void, questions: Map<string, number> = new Map()): Promise<{ writer: RpcClient<WriterApi>; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-'));
   const workerData: WriterInit = { dbPath: join(dir, 'db'), nodeId: 'n', maxPendingCalls: 1_000, logFilter: 'warn', secrets: [] };
   const thread = new Worker(new URL('../../src/writer/thread.js', import.meta.url), { workerData });
@@ -33,7 +35,9 @@ async function writerThread(onPayloadAt: (txid: string, answered: Promise<unknow
   const call = writer.call.bind(writer);
   (writer as { call: typeof writer.call }).call = ((method, params, ...rest) => {
     const answer = call(method, params, ...rest);
-    if (method === 'payloadAt') onPayloadAt((params as { txid: string }).txid, answer);
+    questions.set(method, (questions.get(method) ?? 0) + 1);
+    if (method === 'payloadAt') onAsked((params as { txid: string }).txid, answer);
+    if (method === 'stillPending') for (const t of (params as { txids: string[] }).txids) onAsked(t, answer);
     return answer;
   }) as typeof writer.call;
   return {
@@ -50,14 +54,14 @@ test('a payload whose evidence names a block is checked once that block is appli
   const waiters: { txid: string; resolve: () => void }[] = [];
   const { writer, close } = await writerThread((t, answered) => {
     checked.push(t);
-    // Resolved once the writer answered: the check then ends (it holds no such payload).
+    // Resolved once the writer answered: the payload is then forgotten (it holds no such payload).
     void answered.then(() => {
       for (const w of waiters.filter((x) => x.txid === t)) w.resolve();
     });
   });
   const checkedOnce = (t: string): Promise<void> => (checked.includes(t) ? Promise.resolve() : new Promise((resolve) => waiters.push({ txid: t, resolve })));
   // Nothing here reaches the endpoint: the writer holds none of these payloads, so each
-  // check ends at payloadAt. A closed port makes any request fail loudly.
+  // is forgotten when sifted. A closed port makes any request fail loudly.
   const chain = new EsploraClient({ baseUrl: 'http://127.0.0.1:9', retries: 0, budget: false });
   const firstCheckAfterMs = 20;
   const deferred = new DeferredChecks(chain, writer, firstCheckAfterMs);
@@ -88,8 +92,9 @@ test('a payload whose evidence names a block is checked once that block is appli
   }
 });
 
-test('of 100,000 payloads waiting on blocks, those whose block was applied are checked, in the order they fell due', async () => {
+test('of 100,000 payloads waiting on blocks, those whose block was applied are sifted in the order they fell due, 5,000 decided ones in two writer questions', async () => {
   const checked: string[] = [];
+  const questions = new Map<string, number>();
   let done: () => void = () => {};
   const all = new Promise<void>((resolve) => (done = resolve));
   const N = 100_000;
@@ -97,7 +102,7 @@ test('of 100,000 payloads waiting on blocks, those whose block was applied are c
   const { writer, close } = await writerThread((t, answered) => {
     checked.push(t);
     if (checked.length === DUE) void answered.then(() => done());
-  });
+  }, questions);
   const chain = new EsploraClient({ baseUrl: 'http://127.0.0.1:9', retries: 0, budget: false });
   // No time trigger within the test: only blocks make these due.
   const deferred = new DeferredChecks(chain, writer, 3_600_000);
@@ -110,7 +115,9 @@ test('of 100,000 payloads waiting on blocks, those whose block was applied are c
     deferred.processedAt(20);
     await all;
     assert.equal(checked.length, DUE);
-    assert.equal(deferred.snapshot().tracked, N - DUE, 'the checked payloads, no longer held, are forgotten; the rest wait');
+    assert.equal(deferred.snapshot().tracked, N - DUE, 'the sifted payloads, no longer held, are forgotten; the rest wait');
+    assert.equal(questions.get('stillPending'), Math.ceil(DUE / 4_096), 'one writer question per 4,096 due payloads');
+    assert.equal(questions.get('payloadAt') ?? 0, 0, 'none decided is checked alone');
     const heights = checked.map((t) => 1 + ((parseInt(t, 16) - 1) % 400));
     assert.ok(heights.every((h) => h <= 20), 'only payloads whose block was applied were checked');
     for (let i = 1; i < heights.length; i++) assert.ok(heights[i - 1]! <= heights[i]!, `in height order (${heights[i - 1]} before ${heights[i]})`);

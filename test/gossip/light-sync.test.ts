@@ -14,12 +14,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { DevnetEndpoint, type DevnetChainHandle, type DevnetCounters } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, getJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, urlOf, waitStatus } from '../helpers/gossip.js';
+import { ownEndpoint as serveOwnEndpoint, requestsOf, type OwnEndpoint } from '../helpers/own-endpoint.js';
+import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { Signer } from '../../src/gossip/auth.js';
 
@@ -28,35 +27,12 @@ after(async () => {
   for (const f of cleanup.reverse()) await f().catch(() => undefined);
 });
 
-/**
- * A devnet HTTP front of its own over `devnet`'s chain: its counters hold only its
- * client's requests. Paths matching `notFound` are answered 404, as an endpoint that
- * serves no such route would.
- */
-async function ownEndpoint(devnet: DevnetChainHandle, notFound?: RegExp): Promise<{ url: string; counters: () => Promise<DevnetCounters> }> {
-  const ep = new DevnetEndpoint(devnet.chain);
-  const server: Server = createServer((req, res) => {
-    if (notFound?.test(req.url ?? '')) {
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end('not served here');
-      return;
-    }
-    ep.handle(req, res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  cleanup.push(
-    () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
-  );
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, counters: async () => (await getJson(`${url}/devnet/counters`)).body as DevnetCounters };
+/** The light node's own endpoint (helpers/own-endpoint.ts), closed after the tests. */
+async function ownEndpoint(devnet: DevnetChainHandle, notFound?: RegExp): Promise<OwnEndpoint> {
+  const own = await serveOwnEndpoint(devnet, notFound);
+  cleanup.push(() => own.close());
+  return own;
 }
-
-/** Requests of one route ('/blocks/:n' ...) in a counters answer. */
-const requestsOf = (c: DevnetCounters, route: string): number => c.routes[route]?.all.requests ?? 0;
 
 /** Every height's state root and every call's status, as two nodes answer them, equal. */
 async function sameAnswers(a: NodeProcess, b: NodeProcess, tip: number, txids: string[]): Promise<void> {
@@ -190,7 +166,7 @@ test('a light node back after its pending call confirmed deep in the chain takes
   }
   await waitSynced(V, devnet, 60_000);
   // The gossip process reports its counters to node_status at most four times a second.
-  const s = await waitStatus(V, (x) => x.pending_calls === 0 && x.gossip.sync_evidence_taken >= 1, 'the call decided on the light node by its peer\'s evidence', 30_000);
+  await waitStatus(V, (x) => x.pending_calls === 0 && x.gossip.sync_evidence_taken >= 1, 'the call decided on the light node by its peer\'s evidence', 30_000);
   const [sa, sv] = await Promise.all([A, V].map(async (n) => getJson(`${n.restUrl}/contract_call/${call}/status`)));
   assert.equal(sa.body.status, 'executed');
   assert.deepEqual(sv, sa, 'the same status and result as the blocks node');

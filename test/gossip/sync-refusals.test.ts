@@ -3,13 +3,15 @@
  * (intrinsic, src/protocol/rules.ts) is never fetched again, a retryable refusal is
  * fetched again after 1, 2, 4 ... rounds, and a payload taken later is forgotten. Before,
  * a peer listing a payload this node refused made it fetch the payload every round.
+ * Fetching: batches, answers that cover part of a request, and requests that fail.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SyncEngine } from '../../src/gossip/sync.js';
 import { NodeError, toWire } from '../../src/errors.js';
-import { logger } from '../../src/log.js';
+import { fakeCore, fakeSyncEngine } from '../helpers/sync-fakes.js';
 import { createHash } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { RpcFailure } from '../../src/gossip/client.js';
 
 const CONTRACT = 'cc'.repeat(32);
 const INTRINSIC = '01'.repeat(32);
@@ -30,19 +32,6 @@ function peerRangesAnswer(txids: string[], params: Record<string, unknown>): unk
   return {
     ranges: answerRanges(txids, ranges).map((a) => ({ count: a.count, listed: a.txids !== null, txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')), fingerprint: Buffer.from(a.fingerprint) })),
   };
-}
-
-/** A sync engine over a fake core and one peer (what the engine asks of them is all these tests fake). */
-function engineFor(core: unknown, peer: unknown, concurrency: number): SyncEngine {
-  return new SyncEngine({
-    core: () => core as never,
-    peers: { all: () => [peer], failed: () => undefined, ok: () => undefined, isActive: () => true } as never,
-    counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
-    concurrency,
-    log: logger('test'),
-    stored: () => undefined,
-    changed: () => undefined,
-  });
 }
 
 /** The core's peerSubmitMany answer: `take` runs per payload; what it throws is that payload's refusal. */
@@ -86,35 +75,26 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
       }
     },
   };
-  const core = {
-    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-      switch (method) {
-        case 'peerStateRoots':
-          return { roots: [], anchor_height: null, tip_height: null };
-        // A node that takes no peer headers and holds no pending payload to ask evidence for.
-        case 'peerHeaderState':
-          return { anchor: null, tip: null, takesHeaders: false };
-        case 'peerPending':
-          return { txids: [] };
-        case 'peerFingerprints':
-          return { [CONTRACT]: { count: 1 + taken.size, fingerprint: '00'.repeat(16) } };
-        case 'peerRanges':
-          // The deploy (txid dd..) is held, and whatever was taken since.
-          return answerRanges(['dd'.repeat(32), ...taken], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
-        case 'peerSubmitMany':
-          return eachSubmitted(params, (txid) => {
-            if (txid === INTRINSIC) throw new NodeError('anchor_mismatch', 'binding fails');
-            if (txid === RETRYABLE) throw new NodeError('anchor_not_found', 'not visible here');
-            if (round < laterOkTakenFromRound) throw new NodeError('unknown_contract', 'deploy not here yet');
-            taken.add(txid);
-          });
-        default:
-          throw new Error(`unexpected ${method}`);
-      }
-    },
-  };
+  const core = fakeCore(async (method, params) => {
+    switch (method) {
+      case 'peerFingerprints':
+        return { [CONTRACT]: { count: 1 + taken.size, fingerprint: '00'.repeat(16) } };
+      case 'peerRanges':
+        // The deploy (txid dd..) is held, and whatever was taken since.
+        return answerRanges(['dd'.repeat(32), ...taken], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
+      case 'peerSubmitMany':
+        return eachSubmitted(params, (txid) => {
+          if (txid === INTRINSIC) throw new NodeError('anchor_mismatch', 'binding fails');
+          if (txid === RETRYABLE) throw new NodeError('anchor_not_found', 'not visible here');
+          if (round < laterOkTakenFromRound) throw new NodeError('unknown_contract', 'deploy not here yet');
+          taken.add(txid);
+        });
+      default:
+        return undefined;
+    }
+  });
   const peer = { url: 'http://peer', client: peerClient };
-  const engine = engineFor(core, peer, 2);
+  const engine = fakeSyncEngine(core, [peer], 2);
   for (round = 1; round <= 12; round++) await engine.round();
   assert.equal(fetches.get(INTRINSIC), 1, 'an intrinsic refusal is final');
   // Rounds 1, 2, 4, 8: the wait doubles after each refusal.
@@ -155,30 +135,21 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
     },
   };
   const held = new Set([deploy, localOnly]);
-  const core = {
-    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-      switch (method) {
-        case 'peerStateRoots':
-          return { roots: [], anchor_height: null, tip_height: null };
-        // A node that takes no peer headers and holds no pending payload to ask evidence for.
-        case 'peerHeaderState':
-          return { anchor: null, tip: null, takesHeaders: false };
-        case 'peerPending':
-          return { txids: [] };
-        case 'peerFingerprints':
-          return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
-        case 'peerRanges':
-          return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
-        case 'peerSubmitMany':
-          return eachSubmitted(params, (txid) => void held.add(txid));
-        case 'peerPayloads':
-          return (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null }));
-        default:
-          throw new Error(`unexpected ${method}`);
-      }
-    },
-  };
-  const engine = engineFor(core, { url: 'http://peer', client: peerClient }, 2);
+  const core = fakeCore(async (method, params) => {
+    switch (method) {
+      case 'peerFingerprints':
+        return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
+      case 'peerRanges':
+        return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
+      case 'peerSubmitMany':
+        return eachSubmitted(params, (txid) => void held.add(txid));
+      case 'peerPayloads':
+        return (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null }));
+      default:
+        return undefined;
+    }
+  });
+  const engine = fakeSyncEngine(core, [{ url: 'http://peer', client: peerClient } as { url: string }], 2);
   const r = await engine.syncWith({ url: 'http://peer', client: peerClient } as never);
   assert.deepEqual([r.fetched, r.applied, r.pushed], [3, 3, 1]);
   assert.equal(asked.length, 3, 'one request, then again for what each answer left');
@@ -226,40 +197,86 @@ test('a contract this node holds nothing of: its calls, over several fetched chu
   let deployTaken = false;
   const taken = new Set<string>();
   let batches = 0;
-  const core = {
-    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-      switch (method) {
-        case 'peerStateRoots':
-          return { roots: [], anchor_height: null, tip_height: null };
-        case 'peerHeaderState':
-          return { anchor: null, tip: null, takesHeaders: false };
-        case 'peerPending':
-          return { txids: [] };
-        case 'peerFingerprints':
-          return {};
-        case 'peerSubmitMany': {
-          batches++;
-          const payloads = params['payloads'] as { kind: string; txid: string }[];
-          if (payloads.some((p) => p.kind === 'deploy')) {
-            // The deploy takes a while to store: calls handed over meanwhile would be refused.
-            await new Promise((r) => setImmediate(r));
-            deployTaken = true;
-          }
-          return eachSubmitted(params, (txid) => {
-            if (txid !== deploy && !deployTaken) throw new NodeError('unknown_contract', 'deploy not here yet');
-            taken.add(txid);
-          });
+  const core = fakeCore(async (method, params) => {
+    switch (method) {
+      case 'peerSubmitMany': {
+        batches++;
+        const payloads = params['payloads'] as { kind: string; txid: string }[];
+        if (payloads.some((p) => p.kind === 'deploy')) {
+          // The deploy takes a while to store: calls handed over meanwhile would be refused.
+          await new Promise((r) => setImmediate(r));
+          deployTaken = true;
         }
-        default:
-          throw new Error(`unexpected ${method}`);
+        return eachSubmitted(params, (txid) => {
+          if (txid !== deploy && !deployTaken) throw new NodeError('unknown_contract', 'deploy not here yet');
+          taken.add(txid);
+        });
       }
-    },
-  };
+      default:
+        return undefined;
+    }
+  });
   const peer = { url: 'http://peer', client: peerClient };
-  const engine = engineFor(core, peer, 4);
+  const engine = fakeSyncEngine(core, [peer], 4);
   const r = await engine.syncWith(peer as never);
   assert.deepEqual([r.fetched, r.applied], [listed.length, listed.length]);
   assert.equal(taken.size, listed.length, 'no call was handed over before its deploy was taken');
   assert.equal(engine.refusedCount, 0);
   assert.ok(batches < listed.length / 32, `calls go to the core in batches (${batches} round trips for ${listed.length} payloads)`);
+});
+
+test('a GetPayloads request that fails for a moment (the peer out of list budget) is asked again within the round, one past its deadline once, a malformed answer never', async () => {
+  const deploy = 'dd'.repeat(32);
+  const calls = ['11', '22', '33'].map((b) => b.repeat(32));
+  const payload = (txid: string): Record<string, unknown> => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) });
+  const run = async (failure: () => Error): Promise<{ asked: number; held: Set<string> }> => {
+    let asked = 0;
+    const peerClient = {
+      call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
+        switch (method) {
+          case 'GetStateRoots':
+            return { roots: [], anchor_height: '0', tip_height: '0' };
+          case 'GetContractIds':
+            return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
+          case 'GetContractRanges':
+            return peerRangesAnswer([deploy, ...calls], params);
+          case 'GetPayloads': {
+            // The first two asks fail; the third is answered.
+            if (++asked <= 2) throw failure();
+            const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
+            return { payloads: txids.map((t) => ({ payload: payload(t), position: null })), answered: txids.length };
+          }
+          default:
+            throw new Error(`unexpected ${method}`);
+        }
+      },
+    };
+    const held = new Set([deploy]);
+    const core = fakeCore(async (method, params) => {
+      switch (method) {
+        case 'peerFingerprints':
+          return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
+        case 'peerRanges':
+          return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
+        case 'peerSubmitMany':
+          return eachSubmitted(params, (txid) => void held.add(txid));
+        default:
+          return undefined;
+      }
+    });
+    const peer = { url: 'http://peer', client: peerClient };
+    await fakeSyncEngine(core, [peer], 2).round();
+    return { asked, held };
+  };
+  // Before, the first failure left the three calls to the next round (5 minutes by default).
+  const busy = await run(() => new RpcFailure('GetPayloads', grpc.status.RESOURCE_EXHAUSTED, 'rate_limited: too many summary and txid list requests from this peer'));
+  assert.equal(busy.asked, 3);
+  assert.deepEqual([...busy.held].sort(), [...calls, deploy]);
+  // Past the deadline: asked once more, not four times (a peer that hangs holds the sync two deadlines).
+  const late = await run(() => new RpcFailure('GetPayloads', grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded after 10.000s'));
+  assert.equal(late.asked, 2);
+  assert.deepEqual([...late.held], [deploy]);
+  const malformed = await run(() => new NodeError('bad_request', 'GetPayloads answer: payloads[0].txid must be 32 bytes'));
+  assert.equal(malformed.asked, 1, 'a malformed answer is not asked for again this round');
+  assert.deepEqual([...malformed.held], [deploy]);
 });

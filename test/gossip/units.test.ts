@@ -261,7 +261,7 @@ test('summary and txid list requests: a budget per key and at most LIST_CONCURRE
       opts: { seenCapacity: 16, globalRatePerS: 100_000, inboundRatePerS: 10_000, inboundQueue: 100 } as GossipOptions,
       nodeId: 'n',
       publicKey: Buffer.alloc(32),
-      localHeight: () => 0,
+      localAdvert: () => ({ height: 0, tip: null }),
       log: logger('test'),
       // A stopped clock: no budget comes back while the test runs, however slow the machine.
       now: () => 0,
@@ -340,7 +340,7 @@ test('a payload refused for its evidence is not remembered as seen: a copy with 
     opts: { seenCapacity: 16, globalRatePerS: 100_000, inboundRatePerS: 10_000, inboundQueue: 100 } as GossipOptions,
     nodeId: 'n',
     publicKey: Buffer.alloc(32),
-    localHeight: () => 0,
+    localAdvert: () => ({ height: 0, tip: null }),
     log: logger('test'),
   });
   const payload = (n: number, anchorByte: number): object => ({ kind: 'PAYLOAD_KIND_CALL', txid: txid(n), contract_id: Buffer.alloc(32, 9), body: Buffer.of(1), evidence: { anchor_tx: Buffer.of(anchorByte, 1, 2) } });

@@ -35,7 +35,7 @@ test('the wire map names every RPC of proto/svc.proto, the specification eight a
     opts: { seenCapacity: 16, globalRatePerS: 10, inboundRatePerS: 10, inboundQueue: 10 } as GossipOptions,
     nodeId: 'n',
     publicKey: Buffer.alloc(32),
-    localHeight: () => 0,
+    localAdvert: () => ({ height: 0, tip: null }),
     log: logger('test'),
   });
   try {
@@ -54,6 +54,8 @@ const root = { height: '1', block_hash: b(32), state_root: b(32) };
 /** Per RPC, answers a broken peer might give, each with the field the refusal must name. */
 const MALFORMED: [PeerMethodAnswer, string][] = [
   [{ method: 'Heartbeat', answer: { node_id: 'x', height: '1', public_key: b(5), peers: 0 } }, 'public_key'],
+  [{ method: 'Heartbeat', answer: { node_id: 'x', height: '1', public_key: b(32), peers: 0, tip_height: '2', tip_header: b(79) } }, 'tip_header'],
+  [{ method: 'Heartbeat', answer: { node_id: 'x', height: '1', public_key: b(32), peers: 0, tip_height: '18446744073709551615', tip_header: b(80) } }, 'tip_height'],
   [{ method: 'SubmitPayload', answer: { results: [] } }, 'results'],
   [{ method: 'SubmitPayload', answer: { results: [{ txid: b(31), accepted: true }] } }, 'results.txid'],
   [{ method: 'GetContractIds', answer: { contract_ids: [b(32), b(31)], more: false } }, 'contract_ids'],

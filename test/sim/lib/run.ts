@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { BlockWatcher } from '../../../src/chain/watcher.js';
 import { blockInputOf } from '../../../src/chain/connected-block.js';
 import { HeaderFollower } from '../../../src/chain/header-follower.js';
+import { REGTEST_POW } from '../../../src/protocol/activation.js';
 import { parseHeaderBytes } from '../../../src/protocol/bitcoin.js';
 import type { EsploraClient } from '../../../src/chain/esplora-client.js';
 import { ChainFollower } from '../../../src/core/chain-follower.js';
@@ -39,7 +40,7 @@ import { refusalIsRetryable, repeatOrConflict } from '../../../src/protocol/rule
 import type { OutpointCheck } from '../../../src/messages.js';
 import { runModel } from './model.js';
 import { statusBody } from '../../../src/records.js';
-import { REGTEST_GENESIS, Rng, World, type Artifact, type Payload } from '../../helpers/sim-world.js';
+import { Rng, World, type Artifact, type Payload } from '../../helpers/sim-world.js';
 import { forgeEvidence, forgeHeaders } from './lies.js';
 
 export interface SimOptions {
@@ -108,6 +109,7 @@ class SimNode {
     // The sink the core's chain follower gives the header follower, straight onto this writer.
     const w = this.writer;
     this.follower = new HeaderFollower({
+      pow: REGTEST_POW,
       source: this.world.headerSource(),
       rawTipWindow: this.rawTipWindow,
       sink: {
@@ -132,12 +134,14 @@ class SimNode {
     });
     const endpoint = { blockHashAt: (h: number) => this.world.source().blockHashAt(h) } as unknown as EsploraClient;
     const writerPort = {
-      call: async (method: string, p: { from: number; headers: Uint8Array[]; truncate: boolean }) => {
+      call: async (method: string, p: { from: number; headers: Uint8Array[]; truncate: boolean; count: number }) => {
+        // Stored headers are read to check a run against the one below it.
+        if (method === 'headers') return w.ledger.headers(p.from, p.count);
         if (method !== 'putHeaders') throw new Error(`sim: the header intake asked the writer for ${method}`);
         return w.putHeaders(p.from, p.headers, p.truncate);
       },
     } as unknown as RpcClient<WriterApi>;
-    this.headerIntake = new ChainFollower(endpoint, writerPort, { pollIntervalS: 3600, startHeight: null, mode: 'light', hasPeers: true, onStatus: () => undefined });
+    this.headerIntake = new ChainFollower(endpoint, writerPort, { pollIntervalS: 3600, startHeight: null, mode: 'light', hasPeers: true, onStatus: () => undefined, pow: REGTEST_POW });
   }
 
   /** Follows the endpoint to its tip, and lets queued replays finish. */
