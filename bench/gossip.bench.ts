@@ -19,7 +19,7 @@ import { figure, measureRate, stat, type Figure } from './harness.js';
 import { openEnvelope } from '../src/protocol/envelope.js';
 import { buildCall, buildCallAnchor, chooseOutpoint } from '../src/client/sdk.js';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../test/helpers/devnet-node.js';
-import { freePort, startPeerNode, status, waitCallKnown, waitStatus } from '../test/helpers/gossip.js';
+import { freePort, startPeerNode, waitCallKnown, waitStatus } from '../test/helpers/gossip.js';
 import type { NodeProcess } from '../test/helpers/node-process.js';
 
 const N = Number(process.env['GOSSIP_BENCH_PAYLOADS'] ?? 400);

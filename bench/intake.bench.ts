@@ -17,7 +17,7 @@ import { startDevnetChain } from '../src/devnet/chain-server.js';
 import { buildCallAnchor, buildDeploy } from '../src/client/sdk.js';
 import { walletFromSecret, networkOf } from '../src/client/wallet.js';
 import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
-import { sha256, toHex } from '../src/protocol/hash.js';
+import { sha256 } from '../src/protocol/hash.js';
 import { figure, measureRate, stat, type Figure } from './harness.js';
 import { compileContract, repoRoot } from '../test/helpers/ledger-fixture.js';
 import { spawn } from 'node:child_process';

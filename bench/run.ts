@@ -31,7 +31,9 @@ for (const f of files) {
     results.push({ bench: name, figures, seconds: (performance.now() - t0) / 1000 });
   } catch (e) {
     results.push({ bench: name, figures: [], seconds: (performance.now() - t0) / 1000, error: (e as Error).stack ?? String(e) });
-    process.stderr.write(`bench ${name} failed: ${(e as Error).message}\n`);
+    // The cause too: fetch's own message ("fetch failed") names none.
+    const cause = (e as { cause?: unknown }).cause;
+    process.stderr.write(`bench ${name} failed: ${(e as Error).stack ?? (e as Error).message}${cause ? `\ncaused by: ${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}` : ''}\n`);
   }
 }
 

@@ -89,7 +89,7 @@ interface Req {
   answer: { kind: 'ok' } | { kind: '429'; retryAfterMs: number | null };
 }
 
-const reqArb = fc.record({
+const reqArb: fc.Arbitrary<Req> = fc.record({
   at: fc.integer({ min: 0, max: 3 * HOUR }),
   priority: fc.constantFrom<Priority>('tip', 'intake', 'deferred'),
   duration: fc.integer({ min: 1, max: 20_000 }),

@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { deployOnBoth, killDelays, startCrashPair } from '../helpers/crash-pair.js';
 
 /** Cycles, alternating intake and re-derivation; 30 by default (50 with crash.test.ts). */

@@ -89,12 +89,14 @@ export class NodeProcess {
 export interface StartOptions {
   env?: Record<string, string>;
   dataDir?: string;
+  /** Node's own flags for the node's processes (the supervisor passes them on), e.g. --cpu-prof. */
+  execArgv?: string[];
 }
 
 /** Spawns the node without waiting for it (startNode waits until it listens). */
 export function spawnNode(opts: StartOptions = {}): NodeProcess {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-node-'));
-  const proc = spawn(process.execPath, [join(repoRoot, 'dist/src/main.js')], {
+  const proc = spawn(process.execPath, [...(opts.execArgv ?? []), join(repoRoot, 'dist/src/main.js')], {
     env: {
       ...process.env,
       SVC_CONFIG: join(repoRoot, 'test/fixtures/empty-config.toml'),
