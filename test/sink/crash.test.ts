@@ -81,10 +81,18 @@ function rng(seed: number): () => number {
   };
 }
 
-/** A row lock held in an open transaction on a connection of its own. */
+/**
+ * A row lock held in an open transaction, on one of two connections of its own: a step
+ * queues the other connection's lock behind the transaction waiting at the gate before
+ * the holder lets go, so that transaction passes alone and the sink's next one waits at
+ * the gate again. (Taking the lock again on the same connection after letting go left a
+ * window in which the sink's next transaction, already queued, could pass too.)
+ */
 class Gate {
-  readonly c: pg.Client;
+  c: pg.Client;
+  private spare: pg.Client;
   pid = 0;
+  private sparePid = 0;
   private held = false;
   constructor(
     url: string,
@@ -92,10 +100,16 @@ class Gate {
     private readonly params: unknown[] = [],
   ) {
     this.c = new pg.Client({ connectionString: url });
+    this.spare = new pg.Client({ connectionString: url });
   }
   async open(): Promise<void> {
-    await this.c.connect();
+    await Promise.all([this.c.connect(), this.spare.connect()]);
     this.pid = (await this.c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+    this.sparePid = (await this.spare.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  }
+  /** Both connections' backends (the test's own, not the sink's). */
+  get pids(): number[] {
+    return [this.pid, this.sparePid];
   }
   async take(): Promise<void> {
     await this.c.query('BEGIN');
@@ -107,10 +121,22 @@ class Gate {
     this.held = false;
     await this.c.query('COMMIT');
   }
-  /** Lets the transaction waiting at the gate through: taking it again waits for that transaction's end. */
+  /** Lets the transaction waiting at the gate through, and only that one: the spare takes the lock as it ends. */
   async step(): Promise<void> {
-    await this.release();
-    await this.take();
+    if (!this.held) return this.take();
+    await this.spare.query('BEGIN');
+    const locked = this.spare.query(this.lockSql, this.params);
+    // Queued at the row before the holder lets go (a poll of the database, as every wait here).
+    while ((await this.c.query('SELECT cardinality(pg_blocking_pids($1)) AS n', [this.sparePid])).rows[0].n === 0) {
+      await new Promise<void>((r) => setTimeout(r, POLL_MS));
+    }
+    await this.c.query('COMMIT');
+    await locked;
+    [this.c, this.spare] = [this.spare, this.c];
+    [this.pid, this.sparePid] = [this.sparePid, this.pid];
+  }
+  async end(): Promise<void> {
+    await Promise.all([this.c.end().catch(() => undefined), this.spare.end().catch(() => undefined)]);
   }
 }
 
@@ -159,7 +185,7 @@ test(`kill -9 mid-catch-up of ${BURSTS * 2000} events at ${KILLS} seeded points,
   await meta.open();
   await contract.open();
   // The test's own connections (the gates, `db`, and the helper's behind sinkThrough).
-  const ours = [meta.pid, contract.pid, (await db.query('SELECT pg_backend_pid() AS p')).rows[0].p as number, (await pgs.query('SELECT pg_backend_pid() AS p')).rows[0].p as number];
+  const ours = [...meta.pids, ...contract.pids, (await db.query('SELECT pg_backend_pid() AS p')).rows[0].p as number, (await pgs.query('SELECT pg_backend_pid() AS p')).rows[0].p as number];
   const through = (): Promise<number> => sinkThrough(pgs);
   const runs: Run[] = [];
   // The never-killed sink: its own schema, its own process, never gated (its connection is
@@ -424,8 +450,8 @@ test(`kill -9 mid-catch-up of ${BURSTS * 2000} events at ${KILLS} seeded points,
   } finally {
     for (const r of runs) if (r.p.exitCode === null && r.p.signalCode === null) r.p.kill('SIGKILL');
     await Promise.all(runs.map((r) => r.exited));
-    await meta.c.end().catch(() => undefined);
-    await contract.c.end().catch(() => undefined);
+    await meta.end();
+    await contract.end();
     await db.end();
   }
 });
