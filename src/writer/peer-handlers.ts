@@ -18,7 +18,7 @@ export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
     peerPayload: (p) => q.payload(p.txid),
     peerPayloads: (p) => q.payloads(p.txids),
     peerStateRoots: (p) => q.stateRoots(p.from, p.to),
-    peerSettle: () => writer.serial(() => writer.status()),
+    peerSettle: () => writer.settled(),
     peerVerifyReplay: () =>
       writer.mutate(async () => {
         if (l.tip && l.anchor && !l.halted) {

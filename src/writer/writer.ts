@@ -30,6 +30,13 @@ export interface WriterLimits {
  * already makes, and bound the time one job holds the queue.
  */
 const ACCEPT_GROUP_MAX = 256;
+/**
+ * Acceptance groups a waiting replay lets go first, in a row, before it runs: up to
+ * 65,536 synced payloads (about 90 s of a peer sync), or a few seconds of small REST
+ * groups. A full re-derivation of a year of blocks takes tens of seconds; run between
+ * every two groups of a sync that brings late payloads, replays were most of its time.
+ */
+const REPLAY_DEFERRALS_MAX = 256;
 
 /**
  * Stored while a node has the database open, deleted by its clean close: found at the
@@ -325,13 +332,19 @@ export class Writer {
 
   /** The lowest block the replay waiting in the queue starts from; null when none waits. */
   private replayWaitingFrom: number | null = null;
+  /** Times the waiting replay has let queued acceptance groups go first (REPLAY_DEFERRALS_MAX). */
+  private replayDeferrals = 0;
 
   /**
    * A payload whose stamp was already mined: replay from its block (after the answer).
    * Replays not yet started merge into one from the lowest block: a replay re-applies
    * every block from its height to the tip with every payload stored by then, so one
    * covers them all, where a replay per payload would redo the same blocks once per late
-   * payload (a peer sync can bring hundreds at once).
+   * payload (a peer sync can bring hundreds at once). For the same reason a replay whose
+   * turn comes while acceptance groups wait lets them go first (at most
+   * REPLAY_DEFERRALS_MAX times in a row): the late payloads among them merge into it
+   * instead of each group's owing a replay of its own after it. What a replay decides
+   * does not depend on when it runs, only on the chain and the payloads stored.
    */
   private scheduleReplay(height: number): void {
     if (this.replayWaitingFrom !== null) {
@@ -339,7 +352,20 @@ export class Writer {
       return;
     }
     this.replayWaitingFrom = height;
+    this.replayDeferrals = 0;
+    this.queueReplay();
+  }
+
+  private queueReplay(): void {
     void this.mutate(async () => {
+      // Accepts waiting now have their commit queued already (acceptCall queues it with the
+      // first), so this replay, queued again, runs after them. Not while stopping: close()
+      // waits only for the jobs queued before it.
+      if (this.accepts.length > 0 && this.replayDeferrals < REPLAY_DEFERRALS_MAX && !this.ledger.stopping.signal.aborted) {
+        this.replayDeferrals++;
+        this.queueReplay();
+        return;
+      }
       const from = this.replayWaitingFrom!;
       this.replayWaitingFrom = null;
       try {
@@ -349,6 +375,17 @@ export class Writer {
         if (!(e instanceof NodeError)) await this.ledger.halt('internal_error', `internal error while replaying from ${from}: ${(e as Error).message}`);
       }
     });
+  }
+
+  /**
+   * Waits for every job queued so far and for a replay owed meanwhile (one that let
+   * acceptance groups go first is queued again behind them): what peers' settle asks.
+   */
+  async settled(): Promise<WriterStatus> {
+    for (;;) {
+      const status = await this.serial(() => this.status());
+      if (this.replayWaitingFrom === null) return status;
+    }
   }
 
   /**

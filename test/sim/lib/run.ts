@@ -155,9 +155,8 @@ class SimNode {
   }
 
   async settle(): Promise<void> {
-    // A replay is queued by the job that accepted a late payload: two turns cover it.
-    await this.writer.serial(() => undefined);
-    await this.writer.serial(() => undefined);
+    // Every job queued, and the replay a late payload's acceptance queued behind them.
+    await this.writer.settled();
   }
 
   async restart(): Promise<void> {
