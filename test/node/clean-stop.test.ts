@@ -158,7 +158,8 @@ test(`SIGTERM at ${ROUNDS} seeded random points of a ${BACKLOG}-block catch-up a
       // One round in three stops at a random moment of the start (opening the database,
       // anchoring, the first steps); the others at a random height of the catch-up.
       let what: string;
-      if (rnd(3) === 0) {
+      const atStart = rnd(3) === 0;
+      if (atStart) {
         const ms = rnd(3_000);
         what = `round ${round}: ${ms} ms after the start`;
         // From the node's first line: before it, Node itself is still starting and no
@@ -178,7 +179,12 @@ test(`SIGTERM at ${ROUNDS} seeded random points of a ${BACKLOG}-block catch-up a
       t.diagnostic(`${what}: stopped in ${s.ms} ms at ${s.tip ? `height ${s.tip.height}` : 'startup'}`);
       if (s.tip) {
         assert.ok(s.tip.height >= last, `no block lost across the stop (${s.tip.height} >= ${last})`);
-        assert.ok(s.tip.height < end, `stopped during the catch-up, not after it (${what})`);
+        // A stop at a height 60% of the way at most must land before the end: the node stops
+        // when told, not after its catch-up. A stop at a moment of the start proves the start
+        // (opening, anchoring, the first steps); where the catch-up is by then depends on the
+        // machine (1,000 blocks can be read within its 3 s), so it is only reported.
+        if (!atStart) assert.ok(s.tip.height < end, `stopped during the catch-up, not after it (${what})`);
+        else if (s.tip.height >= end) t.diagnostic(`${what}: the catch-up had ended before the signal`);
         last = s.tip.height;
       }
     }
