@@ -12,6 +12,7 @@ import { fakeCore, fakeSyncEngine } from '../helpers/sync-fakes.js';
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { RpcFailure } from '../../src/gossip/client.js';
+import { LIST_CONCURRENCY } from '../../src/gossip/limits.js';
 
 const CONTRACT = 'cc'.repeat(32);
 const INTRINSIC = '01'.repeat(32);
@@ -159,12 +160,15 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
   assert.deepEqual([...held].sort(), [deploy, ...peerOnly, localOnly].sort());
 });
 
-test('a contract this node holds nothing of: its calls, over several fetched chunks, wait for its deploy, and every one is taken in one round', async () => {
+test('a contract this node holds nothing of: its calls, over several fetched chunks, wait for its deploy, and every one is taken in one round, fetched at most LIST_CONCURRENCY requests at once', async () => {
   const NEW_CONTRACT = 'ee'.repeat(32);
   const deploy = 'ff'.repeat(32);
   // Past two SYNC_CHUNKs (4,096), so chunks overlap: one's intake while the next is fetched.
   const calls = Array.from({ length: 9_000 }, (_, i) => createHash('sha256').update(`call ${i}`).digest('hex'));
   const listed = [deploy, ...calls];
+  let inFlight = 0;
+  let mostInFlight = 0;
+  let getPayloads = 0;
   const peerClient = {
     call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
       switch (method) {
@@ -178,6 +182,12 @@ test('a contract this node holds nothing of: its calls, over several fetched chu
           return { txids: listed.map((t) => Buffer.from(t, 'hex')), more: false };
         case 'GetPayloads': {
           const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
+          // Answered a turn later, so requests asked at once overlap and are counted.
+          inFlight++;
+          mostInFlight = Math.max(mostInFlight, inFlight);
+          getPayloads++;
+          await new Promise((r) => setImmediate(r));
+          inFlight--;
           return {
             payloads: txids.map((txid) => ({
               payload:
@@ -217,9 +227,14 @@ test('a contract this node holds nothing of: its calls, over several fetched chu
     }
   });
   const peer = { url: 'http://peer', client: peerClient };
-  const engine = fakeSyncEngine(core, [peer], 4);
+  // sync_concurrency 16, as configured by default: payload fetches still go no more than
+  // LIST_CONCURRENCY at once, what a peer answers at once (16 at once ran past the
+  // serving peer's deadline at 100,000 payloads).
+  const engine = fakeSyncEngine(core, [peer], 16);
   const r = await engine.syncWith(peer as never);
   assert.deepEqual([r.fetched, r.applied], [listed.length, listed.length]);
+  assert.ok(getPayloads > LIST_CONCURRENCY, `enough GetPayloads requests to overlap (${getPayloads})`);
+  assert.equal(mostInFlight, LIST_CONCURRENCY, 'GetPayloads requests in flight at once');
   assert.equal(taken.size, listed.length, 'no call was handed over before its deploy was taken');
   assert.equal(engine.refusedCount, 0);
   assert.ok(batches < listed.length / 32, `calls go to the core in batches (${batches} round trips for ${listed.length} payloads)`);

@@ -147,6 +147,8 @@ test('peer summary and txid questions: the payload bucket is read once, a txid l
   // records read for positions.
   let scans = 0;
   let callReads = 0;
+  /** Multi-gets of call positions: a list's calls are read together, not one get each. */
+  let positionBatches = 0;
   const range = writer.db.range.bind(writer.db);
   writer.db.range = (gte, lt, opts) => {
     if (gte[0] === Bucket.payload) scans++;
@@ -155,6 +157,7 @@ test('peer summary and txid questions: the payload bucket is read once, a txid l
   const readCalls = writer.ledger.callsByTxid.bind(writer.ledger);
   writer.ledger.callsByTxid = (txids) => {
     callReads += txids.length;
+    positionBatches++;
     return readCalls(txids);
   };
   const h = writerPeerHandlers(writer);
@@ -180,6 +183,7 @@ test('peer summary and txid questions: the payload bucket is read once, a txid l
     assert.deepEqual(first.heights, [1, 3, null, null], 'deploy, the confirmed call, two pending');
     assert.equal(rescan, 1, `${QUESTIONS} x 4 questions read the payload bucket once (${rescan})`);
     assert.equal(callReads, 3, `${QUESTIONS} txid lists read each call's position once (${callReads})`);
+    assert.equal(positionBatches, 1, 'the three positions in one multi-get');
     assert.equal(await h.peerRoot({ contract_id: 'ee'.repeat(32) }), null);
 
     // A new call: in the next answers at once, with one read (its position) and no rescan.
