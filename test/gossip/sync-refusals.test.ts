@@ -49,6 +49,61 @@ function eachSubmitted(params: Record<string, unknown>, take: (txid: string) => 
   };
 }
 
+/** A call payload of `contract` as a peer sends it (proto-loader's decoding). */
+function wireCall(txid: string, contract = CONTRACT): Record<string, unknown> {
+  return { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(contract, 'hex'), body: Buffer.of(1) };
+}
+
+/**
+ * A peer holding `listed` payloads of `contract` (CONTRACT by default), with no state
+ * roots: `getPayloads` answers GetPayloads (given the txids asked, hex), `other` any other
+ * method it is asked.
+ */
+function peerHolding(
+  listed: string[],
+  getPayloads: (txids: string[]) => Promise<unknown>,
+  other?: (method: string, params: Record<string, unknown>) => unknown,
+  contract = CONTRACT,
+): { call: (method: string, params: Record<string, unknown>) => Promise<unknown> } {
+  return {
+    call: async (method, params) => {
+      switch (method) {
+        case 'GetStateRoots':
+          return { roots: [], anchor_height: '0', tip_height: '0' };
+        case 'GetContractIds':
+          return { contract_ids: [Buffer.from(contract, 'hex')], more: false };
+        case 'GetContractRanges':
+          return peerRangesAnswer(listed, params);
+        case 'GetPayloads':
+          return getPayloads((params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex')));
+        default: {
+          const answer = other?.(method, params);
+          if (answer === undefined) throw new Error(`unexpected ${method}`);
+          return answer;
+        }
+      }
+    },
+  };
+}
+
+/** A core holding the payloads in `held` of CONTRACT; what it takes joins them. `other` answers anything else first. */
+function coreHolding(held: Set<string>, other?: (method: string, params: Record<string, unknown>) => unknown): ReturnType<typeof fakeCore> {
+  return fakeCore(async (method, params) => {
+    const answer = await other?.(method, params);
+    if (answer !== undefined) return answer;
+    switch (method) {
+      case 'peerFingerprints':
+        return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
+      case 'peerRanges':
+        return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
+      case 'peerSubmitMany':
+        return eachSubmitted(params, (txid) => void held.add(txid));
+      default:
+        return undefined;
+    }
+  });
+}
+
 test('sync fetches an intrinsically refused payload once, a retryable one with backoff, and stops once taken', async () => {
   const fetches = new Map<string, number>();
   const laterOkTakenFromRound = 6;
@@ -111,45 +166,23 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
   const localOnly = '44'.repeat(32);
   const asked: string[][] = [];
   const submitted: string[] = [];
-  const payload = (txid: string): Record<string, unknown> => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) });
-  const peerClient = {
-    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-      switch (method) {
-        case 'GetStateRoots':
-          return { roots: [], anchor_height: '0', tip_height: '0' };
-        case 'GetContractIds':
-          return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
-        case 'GetContractRanges':
-          return peerRangesAnswer([deploy, ...peerOnly], params);
-        case 'GetPayloads': {
-          // One payload per answer: the asker must ask again for the rest.
-          const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
-          asked.push(txids);
-          return { payloads: [{ payload: payload(txids[0]!), position: null }], answered: 1 };
-        }
-        case 'SubmitPayload':
-          for (const p of params['payloads'] as { txid: Buffer }[]) submitted.push(Buffer.from(p.txid).toString('hex'));
-          return { results: submitted.map(() => ({ accepted: true })) };
-        default:
-          throw new Error(`unexpected ${method}`);
-      }
+  const peerClient = peerHolding(
+    [deploy, ...peerOnly],
+    async (txids) => {
+      // One payload per answer: the asker must ask again for the rest.
+      asked.push(txids);
+      return { payloads: [{ payload: wireCall(txids[0]!), position: null }], answered: 1 };
     },
-  };
+    (method, params) => {
+      if (method !== 'SubmitPayload') return undefined;
+      for (const p of params['payloads'] as { txid: Buffer }[]) submitted.push(Buffer.from(p.txid).toString('hex'));
+      return { results: submitted.map(() => ({ accepted: true })) };
+    },
+  );
   const held = new Set([deploy, localOnly]);
-  const core = fakeCore(async (method, params) => {
-    switch (method) {
-      case 'peerFingerprints':
-        return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
-      case 'peerRanges':
-        return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
-      case 'peerSubmitMany':
-        return eachSubmitted(params, (txid) => void held.add(txid));
-      case 'peerPayloads':
-        return (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null }));
-      default:
-        return undefined;
-    }
-  });
+  const core = coreHolding(held, (method, params) =>
+    method === 'peerPayloads' ? (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null })) : undefined,
+  );
   const engine = fakeSyncEngine(core, [{ url: 'http://peer', client: peerClient } as { url: string }], 2);
   const r = await engine.syncWith({ url: 'http://peer', client: peerClient } as never);
   assert.deepEqual([r.fetched, r.applied, r.pushed], [3, 3, 1]);
@@ -169,41 +202,26 @@ test('a contract this node holds nothing of: its calls, over several fetched chu
   let inFlight = 0;
   let mostInFlight = 0;
   let getPayloads = 0;
-  const peerClient = {
-    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-      switch (method) {
-        case 'GetStateRoots':
-          return { roots: [], anchor_height: '0', tip_height: '0' };
-        case 'GetContractIds':
-          return { contract_ids: [Buffer.from(NEW_CONTRACT, 'hex')], more: false };
-        case 'GetContractRanges':
-          return peerRangesAnswer(listed, params);
-        case 'GetContractTxids':
-          return { txids: listed.map((t) => Buffer.from(t, 'hex')), more: false };
-        case 'GetPayloads': {
-          const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
-          // Answered a turn later, so requests asked at once overlap and are counted.
-          inFlight++;
-          mostInFlight = Math.max(mostInFlight, inFlight);
-          getPayloads++;
-          await new Promise((r) => setImmediate(r));
-          inFlight--;
-          return {
-            payloads: txids.map((txid) => ({
-              payload:
-                txid === deploy
-                  ? { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.from(txid, 'hex'), body: Buffer.from('{}') }
-                  : { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(NEW_CONTRACT, 'hex'), body: Buffer.of(1) },
-              position: null,
-            })),
-            answered: txids.length,
-          };
-        }
-        default:
-          throw new Error(`unexpected ${method}`);
-      }
+  const peerClient = peerHolding(
+    listed,
+    async (txids) => {
+      // Answered a turn later, so requests asked at once overlap and are counted.
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      getPayloads++;
+      await new Promise((r) => setImmediate(r));
+      inFlight--;
+      return {
+        payloads: txids.map((txid) => ({
+          payload: txid === deploy ? { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.from(txid, 'hex'), body: Buffer.from('{}') } : wireCall(txid, NEW_CONTRACT),
+          position: null,
+        })),
+        answered: txids.length,
+      };
     },
-  };
+    (method) => (method === 'GetContractTxids' ? { txids: listed.map((t) => Buffer.from(t, 'hex')), more: false } : undefined),
+    NEW_CONTRACT,
+  );
   let deployTaken = false;
   const taken = new Set<string>();
   let batches = 0;
@@ -243,44 +261,18 @@ test('a contract this node holds nothing of: its calls, over several fetched chu
 test('a GetPayloads request that fails for a moment (the peer out of list budget) is asked again within the round, one past its deadline once, a malformed answer never', async () => {
   const deploy = 'dd'.repeat(32);
   const calls = ['11', '22', '33'].map((b) => b.repeat(32));
-  const payload = (txid: string): Record<string, unknown> => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) });
   const run = async (failure: () => Error): Promise<{ asked: number; held: Set<string> }> => {
     let asked = 0;
-    const peerClient = {
-      call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-        switch (method) {
-          case 'GetStateRoots':
-            return { roots: [], anchor_height: '0', tip_height: '0' };
-          case 'GetContractIds':
-            return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
-          case 'GetContractRanges':
-            return peerRangesAnswer([deploy, ...calls], params);
-          case 'GetPayloads': {
-            // The first two asks fail; the third is answered.
-            if (++asked <= 2) throw failure();
-            const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
-            return { payloads: txids.map((t) => ({ payload: payload(t), position: null })), answered: txids.length };
-          }
-          default:
-            throw new Error(`unexpected ${method}`);
-        }
-      },
+    const peer = {
+      url: 'http://peer',
+      client: peerHolding([deploy, ...calls], async (txids) => {
+        // The first two asks fail; the third is answered.
+        if (++asked <= 2) throw failure();
+        return { payloads: txids.map((t) => ({ payload: wireCall(t), position: null })), answered: txids.length };
+      }),
     };
     const held = new Set([deploy]);
-    const core = fakeCore(async (method, params) => {
-      switch (method) {
-        case 'peerFingerprints':
-          return { [CONTRACT]: { count: held.size, fingerprint: '00'.repeat(16) } };
-        case 'peerRanges':
-          return answerRanges([...held], params['ranges'] as { lower: string; upper: string; list_up_to: number }[]).map((a) => ({ ...a, fingerprint: a.txids ? '' : Buffer.from(a.fingerprint).toString('hex') }));
-        case 'peerSubmitMany':
-          return eachSubmitted(params, (txid) => void held.add(txid));
-        default:
-          return undefined;
-      }
-    });
-    const peer = { url: 'http://peer', client: peerClient };
-    await fakeSyncEngine(core, [peer], 2).round();
+    await fakeSyncEngine(coreHolding(held), [peer], 2).round();
     return { asked, held };
   };
   // Before, the first failure left the three calls to the next round (5 minutes by default).
