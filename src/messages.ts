@@ -547,8 +547,13 @@ export type PeerApi = {
    * A run that fails verification or authentication is refused `bad_evidence`.
    */
   peerSubmitHeaders(params: { from: number; headers: Uint8Array[] }): { accepted: number; linked: boolean };
-  /** Pending payloads this node holds, ascending by txid after `after` (sync asks peers for their evidence). */
-  peerPending(params: { after: string; limit: number }): { txids: string[] };
+  /**
+   * Pending payloads this node holds whose evidence a peer may improve, ascending by txid
+   * after `after`, from a page of `limit` (sync asks peers for their evidence). Left out:
+   * a payload whose stored evidence places or drops it in a block above the processed tip
+   * (that block decides it). `next`: the cursor of the next page, '' when this was the last.
+   */
+  peerPending(params: { after: string; limit: number }): { txids: string[]; next: string };
   /**
    * A peer's evidence for a pending payload this node holds: checked (checkEvidence, then
    * the writer against its headers) and kept where it holds (Writer.takeEvidence).

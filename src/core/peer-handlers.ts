@@ -221,7 +221,18 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
         throw e;
       }
     },
-    peerPending: async (p) => ({ txids: (await w.call('pendingPayloads', { after: p.after, limit: p.limit })).map((x) => x.txid) }),
+    peerPending: async (p) => {
+      const [page, v] = await Promise.all([w.call('pendingPayloads', { after: p.after, limit: p.limit }), core.state.current()]);
+      // Evidence that already places a payload in a block still ahead: that block decides
+      // it, and no peer's evidence can do better (a fresh node's synced payloads, 100,000
+      // of them, were each asked for again). A claim at or below the tip that left the
+      // payload pending names a block the chain left: asked, as for no claim at all.
+      const tip = v.height ?? -1;
+      return {
+        txids: page.filter((x) => x.settles_at === null || x.settles_at <= tip).map((x) => x.txid),
+        next: page.length < p.limit ? '' : page[page.length - 1]!.txid,
+      };
+    },
     peerTakeEvidence: (p) => takePeerEvidence(core, p.txid, p.evidence),
     peerInitialSyncDone: () => {
       core.follower.noteInitialSync();

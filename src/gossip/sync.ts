@@ -371,18 +371,19 @@ export class SyncEngine {
 
   /**
    * Asks the peer for the evidence of up to PENDING_EVIDENCE_PER_ROUND of this node's
-   * pending payloads (GetPayloads answers each with its evidence) and hands what places
+   * pending payloads that no block ahead settles already (peerPending; GetPayloads answers each with its evidence) and hands what places
    * or drops one to the core, which checks it as intake does and keeps what holds
    * (Writer.takeEvidence). Answers how many were taken. Evidence that does not hold is
    * counted against the peer.
    */
   async pendingEvidence(peer: Peer): Promise<number> {
     const core = this.d.core();
-    const { txids: listed } = await core.call('peerPending', { after: this.pendingCursor, limit: PENDING_EVIDENCE_PER_ROUND });
-    this.pendingCursor = listed.length < PENDING_EVIDENCE_PER_ROUND ? '' : listed[listed.length - 1]!;
+    const { txids: listed, next } = await core.call('peerPending', { after: this.pendingCursor, limit: PENDING_EVIDENCE_PER_ROUND });
+    this.pendingCursor = next ?? '';
     const ask = listed.filter((t) => !this.fetchedThisRound.has(t));
     let taken = 0;
-    const q = new PQueue({ concurrency: this.d.concurrency });
+    // No more at once than the peer answers at once, as payload fetches (fetchEach).
+    const q = new PQueue({ concurrency: Math.min(this.d.concurrency, LIST_CONCURRENCY) });
     for (let i = 0; i < ask.length; i += GET_PAYLOADS_MAX) {
       const chunk = ask.slice(i, i + GET_PAYLOADS_MAX);
       void q.add(async () => {
