@@ -1,6 +1,7 @@
 /**
  * A node stops cleanly at any moment (issue 30): SIGTERM at seeded random points of a
- * catch-up of thousands of blocks, and during re-derivations (after a reorg deeper than
+ * catch-up of thousands of blocks (read block by block, and as a light node walking
+ * headers at a public endpoint's pace), and during re-derivations (after a reorg deeper than
  * the undo window, and an operator's clear_halt). Every stop must end within the node's stop budget (10 s, Docker's
  * default stop timeout), with exit code 0, the database closed by the node (its
  * "database closed" line, and no open-mark left in it: src/writer/writer.ts, meta.openSince.key),
@@ -26,6 +27,14 @@ const STOP_BUDGET_MS = 10_000;
 const BACKLOG = 3_000;
 /** Stops during the catch-up. */
 const ROUNDS = Number(process.env['SVC_STOP_ROUNDS'] ?? 6);
+/** Stops during a light catch-up's header walk, after those. */
+const LIGHT_ROUNDS = 2;
+/**
+ * The light rounds' budget, as on a public endpoint: 20 requests a second, a burst of 10.
+ * The ten-header pages of BACKLOG blocks then take ~15 s, so a stop lands in the walk on
+ * any machine (unpaced, a light node reads 3,000 empty blocks in about a second).
+ */
+const PACED = { SVC_ESPLORA_REQUESTS_PER_HOUR: '72000', SVC_ESPLORA_BURST: '10' };
 const TOKEN = 'operator-token-for-the-stop-test';
 const SEED = Number(process.env['SVC_STOP_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -83,6 +92,18 @@ async function reachHeight(node: NodeProcess, height: number): Promise<number> {
   }
 }
 
+/** Resolves once the node holds verified headers up to at least `height` (light following). */
+async function reachHeaderHeight(node: NodeProcess, height: number): Promise<number> {
+  for (;;) {
+    if (node.proc.exitCode !== null) throw new Error(`the node exited; last lines:\n${node.raw.slice(-12).join('\n')}`);
+    const s = await nodeStatus(node).catch(() => null);
+    const chain = s?.['chain'] as { header_height?: number | null } | undefined;
+    const h = chain?.header_height ?? -1;
+    if (h >= height) return h;
+    await node.waitForNext(() => true, 100).catch(() => undefined);
+  }
+}
+
 /**
  * Stops a node `jitter` ms into a re-derivation (stopAndReopen's checks); true when the
  * stop ended it. A re-derivation that finished before the signal proves nothing about
@@ -120,7 +141,7 @@ async function restUp(node: NodeProcess): Promise<void> {
   node.restUrl = `http://${String(rest['address'])}`;
 }
 
-test(`SIGTERM at ${ROUNDS} seeded random points of a ${BACKLOG}-block catch-up and during re-derivations: every stop is clean (seed ${SEED})`, { timeout: 600_000 }, async (t) => {
+test(`SIGTERM at ${ROUNDS} seeded random points of a ${BACKLOG}-block catch-up, ${LIGHT_ROUNDS} of a paced light one, and during re-derivations: every stop is clean (seed ${SEED})`, { timeout: 600_000 }, async (t) => {
   t.diagnostic(`seed ${SEED} (SVC_STOP_SEED=${SEED} replays it)`);
   const rnd = prng(SEED);
   const devnet = await startDevnet();
@@ -187,6 +208,31 @@ test(`SIGTERM at ${ROUNDS} seeded random points of a ${BACKLOG}-block catch-up a
         else if (s.tip.height >= end) t.diagnostic(`${what}: the catch-up had ended before the signal`);
         last = s.tip.height;
       }
+    }
+
+    // The light catch-up (the default mode; src/chain/header-follower.ts checks the stop
+    // signal between pages and between runs of header-only blocks), paced as on a public
+    // endpoint: each stop at a seeded header height in the first 60% of the walk.
+    let lightHeaders = -1;
+    for (let round = 0; round < LIGHT_ROUNDS; round++) {
+      // The walk ahead of the stored headers stays at least BACKLOG / 3 long.
+      if (devnet.chain.height - Math.max(last, lightHeaders) < BACKLOG / 3) devnet.chain.mine(BACKLOG / 3);
+      const end = devnet.chain.height;
+      node = spawnNode({ dataDir, env: devnetEnv(devnet, PACED) });
+      await restUp(node);
+      // From the headers the last round left (they are kept across a stop).
+      const headersFrom = await reachHeaderHeight(node, 0);
+      const target = headersFrom + 1 + rnd(Math.max(1, Math.floor((end - headersFrom) * 0.6)));
+      const jitter = rnd(200);
+      const what = `light round ${round}: at header ${target} (+${jitter} ms)`;
+      await reachHeaderHeight(node, target);
+      await new Promise((r) => setTimeout(r, jitter));
+      const s = await stopAndReopen(node, dbPath, devnet, what);
+      t.diagnostic(`${what}: stopped in ${s.ms} ms at height ${s.tip?.height}`);
+      assert.ok(s.tip, `the light node had opened its database (${what})`);
+      assert.ok(s.tip.height >= last && s.tip.height < end, `stopped during the light catch-up, no block lost (${last} <= ${s.tip.height} < ${end})`);
+      lightHeaders = target;
+      last = s.tip.height;
     }
 
     // The catch-up resumes to the tip with the state it had before the backlog.
