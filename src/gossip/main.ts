@@ -95,6 +95,7 @@ const sync = new SyncEngine({
   stored: (p) => service.markAccepted(p),
   changed: () => (dirty = true),
   synced: () => void initialSync(),
+  localHeight: () => localAdvert.height,
 });
 
 /** REST intake stored a payload: gossip it (it is new, so it goes to peer_limit peers). */
@@ -174,6 +175,7 @@ async function heartbeat(p: Peer, advert: LocalAdvert): Promise<void> {
     notePeerTip(r, p.url);
     const wasActive = peers.isActive(p);
     peers.ok(p, r.public_key.length === 32 ? hex(r.public_key) : undefined, r.node_id);
+    p.height = Number(r.height); // a checked u64 (wire-types.ts)
     if (!wasActive) {
       dirty = true;
       log.info('peer active', { peer: p.url, node_id: r.node_id });

@@ -36,6 +36,8 @@ export interface Peer {
   proven: boolean;
   /** Network source of the heartbeat that introduced it (learned peers); '' if unknown. */
   source: string;
+  /** The processed height its last heartbeat answer advertised (0: not anchored); null until one came. */
+  height: number | null;
 }
 
 /**
@@ -92,7 +94,7 @@ export class PeerSet {
   }
 
   private make(url: string, configured: boolean, source = ''): Peer {
-    return { url, configured, client: new PeerClient(url, this.signer, this.o.timeoutMs), publicKey: null, nodeId: null, lastSeen: 0, failures: 0, proven: configured, source };
+    return { url, configured, client: new PeerClient(url, this.signer, this.o.timeoutMs), publicKey: null, nodeId: null, lastSeen: 0, failures: 0, proven: configured, source, height: null };
   }
 
   /** Slots for learned peers: what the configured ones leave of gossip.max_peers. */

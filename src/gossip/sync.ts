@@ -111,6 +111,13 @@ const HEADER_RUN_TIP_MARGIN = 6;
  */
 const PENDING_EVIDENCE_PER_ROUND = 16 * GET_PAYLOADS_MAX;
 
+/**
+ * A peer advertising a processed height this many blocks below this node's is catching
+ * up and is not pushed to (SyncEngine.pushesTo): the journal's undo window, far more than
+ * two nodes following the same chain ever differ by, far less than a catch-up.
+ */
+const PUSH_BEHIND_BLOCKS = 144;
+
 /** A peer refused for a false answer is not asked for headers for 1, 2, 4 ... up to this many rounds. */
 const FALSE_ANSWER_BACKOFF_MAX = 64;
 
@@ -143,6 +150,8 @@ export interface SyncDeps {
   changed: () => void;
   /** A sync with one peer completed (the first one tells the core its peers have been heard). */
   synced?: () => void;
+  /** This node's processed height as its heartbeats last advertised it (null: not known); decides pushes. */
+  localHeight?: () => number | null;
 }
 
 export interface PeerSyncResult {
@@ -571,6 +580,18 @@ export class SyncEngine {
     }
   }
 
+  /**
+   * Whether what the peer lacks is pushed to it: not while its advertised processed height
+   * is more than PUSH_BEHIND_BLOCKS below this node's. Such a peer is catching up (a fresh
+   * node holds block application back while its first sync delivers, at height 0) and
+   * pulls what it lacks itself, in its chain order; a push would send it again what it is
+   * fetching (13,186 of 100,000 payloads in a fresh node's catch-up). Unknown heights push.
+   */
+  private pushesTo(peer: Peer): boolean {
+    const mine = this.d.localHeight?.() ?? null;
+    return peer.height === null || mine === null || peer.height + PUSH_BEHIND_BLOCKS >= mine;
+  }
+
   async syncPayloads(peer: Peer): Promise<{ differing: number; fetched: number; applied: number; pushed: number }> {
     const core = this.d.core();
     const c = this.d.counters;
@@ -578,6 +599,7 @@ export class SyncEngine {
     c.sync_contracts_differing += differing.length;
     const missing: Missing[] = [];
     const theyLack: string[] = [];
+    const pushTo = this.pushesTo(peer);
     for (const id of differing) {
       const mine = localSets[id]?.count ?? 0;
       if (mine > 0) {
@@ -586,7 +608,7 @@ export class SyncEngine {
         for (const txid of r.missing) if (this.worthFetching(txid, peer)) missing.push({ txid, contract_id: id });
         // A peer holding under half of this node's set is catching up: it pulls them itself,
         // in chain order (fewer replays), rather than receiving the same payloads twice.
-        if ((remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
+        if (pushTo && (remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
       } else {
         // Nothing held here: the peer's list in its chain order.
         for (const txid of await this.listedTxids(peer, id)) if (this.worthFetching(txid, peer)) missing.push({ txid, contract_id: id });

@@ -160,37 +160,49 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
   assert.equal(engine.refusedCount, 2);
 });
 
-test('sync fetches what the peer holds in batches, asking again for what an answer did not cover, and pushes what the peer lacks', async () => {
+test('sync fetches what the peer holds in batches, asking again for what an answer did not cover, and pushes what the peer lacks unless the peer is catching up', async () => {
   const deploy = 'dd'.repeat(32);
   const peerOnly = ['11', '22', '33'].map((b) => b.repeat(32));
   const localOnly = '44'.repeat(32);
-  const asked: string[][] = [];
-  const submitted: string[] = [];
-  const peerClient = peerHolding(
-    [deploy, ...peerOnly],
-    async (txids) => {
-      // One payload per answer: the asker must ask again for the rest.
-      asked.push(txids);
-      return { payloads: [{ payload: wireCall(txids[0]!), position: null }], answered: 1 };
-    },
-    (method, params) => {
-      if (method !== 'SubmitPayload') return undefined;
-      for (const p of params['payloads'] as { txid: Buffer }[]) submitted.push(Buffer.from(p.txid).toString('hex'));
-      return { results: submitted.map(() => ({ accepted: true })) };
-    },
-  );
-  const held = new Set([deploy, localOnly]);
-  const core = coreHolding(held, (method, params) =>
-    method === 'peerPayloads' ? (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null })) : undefined,
-  );
-  const engine = fakeSyncEngine(core, [{ url: 'http://peer', client: peerClient } as { url: string }], 2);
-  const r = await engine.syncWith({ url: 'http://peer', client: peerClient } as never);
+  /** One sync with a peer advertising `peerHeight` while this node is at 1,000. */
+  const syncWith = async (peerHeight: number | null) => {
+    const asked: string[][] = [];
+    const submitted: string[] = [];
+    const peerClient = peerHolding(
+      [deploy, ...peerOnly],
+      async (txids) => {
+        // One payload per answer: the asker must ask again for the rest.
+        asked.push(txids);
+        return { payloads: [{ payload: wireCall(txids[0]!), position: null }], answered: 1 };
+      },
+      (method, params) => {
+        if (method !== 'SubmitPayload') return undefined;
+        for (const p of params['payloads'] as { txid: Buffer }[]) submitted.push(Buffer.from(p.txid).toString('hex'));
+        return { results: submitted.map(() => ({ accepted: true })) };
+      },
+    );
+    const held = new Set([deploy, localOnly]);
+    const core = coreHolding(held, (method, params) =>
+      method === 'peerPayloads' ? (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null })) : undefined,
+    );
+    const peer = { url: 'http://peer', client: peerClient, height: peerHeight };
+    const engine = fakeSyncEngine(core, [peer], 2, undefined, () => 1_000);
+    const r = await engine.syncWith(peer as never);
+    return { r, asked, submitted, held };
+  };
+
+  const { r, asked, submitted, held } = await syncWith(990);
   assert.deepEqual([r.fetched, r.applied, r.pushed], [3, 3, 1]);
   assert.equal(asked.length, 3, 'one request, then again for what each answer left');
   assert.deepEqual([...asked[0]!].sort(), peerOnly);
   assert.deepEqual([asked[1], asked[2]], [asked[0]!.slice(1), asked[0]!.slice(2)]);
   assert.deepEqual(submitted, [localOnly], 'the payload the peer lacks, pushed');
   assert.deepEqual([...held].sort(), [deploy, ...peerOnly, localOnly].sort());
+  assert.deepEqual((await syncWith(null)).submitted, [localOnly], 'a peer whose height is not known yet is pushed to');
+  // 145 blocks behind (a fresh node holding its blocks back is at 0): it pulls for itself.
+  const behind = await syncWith(1_000 - 145);
+  assert.deepEqual([behind.r.fetched, behind.r.pushed, behind.submitted], [3, 0, []], 'nothing pushed to a peer catching up; its payloads still fetched');
+  assert.deepEqual((await syncWith(1_000 - 144)).submitted, [localOnly], 'within the undo window: pushed');
 });
 
 test('a contract this node holds nothing of: its calls, over several fetched chunks, wait for its deploy, and every one is taken in one round, fetched at most LIST_CONCURRENCY requests at once', async () => {

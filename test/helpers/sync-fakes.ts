@@ -34,8 +34,11 @@ interface FakePeerLike {
   active?: boolean;
 }
 
-/** A sync engine over `core` and `peers` (active unless `active` is false); `synced` hears each peer synced with. */
-export function fakeSyncEngine(core: unknown, peers: FakePeerLike[], concurrency: number, synced?: (url: string) => void): SyncEngine {
+/**
+ * A sync engine over `core` and `peers` (active unless `active` is false); `synced` hears
+ * each peer synced with; `localHeight` is this node's advertised processed height.
+ */
+export function fakeSyncEngine(core: unknown, peers: FakePeerLike[], concurrency: number, synced?: (url: string) => void, localHeight?: () => number | null): SyncEngine {
   let current = '';
   return new SyncEngine({
     core: () => core as never,
@@ -46,5 +49,6 @@ export function fakeSyncEngine(core: unknown, peers: FakePeerLike[], concurrency
     stored: () => undefined,
     changed: () => undefined,
     synced: () => synced?.(current),
+    ...(localHeight ? { localHeight } : {}),
   });
 }
