@@ -27,6 +27,9 @@ cd "$REPO"
 T0=$(date +%s)
 say() { echo "image-ci [$(($(date +%s) - T0))s]: $*"; }
 fail() { echo "image-ci: FAILED: $*" >&2; exit 1; }
+# Checks capture a command's output before matching it: under pipefail, a `grep -q` that
+# leaves at its first match can kill the writer (docker logs) with SIGPIPE and fail a
+# check whose line was there.
 
 # --- tools (Debian's packages; docker-compose v1 because no `docker compose` plugin is
 # packaged for Debian 12) ------------------------------------------------------------------
@@ -230,7 +233,7 @@ grep -q '"msg":"database closed"' "$WORK/stop.log" || fail "no 'database closed'
 # The next start finds the database closed (the writer warns when the last run left it open).
 $DOCKER start svc-ci-node >/dev/null
 wait_healthy svc-ci-node 60
-! $DOCKER logs svc-ci-node 2>&1 | grep -q 'did not close the database' || fail "the database was left open"
+! grep -q 'did not close the database' <<<"$($DOCKER logs svc-ci-node 2>&1)" || fail "the database was left open"
 wait_height "$REST" "$tip" 180
 [ "$(count)" = 5 ] || fail "state lost across the stop during the catch-up"
 $DOCKER stop svc-ci-node >/dev/null
@@ -296,7 +299,7 @@ cname=$(compose svcci ps -q node)
 wait_healthy "$cname" 60
 [ "$(status_field "$REST" node_id)" = compose-ci ] || fail "SVC_NODE_ID did not reach the node"
 for v in SVC_ESPLORA_REQUESTS_PER_HOUR=7200000 SVC_BLOCK_CHECK_INTERVAL_S=0.2 SVC_START_HEIGHT=; do
-  $DOCKER exec "$cname" env | grep -q "^$v" || fail "$v from .env did not reach the node"
+  grep -q "^$v" <<<"$($DOCKER exec "$cname" env)" || fail "$v from .env did not reach the node"
 done
 [ "$($DOCKER inspect -f '{{.HostConfig.LogConfig.Type}} {{.HostConfig.LogConfig.Config}}' "$cname")" = "json-file map[max-file:5 max-size:20m]" ] || fail "no log rotation"
 mine 2
@@ -309,8 +312,9 @@ old_cname=$cname
 cname=$(compose svcci ps -q node)
 [ "$cname" != "$old_cname" ] || { cat "$WORK/compose.log"; fail "compose down left the node's container $cname running"; }
 wait_healthy "$cname" 60
-$DOCKER logs "$cname" 2>&1 | grep -q "\"msg\":\"database open\".*\"processed_height\":$cheight" || {
-  $DOCKER logs "$cname" 2>&1 | head -20; cat "$WORK/compose.log"; fail "compose up did not resume from the volume at height $cheight"; }
+clog=$($DOCKER logs "$cname" 2>&1)
+grep -q "\"msg\":\"database open\".*\"processed_height\":$cheight" <<<"$clog" || {
+  head -20 <<<"$clog"; cat "$WORK/compose.log"; fail "compose up did not resume from the volume at height $cheight"; }
 [ "$(status_field "$REST" state_root)" = "$croot" ] || fail "state changed across compose down/up"
 compose svcci down -v 2>>"$WORK/compose.log"
 say "6. compose $($COMPOSE version --short): .env settings reach the node, REST on loopback ($(ports_of svcci)), logs rotate (5 x 20m), state survives down/up at height $cheight"
