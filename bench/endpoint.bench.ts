@@ -68,7 +68,7 @@ const HEARTBEAT_S = 15 / TIME_SCALE;
 /** Part 2: a year of blocks and the payloads the fresh node's peer holds. */
 const HEADERS = env('ENDPOINT_BENCH_HEADERS', 52_560);
 const PAYLOADS = env('ENDPOINT_BENCH_PAYLOADS', 100_000);
-/** Where the fresh node of the catch-up writes CPU profiles (all its processes and threads); none when unset. */
+/** Where the fresh node of the catch-up writes CPU profiles (all its processes and threads), its peer's in peer/ (the peer's span its loading too; the catch-up is their last seconds); none when unset. */
 const PROFILE_DIR = process.env['ENDPOINT_BENCH_PROFILE_DIR'];
 /** Where each node's log goes, as <node name>.log (a run that stalls is read there); none by default. */
 const LOG_DIR = process.env['ENDPOINT_BENCH_LOG_DIR'];
@@ -342,7 +342,7 @@ async function freshCatchUp(verifies: Stat, threads: number): Promise<Figure[]> 
   try {
     const pP = await freePort();
     // The peer: light, no peers of its own, the devnet's default journal anchor (block 0).
-    const P = await startBenchNode({ name: 'catchup-peer', endpoint: eP.url, port: pP, pollS: 0.05, poolThreads: threads });
+    const P = await startBenchNode({ name: 'catchup-peer', endpoint: eP.url, port: pP, pollS: 0.05, poolThreads: threads, ...(PROFILE_DIR ? { profileDir: join(PROFILE_DIR, 'peer') } : {}) });
     nodes.push(P);
     const dep = calls.deploy();
     const r = await post(`${P.restUrl}/deploy_contract`, dep.body);

@@ -41,6 +41,53 @@ export function intakeInput(p: WirePayload): { kind: 'call'; submission: CallSub
   return { kind: 'deploy', body: body as Record<string, unknown>, extras: { evidence: p.evidence ?? undefined } };
 }
 
+/**
+ * A peer's payload with its bytes (body, anchor, spender, branch hashes) copied into one
+ * buffer of its own, the arrays views into it. A batch arrives as one frame, each array
+ * a view into it, and structured clone copies a view's whole backing buffer: every
+ * message to the writer or the pool that held one payload's evidence carried the batch
+ * (SYNC_SUBMIT_BATCH payloads) again. One copy per payload, not one per array (a
+ * payload has ~15). Arrays are only moved: what is not a byte array is left for
+ * intake's checks to refuse.
+ */
+export function compactPayload(p: WirePayload): WirePayload {
+  if (!p || typeof p !== 'object') return p;
+  const parts: Uint8Array[] = [];
+  const take = (b: unknown): void => {
+    if (b instanceof Uint8Array) parts.push(b);
+  };
+  const ev = p.evidence;
+  take(p.body);
+  if (ev && typeof ev === 'object') {
+    take(ev.anchorTx);
+    if (ev.spentBy && typeof ev.spentBy === 'object') take(ev.spentBy.tx);
+    for (const inc of [ev.confirmed, ev.spentBy?.at]) if (inc && Array.isArray(inc.branch)) inc.branch.forEach(take);
+  }
+  const own = new Uint8Array(parts.reduce((n, b) => n + b.length, 0));
+  const moved = new Map<Uint8Array, Uint8Array>();
+  let at = 0;
+  for (const b of parts) {
+    own.set(b, at);
+    moved.set(b, own.subarray(at, at + b.length));
+    at += b.length;
+  }
+  const to = <T,>(b: T): T => (b instanceof Uint8Array ? (moved.get(b) as T) : b);
+  const inclusion = (inc: Inclusion | null): Inclusion | null => (inc && Array.isArray(inc.branch) ? { ...inc, branch: inc.branch.map(to) } : inc);
+  return {
+    ...p,
+    body: to(p.body),
+    evidence:
+      ev && typeof ev === 'object'
+        ? {
+            ...ev,
+            anchorTx: to(ev.anchorTx),
+            confirmed: inclusion(ev.confirmed),
+            spentBy: ev.spentBy && typeof ev.spentBy === 'object' ? { ...ev.spentBy, tx: to(ev.spentBy.tx), at: inclusion(ev.spentBy.at)! } : ev.spentBy,
+          }
+        : ev,
+  };
+}
+
 /** The wire form of a payload REST intake just stored, for the gossip process. */
 export function callPayload(s: CallSubmission, evidence: Evidence | null): WirePayload {
   return { kind: 'call', txid: s.txid, contract_id: s.contract_id, body: s.payload, evidence };
@@ -134,7 +181,8 @@ async function takePeerEvidence(core: Core, txid: string, evidence: Evidence): P
 }
 
 /** A peer's payload through REST's intake, its evidence first checked against this node's headers. */
-async function submitPeerPayload(core: Core, payload: WirePayload, held?: HeldHashes): Promise<{ created: boolean }> {
+async function submitPeerPayload(core: Core, sent: WirePayload, held?: HeldHashes): Promise<{ created: boolean }> {
+  const payload = compactPayload(sent);
   const input = intakeInput(payload);
   await refuseOffChain(core, payload.txid, payload.evidence, held);
   const r = input.kind === 'call' ? await core.intake.submitCall(input.submission) : await core.intake.submitDeploy(input.body, input.extras);

@@ -6,7 +6,7 @@
  * a promise; the method names and types are declared in src/messages.ts.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { serialize, deserialize } from 'node:v8';
+import { deserialize as v8deserialize, serialize } from 'node:v8';
 import type { MessagePort, Worker } from 'node:worker_threads';
 import { NodeError, toWire, fromWire, type WireError } from '../errors.js';
 
@@ -32,6 +32,19 @@ export interface Transport {
   close(): void;
 }
 
+/**
+ * A frame's value, its byte arrays views into a copy of the frame alone. Node's
+ * deserializer makes each a view into the buffer it reads, here the socket's read (64 KiB
+ * and more), and structured clone copies a view's whole backing buffer: every message the
+ * core sent on to the writer or the pool carried that read again. Payloads that travel in
+ * batches are compacted one by one where they are taken in (compactPayload, core).
+ */
+function deserialize(body: Buffer): unknown {
+  const own = new Uint8Array(body.length);
+  own.set(body);
+  return v8deserialize(Buffer.from(own.buffer));
+}
+
 /** Largest frame accepted on a socket; payloads are at most 64 KiB, blocks of state more. */
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
@@ -41,15 +54,33 @@ export function socketTransport(sock: Socket): Transport {
   const closeCbs: (() => void)[] = [];
   let closed = false;
   sock.setNoDelay(true);
+  // A frame larger than one chunk (a GetPayloads answer: megabytes) waits in `parts` and
+  // is joined once it is whole, not re-copied with every chunk.
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  let need = 4;
   sock.on('data', (chunk: Buffer) => {
-    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    if (buf.length + partBytes + chunk.length < need) {
+      parts.push(chunk);
+      partBytes += chunk.length;
+      return;
+    }
+    if (parts.length > 0) {
+      buf = Buffer.concat([buf, ...parts, chunk]);
+      parts = [];
+      partBytes = 0;
+    } else buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    need = 4;
     while (buf.length >= 4) {
       const len = buf.readUInt32LE(0);
       if (len > MAX_FRAME_BYTES) {
         sock.destroy();
         return;
       }
-      if (buf.length < 4 + len) break;
+      if (buf.length < 4 + len) {
+        need = 4 + len;
+        break;
+      }
       const body = buf.subarray(4, 4 + len);
       buf = buf.subarray(4 + len);
       let frame: Frame;

@@ -12,6 +12,7 @@ import { payloads, stateRoots } from './store/index.js';
 import type { HeldPayload } from '../protocol/rules.js';
 import type { ContractSummary, PayloadRef, PeerPayload, RangeAnswer, RangeQuery, StateRootRange, TxidPage } from '../messages.js';
 import type { JournalReads } from './ledger/evidence.js';
+import type { PeerPayloadRead } from './ledger/reads.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
@@ -363,29 +364,35 @@ export class PeerQueries {
    * entries read for their evidence (a peer's GetPayloads). Read together: the store
    * answers the look-ups of one step of all of them in one getMany (Db.get).
    */
-  payloads(txids: readonly string[]): Promise<(PeerPayload | null)[]> {
+  /** Payloads in their wire form (null where not held), read in one multi-get and the journal entries they share. */
+  async payloads(txids: readonly string[]): Promise<(PeerPayload | null)[]> {
     const reads: JournalReads = new Map();
-    return Promise.all(txids.map((txid) => this.payload(txid, reads)));
+    const held = await this.w.ledger.readForPeers(txids);
+    return Promise.all(txids.map((txid, i) => this.payloadOf(txid, held[i]!, reads)));
   }
 
   /** One payload in its wire form, with this node's position for it (calls; null while pending). */
-  async payload(txid: string, reads: JournalReads = new Map()): Promise<PeerPayload | null> {
+  async payload(txid: string): Promise<PeerPayload | null> {
+    return (await this.payloads([txid]))[0]!;
+  }
+
+  private async payloadOf(txid: string, held: PeerPayloadRead, reads: JournalReads): Promise<PeerPayload | null> {
     const l = this.w.ledger;
-    const at = await l.payloadAt(txid);
+    const { at, body, rec } = held;
+    const storedRaw = { value: held.evidence };
     if (!at) return null;
     if (at.kind === 'call') {
-      const [body, rec] = await Promise.all([l.callPayload(txid), l.call(txid)]);
       if (!body) return null;
       const decided = rec && rec.block_height !== null && rec.tx_index !== null ? { height: rec.block_height, txIndex: rec.tx_index } : null;
-      const evidence = await l.payloadEvidence(txid, decided, reads);
+      const evidence = await l.payloadEvidence(txid, decided, reads, storedRaw);
       return { payload: { kind: 'call', txid, contract_id: at.contract_id, body, evidence }, height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null };
     }
     const c = l.contract(at.contract_id);
     if (!c) return null;
     // The registration record as REST received it; JCS so every node sends the same bytes.
-    const body = canonicalize({ txid: c.txid, ...c.artifact }) ?? '';
-    const evidence = await l.payloadEvidence(txid, c.block_height !== null && c.tx_index !== null ? { height: c.block_height, txIndex: c.tx_index } : null, reads);
-    return { payload: { kind: 'deploy', txid, contract_id: '', body: new Uint8Array(Buffer.from(body, 'utf8')), evidence }, height: c.block_height, tx_index: c.tx_index };
+    const record = canonicalize({ txid: c.txid, ...c.artifact }) ?? '';
+    const evidence = await l.payloadEvidence(txid, c.block_height !== null && c.tx_index !== null ? { height: c.block_height, txIndex: c.tx_index } : null, reads, storedRaw);
+    return { payload: { kind: 'deploy', txid, contract_id: '', body: new Uint8Array(Buffer.from(record, 'utf8')), evidence }, height: c.block_height, tx_index: c.tx_index };
   }
 
   async stateRoots(from: number, to: number): Promise<StateRootRange> {

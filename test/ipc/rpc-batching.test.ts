@@ -15,6 +15,7 @@ type Api = {
   echo(p: { n: number }): { n: number };
   later(p: { n: number }): { n: number };
   fail(p: { n: number }): never;
+  bytes(p: { items: Uint8Array[]; buf: Buffer }): { backing: number[]; bufIsBuffer: boolean; bufBacking: number; sums: number[] };
 };
 
 const handlers = (onEcho?: (n: number) => void): Handlers<Api> => ({
@@ -29,6 +30,12 @@ const handlers = (onEcho?: (n: number) => void): Handlers<Api> => ({
   fail: (p) => {
     throw new NodeError('conflict', `no ${p.n}`);
   },
+  bytes: (p) => ({
+    backing: p.items.map((b) => b.buffer.byteLength),
+    bufIsBuffer: Buffer.isBuffer(p.buf),
+    bufBacking: p.buf.buffer.byteLength,
+    sums: p.items.map((b) => b.reduce((a, x) => a + x, 0)),
+  }),
 });
 
 async function burst(client: RpcClient<Api>): Promise<void> {
@@ -58,6 +65,30 @@ test('socket transport: a burst of calls in one turn, each answered; events keep
     await burst(client);
     // Each 'seen' event was sent before the echo answer it belongs to: all have arrived, in order.
     assert.deepEqual(seen, Array.from({ length: 200 }, (_, k) => 3 * k));
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+test("socket transport: a frame's byte arrays are views of that frame alone, not of the socket's read; a frame of many reads arrives whole", async () => {
+  const path = `\0svc-rpc-bytes-test-${process.pid}`;
+  const server = new RpcServer<Api>(handlers());
+  await server.listen(path);
+  const client = await connectRpc<Api>(path);
+  try {
+    // 300 calls in one turn leave in one write (~250 KB), read in 64 KiB pieces.
+    const small = await Promise.all(Array.from({ length: 300 }, (_, i) => client.call('bytes', { items: [new Uint8Array(700).fill(i % 251)], buf: Buffer.alloc(40, 3) })));
+    small.forEach((r, i) => {
+      // The frame (~800 bytes), never the read it came in: a view handed on to a thread clones it all.
+      assert.ok(r.backing[0]! < 1024 && r.bufBacking < 1024, `call ${i}: backing ${r.backing[0]}, ${r.bufBacking}`);
+      assert.deepEqual(r.sums, [700 * (i % 251)]);
+      assert.equal(r.bufIsBuffer, true);
+    });
+    // 2,000 arrays of 700 bytes: a 1.4 MB frame, read from the socket in many chunks.
+    const items = Array.from({ length: 2000 }, (_, i) => new Uint8Array(700).fill(i % 251));
+    const r = await client.call('bytes', { items, buf: Buffer.alloc(40, 3) });
+    assert.deepEqual(r.sums, items.map((_, i) => 700 * (i % 251)));
   } finally {
     client.close();
     await server.close();

@@ -204,3 +204,23 @@ test('the inner-node weakness exists at the branch level: an inner node with a s
   const f = foldBranch(inner, 2, merkleBranch(leaves, 4).slice(1));
   assert.ok(f.ok && hex(f.root) === hex(lv[3]![0]!));
 });
+
+test("folding a block's branches over and over (memoised inner nodes, past the memo's size) gives its root each time; a root handed out is the caller's", () => {
+  const leaves = Array.from({ length: 3000 }, (_, i) => Uint8Array.from(Buffer.alloc(32, 0).fill(i & 0xff, 0, 16).fill(i >> 8, 16)));
+  const root = hex(merkleRootOf(leaves));
+  const idx = leaves.map((_, i) => i);
+  const branches = merkleBranches(leaves, idx);
+  for (const order of [idx, [...idx].reverse()]) {
+    for (const i of order) {
+      const f = foldBranch(leaves[i]!, i, branches[i]!);
+      assert.ok(f.ok);
+      assert.equal(hex(f.root), root, `index ${i}`);
+      // Callers reverse roots to display order in place: no later fold may see it.
+      f.root.reverse();
+    }
+  }
+  // An altered sibling high in the tree, after its honest twin was folded: still refused.
+  const altered = branches[7]!.map((s, j) => (j === 10 ? Uint8Array.from(s, (x, n) => (n === 31 ? x ^ 1 : x)) : s));
+  const f = foldBranch(leaves[7]!, 7, altered);
+  assert.ok(f.ok && hex(f.root) !== root);
+});

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallOutcome } from '../../src/records.js';
-import { callDecisions, calls, journal } from '../../src/writer/store/index.js';
+import { callDecisions, calls, evidenceAt, journal } from '../../src/writer/store/index.js';
 import { valueToJson, type Value } from '../../src/protocol/value.js';
 
 test('stored call decisions give back every status, result type and error exactly', () => {
@@ -91,4 +91,28 @@ test('a journal entry written before branches were kept (format 1) still reads, 
   assert.deepEqual(journal.decode(v1), rec);
   assert.equal(journal.hashOf(v1), h('1'));
   assert.deepEqual(new journal.EntryView(v1).tx(h('b')), txs[1]);
+});
+
+test('a claim filed under its block gives back its branch and the root it folded to; one filed before roots were kept reads without', () => {
+  const branch = [new Uint8Array(32).fill(1), new Uint8Array(32).fill(2)];
+  const root = new Uint8Array(32).fill(3);
+  const txid = 'ab'.repeat(32);
+  const k = evidenceAt.key(7, 'cd'.repeat(32), txid, evidenceAt.KIND_ANCHOR);
+  const anchor = { kind: evidenceAt.KIND_ANCHOR, txid, txIndex: 5, raw: Uint8Array.of(9, 9, 9), branch } as const;
+  const hexOf = (u: Uint8Array): string => Buffer.from(u).toString('hex');
+  const norm = (c: evidenceAt.Claim): unknown => ({
+    ...c,
+    branch: c.branch.map(hexOf),
+    ...('raw' in c ? { raw: hexOf(c.raw) } : {}),
+    ...(c.root ? { root: hexOf(c.root) } : {}),
+  });
+  assert.deepEqual(norm(evidenceAt.decode(k, evidenceAt.encode({ ...anchor, root }))), norm({ ...anchor, root }));
+  // The earlier format: the same bytes without the root; the claim is folded when applied.
+  const old = evidenceAt.decode(k, evidenceAt.encode(anchor));
+  assert.equal(old.root, undefined);
+  assert.deepEqual(norm(old), norm(anchor));
+  const ks = evidenceAt.key(7, 'cd'.repeat(32), txid, evidenceAt.KIND_SPEND);
+  const spend = { kind: evidenceAt.KIND_SPEND, txid, spenderIndex: 2, spenderTxid: 'ef'.repeat(32), outpoint: `${'01'.repeat(32)}:4`, branch } as const;
+  assert.deepEqual(norm(evidenceAt.decode(ks, evidenceAt.encode({ ...spend, root }))), norm({ ...spend, root }));
+  assert.deepEqual(norm(evidenceAt.decode(ks, evidenceAt.encode(spend))), norm(spend));
 });

@@ -29,7 +29,17 @@ export function internalOf(displayHex: string): Buffer {
 /** Whether `branch` places `txid` at `txIndex` under the header's merkle root. */
 export function inclusionHolds(header: ParsedHeader, txid: string, txIndex: number, branch: readonly Uint8Array[]): boolean {
   const r = foldBranch(internalOf(txid), txIndex, branch);
-  return r.ok && Buffer.from(r.root).reverse().toString('hex') === header.merkleRoot;
+  return r.ok && rootIs(header, r.root);
+}
+
+/** Whether `root` (internal order) is the header's merkle root. */
+function rootIs(header: ParsedHeader, root: Uint8Array): boolean {
+  return Buffer.from(root).reverse().toString('hex') === header.merkleRoot;
+}
+
+/** A stored claim's branch checked against the header: by the root folded when it was filed, else folded now. */
+function claimHolds(header: ParsedHeader, txid: string, txIndex: number, c: { branch: Uint8Array[]; root?: Uint8Array }): boolean {
+  return c.root ? rootIs(header, c.root) : inclusionHolds(header, txid, txIndex, c.branch);
 }
 
 // ------------------------------------------------------------------ the header chain
@@ -159,14 +169,14 @@ function claimsInBlock(header: ParsedHeader, rows: readonly { key: Buffer; value
   for (const r of rows) {
     const c = evidenceAt.decode(r.key, r.value);
     if (c.kind === evidenceAt.KIND_ANCHOR) {
-      if (seen.has(c.txIndex) || !inclusionHolds(header, c.txid, c.txIndex, c.branch)) {
+      if (seen.has(c.txIndex) || !claimHolds(header, c.txid, c.txIndex, c)) {
         refused++;
         continue;
       }
       seen.add(c.txIndex);
       txs.push({ txIndex: c.txIndex, txid: c.txid, hex: Buffer.from(c.raw).toString('hex'), branch: c.branch });
     } else {
-      if (!inclusionHolds(header, c.spenderTxid, c.spenderIndex, c.branch)) {
+      if (!claimHolds(header, c.spenderTxid, c.spenderIndex, c)) {
         refused++;
         continue;
       }
@@ -196,19 +206,21 @@ export interface EvidenceEffect {
  * Where an inclusion claim stands against the node's chain: `processed` (a block the
  * node applied: the claim holds there), `ahead` (a block above the processed tip, checked
  * when it is applied; checked now too when its header is already held), or refused.
+ * `root`: what the branch folds to (internal order), filed with an `ahead` claim so its
+ * block's application compares roots instead of folding again.
  */
-function placeClaim(l: Ledger, inc: Inclusion, txid: string, reads: EvidenceReads): 'processed' | 'ahead' | string {
+function placeClaim(l: Ledger, inc: Inclusion, txid: string, reads: EvidenceReads): { at: 'processed' | 'ahead'; root: Uint8Array } | string {
   const tip = l.tip!;
   if (inc.height <= l.anchor!.height) return `it names block ${inc.height}, at or below where this node's journal begins`;
   const header = reads.headers.get(inc.height) ?? null;
-  if (inc.height <= tip.height) {
-    if (!header || header.hash !== inc.blockHash) return `block ${inc.height} of this node's chain is not ${inc.blockHash}`;
-  } else if (!header || header.hash !== inc.blockHash) {
-    // Not reached, or the node's headers name another block there for now: checked when applied.
-    return 'ahead';
-  }
-  if (!inclusionHolds(header, txid, inc.txIndex, inc.branch)) return `its branch does not place ${txid} at index ${inc.txIndex} under block ${inc.blockHash}'s merkle root`;
-  return inc.height <= tip.height ? 'processed' : 'ahead';
+  if (inc.height <= tip.height && (!header || header.hash !== inc.blockHash)) return `block ${inc.height} of this node's chain is not ${inc.blockHash}`;
+  const folded = foldBranch(internalOf(txid), inc.txIndex, inc.branch);
+  const misplaced = `its branch does not place ${txid} at index ${inc.txIndex} under block ${inc.blockHash}'s merkle root`;
+  if (!folded.ok) return `${misplaced}: ${folded.reason}`;
+  // Not reached, or the node's headers name another block there for now: checked when applied.
+  if (inc.height > tip.height && (!header || header.hash !== inc.blockHash)) return { at: 'ahead', root: folded.root };
+  if (!rootIs(header!, folded.root)) return misplaced;
+  return { at: inc.height <= tip.height ? 'processed' : 'ahead', root: folded.root };
 }
 
 /**
@@ -258,29 +270,35 @@ export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'de
   const c = ev.confirmed;
   if (c) {
     const where = placeClaim(l, c, txid, reads);
-    if (where === 'processed') {
+    if (typeof where === 'string') out.refused.push(`confirmation: ${where}`);
+    else if (where.at === 'processed') {
       keep.confirmed = c;
       out.place = { height: c.height, kind, tx: { txIndex: c.txIndex, txid, hex: Buffer.from(ev.anchorTx).toString('hex'), branch: c.branch } };
-    } else if (where === 'ahead') {
+    } else {
       keep.confirmed = c;
-      out.ops.push({ type: 'put', key: evidenceAt.key(c.height, c.blockHash, txid, evidenceAt.KIND_ANCHOR), value: evidenceAt.encode({ kind: evidenceAt.KIND_ANCHOR, txid, txIndex: c.txIndex, raw: ev.anchorTx, branch: c.branch }) });
-    } else out.refused.push(`confirmation: ${where}`);
+      out.ops.push({
+        type: 'put',
+        key: evidenceAt.key(c.height, c.blockHash, txid, evidenceAt.KIND_ANCHOR),
+        value: evidenceAt.encode({ kind: evidenceAt.KIND_ANCHOR, txid, txIndex: c.txIndex, raw: ev.anchorTx, branch: c.branch, root: where.root }),
+      });
+    }
   }
   const s = ev.spentBy;
   if (s && outpoint) {
     const spenderTxid = spenderTxidOf(s.tx);
     const where = placeClaim(l, s.at, spenderTxid, reads);
-    if (where === 'processed') {
+    if (typeof where === 'string') out.refused.push(`spend: ${where}`);
+    else if (where.at === 'processed') {
       keep.spentBy = s;
       out.droppedAt = s.at.height;
-    } else if (where === 'ahead') {
+    } else {
       keep.spentBy = s;
       out.ops.push({
         type: 'put',
         key: evidenceAt.key(s.at.height, s.at.blockHash, txid, evidenceAt.KIND_SPEND),
-        value: evidenceAt.encode({ kind: evidenceAt.KIND_SPEND, txid, spenderIndex: s.at.txIndex, spenderTxid, outpoint, branch: s.at.branch }),
+        value: evidenceAt.encode({ kind: evidenceAt.KIND_SPEND, txid, spenderIndex: s.at.txIndex, spenderTxid, outpoint, branch: s.at.branch, root: where.root }),
       });
-    } else out.refused.push(`spend: ${where}`);
+    }
   }
   out.ops.push({ type: 'put', key: evidenceStore.key(txid), value: evidenceStore.encode(keep) });
   return out;
@@ -391,12 +409,24 @@ function journalEntry(l: Ledger, height: number, reads: JournalReads): Promise<j
   return reading;
 }
 
-/** The evidence the node holds for a payload, with its placement from the journal once a block decided it; claims its chain no longer holds are left out. */
-export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { height: number; txIndex: number } | null, reads: JournalReads = new Map()): Promise<Evidence | null> {
-  const raw = await l.db.get(evidenceStore.key(txid));
+/**
+ * The evidence the node holds for a payload, with its placement from the journal once a
+ * block decided it; claims its chain no longer holds are left out. `storedRaw`: the
+ * payload's stored evidence already read (readForPeers), else it is read here.
+ */
+export async function payloadEvidence(
+  l: Ledger,
+  txid: string,
+  decidedAt: { height: number; txIndex: number } | null,
+  reads: JournalReads = new Map(),
+  storedRaw?: { value: Buffer | undefined },
+): Promise<Evidence | null> {
+  const raw = storedRaw ? storedRaw.value : await l.db.get(evidenceStore.key(txid));
   const stored = raw ? evidenceStore.decode(raw) : null;
-  let confirmed: Inclusion | null = await standing(l, stored?.confirmed ?? null, () => txid, reads);
   let anchorTx = stored?.anchorTx ?? null;
+  // The journal's placement replaces a stored claim, whose standing is then not asked
+  // (that check folds its branch against the header: a hash chain per payload served).
+  let confirmed: Inclusion | null | undefined;
   if (decidedAt) {
     const entry = await journalEntry(l, decidedAt.height, reads);
     const t = entry?.tx(txid);
@@ -405,6 +435,7 @@ export async function payloadEvidence(l: Ledger, txid: string, decidedAt: { heig
       confirmed = t.branch ? { blockHash: entry.hash, height: entry.height, txIndex: t.txIndex, branch: t.branch } : null;
     }
   }
+  if (confirmed === undefined) confirmed = await standing(l, stored?.confirmed ?? null, () => txid, reads);
   if (!anchorTx) return null;
   const s = stored?.spentBy ?? null;
   const spentAt = s ? await standing(l, s.at, () => spenderTxidOf(s.tx), reads) : null;

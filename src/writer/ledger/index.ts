@@ -36,7 +36,7 @@ import { rewindTo } from './rewind.js';
 import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
 import type { HaltKind } from '../store/meta.js';
-import { owedReplayHeight, readCall, readCallIdUsed, readCalls, readCallPayload, readCallTxids, readCallsOf, readEvents, readPayloadAt, readStateRootAt } from './reads.js';
+import { owedReplayHeight, readCall, readCallIdUsed, readCalls, readCallPayload, readCallTxids, readCallsOf, readEvents, readForPeers, readPayloadAt, readStateRootAt, type PeerPayloadRead } from './reads.js';
 import { evidenceBlocks, evidenceEffect, type EvidenceEffect, type EvidenceReads, readForEvidence, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
 import { JOURNAL_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
@@ -291,6 +291,11 @@ export class Ledger {
     return readCalls(this.db, this.memory, txids);
   }
 
+  /** What serving each of `txids` to a peer reads, in one multi-get (reads.ts). */
+  readForPeers(txids: readonly string[]): Promise<PeerPayloadRead[]> {
+    return readForPeers(this.db, this.memory, txids);
+  }
+
   /** A call's payload (borsh envelope bytes) as received, or null. */
   callPayload(txid: string): Promise<Uint8Array | null> {
     return readCallPayload(this.db, txid);
@@ -473,8 +478,8 @@ export class Ledger {
   }
 
   /** The evidence the node can serve for a payload (evidence.ts). */
-  payloadEvidence(txid: string, decidedAt: { height: number; txIndex: number } | null, reads?: JournalReads): Promise<Evidence | null> {
-    return payloadEvidence(this, txid, decidedAt, reads);
+  payloadEvidence(txid: string, decidedAt: { height: number; txIndex: number } | null, reads?: JournalReads, storedRaw?: { value: Buffer | undefined }): Promise<Evidence | null> {
+    return payloadEvidence(this, txid, decidedAt, reads, storedRaw);
   }
 
   /** Which of `txids` are held pending, a call or a deploy (deferred checks forget the others at once). */

@@ -4,7 +4,7 @@
  */
 import type { Db } from '../db.js';
 import type { CallRecord, EventRecord } from '../../records.js';
-import { callBodies, callDecisions, callIds, calls, contractCalls, events, payloads, stateRoots, type StateRootAt } from '../store/index.js';
+import { callBodies, callDecisions, callIds, calls, contractCalls, evidence as evidenceStore, events, payloads, stateRoots, type StateRootAt } from '../store/index.js';
 import { bytesOf } from './bytes.js';
 import type { LedgerMemory } from './memory.js';
 import type { HeldPayload } from '../../protocol/rules.js';
@@ -64,6 +64,35 @@ export async function readCallPayload(db: Db, txid: string): Promise<Uint8Array 
 export async function readPayloadAt(db: Db, txid: string): Promise<HeldPayload | null> {
   const v = await db.get(payloads.keyOf(txid));
   return v ? payloads.decode(v) : null;
+}
+
+/** What serving a payload to a peer reads of its txid: the holding, a call's body and record, the stored evidence (raw). */
+export interface PeerPayloadRead {
+  at: HeldPayload | null;
+  body: Uint8Array | null;
+  rec: CallRecord | null;
+  evidence: Buffer | undefined;
+}
+
+/** Keys read per txid by `readForPeers`, in its order. */
+const PEER_READ_KEYS = 5;
+
+/**
+ * `PeerPayloadRead`s of many txids in one RocksDB multi-get (a GetPayloads answer of 32
+ * payloads read them one get at a time: 160 reads of the thread pool per answer).
+ */
+export async function readForPeers(db: Db, m: LedgerMemory, txids: readonly string[]): Promise<PeerPayloadRead[]> {
+  const got = await db.getMany(
+    txids.flatMap((t) => {
+      const b = bytesOf(t);
+      return [payloads.key(b), callBodies.key(b), calls.key(b), callDecisions.key(b), evidenceStore.key(b)];
+    }),
+  );
+  return txids.map((t, i) => {
+    const [at, body, fixed, decision, evidence] = got.slice(PEER_READ_KEYS * i, PEER_READ_KEYS * (i + 1));
+    const rec = m.pending.get(t)?.rec ?? (fixed ? calls.decode(fixed, decision) : null);
+    return { at: at ? payloads.decode(at) : null, body: body ? callBodies.decode(body) : null, rec, evidence };
+  });
 }
 
 export async function readStateRootAt(db: Db, height: number): Promise<StateRootAt | null> {

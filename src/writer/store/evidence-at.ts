@@ -5,11 +5,15 @@
  * display order) || txid of the payload (32) || kind (1). A claim is checked against the
  * header when its block is applied, never trusted before.
  *
- *   anchor: u32be tx_index | u32be len(raw) | raw anchor | u8 depth | depth x hash[32]
+ *   anchor: u32be tx_index | u32be len(raw) | raw anchor | u8 depth | depth x hash[32] | [root]
  *   spend:  u32be spender tx_index | spender txid[32] | outpoint txid[32] | u32be vout |
- *           u8 depth | depth x hash[32]
+ *           u8 depth | depth x hash[32] | [root]
  *
- * Branch hashes in internal order, leaf level first; txids in display order.
+ * Branch hashes in internal order, leaf level first; txids in display order. `root` (32,
+ * internal order) is the merkle root the branch folds to, folded by this node when it
+ * filed the claim, so applying the block compares it with the header's instead of
+ * folding the branch a second time; claims filed before it was kept have none and are
+ * folded then.
  */
 import { Bucket } from './buckets.js';
 import { bucketRange, type KeyRange } from './keys.js';
@@ -17,8 +21,9 @@ import { bucketRange, type KeyRange } from './keys.js';
 export const KIND_ANCHOR = 1;
 export const KIND_SPEND = 2;
 
-export type AnchorClaim = { kind: typeof KIND_ANCHOR; txid: string; txIndex: number; raw: Uint8Array; branch: Uint8Array[] };
-export type SpendClaim = { kind: typeof KIND_SPEND; txid: string; spenderIndex: number; spenderTxid: string; outpoint: string; branch: Uint8Array[] };
+/** `root`: what the branch folds to (internal order), when stored (see the file header). */
+export type AnchorClaim = { kind: typeof KIND_ANCHOR; txid: string; txIndex: number; raw: Uint8Array; branch: Uint8Array[]; root?: Uint8Array };
+export type SpendClaim = { kind: typeof KIND_SPEND; txid: string; spenderIndex: number; spenderTxid: string; outpoint: string; branch: Uint8Array[]; root?: Uint8Array };
 export type Claim = AnchorClaim | SpendClaim;
 
 function prefix(height: number, blockHash: string, extra: number): Buffer {
@@ -79,6 +84,17 @@ function writeBranch(out: Buffer, o: number, branch: readonly Uint8Array[]): num
   return o;
 }
 
+/** The folded root after the branch, when the claim has one. */
+function writeRoot(out: Buffer, o: number, root: Uint8Array | undefined): void {
+  if (!root) return;
+  if (root.length !== 32) throw new Error('evidenceAt: a merkle root is 32 bytes');
+  out.set(root, o);
+}
+
+function readRoot(b: Buffer, o: number): Uint8Array | undefined {
+  return b.length === o + 32 ? b.subarray(o, o + 32) : undefined;
+}
+
 function readBranch(b: Buffer, o: number): [Uint8Array[], number] {
   const n = b[o++]!;
   const out: Uint8Array[] = [];
@@ -88,20 +104,20 @@ function readBranch(b: Buffer, o: number): [Uint8Array[], number] {
 
 export function encode(c: Claim): Buffer {
   if (c.kind === KIND_ANCHOR) {
-    const out = Buffer.allocUnsafe(8 + c.raw.length + branchBytes(c.branch));
+    const out = Buffer.allocUnsafe(8 + c.raw.length + branchBytes(c.branch) + (c.root ? 32 : 0));
     let o = out.writeUInt32BE(c.txIndex, 0);
     o = out.writeUInt32BE(c.raw.length, o);
     out.set(c.raw, o);
-    writeBranch(out, o + c.raw.length, c.branch);
+    writeRoot(out, writeBranch(out, o + c.raw.length, c.branch), c.root);
     return out;
   }
   const [otxid, vout] = c.outpoint.split(':') as [string, string];
-  const out = Buffer.allocUnsafe(72 + branchBytes(c.branch));
+  const out = Buffer.allocUnsafe(72 + branchBytes(c.branch) + (c.root ? 32 : 0));
   let o = out.writeUInt32BE(c.spenderIndex, 0);
   o += out.write(c.spenderTxid, o, 32, 'hex');
   o += out.write(otxid, o, 32, 'hex');
   o = out.writeUInt32BE(Number(vout), o);
-  writeBranch(out, o, c.branch);
+  writeRoot(out, writeBranch(out, o, c.branch), c.root);
   return out;
 }
 
@@ -112,15 +128,17 @@ export function decode(k: Buffer, v: Buffer): Claim {
   if (kind === KIND_ANCHOR) {
     const txIndex = v.readUInt32BE(0);
     const len = v.readUInt32BE(4);
-    const [branch] = readBranch(v, 8 + len);
-    return { kind, txid, txIndex, raw: v.subarray(8, 8 + len), branch };
+    const [branch, end] = readBranch(v, 8 + len);
+    const root = readRoot(v, end);
+    return { kind, txid, txIndex, raw: v.subarray(8, 8 + len), branch, ...(root ? { root } : {}) };
   }
   if (kind === KIND_SPEND) {
     const spenderIndex = v.readUInt32BE(0);
     const spenderTxid = v.toString('hex', 4, 36);
     const outpoint = `${v.toString('hex', 36, 68)}:${v.readUInt32BE(68)}`;
-    const [branch] = readBranch(v, 72);
-    return { kind, txid, spenderIndex, spenderTxid, outpoint, branch };
+    const [branch, end] = readBranch(v, 72);
+    const root = readRoot(v, end);
+    return { kind, txid, spenderIndex, spenderTxid, outpoint, branch, ...(root ? { root } : {}) };
   }
   throw new Error(`stored evidence claim has an unknown kind ${kind}`);
 }
