@@ -85,10 +85,24 @@ export const GET_PAYLOADS_MAX = 256;
  */
 export const GET_PAYLOADS_ANSWER_BYTES = 1024 * 1024;
 /**
- * Payloads a GetPayloads handler asks the core for at once: a round trip per 32 rather
+ * Payloads a GetPayloads handler asks the core for first: a round trip per 32 rather
  * than per payload, and at most 31 read past the answer's byte bound when it is reached.
+ * The rest of the request is then asked for as many as the room left holds at the size
+ * seen so far (`payloadsThatFit`): each core call reads every journal entry its payloads
+ * name whole (~1.3 MB for a block of 2,000 calls) and indexes it, so a request of 256
+ * small payloads asked 32 at a time read the same entry eight times.
  */
 export const PAYLOADS_PER_CORE_CALL = 32;
+
+/**
+ * How many more payloads to ask the core for: as many of `rest` as `roomBytes` holds at
+ * the average size of those read so far (`readBytes` over `readCount`), at least
+ * PAYLOADS_PER_CORE_CALL (or what is left, when fewer).
+ */
+export function payloadsThatFit(rest: number, roomBytes: number, readBytes: number, readCount: number): number {
+  const fit = readCount === 0 || readBytes === 0 ? PAYLOADS_PER_CORE_CALL : Math.floor((roomBytes * readCount) / readBytes);
+  return Math.min(rest, Math.max(PAYLOADS_PER_CORE_CALL, fit));
+}
 /**
  * Fetched payloads handed to the core's intake at once during sync. The writer stores
  * calls that arrive while it is busy in one synced batch of up to 256 (ACCEPT_GROUP_MAX,

@@ -26,7 +26,7 @@ import PQueue from 'p-queue';
 import {
   GET_HEADERS_MAX,
   GET_PAYLOADS_ANSWER_BYTES,
-  PAYLOADS_PER_CORE_CALL,
+  payloadsThatFit,
   GET_PAYLOADS_MAX,
   LIST_CONCURRENCY,
   LIST_QUEUE,
@@ -239,10 +239,12 @@ export class PeerService {
         const payloads: WireInit<FoundPayload>[] = [];
         let bytes = 0;
         let answered = 0;
-        // A few at a time from the core: one round trip each, and little read past the
-        // answer's byte bound.
-        for (let i = 0; i < txids.length; i += PAYLOADS_PER_CORE_CALL) {
-          const got = await this.d.core().call('peerPayloads', { txids: txids.slice(i, i + PAYLOADS_PER_CORE_CALL) });
+        // From the core a few first, then as many as the answer's room holds at their size:
+        // few round trips, and little read past the answer's byte bound.
+        for (let i = 0; i < txids.length; ) {
+          const n = payloadsThatFit(txids.length - i, GET_PAYLOADS_ANSWER_BYTES - bytes, bytes, payloads.length);
+          const got = await this.d.core().call('peerPayloads', { txids: txids.slice(i, i + n) });
+          i += n;
           for (const p of got) {
             if (p) {
               // One payload at least; then stop before the answer passes its bound.

@@ -25,6 +25,28 @@ const seed = (n: number): Uint8Array => new Uint8Array(32).fill(n);
 /** The node the requests below are sent to. */
 const RECEIVER = new Signer(seed(99)).publicKey;
 
+/**
+ * The receiving node's peer service over `core`. Its general budgets are far above the
+ * list ones, so only the list bounds act; its clock is stopped, so no budget comes back
+ * while a test runs, however slow the machine.
+ */
+function peerService(core: { call: (method: string, params: never) => Promise<unknown> }, counters = zeroCounters()): PeerService {
+  return new PeerService({
+    core: () => core as never,
+    verifier: new Verifier(RECEIVER),
+    signer: new Signer(seed(99)),
+    peers: { heard: () => undefined } as never,
+    forwarder: { forward: () => 0 } as never,
+    counters,
+    opts: { seenCapacity: 16, globalRatePerS: 100_000, inboundRatePerS: 10_000, inboundQueue: 100 } as GossipOptions,
+    nodeId: 'n',
+    publicKey: Buffer.alloc(32),
+    localAdvert: () => ({ height: 0, tip: null }),
+    log: logger('test'),
+    now: () => 0,
+  });
+}
+
 /** What the receiving server sees: the SignedRequest after a trip over the wire. */
 function overWire(method: Parameters<typeof requestCodec>[0], req: object): Record<string, unknown> {
   const c = requestCodec(method);
@@ -250,23 +272,7 @@ test('summary and txid list requests: a budget per key and at most LIST_CONCURRE
   };
   const make = (): { service: PeerService; counters: ReturnType<typeof zeroCounters> } => {
     const counters = zeroCounters();
-    const service = new PeerService({
-      core: () => core as never,
-      verifier: new Verifier(RECEIVER),
-      signer: new Signer(seed(99)),
-      peers: { heard: () => undefined } as never,
-      forwarder: {} as never,
-      counters,
-      // The general budgets far above the list ones, so only the list bounds act.
-      opts: { seenCapacity: 16, globalRatePerS: 100_000, inboundRatePerS: 10_000, inboundQueue: 100 } as GossipOptions,
-      nodeId: 'n',
-      publicKey: Buffer.alloc(32),
-      localAdvert: () => ({ height: 0, tip: null }),
-      log: logger('test'),
-      // A stopped clock: no budget comes back while the test runs, however slow the machine.
-      now: () => 0,
-    });
-    return { service, counters };
+    return { service: peerService(core, counters), counters };
   };
   const send = (service: PeerService, s: Signer, m: 'GetContractTxids' | 'GetContractSummary' | 'GetContractIds'): Promise<grpc.StatusObject | null> =>
     new Promise((resolve) => {
@@ -330,19 +336,7 @@ test('a payload refused for its evidence is not remembered as seen: a copy with 
       return { created: true };
     },
   };
-  const service = new PeerService({
-    core: () => core as never,
-    verifier: new Verifier(RECEIVER),
-    signer: new Signer(seed(99)),
-    peers: { heard: () => undefined } as never,
-    forwarder: { forward: () => 0 } as never,
-    counters: zeroCounters(),
-    opts: { seenCapacity: 16, globalRatePerS: 100_000, inboundRatePerS: 10_000, inboundQueue: 100 } as GossipOptions,
-    nodeId: 'n',
-    publicKey: Buffer.alloc(32),
-    localAdvert: () => ({ height: 0, tip: null }),
-    log: logger('test'),
-  });
+  const service = peerService(core);
   const payload = (n: number, anchorByte: number): object => ({ kind: 'PAYLOAD_KIND_CALL', txid: txid(n), contract_id: Buffer.alloc(32, 9), body: Buffer.of(1), evidence: { anchor_tx: Buffer.of(anchorByte, 1, 2) } });
   const send = (payloads: object[]): Promise<{ accepted: boolean; error_code: string }[]> =>
     new Promise((resolve, reject) => {
@@ -357,6 +351,42 @@ test('a payload refused for its evidence is not remembered as seen: a copy with 
     const again = await send([payload(1, 0x01), payload(2, 0x01)]);
     assert.deepEqual(again.map((r) => [r.accepted, r.error_code]), [[true, ''], [false, 'anchor_mismatch']], 'the true copy taken; the intrinsic refusal answered from memory');
     assert.deepEqual(submitted.map((s) => [s.txid.slice(0, 2), s.anchorByte]), [['01', 0xee], ['02', 0x01], ['01', 0x01]], 'the core asked once per verdict');
+  } finally {
+    service.close();
+  }
+});
+
+test('GetPayloads asks the core for a few payloads, then as many as the answer has room for; never far past its byte bound', async () => {
+  const asked: number[] = [];
+  let bodyBytes = 0;
+  const core = {
+    call: async (method: string, params: { txids: string[] }): Promise<unknown> => {
+      assert.equal(method, 'peerPayloads');
+      asked.push(params.txids.length);
+      return params.txids.map((txid) => ({ payload: { kind: 'call', txid, contract_id: '09'.repeat(32), body: new Uint8Array(bodyBytes), evidence: null }, height: 5, tx_index: 1 }));
+    },
+  };
+  const service = peerService(core);
+  const a = new Signer(seed(41));
+  const ask = (n: number): Promise<{ answered: number; payloads: unknown[] }> =>
+    new Promise((resolve, reject) => {
+      const req = overWire('GetPayloads', a.request('GetPayloads', RECEIVER, { txids: Array.from({ length: n }, (_, i) => Buffer.alloc(32, i + 1)) }));
+      (service.handlers()['GetPayloads'] as grpc.handleUnaryCall<unknown, { answered: number; payloads: unknown[] }>)({ request: req, getPeer: () => 'test' } as never, (e, r) => (e ? reject(e) : resolve(r!)));
+    });
+  try {
+    // 256 payloads of ~1 KB: 32, then the other 224 in one round trip.
+    bodyBytes = 900;
+    const small = await ask(256);
+    assert.deepEqual(asked, [32, 224]);
+    assert.equal(small.answered, 256);
+    assert.equal(small.payloads.length, 256);
+    // 60 KB bodies: the answer stops at its 1 MiB bound; the core is asked 32 at a time.
+    asked.length = 0;
+    bodyBytes = 60_000;
+    const large = await ask(256);
+    assert.deepEqual(asked, [32]);
+    assert.equal(large.payloads.length, 17);
+    assert.equal(large.answered, 17);
   } finally {
     service.close();
   }
