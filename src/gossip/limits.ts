@@ -86,9 +86,10 @@ export const GET_PAYLOADS_MAX = 256;
 export const GET_PAYLOADS_ANSWER_BYTES = 1024 * 1024;
 /**
  * Payloads a GetPayloads handler asks the core for first: a round trip per 32 rather
- * than per payload, and at most 31 read past the answer's byte bound when it is reached.
- * The rest of the request is then asked for as many as the room left holds at the size
- * seen so far (`payloadsThatFit`): each core call reads every journal entry its payloads
+ * than per payload, and at most 31 read past the answer's byte bound if it is reached
+ * there. The rest of the request is then asked for as many as the room left holds at
+ * the size seen so far (`payloadsThatFit`; read past the bound only as far as the later
+ * payloads are larger than those): each core call reads every journal entry its payloads
  * name whole (~1.3 MB for a block of 2,000 calls) and indexes it, so a request of 256
  * small payloads asked 32 at a time read the same entry eight times.
  */

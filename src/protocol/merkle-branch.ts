@@ -22,11 +22,16 @@ export const MAX_BRANCH_DEPTH = 17;
 
 const HASH_BYTES = 32;
 
+/** sha256d of `pair` (left || right, 64 bytes): one inner node. */
+function hashPair(pair: Buffer): Uint8Array {
+  return new Uint8Array(oneShot('sha256', oneShot('sha256', pair, 'buffer'), 'buffer'));
+}
+
 /** sha256d(left || right): one inner node. */
 function parent(left: Uint8Array, right: Uint8Array, buf: Buffer): Uint8Array {
   buf.set(left, 0);
   buf.set(right, HASH_BYTES);
-  return new Uint8Array(oneShot('sha256', oneShot('sha256', buf, 'buffer'), 'buffer'));
+  return hashPair(buf);
 }
 
 /**
@@ -48,7 +53,7 @@ function memoParent(left: Uint8Array, right: Uint8Array, buf: Buffer): Uint8Arra
   const key = buf.toString('latin1');
   let node = parentMemo.get(key);
   if (node === undefined) {
-    node = parent(left, right, buf);
+    node = hashPair(buf);
     if (parentMemo.size >= PARENT_MEMO_MAX) parentMemo.clear();
     parentMemo.set(key, node);
   }
