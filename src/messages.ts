@@ -567,6 +567,13 @@ export type PeerApi = {
    * back for it (ChainFollower.noteInitialSync). Sent again after a core restart.
    */
   peerInitialSyncDone(params: Record<string, never>): { ok: true };
+  /**
+   * A sync has taken every payload its peer listed anchored at or below `height` (the
+   * peer lists them in chain order), or (null) every payload it listed: while the first
+   * sync still delivers, a light node applies blocks up to there
+   * (ChainFollower.notePeerDelivered).
+   */
+  peerSyncDelivered(params: { height: number | null }): { ok: true };
   /** The gossip process's view, shown in node_status. */
   peerReport(params: { peers: number; counters: GossipCounters; divergence: DivergenceReport | null }): { ok: true };
 };

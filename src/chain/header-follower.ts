@@ -102,8 +102,8 @@ export interface HeaderFollowerOptions {
    * allows it.
    */
   mayPageEndpoint?: (missing: number) => boolean;
-  /** Whether blocks above `height` may be applied now (the core holds them back until the first peer sync). */
-  mayApply?: (height: number) => boolean;
+  /** The highest block that may be applied now (the core holds blocks back while its first peer sync delivers). */
+  applyCeiling?: () => number;
   signal?: AbortSignal;
 }
 
@@ -159,7 +159,7 @@ export class HeaderFollower {
       maxRawBlocksPerEvent: 8,
       maxReorgDepth: 288,
       mayPageEndpoint: () => true,
-      mayApply: () => true,
+      applyCeiling: () => Infinity,
       ...opts,
     };
   }
@@ -202,7 +202,7 @@ export class HeaderFollower {
     const tip = tipRow ? parseHeaderBytes(tipRow) : null;
     if (!announcementWorthAsking(h, tip, this.o.pow)) return 'unworthy';
     const extendsTip = height === have.height + 1 && h.prevHash === have.hash && st.processed.hash === have.hash && (await checkHeaderRun(this.storedHeaders, height, [h], this.o.pow)) === null;
-    if (extendsTip && st.pending > 0 && this.o.rawTipWindow > 0 && this.o.mayApply(height)) {
+    if (extendsTip && st.pending > 0 && this.o.rawTipWindow > 0 && height <= this.o.applyCeiling()) {
       const block = await this.o.source.rawBlock(h.hash);
       if (block.hash !== h.hash) throw new HeaderChainBroken(`the endpoint answered block ${block.hash} for ${h.hash}`);
       this.endpointTip = { height, hash: h.hash };
@@ -313,7 +313,8 @@ export class HeaderFollower {
       const fork = await this.forkHeight(st);
       const target = st.headerTip.height;
       if (fork === target && st.processed.height === target) return;
-      if (!this.o.mayApply(fork + 1)) return;
+      const ceiling = this.o.applyCeiling();
+      if (fork + 1 > ceiling) return;
       const disconnected: { height: number; hash: string }[] = [];
       for (let h = st.processed.height; h > fork; h--) {
         const hash = await this.o.sink.processedHash(h);
@@ -328,7 +329,8 @@ export class HeaderFollower {
       const full = (h: number): boolean => this.o.readAll || h <= reorgTop || (st.pending > 0 && target - h < this.o.rawTipWindow);
       const firstFull = full(fork + 1);
       const cap = firstFull ? this.o.maxRawBlocksPerEvent : this.o.maxHeaderBlocksPerEvent;
-      let last = disconnected.length > 0 ? reorgTop : Math.min(target, fork + cap);
+      // A reorganisation is applied whole (see above); other events stop at the ceiling.
+      let last = disconnected.length > 0 ? reorgTop : Math.min(target, fork + cap, ceiling);
       // An event is all headers or all full blocks, ending where the kind changes.
       if (disconnected.length === 0) for (let h = fork + 2; h <= last; h++) if (full(h) !== firstFull) last = h - 1;
       const rows = await this.o.sink.headers(fork + 1, last - fork);

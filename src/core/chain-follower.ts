@@ -127,6 +127,25 @@ export class ChainFollower {
     this.initialSync.notePayloads(Date.now());
   }
 
+  /**
+   * The first peer sync has taken every payload anchored at or below `height` (Infinity:
+   * every one its peer listed): blocks up to it are applied now, while the rest is
+   * fetched (InitialSyncHold.noteDelivered), in the light follower's turn. No endpoint
+   * request: the headers are held already.
+   */
+  notePeerDelivered(height: number): void {
+    if (!this.initialSync.noteDelivered(height) || !this.light || this.applyQueued) return;
+    const light = this.light;
+    this.applyQueued = true;
+    void this.serialPoll(() => {
+      this.applyQueued = false;
+      return light.applyBlocks();
+    }).catch((e: unknown) => this.onError(e));
+  }
+
+  /** A block application for `notePeerDelivered` waits in the light follower's turn (one is enough). */
+  private applyQueued = false;
+
   /** Gossip's first sync round with the peers ended (or failed for every peer). */
   noteInitialSync(): void {
     if (this.initialSync.isDone) return;
@@ -249,7 +268,7 @@ export class ChainFollower {
       },
       mayPageEndpoint: (missing) =>
         !this.opts.hasPeers || Date.now() - this.startedAt >= PEER_HEADER_WAIT_MS || (this.initialSync.isDone && missing <= ENDPOINT_HEADER_PAGING_FREE),
-      mayApply: () => this.initialSync.mayApply(Date.now()),
+      applyCeiling: () => this.initialSync.ceiling(Date.now()),
       signal: this.stopping.signal,
     });
     const intervalMs = Math.max(1, Math.round(this.opts.pollIntervalS * 1000));

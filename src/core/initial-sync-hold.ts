@@ -10,6 +10,12 @@
  * ended (`done`), when no payload has come from it for SYNC_QUIET_MS (a peer that hangs,
  * or has nothing), or at HOLD_MAX_MS from start whatever comes (the node must reach the
  * tip some time; outcomes do not depend on it, only the cost of replays).
+ *
+ * Meanwhile blocks up to the height the sync says it has delivered everything through
+ * (`noteDelivered`: a peer lists a contract's payloads in chain order, so once a part of
+ * the list is taken, no later one belongs to a block below it) are applied while the
+ * rest is fetched: a 30,000-payload catch-up executed its calls for ~3 s after the sync,
+ * in one 1,000-block update. A height a lying peer names too high costs replays only.
  */
 
 /**
@@ -24,6 +30,8 @@ export const HOLD_MAX_MS = 30 * 60_000;
 export class InitialSyncHold {
   private ended: boolean;
   private lastPayloadAt: number;
+  /** Every payload of the sync anchored at or below this height has been taken (-1: none known). */
+  private deliveredThrough = -1;
 
   constructor(
     private readonly startedAt: number,
@@ -47,8 +55,21 @@ export class InitialSyncHold {
     this.lastPayloadAt = Math.max(this.lastPayloadAt, now);
   }
 
-  /** Whether blocks may be applied at `now`. */
+  /** The sync has taken every payload anchored at or below `height`; answers whether that moved the ceiling. */
+  noteDelivered(height: number): boolean {
+    if (this.ended || height <= this.deliveredThrough) return false;
+    this.deliveredThrough = height;
+    return true;
+  }
+
+  /** The highest block that may be applied at `now` (Infinity once the hold is over). */
+  ceiling(now: number): number {
+    const over = this.ended || now - this.lastPayloadAt >= SYNC_QUIET_MS || now - this.startedAt >= HOLD_MAX_MS;
+    return over ? Infinity : this.deliveredThrough;
+  }
+
+  /** Whether every block may be applied at `now`. */
   mayApply(now: number): boolean {
-    return this.ended || now - this.lastPayloadAt >= SYNC_QUIET_MS || now - this.startedAt >= HOLD_MAX_MS;
+    return this.ceiling(now) === Infinity;
   }
 }

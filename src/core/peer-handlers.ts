@@ -282,6 +282,11 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
       };
     },
     peerTakeEvidence: (p) => takePeerEvidence(core, p.txid, p.evidence),
+    peerSyncDelivered: (p) => {
+      if (p.height !== null && (!Number.isSafeInteger(p.height) || p.height < 0)) throw new NodeError('bad_request', 'height must be a non-negative integer or null', { field: 'height' });
+      core.follower.notePeerDelivered(p.height ?? Infinity);
+      return { ok: true as const };
+    },
     peerInitialSyncDone: () => {
       core.follower.noteInitialSync();
       return { ok: true as const };

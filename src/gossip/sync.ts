@@ -22,7 +22,10 @@
  *    node's header chain (no endpoint request when the peer sent the anchor); payloads
  *    are taken as their answers arrive, concurrently, a contract's deploy before its calls
  *    (a call to an unknown contract is refused). Order does not matter otherwise: the
- *    evidence places each payload in the chain. Evidence that does not hold
+ *    evidence places each payload in the chain; but a peer's lists come in chain order,
+ *    so after each chunk the core hears the height through which every listed payload is
+ *    taken (delivered.ts), and a light node's first sync applies blocks up to there
+ *    while it fetches the rest. Evidence that does not hold
  *    (`bad_evidence`) is counted against the peer, and the payload is taken from another.
  * 2b. Evidence of this node's own pending payloads (GetPayloads for their txids): what the
  *    peer places or drops is checked the same way and kept (Writer.takeEvidence), which
@@ -37,6 +40,7 @@ import PQueue from 'p-queue';
 import { fromWire, NodeError, type WireError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { reconcile, type AskRanges } from './reconcile.js';
+import { DeliveredThrough, interleave } from './delivered.js';
 import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from './limits.js';
 import { HEADER_BYTES } from '../protocol/headers.js';
 import type { Peer, PeerSet } from './peers.js';
@@ -608,6 +612,8 @@ export class SyncEngine {
     const { differing, localSets, remoteCounts } = await this.diffContracts(peer);
     c.sync_contracts_differing += differing.length;
     const missing: Missing[] = [];
+    /** Per contract held nothing of: the peer's list in its chain order (fetched interleaved, after `missing`). */
+    const listed: Missing[][] = [];
     const theyLack: string[] = [];
     for (const id of differing) {
       const mine = localSets[id]?.count ?? 0;
@@ -620,12 +626,13 @@ export class SyncEngine {
         if ((remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
       } else {
         // Nothing held here: the peer's list in its chain order.
-        for (const txid of await this.listedTxids(peer, id)) if (this.worthFetching(txid, peer)) missing.push({ txid, contract_id: id });
+        listed.push((await this.listedTxids(peer, id)).filter((txid) => this.worthFetching(txid, peer)).map((txid) => ({ txid, contract_id: id })));
       }
     }
+    missing.push(...interleave(listed, GET_PAYLOADS_MAX));
     // Contracts this node holds nothing of: their calls wait for the deploy (below).
     const unheld = new Set(differing.filter((id) => (localSets[id]?.count ?? 0) === 0));
-    const { fetched, applied } = await this.fetchAndApply(peer, missing, unheld);
+    const { fetched, applied } = await this.fetchAndApply(peer, missing, unheld, new DeliveredThrough(missing, unheld));
     let pushed = 0;
     for (let i = 0; i < theyLack.length; i += SYNC_CHUNK) pushed += await this.push(peer, theyLack.slice(i, i + SYNC_CHUNK));
     return { differing: differing.length, fetched, applied, pushed };
@@ -726,11 +733,21 @@ export class SyncEngine {
    * for the fetches to end when the peer did not answer the deploy (the call is then
    * refused, retryably).
    */
-  private async fetchAndApply(peer: Peer, missing: Missing[], unheld: ReadonlySet<string>): Promise<{ fetched: number; applied: number }> {
+  private async fetchAndApply(peer: Peer, missing: Missing[], unheld: ReadonlySet<string>, delivered: DeliveredThrough): Promise<{ fetched: number; applied: number }> {
     const core = this.d.core();
     const c = this.d.counters;
     let fetched = 0;
     let applied = 0;
+    /** Taken payloads: a call's confirmed height (as its evidence claims; intake checked it), else null. */
+    const takenAt = new Map<string, number | null>();
+    let deliveredTold = -1;
+    /** The chunk missing[from, to) is handled: the core hears how far the sync has delivered when that moved. */
+    const chunkDone = (from: number, to: number): void => {
+      const through = delivered.settle(from, to, (txid) => takenAt.get(txid));
+      if (through <= deliveredTold) return;
+      deliveredTold = through;
+      core.call('peerSyncDelivered', { height: through === Infinity ? null : through }).catch((e: unknown) => this.d.log.debug('could not tell the core how far the sync delivered', { error: (e as Error).message }));
+    };
     const refused = (p: WirePayload, e: NodeError): void => {
       if (e.code === 'bad_evidence') {
         // The peer's evidence, not the payload: another peer's copy is taken.
@@ -742,6 +759,8 @@ export class SyncEngine {
       this.d.log.debug('synced payload refused', { peer: peer.url, txid: p.txid, code: e.code, reason: e.message });
     };
     const taken = (p: WirePayload, created: boolean): void => {
+      const h = p.kind === 'call' ? p.evidence?.confirmed?.height : undefined;
+      takenAt.set(p.txid, typeof h === 'number' ? h : null);
       this.refused.delete(p.txid);
       this.d.stored(p);
       if (created) {
@@ -813,9 +832,11 @@ export class SyncEngine {
       // Fetched: this chunk's intake goes on while the next one is fetched, once the
       // chunk before has been taken in (two chunks held at most).
       await lastChunk;
-      lastChunk = Promise.all(applying.slice(from)).then(() => undefined);
+      const [at, end] = [i, Math.min(missing.length, i + SYNC_CHUNK)];
+      lastChunk = Promise.all(applying.slice(from)).then(() => chunkDone(at, end));
     }
     await Promise.all(applying);
+    await lastChunk;
     return { fetched, applied };
   }
 }

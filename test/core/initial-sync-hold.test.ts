@@ -31,3 +31,21 @@ test('the hold ends when the sync ends, after SYNC_QUIET_MS of nothing from star
   assert.equal(busy.mayApply(start + HOLD_MAX_MS), true, 'never longer than HOLD_MAX_MS');
   assert.equal(new InitialSyncHold(start, false).mayApply(start), true, 'no peers: nothing to wait for');
 });
+
+test('while the first sync delivers, blocks up to the height it has delivered everything through may be applied; never lower, all once the hold ends', () => {
+  const start = 1_000;
+  const hold = new InitialSyncHold(start, true);
+  assert.equal(hold.ceiling(start), -1, 'nothing delivered: no block');
+  assert.equal(hold.noteDelivered(120), true);
+  assert.equal(hold.ceiling(start + 1), 120);
+  assert.equal(hold.noteDelivered(100), false, 'a lower height (another sync) does not take it back');
+  assert.equal(hold.ceiling(start + 1), 120);
+  assert.equal(hold.mayApply(start + 1), false, 'still held above it');
+  const all = new InitialSyncHold(start, true);
+  all.noteDelivered(Infinity);
+  assert.equal(all.mayApply(start + 1), true, 'every payload the peer listed is taken: every block');
+  hold.done();
+  assert.equal(hold.ceiling(start + 2), Infinity);
+  assert.equal(hold.noteDelivered(500), false, 'after the hold: nothing to note');
+  assert.equal(new InitialSyncHold(start, false).ceiling(start), Infinity, 'no peers: no hold');
+});

@@ -22,6 +22,8 @@ export function fakeCore(answer: Answer = () => undefined): { call: (method: str
           return { txids: [] };
         case 'peerFingerprints':
           return {};
+        case 'peerSyncDelivered':
+          return { ok: true };
         default:
           throw new Error(`unexpected ${method}`);
       }
