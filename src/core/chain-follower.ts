@@ -331,12 +331,22 @@ export class ChainFollower {
    * announcements"): when it is above this node's header tip, the header follower asks
    * the endpoint (one request: followPeerTip). An announcer whose last announcement
    * brought a new block is followed at once; after an announcement that brought none,
-   * the others wait a poll interval. Announcements are ignored while a poll runs (it reaches the endpoint's tip
-   * itself; the next heartbeat repeats the announcement) and before the first peer sync
-   * ends (the catch-up takes its own course).
+   * the others wait a poll interval. One that arrives while a poll runs is kept and
+   * followed when the poll ends, unless the poll brought its block (one kept: a proven
+   * announcer's before another's, then the highest); dropped, it waited for the
+   * announcer's next heartbeat, and a liar's second announcement, sent right after one
+   * not worth a request, slipped past the interval's budget unasked. Announcements are
+   * ignored before the first peer sync ends (the catch-up takes its own course).
    */
   notePeerTip(height: number, header: Uint8Array, announcer: string): void {
-    if (this.stopped || !this.light || header.length !== 80 || !this.initialSync.isDone || this.lightPoll !== null) return;
+    if (this.stopped || !this.light || header.length !== 80 || !this.initialSync.isDone) return;
+    if (this.lightPoll !== null) {
+      const held = this.heldTip;
+      const proven = this.provenAnnouncers.has(announcer);
+      const heldProven = held !== null && this.provenAnnouncers.has(held.announcer);
+      if (held === null || (proven && !heldProven) || (proven === heldProven && height > held.height)) this.heldTip = { height, header, announcer };
+      return;
+    }
     const have = this.headerTipHeight;
     if (have === null || height <= have) return;
     if (!this.provenAnnouncers.has(announcer) && Date.now() < this.unprovenWaitUntil) return;
@@ -422,18 +432,25 @@ export class ChainFollower {
     });
   }
 
-  /** One light poll at a time; one asked for meanwhile runs after it. */
+  /** One light poll at a time; one asked for meanwhile runs after it. The last one's end follows an announcement held meanwhile (notePeerTip). */
   private serialPoll(poll: () => Promise<unknown>): Promise<void> {
     const prev = this.lightPoll ?? Promise.resolve();
     const next: Promise<void> = prev.catch(() => undefined).then(async () => void (await poll()));
     this.lightPoll = next;
     void next
       .finally(() => {
-        if (this.lightPoll === next) this.lightPoll = null;
+        if (this.lightPoll !== next) return;
+        this.lightPoll = null;
+        const held = this.heldTip;
+        this.heldTip = null;
+        if (held) this.notePeerTip(held.height, held.header, held.announcer);
       })
       .catch(() => undefined);
     return next;
   }
+
+  /** An announcement that arrived while a poll ran (notePeerTip). */
+  private heldTip: { height: number; header: Uint8Array; announcer: string } | null = null;
 
   private async apply(ev: ChainEvent): Promise<void> {
     const status = await this.writer.call('applyChainUpdate', {
