@@ -92,6 +92,11 @@ test('a fresh light node catches up through its peer\'s headers and evidenced pa
   }
   const s = await waitStatus(L, (x) => x.gossip.sync_payloads_applied === txids.length + 1 && x.pending_calls === 2, 'the deploy and every call synced');
   await sameAnswers(A, L, tip, txids);
+  // Every block applied once: none before the payloads anchored in it were taken (the
+  // first sync holds blocks back while it delivers, up to the height it has delivered
+  // everything through), so no payload arrived late and replayed the chain from its block.
+  const replays = L.lines.filter((l) => l.msg === 'replayed after a late payload');
+  assert.deepEqual(replays, [], 'no replay while catching up');
 
   const c = await own.counters();
   const byRoute = Object.fromEntries(Object.entries(c.routes).map(([r, t]) => [r, t.all.requests]));
