@@ -53,6 +53,16 @@ const POSITION_READ_BATCH = 1024;
 const TXIDS_CACHE_ENTRIES = 262_144;
 
 /**
+ * Journal entries kept between GetPayloads answers, the most recently read: a page of 256
+ * payloads lies in a block or two, and the next pages (4 answered at once,
+ * LIST_CONCURRENCY) mostly in the same ones. Read per answer (twice: its first 32
+ * payloads, then the rest), the ~1.3 MB entry of a 2,000-call block was read, copied
+ * and indexed ~236 times for a 30,000-payload catch-up instead of 15. An entry of a full
+ * mainnet-sized block is ~3 MB with its index, so this holds ~12 MB at most.
+ */
+const JOURNAL_CACHE_ENTRIES = 4;
+
+/**
  * The summary tree of one contract: a sorted Merkle tree (src/state/merkle.ts) whose leaf
  * key is the txid (32 bytes) and whose value is kind (1 byte) || payload_hash (32 bytes).
  * Sorted by txid, so the root does not depend on the order payloads arrived in.
@@ -205,6 +215,8 @@ export class PeerQueries {
   /** Resolution steps run one at a time, so every query sees all txids announced before it. */
   private resolving: Promise<void> = Promise.resolve();
   private readonly txidsCache = new Map<string, { at: number; n: number; refs: PayloadRef[] }>();
+  /** Journal entries read for payloads' evidence, valid while the ledger's journal is as at `at` (JOURNAL_CACHE_ENTRIES). */
+  private journalCache: { at: string; reads: JournalReads } = { at: '', reads: new Map() };
   private txidsCached = 0;
   /** Full reads of the payload bucket made (1 once built); call-record reads for txid lists. */
   readonly stats = { bucketScans: 0, positionReads: 0 };
@@ -366,9 +378,26 @@ export class PeerQueries {
    */
   /** Payloads in their wire form (null where not held), read in one multi-get and the journal entries they share. */
   async payloads(txids: readonly string[]): Promise<(PeerPayload | null)[]> {
-    const reads: JournalReads = new Map();
+    // A block, reorganisation or replay may rewrite entries, and an accepted late payload
+    // amend one: they are kept for one state of the journal.
+    const at = `${this.w.changeCount}:${this.w.ledger.journalAmendments}`;
+    if (this.journalCache.at !== at) this.journalCache = { at, reads: new Map() };
+    const reads = this.journalCache.reads;
     const held = await this.w.ledger.readForPeers(txids);
-    return Promise.all(txids.map((txid, i) => this.payloadOf(txid, held[i]!, reads)));
+    let out: (PeerPayload | null)[];
+    try {
+      out = await Promise.all(txids.map((txid, i) => this.payloadOf(txid, held[i]!, reads)));
+    } catch (e) {
+      // A failed read stays in the map as a rejection: the next answer reads afresh.
+      if (this.journalCache.reads === reads) this.journalCache = { at: '', reads: new Map() };
+      throw e;
+    }
+    // The oldest read first out (a Map keeps insertion order).
+    for (const h of reads.keys()) {
+      if (reads.size <= JOURNAL_CACHE_ENTRIES) break;
+      reads.delete(h);
+    }
+    return out;
   }
 
   /** One payload in its wire form, with this node's position for it (calls; null while pending). */

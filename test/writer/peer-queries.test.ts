@@ -14,6 +14,8 @@ import { itemHash, sumFingerprint } from '../../src/protocol/fingerprint.js';
 import { PAGE_MAX } from '../../src/gossip/limits.js';
 import { Bucket, payloads, stateRoots } from '../../src/writer/store/index.js';
 import { logger } from '../../src/log.js';
+import { merkleBranch } from '../../src/protocol/merkle-branch.js';
+import type { Transaction } from 'bitcoinjs-lib';
 import { PeerSet, sourceOf } from '../../src/gossip/peers.js';
 import { Signer } from '../../src/gossip/auth.js';
 
@@ -326,5 +328,62 @@ test('learned peers cannot eclipse: one URL per key, two unproven per source, ha
     assert.equal(sourceOf('unknown'), 'unknown');
   } finally {
     set.close();
+  }
+});
+
+test('payloads for peers: a block\'s journal entry is read once across GetPayloads pages, and read afresh after the chain changed under it', async () => {
+  const b = await LedgerBench.open();
+  const cid = await b.deploy(compileContract('test/fixtures/contracts/counter.svc').artifact as never);
+  const caller = id32('journal-cache', 1);
+  const txs: Transaction[] = [];
+  for (let i = 1n; i <= 3n; i++) txs.push(await b.call(cid, 'bump', [{ type: 'u64', value: i }] as never, caller, i));
+  const below = { height: b.height, hash: b.hash };
+  await b.ledger.db.close();
+
+  const height = below.height + 1;
+  /** The block at `height` holding `order` after a coinbase, each with its merkle branch (as the block reader gives them). */
+  const blockOf = (name: string, order: Transaction[]): { height: number; hash: string } & Record<string, unknown> => {
+    const txids = ['00'.repeat(32), ...order.map((t) => t.getId())];
+    const internal = txids.map((t) => Buffer.from(t, 'hex').reverse());
+    return {
+      height,
+      hash: Buffer.from(id32(name, height)).toString('hex'),
+      prevHash: below.hash,
+      txs: order.map((t, i) => ({ txIndex: i + 1, txid: t.getId(), hex: t.toHex(), branch: merkleBranch(internal, i + 1), parts: { ins: t.ins.map((x) => ({ hash: x.hash, index: x.index })), outs: t.outs.map((o) => ({ script: o.script, value: o.value })) } })),
+      txids,
+      spends: [],
+    };
+  };
+  const writer = await Writer.open(join(b.dir, 'db'), 'journal-cache', logger('test'));
+  let entryReads = 0;
+  const get = writer.db.get.bind(writer.db);
+  writer.db.get = (k) => {
+    if (k[0] === Bucket.block) entryReads++;
+    return get(k);
+  };
+  try {
+    const h = writerPeerHandlers(writer);
+    const txids = txs.map((t) => t.getId());
+    /** Each call's placement as a peer is told it, one GetPayloads page each (three core calls). */
+    const placements = async (): Promise<unknown[]> =>
+      (await Promise.all(txids.map((t) => h.peerPayloads({ txids: [t] })))).flat().map((p) => {
+        const c = p?.payload.evidence?.confirmed;
+        return c ? [c.height, c.blockHash, c.txIndex] : null;
+      });
+    const a = blockOf('journal-cache a', txs);
+    await writer.applyChainUpdate({ fork_height: below.height, disconnected: [], connected: [a as never] });
+    entryReads = 0;
+    assert.deepEqual(await placements(), [[height, a.hash, 1], [height, a.hash, 2], [height, a.hash, 3]]);
+    assert.equal(entryReads, 1, 'the block\'s entry read once for the three pages');
+
+    // Another block at that height, the same calls in another order: every page answers
+    // from its entry, not the one read before.
+    const other = blockOf('journal-cache b', [txs[2]!, txs[0]!, txs[1]!]);
+    await writer.applyChainUpdate({ fork_height: below.height, disconnected: [{ height, hash: a.hash }], connected: [other as never] });
+    entryReads = 0;
+    assert.deepEqual(await placements(), [[height, other.hash, 2], [height, other.hash, 3], [height, other.hash, 1]]);
+    assert.equal(entryReads, 1);
+  } finally {
+    await writer.close();
   }
 });

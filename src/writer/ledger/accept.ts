@@ -54,6 +54,7 @@ export async function acceptDeploy(l: Ledger, rec: ContractRecord, ev?: Evidence
   }
   const journalOps = await amend.ops(l);
   await l.writeOrHalt([...ops, ...journalOps.ops]);
+  if (journalOps.ops.length > 0) l.journalAmendments++;
   for (const o of journalOps.orphans) l.memory.orphans.set(o.txid, o);
   if (!repeat) l.memory.pendingContracts.set(rec.contract_id, rec);
   const orphan = l.memory.orphans.get(rec.txid);
@@ -202,6 +203,7 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
   const journalOps = amend.empty ? { ops: [], orphans: [] } : await amend.ops(l);
   ops.push(...journalOps.ops);
   if (ops.length > 0) await l.writeOrHalt(ops);
+  if (journalOps.ops.length > 0) l.journalAmendments++;
   const memory = l.memory;
   for (const o of journalOps.orphans) memory.orphans.set(o.txid, o);
   for (const t of heldDropped) memory.untrackPending(t);

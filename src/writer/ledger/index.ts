@@ -84,6 +84,12 @@ export class Ledger {
    */
   readonly stopping = new AbortController();
   /**
+   * Journal entries of processed blocks amended in place (a late payload's anchor placed,
+   * a drop recorded: accept.ts) since the ledger opened, counted once the write is done.
+   * Blocks, rewinds and replays change entries too, as jobs `Writer.changeCount` counts.
+   */
+  journalAmendments = 0;
+  /**
    * Header-only blocks of the chain update in hand, applied (memory holds them) but not yet
    * handed to RocksDB: their batches appended in order into one, written and synced once
    * (`handOverRun`, from `flushBlocks`). `claims` are their call-id claims.
