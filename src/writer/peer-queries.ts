@@ -372,11 +372,9 @@ export class PeerQueries {
   }
 
   /**
-   * Payloads in their wire form, in the order asked (null: not held), sharing the journal
-   * entries read for their evidence (a peer's GetPayloads). Read together: the store
-   * answers the look-ups of one step of all of them in one getMany (Db.get).
+   * Payloads in their wire form, in the order asked (null: not held), read in one
+   * multi-get, with the journal entries their evidence needs (JOURNAL_CACHE_ENTRIES).
    */
-  /** Payloads in their wire form (null where not held), read in one multi-get and the journal entries they share. */
   async payloads(txids: readonly string[]): Promise<(PeerPayload | null)[]> {
     // A block, reorganisation or replay may rewrite entries, and an accepted late payload
     // amend one: they are kept for one state of the journal.

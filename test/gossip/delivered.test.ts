@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { DeliveredThrough, interleave } from '../../src/gossip/delivered.js';
 import { toProtoPayload } from '../../src/gossip/wire.js';
 import type { WirePayload } from '../../src/messages.js';
-import { fakeCore, fakeSyncEngine } from '../helpers/sync-fakes.js';
+import { fakeCore, fakeSyncEngine, peerHolding } from '../helpers/sync-fakes.js';
 
 const A = 'aa'.repeat(32);
 const B = 'bb'.repeat(32);
@@ -83,27 +83,15 @@ test('a fresh node\'s sync tells its core, chunk by chunk, a height through whic
   });
   const peer = {
     url: 'http://peer',
-    client: {
-      call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-        switch (method) {
-          case 'GetStateRoots':
-            return { roots: [], anchor_height: '0', tip_height: '0' };
-          case 'GetContractIds':
-            return { contract_ids: [Buffer.from(contract, 'hex')], more: false };
-          case 'GetContractRanges':
-            return { ranges: [{ count: listed.length, listed: false, txids: [], fingerprint: Buffer.alloc(16) }] };
-          case 'GetContractTxids':
-            return { txids: listed.map((t) => Buffer.from(t, 'hex')), more: false };
-          case 'GetPayloads': {
-            const asked = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
-            await new Promise((r) => setImmediate(r));
-            return { payloads: asked.map((t) => ({ payload: toProtoPayload(payload(t)), position: null })), answered: asked.length };
-          }
-          default:
-            throw new Error(`unexpected ${method}`);
-        }
+    client: peerHolding(
+      contract,
+      listed,
+      async (asked) => {
+        await new Promise((r) => setImmediate(r));
+        return { payloads: asked.map((t) => ({ payload: toProtoPayload(payload(t)), position: null })), answered: asked.length };
       },
-    },
+      (method) => (method === 'GetContractTxids' ? { txids: listed.map((t) => Buffer.from(t, 'hex')), more: false } : undefined),
+    ),
   };
   const taken = new Set<string>();
   const told: number[] = [];

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeError, toWire } from '../../src/errors.js';
-import { fakeCore, fakeSyncEngine } from '../helpers/sync-fakes.js';
+import { answerRanges, fakeCore, fakeSyncEngine, peerHolding, peerRangesAnswer } from '../helpers/sync-fakes.js';
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { RpcFailure } from '../../src/gossip/client.js';
@@ -18,22 +18,6 @@ const CONTRACT = 'cc'.repeat(32);
 const INTRINSIC = '01'.repeat(32);
 const RETRYABLE = '02'.repeat(32);
 const LATER_OK = '03'.repeat(32);
-
-/** A store's answers to range questions over `txids` (the fingerprint: any value equal for equal sets). */
-function answerRanges(txids: string[], ranges: { lower: string; upper: string; list_up_to: number }[]): { count: number; fingerprint: string; txids: string[] | null }[] {
-  return ranges.map((r) => {
-    const inside = [...txids].sort().filter((t) => r.lower <= t && (r.upper === '' || t < r.upper));
-    return inside.length <= r.list_up_to ? { count: inside.length, fingerprint: '', txids: inside } : { count: inside.length, fingerprint: inside.join(','), txids: null };
-  });
-}
-
-/** A peer's GetContractRanges answer (as proto-loader decodes it) over `txids`. */
-function peerRangesAnswer(txids: string[], params: Record<string, unknown>): unknown {
-  const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
-  return {
-    ranges: answerRanges(txids, ranges).map((a) => ({ count: a.count, listed: a.txids !== null, txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')), fingerprint: Buffer.from(a.fingerprint) })),
-  };
-}
 
 /** The core's peerSubmitMany answer: `take` runs per payload; what it throws is that payload's refusal. */
 function eachSubmitted(params: Record<string, unknown>, take: (txid: string) => void): unknown {
@@ -52,38 +36,6 @@ function eachSubmitted(params: Record<string, unknown>, take: (txid: string) => 
 /** A call payload of `contract` as a peer sends it (proto-loader's decoding). */
 function wireCall(txid: string, contract = CONTRACT): Record<string, unknown> {
   return { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(contract, 'hex'), body: Buffer.of(1) };
-}
-
-/**
- * A peer holding `listed` payloads of `contract` (CONTRACT by default), with no state
- * roots: `getPayloads` answers GetPayloads (given the txids asked, hex), `other` any other
- * method it is asked.
- */
-function peerHolding(
-  listed: string[],
-  getPayloads: (txids: string[]) => Promise<unknown>,
-  other?: (method: string, params: Record<string, unknown>) => unknown,
-  contract = CONTRACT,
-): { call: (method: string, params: Record<string, unknown>) => Promise<unknown> } {
-  return {
-    call: async (method, params) => {
-      switch (method) {
-        case 'GetStateRoots':
-          return { roots: [], anchor_height: '0', tip_height: '0' };
-        case 'GetContractIds':
-          return { contract_ids: [Buffer.from(contract, 'hex')], more: false };
-        case 'GetContractRanges':
-          return peerRangesAnswer(listed, params);
-        case 'GetPayloads':
-          return getPayloads((params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex')));
-        default: {
-          const answer = other?.(method, params);
-          if (answer === undefined) throw new Error(`unexpected ${method}`);
-          return answer;
-        }
-      }
-    },
-  };
 }
 
 /** A core holding the payloads in `held` of CONTRACT; what it takes joins them. `other` answers anything else first. */
@@ -169,6 +121,7 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
     const asked: string[][] = [];
     const submitted: string[] = [];
     const peerClient = peerHolding(
+      CONTRACT,
       [deploy, ...peerOnly],
       async (txids) => {
         // One payload per answer: the asker must ask again for the rest.
@@ -216,6 +169,7 @@ test('a contract this node holds nothing of: its calls, over several fetched chu
   let mostInFlight = 0;
   let getPayloads = 0;
   const peerClient = peerHolding(
+    NEW_CONTRACT,
     listed,
     async (txids) => {
       // Answered a turn later, so requests asked at once overlap and are counted.
@@ -233,7 +187,6 @@ test('a contract this node holds nothing of: its calls, over several fetched chu
       };
     },
     (method) => (method === 'GetContractTxids' ? { txids: listed.map((t) => Buffer.from(t, 'hex')), more: false } : undefined),
-    NEW_CONTRACT,
   );
   let deployTaken = false;
   const taken = new Set<string>();
@@ -278,7 +231,7 @@ test('a GetPayloads request that fails for a moment (the peer out of list budget
     let asked = 0;
     const peer = {
       url: 'http://peer',
-      client: peerHolding([deploy, ...calls], async (txids) => {
+      client: peerHolding(CONTRACT, [deploy, ...calls], async (txids) => {
         // The first two asks fail; the third is answered.
         if (++asked <= 2) throw failure();
         return { payloads: txids.map((t) => ({ payload: wireCall(t), position: null })), answered: txids.length };

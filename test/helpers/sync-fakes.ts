@@ -54,3 +54,51 @@ export function fakeSyncEngine(core: unknown, peers: FakePeerLike[], concurrency
     ...(localHeight ? { localHeight } : {}),
   });
 }
+
+/** A store's answers to range questions over `txids` (the fingerprint: any value equal for equal sets). */
+export function answerRanges(txids: string[], ranges: { lower: string; upper: string; list_up_to: number }[]): { count: number; fingerprint: string; txids: string[] | null }[] {
+  return ranges.map((r) => {
+    const inside = [...txids].sort().filter((t) => r.lower <= t && (r.upper === '' || t < r.upper));
+    return inside.length <= r.list_up_to ? { count: inside.length, fingerprint: '', txids: inside } : { count: inside.length, fingerprint: inside.join(','), txids: null };
+  });
+}
+
+/** A peer's GetContractRanges answer (as proto-loader decodes it) over `txids`. */
+export function peerRangesAnswer(txids: string[], params: Record<string, unknown>): unknown {
+  const ranges = (params['ranges'] as { lower: Buffer; upper: Buffer; list_up_to: number }[]).map((r) => ({ lower: r.lower.toString('hex'), upper: r.upper.toString('hex'), list_up_to: r.list_up_to }));
+  return {
+    ranges: answerRanges(txids, ranges).map((a) => ({ count: a.count, listed: a.txids !== null, txids: (a.txids ?? []).map((t) => Buffer.from(t, 'hex')), fingerprint: Buffer.from(a.fingerprint) })),
+  };
+}
+
+/**
+ * A peer holding `listed` payloads of `contract`, with no state
+ * roots: `getPayloads` answers GetPayloads (given the txids asked, hex), `other` any other
+ * method it is asked.
+ */
+export function peerHolding(
+  contract: string,
+  listed: string[],
+  getPayloads: (txids: string[]) => Promise<unknown>,
+  other?: (method: string, params: Record<string, unknown>) => unknown,
+): { call: (method: string, params: Record<string, unknown>) => Promise<unknown> } {
+  return {
+    call: async (method, params) => {
+      switch (method) {
+        case 'GetStateRoots':
+          return { roots: [], anchor_height: '0', tip_height: '0' };
+        case 'GetContractIds':
+          return { contract_ids: [Buffer.from(contract, 'hex')], more: false };
+        case 'GetContractRanges':
+          return peerRangesAnswer(listed, params);
+        case 'GetPayloads':
+          return getPayloads((params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex')));
+        default: {
+          const answer = other?.(method, params);
+          if (answer === undefined) throw new Error(`unexpected ${method}`);
+          return answer;
+        }
+      }
+    },
+  };
+}
