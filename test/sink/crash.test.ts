@@ -11,9 +11,9 @@
  * serves, and, row for row, the tables of a second sink (schema `ref`) that ran beside it
  * the whole time and was never killed.
  *
- * Why the kills land mid-work by construction, not by timing: the test holds a row lock (a
- * gate) on `sink_meta.blocks_through`, which every commit and rollback of the sink
- * updates. The sink's transactions stop at that row one at a time; the test sees one
+ * Why the kills land mid-work by construction, not by timing: the test holds a lock (a
+ * gate) on the table `sink_meta`, whose `blocks_through` row every commit and rollback of
+ * the sink updates. The sink's transactions stop there one at a time; the test sees one
  * waiting (pg_blocking_pids), reads the committed height, and either lets that one
  * transaction through (releases the lock and takes it again, which waits for the
  * transaction's end) or kills. A transaction holds at most TXN_ROWS rows (4 of these
@@ -82,11 +82,15 @@ function rng(seed: number): () => number {
 }
 
 /**
- * A row lock held in an open transaction, on one of two connections of its own: a step
+ * A lock held in an open transaction, on one of two connections of its own: a step
  * queues the other connection's lock behind the transaction waiting at the gate before
  * the holder lets go, so that transaction passes alone and the sink's next one waits at
  * the gate again. (Taking the lock again on the same connection after letting go left a
- * window in which the sink's next transaction, already queued, could pass too.)
+ * window in which the sink's next transaction, already queued, could pass too.) A gate
+ * that is stepped locks the table, not a row: table locks are granted in the order asked.
+ * A row lock's waiter follows the row to the version the transaction ahead of it wrote,
+ * and a transaction starting meanwhile could lock that version first (the sink's rollback
+ * once passed a step that way, and the test waited for it at the gate until its deadline).
  */
 class Gate {
   c: pg.Client;
@@ -180,7 +184,9 @@ test(`kill -9 mid-catch-up of ${BURSTS * 2000} events at ${KILLS} seeded points,
   await db.connect();
   // The schema exists before the first run so the gate's row does (the sink uses it as it is).
   await ensureSchema(db, 'svc');
-  const meta = new Gate(pgs.url, `SELECT value FROM svc.sink_meta WHERE key = 'blocks_through' FOR UPDATE`);
+  // EXCLUSIVE lets plain reads through (the test's own, the sink's at start) and stops
+  // every write; the sink writes sink_meta only in its height updates.
+  const meta = new Gate(pgs.url, 'LOCK TABLE svc.sink_meta IN EXCLUSIVE MODE');
   const contract = new Gate(pgs.url, `SELECT through_height FROM svc.contracts WHERE contract_id = decode($1, 'hex') FOR UPDATE`, [emitterId]);
   await meta.open();
   await contract.open();
