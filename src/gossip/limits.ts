@@ -47,16 +47,32 @@ export const MAX_BATCH_PAYLOADS = 64;
 export const PEER_LIMITER_KEYS = 4096;
 
 /**
- * Summary and txid-list pages (GetContractSummary, GetContractTxids), GetPayloads
- * batches and GetHeaders pages per peer key per second (also the burst). Each answer is up to ~1 MiB, so
- * they get a budget of their own below the general one: honest sync pages txid lists
- * only for contracts it holds nothing of, fetches up to 256 payloads a request and never
- * asks for a summary, so 10/s (~10 MiB/s) only slows the first sync of a large contract.
+ * Summary and txid-list pages (GetContractSummary, GetContractTxids) per peer key per
+ * second (also the burst). Each answer is up to PAGE_MAX entries, so they get a budget
+ * of their own below the general one: honest sync pages txid lists only for contracts it
+ * holds nothing of and never asks for a summary, so 10/s only slows the first sync of a
+ * large contract.
  */
 export const LIST_RATE_PER_S = 10;
 
 /** List requests of one key that may wait for a token; beyond, RESOURCE_EXHAUSTED. */
 export const LIST_QUEUE = 32;
+
+/**
+ * GetPayloads batches and GetHeaders pages per peer key per second (also the burst): the
+ * fetches of a peer catching up, each answer up to 1 MiB of payloads or GET_HEADERS_MAX
+ * headers. A budget of their own, above the list one: at 10 a second a fresh node
+ * catching up from one peer took at most 2,560 payloads a second, whatever its
+ * verification could do (the endpoint bench: 30,000 payloads in 17 s on 2 cores, the
+ * machine a quarter idle; 13 s at 32/s, bound by its CPU). 32 x 256 = 8,192 payloads a
+ * second is more than a node with two verification threads checks (~11,000 signatures a
+ * second, with the rest of intake). What the answers cost the node all peers ask
+ * together stays bounded by LIST_CONCURRENCY.
+ */
+export const FETCH_RATE_PER_S = 32;
+
+/** Fetches of one key that may wait for a token; beyond, RESOURCE_EXHAUSTED. */
+export const FETCH_QUEUE = 32;
 
 /**
  * List requests answered at once across all peers (each is work in the core and the

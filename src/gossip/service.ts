@@ -9,12 +9,13 @@
  *   3. the sender's budget (peer-limiter.ts: gossip.inbound_rate_per_s, queue of
  *      gossip.inbound_queue; beyond it the request is dropped: RESOURCE_EXHAUSTED), at
  *      most PEER_LIMITER_KEYS keys tracked;
- *   4. for the list pages (GetContractSummary, GetContractTxids), GetPayloads and
- *      GetHeaders, the largest answers (up to PAGE_MAX entries, 1 MiB of payloads or
- *      GET_HEADERS_MAX headers): a second, smaller
- *      budget per key (LIST_RATE_PER_S, queue
- *      LIST_QUEUE) and at most LIST_CONCURRENCY of them in the core at once across all
- *      peers (LIST_WAITING more may wait);
+ *   4. for the list pages (GetContractSummary, GetContractTxids) and the fetches
+ *      (GetPayloads, GetHeaders), the largest answers (up to PAGE_MAX entries, 1 MiB of
+ *      payloads or GET_HEADERS_MAX headers): a second budget per key, for lists smaller
+ *      than the general one (LIST_RATE_PER_S, queue LIST_QUEUE), for fetches
+ *      FETCH_RATE_PER_S (queue FETCH_QUEUE), so a peer catching up is bound by its own
+ *      verification; and at most LIST_CONCURRENCY of either in the core at once across
+ *      all peers (LIST_WAITING more may wait);
  *   5. the handler. Payloads go to the core's intake (the REST checks); nothing a peer
  *      says is trusted for a result.
  */
@@ -29,6 +30,8 @@ import {
   payloadsThatFit,
   GET_PAYLOADS_MAX,
   LIST_CONCURRENCY,
+  FETCH_QUEUE,
+  FETCH_RATE_PER_S,
   LIST_QUEUE,
   LIST_RATE_PER_S,
   LIST_WAITING,
@@ -127,6 +130,7 @@ export class PeerService {
   private readonly global: TokenBucket;
   readonly limiter: PeerLimiter;
   readonly listLimiter: PeerLimiter;
+  readonly fetchLimiter: PeerLimiter;
   /** List requests in the core now (at most LIST_CONCURRENCY) and waiting for a slot. */
   readonly listQueue = new PQueue({ concurrency: LIST_CONCURRENCY });
 
@@ -136,17 +140,29 @@ export class PeerService {
     this.global = new TokenBucket(d.opts.globalRatePerS, d.opts.globalRatePerS);
     this.limiter = new PeerLimiter({ ratePerS: d.opts.inboundRatePerS, queue: d.opts.inboundQueue, capacity: PEER_LIMITER_KEYS }, d.now);
     this.listLimiter = new PeerLimiter({ ratePerS: LIST_RATE_PER_S, queue: LIST_QUEUE, capacity: PEER_LIMITER_KEYS }, d.now);
+    this.fetchLimiter = new PeerLimiter({ ratePerS: FETCH_RATE_PER_S, queue: FETCH_QUEUE, capacity: PEER_LIMITER_KEYS }, d.now);
   }
 
   /** Stops the limiters' timers (shutdown). */
   close(): void {
     this.limiter.close();
     this.listLimiter.close();
+    this.fetchLimiter.close();
     this.listQueue.clear();
   }
 
   /** A list request: the per-key list budget, then a slot of the global list queue. */
   private listed<M extends PeerMethod>(fn: Handler<M>): Handler<M> {
+    return this.bulk(fn, this.listLimiter, 'summary and txid list requests');
+  }
+
+  /** GetPayloads and GetHeaders: as `listed`, on the fetch budget (FETCH_RATE_PER_S). */
+  private fetched<M extends PeerMethod>(fn: Handler<M>): Handler<M> {
+    return this.bulk(fn, this.fetchLimiter, 'payload and header fetches');
+  }
+
+  /** A handler behind `limiter` (per key) and the list slots shared by every peer (LIST_CONCURRENCY, LIST_WAITING). */
+  private bulk<M extends PeerMethod>(fn: Handler<M>, limiter: PeerLimiter, what: string): Handler<M> {
     return (req, key, from) =>
       new Promise((resolve, reject) => {
         const refuse = (message: string): void => {
@@ -154,10 +170,10 @@ export class PeerService {
           reject(new NodeError('rate_limited', message));
         };
         const run = (): void => {
-          if (this.listQueue.size >= LIST_WAITING) return refuse('the node is answering too many summary and txid list requests');
+          if (this.listQueue.size >= LIST_WAITING) return refuse('the node is answering too many summary, txid list, payload and header requests');
           this.listQueue.add(() => fn(req, key, from)).then((r) => resolve(r!), reject);
         };
-        if (!this.listLimiter.admit(key, run)) refuse('too many summary and txid list requests from this peer');
+        if (!limiter.admit(key, run)) refuse(`too many ${what} from this peer`);
       });
   }
 
@@ -232,7 +248,7 @@ export class PeerService {
         this.d.counters.payloads_served++;
         return { payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } };
       },
-      GetPayloads: this.listed(async (req) => {
+      GetPayloads: this.fetched(async (req) => {
         const list = req.txids;
         if (list.length === 0 || list.length > GET_PAYLOADS_MAX) throw new NodeError('bad_request', `1 to ${GET_PAYLOADS_MAX} txids per request`, { field: 'txids' });
         const txids = list.map((t) => bytes32(t, 'txid'));
@@ -258,7 +274,7 @@ export class PeerService {
         }
         return { payloads, answered };
       }),
-      GetHeaders: this.listed(async (req) => {
+      GetHeaders: this.fetched(async (req) => {
         const from = req.from_height;
         const count = req.count > 0 && req.count < GET_HEADERS_MAX ? req.count : GET_HEADERS_MAX;
         const r = await this.d.core().call('peerHeaders', { from, count });

@@ -65,8 +65,8 @@ const REFUSED_MAX = 100_000;
 const REFUSED_BACKOFF_MAX = 64;
 
 /**
- * Tries of one sync request that fails transiently (the peer out of its list budget,
- * LIST_RATE_PER_S, or unreachable for a moment) before the sync with the peer goes on
+ * Tries of one sync request that fails transiently (the peer out of its list or fetch
+ * budget, LIST_RATE_PER_S and FETCH_RATE_PER_S, or unreachable for a moment) before the sync with the peer goes on
  * without it, the first retry after FETCH_RETRY_MS and each next after twice as long
  * (0.5, 1, 2 s); a request past its deadline is asked once more (DEADLINE_RETRIES), so a
  * peer that hangs holds the sync two deadlines, not four. Without retries a payload the

@@ -205,7 +205,7 @@ export class ContractIndex {
  * rebuilt only after a block, reorg or replay (`Writer.changeCount`), and extended (one
  * read per new call) when calls were merely added. What remains per request is the size
  * of the answer itself, which the gossip process rate-limits per peer
- * (src/gossip/service.ts, LIST_RATE_PER_S).
+ * (src/gossip/service.ts, LIST_RATE_PER_S and FETCH_RATE_PER_S).
  */
 export class PeerQueries {
   private index: Map<string, ContractIndex> | null = null;

@@ -242,7 +242,7 @@ test('a GetPayloads request that fails for a moment (the peer out of list budget
     return { asked, held };
   };
   // Before, the first failure left the three calls to the next round (5 minutes by default).
-  const busy = await run(() => new RpcFailure('GetPayloads', grpc.status.RESOURCE_EXHAUSTED, 'rate_limited: too many summary and txid list requests from this peer'));
+  const busy = await run(() => new RpcFailure('GetPayloads', grpc.status.RESOURCE_EXHAUSTED, 'rate_limited: too many payload and header fetches from this peer'));
   assert.equal(busy.asked, 3);
   assert.deepEqual([...busy.held].sort(), [...calls, deploy]);
   // Past the deadline: asked once more, not four times (a peer that hangs holds the sync two deadlines).

@@ -11,7 +11,7 @@ import { requestCodec, type PeerMethod } from '../../src/gossip/server.js';
 import { grpcTarget } from '../../src/gossip/client.js';
 import { summaryTree } from '../../src/writer/peer-queries.js';
 import { intakeInput } from '../../src/core/peer-handlers.js';
-import { LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
+import { FETCH_QUEUE, FETCH_RATE_PER_S, LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
 import { PeerService } from '../../src/gossip/service.js';
 import { zeroCounters } from '../../src/messages.js';
@@ -319,6 +319,60 @@ test('summary and txid list requests: a budget per key and at most LIST_CONCURRE
     assert.equal(many.counters.requests_rate_limited, wave.length - admitted);
   } finally {
     many.service.close();
+  }
+});
+
+test('payload and header fetches: a budget per key of their own, larger than the list one, so a peer catching up is not held to list pages; the same global slots', async () => {
+  // A core whose answers are held until released, counting how many it holds at once.
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let held: (() => void)[] = [];
+  const core = {
+    call: (method: string, params: { txids?: string[] }): Promise<unknown> => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      return new Promise((resolve) =>
+        held.push(() => {
+          inFlight--;
+          resolve(method === 'peerPayloads' ? params.txids!.map(() => null) : method === 'peerHeaders' ? { headers: [], tip: 0 } : { refs: [], total: 0 });
+        }),
+      );
+    },
+  };
+  const counters = zeroCounters();
+  const service = peerService(core, counters);
+  const send = (s: Signer, m: 'GetPayloads' | 'GetHeaders' | 'GetContractTxids'): Promise<grpc.StatusObject | null> =>
+    new Promise((resolve) => {
+      const params = m === 'GetPayloads' ? { txids: [Buffer.alloc(32, 1)] } : m === 'GetHeaders' ? { from_height: 1, count: 10 } : { contract_id: Buffer.alloc(32, 9) };
+      const req = overWire(m, s.request(m, RECEIVER, params));
+      (service.handlers()[m] as grpc.handleUnaryCall<unknown, unknown>)({ request: req, getPeer: () => 'test' } as never, (e) => resolve(e as grpc.StatusObject | null));
+    });
+  const drain = setInterval(() => {
+    const h = held;
+    held = [];
+    for (const f of h) f();
+  }, 1);
+  const refusals = (all: (grpc.StatusObject | null)[]): number => all.filter((e) => e?.code === grpc.status.RESOURCE_EXHAUSTED && e.details?.includes('too many payload and header fetches from this peer')).length;
+  try {
+    assert.ok(FETCH_RATE_PER_S >= 3 * LIST_RATE_PER_S, 'a catching-up peer fetches faster than it may list');
+    const a = new Signer(seed(42));
+    // One key: its fetch burst is answered and its queue waits for tokens (a list budget
+    // would have refused most of them); 10 more are refused at once. (This service's clock
+    // stands still: the queue is never served here.)
+    const n = FETCH_RATE_PER_S + FETCH_QUEUE + 10;
+    const refused: (grpc.StatusObject | null)[] = [];
+    const burst = Array.from({ length: n }, (_, i) => send(a, i % 2 ? 'GetPayloads' : 'GetHeaders').then((e) => (refused.push(e), e)));
+    // A refusal is answered at once: by the time the last ones are, all of them are.
+    await Promise.all(burst.slice(FETCH_RATE_PER_S + FETCH_QUEUE));
+    assert.equal(refusals(refused), 10, 'beyond the burst and the queue: refused at once, and no more');
+    assert.deepEqual(await Promise.all(burst.slice(0, FETCH_RATE_PER_S)), Array(FETCH_RATE_PER_S).fill(null), 'the burst is answered');
+    assert.equal(counters.requests_rate_limited, 10);
+    assert.ok(maxInFlight <= LIST_CONCURRENCY, `the core holds at most ${LIST_CONCURRENCY}`);
+    // Its list budget is its own: the fetches spent none of it.
+    assert.equal(await send(a, 'GetContractTxids'), null);
+  } finally {
+    clearInterval(drain);
+    service.close();
   }
 });
 
