@@ -400,6 +400,12 @@ export interface WirePayload {
   evidence: Evidence | null;
 }
 
+/**
+ * A WirePayload packed into one byte array (src/packed-payload.ts): payloads travel
+ * so between the gossip process, the core and the writer.
+ */
+export type PackedPayload = Uint8Array;
+
 /** Payload announced by the core to the gossip process after REST intake stored it. */
 export const PAYLOAD_ACCEPTED_EVENT = 'payload_accepted';
 
@@ -488,14 +494,14 @@ export interface DivergenceReport {
 /** What the gossip process asks of the core (issue 8). Payloads go through intake. */
 export type PeerApi = {
   /** Runs intake on a peer's payload (the same checks as REST) and stores it. */
-  peerSubmit(params: { payload: WirePayload }): { created: boolean };
+  peerSubmit(params: { payload: PackedPayload }): { created: boolean };
   /**
    * peerSubmit for several payloads in one round trip (sync hands a fetched page at
    * once); one result per payload, in order: a refusal fails only its own entry.
    */
-  peerSubmitMany(params: { payloads: WirePayload[] }): { results: ({ ok: true; created: boolean } | { ok: false; error: WireError })[] };
+  peerSubmitMany(params: { payloads: PackedPayload[] }): { results: ({ ok: true; created: boolean } | { ok: false; error: WireError })[] };
   /** Runs the intake checks without storing (PreparePayload). */
-  peerPrepare(params: { payload: WirePayload }): { valid: true };
+  peerPrepare(params: { payload: PackedPayload }): { valid: true };
   /** One page of the contract ids known (active and pending), ascending, after `after`. */
   peerContractIds(params: { after: string; limit: number }): { ids: string[]; more: boolean };
   /** Contract summary (docs/STATE.md): root, count and one page of pairs ascending by txid. */
@@ -509,9 +515,9 @@ export type PeerApi = {
   /** Counts and fingerprints (or txid lists) of txid ranges of a contract (GetContractRanges). */
   peerRanges(params: { contract_id: string; ranges: RangeQuery[] }): RangeAnswer[];
   /** One payload by txid with this node's position for it, or null. */
-  peerPayload(params: { txid: string }): PeerPayload | null;
+  peerPayload(params: { txid: string }): PackedPeerPayload | null;
   /** Several payloads, in the order asked (null: not held): one round trip for a peer's GetPayloads. */
-  peerPayloads(params: { txids: string[] }): (PeerPayload | null)[];
+  peerPayloads(params: { txids: string[] }): (PackedPeerPayload | null)[];
   /** Stored state roots in [from, to] (at most 1,000 heights). */
   peerStateRoots(params: { from: number; to: number }): StateRootRange;
   /** Waits for the writer to finish every job queued so far (late-payload replays). */
@@ -614,6 +620,13 @@ export interface RangeAnswer {
 /** A payload with the node's confirmation position for it (calls; null while pending). */
 export interface PeerPayload {
   payload: WirePayload;
+  height: number | null;
+  tx_index: number | null;
+}
+
+/** A PeerPayload as it crosses threads and processes: the payload packed. */
+export interface PackedPeerPayload {
+  payload: PackedPayload;
   height: number | null;
   tx_index: number | null;
 }
@@ -733,9 +746,9 @@ export type WriterPeerApi = {
   peerFingerprints(params: Record<string, never>): Record<string, { count: number; fingerprint: string }>;
   peerTxids(params: { contract_id: string; offset: number; limit: number }): TxidPage | null;
   peerRanges(params: { contract_id: string; ranges: RangeQuery[] }): RangeAnswer[] | null;
-  peerPayload(params: { txid: string }): PeerPayload | null;
+  peerPayload(params: { txid: string }): PackedPeerPayload | null;
   /** Several payloads, in the order asked (null: not held): one round trip for a peer's GetPayloads. */
-  peerPayloads(params: { txids: string[] }): (PeerPayload | null)[];
+  peerPayloads(params: { txids: string[] }): (PackedPeerPayload | null)[];
   peerStateRoots(params: { from: number; to: number }): StateRootRange;
   /** Resolves after every writer job queued before it (late-payload replays included). */
   peerSettle(params: Record<string, never>): WriterStatus;

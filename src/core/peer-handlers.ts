@@ -4,13 +4,14 @@
  * payloads and state roots come from the writer (src/writer/peer-queries.ts).
  */
 import type { Handlers } from '../ipc/rpc.js';
-import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PeerApi, type WirePayload } from '../messages.js';
+import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '../protocol/evidence.js';
 import { parseHeaderBytes } from '../protocol/bitcoin.js';
 import { NodeError, toWire } from '../errors.js';
 import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
 import type { Core } from './core.js';
 import { HEX32 } from '../protocol/identifiers.js';
+import { unpackOwn } from '../packed-payload.js';
 
 
 /** What the gossip process last reported, for node_status. */
@@ -39,53 +40,6 @@ export function intakeInput(p: WirePayload): { kind: 'call'; submission: CallSub
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new NodeError('bad_request', 'deploy body must be a JSON object');
   if ((body as Record<string, unknown>)['txid'] !== p.txid) throw new NodeError('bad_request', 'deploy body names another txid than the payload', { field: 'txid' });
   return { kind: 'deploy', body: body as Record<string, unknown>, extras: { evidence: p.evidence ?? undefined } };
-}
-
-/**
- * A peer's payload with its bytes (body, anchor, spender, branch hashes) copied into one
- * buffer of its own, the arrays views into it. A batch arrives as one frame, each array
- * a view into it, and structured clone copies a view's whole backing buffer: every
- * message to the writer or the pool that held one payload's evidence carried the batch
- * (SYNC_SUBMIT_BATCH payloads) again. One copy per payload, not one per array (a
- * payload has ~15). Arrays are only moved: what is not a byte array is left for
- * intake's checks to refuse.
- */
-export function compactPayload(p: WirePayload): WirePayload {
-  if (!p || typeof p !== 'object') return p;
-  const parts: Uint8Array[] = [];
-  const take = (b: unknown): void => {
-    if (b instanceof Uint8Array) parts.push(b);
-  };
-  const ev = p.evidence;
-  take(p.body);
-  if (ev && typeof ev === 'object') {
-    take(ev.anchorTx);
-    if (ev.spentBy && typeof ev.spentBy === 'object') take(ev.spentBy.tx);
-    for (const inc of [ev.confirmed, ev.spentBy?.at]) if (inc && Array.isArray(inc.branch)) inc.branch.forEach(take);
-  }
-  const own = new Uint8Array(parts.reduce((n, b) => n + b.length, 0));
-  const moved = new Map<Uint8Array, Uint8Array>();
-  let at = 0;
-  for (const b of parts) {
-    own.set(b, at);
-    moved.set(b, own.subarray(at, at + b.length));
-    at += b.length;
-  }
-  const to = <T,>(b: T): T => (b instanceof Uint8Array ? (moved.get(b) as T) : b);
-  const inclusion = (inc: Inclusion | null): Inclusion | null => (inc && Array.isArray(inc.branch) ? { ...inc, branch: inc.branch.map(to) } : inc);
-  return {
-    ...p,
-    body: to(p.body),
-    evidence:
-      ev && typeof ev === 'object'
-        ? {
-            ...ev,
-            anchorTx: to(ev.anchorTx),
-            confirmed: inclusion(ev.confirmed),
-            spentBy: ev.spentBy && typeof ev.spentBy === 'object' ? { ...ev.spentBy, tx: to(ev.spentBy.tx), at: inclusion(ev.spentBy.at)! } : ev.spentBy,
-          }
-        : ev,
-  };
 }
 
 /** The wire form of a payload REST intake just stored, for the gossip process. */
@@ -181,8 +135,9 @@ async function takePeerEvidence(core: Core, txid: string, evidence: Evidence): P
 }
 
 /** A peer's payload through REST's intake, its evidence first checked against this node's headers. */
-async function submitPeerPayload(core: Core, sent: WirePayload, held?: HeldHashes): Promise<{ created: boolean }> {
-  const payload = compactPayload(sent);
+async function submitPeerPayload(core: Core, sent: PackedPayload, held?: HeldHashes): Promise<{ created: boolean }> {
+  // A copy of its own: the views it unpacks to go on to the pool and the writer.
+  const payload = unpackOwn(sent);
   const input = intakeInput(payload);
   await refuseOffChain(core, payload.txid, payload.evidence, held);
   const r = input.kind === 'call' ? await core.intake.submitCall(input.submission) : await core.intake.submitDeploy(input.body, input.extras);
@@ -214,7 +169,7 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
         ),
       };
     },
-    peerPrepare: (p) => core.intake.preparePayload(intakeInput(p.payload)),
+    peerPrepare: (p) => core.intake.preparePayload(intakeInput(unpackOwn(p.payload))),
     peerContractIds: (p) => w.call('peerContractIds', { after: p.after, limit: p.limit }),
     peerSummary: async (p) => known(p.contract_id, await w.call('peerSummary', { contract_id: p.contract_id, after_txid: p.after_txid, limit: p.limit })),
     peerRoot: async (p) => known(p.contract_id, await w.call('peerRoot', { contract_id: p.contract_id })),

@@ -45,6 +45,7 @@ import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
 import { PeerLimiter } from './peer-limiter.js';
 import { BoundedMap, TokenBucket } from './seen.js';
 import { bytes32, encodedSize, fromProtoPayload, hex, toProtoPayload } from './wire.js';
+import { packPayload, unpackPayload } from '../packed-payload.js';
 import type { Signer, Verifier } from './auth.js';
 import { decodeBody } from './codec.js';
 import { sourceOf, type PeerSet } from './peers.js';
@@ -205,7 +206,7 @@ export class PeerService {
       SubmitPayload: (req, key) => this.submit(req, key),
       PreparePayload: async (req) => {
         try {
-          await this.d.core().call('peerPrepare', { payload: this.payloadOf(req.payload) });
+          await this.d.core().call('peerPrepare', { payload: packPayload(this.payloadOf(req.payload)) });
           return { valid: true, error_code: '', error_message: '' };
         } catch (e) {
           const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
@@ -246,7 +247,7 @@ export class PeerService {
         const p = await this.d.core().call('peerPayload', { txid });
         if (!p) throw new NodeError('not_found', `no payload with txid ${txid}`);
         this.d.counters.payloads_served++;
-        return { payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } };
+        return { payload: toProtoPayload(unpackPayload(p.payload)), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } };
       },
       GetPayloads: this.fetched(async (req) => {
         const list = req.txids;
@@ -263,10 +264,11 @@ export class PeerService {
           i += n;
           for (const p of got) {
             if (p) {
+              const payload = unpackPayload(p.payload);
               // One payload at least; then stop before the answer passes its bound.
-              if (payloads.length > 0 && bytes + encodedSize(p.payload) > GET_PAYLOADS_ANSWER_BYTES) return { payloads, answered };
-              bytes += encodedSize(p.payload);
-              payloads.push({ payload: toProtoPayload(p.payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } });
+              if (payloads.length > 0 && bytes + encodedSize(payload) > GET_PAYLOADS_ANSWER_BYTES) return { payloads, answered };
+              bytes += encodedSize(payload);
+              payloads.push({ payload: toProtoPayload(payload), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } });
               this.d.counters.payloads_served++;
             }
             answered++;
@@ -427,7 +429,7 @@ export class PeerService {
     }
     const verdict = (async (): Promise<PayloadVerdict> => {
       try {
-        const r = await this.d.core().call('peerSubmit', { payload: p });
+        const r = await this.d.core().call('peerSubmit', { payload: packPayload(p) });
         if (r.created) {
           c.payloads_accepted++;
           this.d.forwarder.forward(p, fromKey);

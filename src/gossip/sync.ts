@@ -39,6 +39,7 @@
 import PQueue from 'p-queue';
 import { fromWire, NodeError, type WireError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
+import { packPayload, unpackPayload } from '../packed-payload.js';
 import { reconcile, type AskRanges } from './reconcile.js';
 import { DeliveredThrough, interleave } from './delivered.js';
 import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from './limits.js';
@@ -652,7 +653,7 @@ export class SyncEngine {
     const q = new PQueue({ concurrency: this.d.concurrency });
     await Promise.all(
       // The forwarder's bound: one message's framing below the peer's receive limit.
-      submitBatches(held.map((p) => p.payload), MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES - 512).map((batch) =>
+      submitBatches(held.map((p) => unpackPayload(p.payload)), MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES - 512).map((batch) =>
         q.add(async () => {
           const r = await peer.client.call('SubmitPayload', { payloads: batch.map(toProtoPayload) });
           accepted += r.results.filter((x) => x.accepted).length;
@@ -771,7 +772,7 @@ export class SyncEngine {
     const apply = async (batch: WirePayload[]): Promise<void> => {
       let results: ({ ok: true; created: boolean } | { ok: false; error: WireError })[];
       try {
-        results = (await core.call('peerSubmitMany', { payloads: batch })).results;
+        results = (await core.call('peerSubmitMany', { payloads: batch.map(packPayload) })).results;
       } catch (e) {
         // The core did not answer (restarting, overloaded): the batch waits for the next round.
         const err = e instanceof NodeError ? e : new NodeError('internal', (e as Error).message);

@@ -37,7 +37,8 @@ export interface Transport {
  * deserializer makes each a view into the buffer it reads, here the socket's read (64 KiB
  * and more), and structured clone copies a view's whole backing buffer: every message the
  * core sent on to the writer or the pool carried that read again. Payloads that travel in
- * batches are compacted one by one where they are taken in (compactPayload, core).
+ * batches are unpacked one by one from copies of their own where they are taken in
+ * (src/packed-payload.ts, unpackOwn).
  */
 function deserialize(body: Buffer): unknown {
   const own = new Uint8Array(body.length);

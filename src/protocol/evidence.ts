@@ -312,7 +312,11 @@ export function encodeEvidence(ev: Evidence): Buffer {
 
 class EvidenceReader {
   pos = 0;
-  constructor(private readonly b: Buffer) {}
+  constructor(
+    private readonly b: Buffer,
+    /** Byte fields as views into `b` instead of copies (decodeEvidence's `views`). */
+    private readonly views = false,
+  ) {}
   fail(field: string, what: string): never {
     throw new NodeError('bad_request', `evidence ${field} at offset ${this.pos}: ${what}`, { field, offset: this.pos });
   }
@@ -331,7 +335,7 @@ class EvidenceReader {
   }
   bytes(n: number, field: string): Uint8Array {
     this.need(n, field);
-    const out = new Uint8Array(this.b.subarray(this.pos, this.pos + n));
+    const out = this.views ? new Uint8Array(this.b.buffer, this.b.byteOffset + this.pos, n) : new Uint8Array(this.b.subarray(this.pos, this.pos + n));
     this.pos += n;
     return out;
   }
@@ -354,8 +358,12 @@ class EvidenceReader {
   }
 }
 
-export function decodeEvidence(bytes: Uint8Array): Evidence {
-  const r = new EvidenceReader(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+/**
+ * The evidence `bytes` encode. Its byte fields are copies, or with `views` views into
+ * `bytes` (a payload packed for another thread, src/packed-payload.ts: one buffer).
+ */
+export function decodeEvidence(bytes: Uint8Array, opts: { views?: boolean } = {}): Evidence {
+  const r = new EvidenceReader(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), opts.views);
   const format = r.u8('format');
   if (format !== EVIDENCE_FORMAT) r.fail('format', `unknown format ${format}`);
   const anchorTx = r.tx('anchor_tx');

@@ -3,6 +3,7 @@ import type { Handlers } from '../ipc/rpc.js';
 import type { WriterPeerApi } from '../messages.js';
 import { NodeError } from '../errors.js';
 import { contractIdPage, PeerQueries } from './peer-queries.js';
+import { packPeerPayload } from '../packed-payload.js';
 import type { Writer } from './writer.js';
 
 export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
@@ -15,8 +16,8 @@ export function writerPeerHandlers(writer: Writer): Handlers<WriterPeerApi> {
     peerFingerprints: () => q.fingerprints(),
     peerTxids: (p) => q.txids(p.contract_id, p.offset, p.limit),
     peerRanges: (p) => q.ranges(p.contract_id, p.ranges),
-    peerPayload: (p) => q.payload(p.txid),
-    peerPayloads: (p) => q.payloads(p.txids),
+    peerPayload: async (p) => packPeerPayload(await q.payload(p.txid)),
+    peerPayloads: async (p) => (await q.payloads(p.txids)).map(packPeerPayload),
     peerStateRoots: (p) => q.stateRoots(p.from, p.to),
     peerSettle: () => writer.settled(),
     peerVerifyReplay: () =>

@@ -4,6 +4,7 @@
  * payload arriving after its block replays the chain from there; so every case here is
  * one where a later payload could belong to a lower block.
  */
+import { unpackPayload } from '../../src/packed-payload.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -97,7 +98,7 @@ test('a fresh node\'s sync tells its core, chunk by chunk, a height through whic
   const told: number[] = [];
   const core = fakeCore(async (method, params) => {
     if (method === 'peerSubmitMany') {
-      const ps = params['payloads'] as WirePayload[];
+      const ps = (params['payloads'] as Uint8Array[]).map(unpackPayload);
       await new Promise((r) => setImmediate(r));
       for (const p of ps) taken.add(p.txid);
       return { results: ps.map(() => ({ ok: true, created: true })) };

@@ -5,6 +5,7 @@
  * a peer listing a payload this node refused made it fetch the payload every round.
  * Fetching: batches, answers that cover part of a request, and requests that fail.
  */
+import { packPayload, unpackPayload } from '../../src/packed-payload.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeError, toWire } from '../../src/errors.js';
@@ -22,7 +23,7 @@ const LATER_OK = '03'.repeat(32);
 /** The core's peerSubmitMany answer: `take` runs per payload; what it throws is that payload's refusal. */
 function eachSubmitted(params: Record<string, unknown>, take: (txid: string) => void): unknown {
   return {
-    results: (params['payloads'] as { txid: string }[]).map((p) => {
+    results: (params['payloads'] as Uint8Array[]).map(unpackPayload).map((p) => {
       try {
         take(p.txid);
         return { ok: true, created: true };
@@ -136,7 +137,7 @@ test('sync fetches what the peer holds in batches, asking again for what an answ
     );
     const held = new Set([deploy, localOnly]);
     const core = coreHolding(held, (method, params) =>
-      method === 'peerPayloads' ? (params['txids'] as string[]).map((txid) => ({ payload: { kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]) }, height: null, tx_index: null })) : undefined,
+      method === 'peerPayloads' ? (params['txids'] as string[]).map((txid) => ({ payload: packPayload({ kind: 'call', txid, contract_id: CONTRACT, body: new Uint8Array([1]), evidence: null }), height: null, tx_index: null })) : undefined,
     );
     const peer = { url: 'http://peer', client: peerClient, height: peerHeight };
     const engine = fakeSyncEngine(core, [peer], 2, undefined, () => 1_000);
@@ -195,7 +196,7 @@ test('a contract this node holds nothing of: its calls, over several fetched chu
     switch (method) {
       case 'peerSubmitMany': {
         batches++;
-        const payloads = params['payloads'] as { kind: string; txid: string }[];
+        const payloads = (params['payloads'] as Uint8Array[]).map(unpackPayload);
         if (payloads.some((p) => p.kind === 'deploy')) {
           // The deploy takes a while to store: calls handed over meanwhile would be refused.
           await new Promise((r) => setImmediate(r));

@@ -1,4 +1,5 @@
 /** Unit tests of the gossip building blocks: signatures, bounded sets, summaries, limits. */
+import { packPayload, unpackPayload } from '../../src/packed-payload.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -380,9 +381,9 @@ test('a payload refused for its evidence is not remembered as seen: a copy with 
   const txid = (n: number): Buffer => Buffer.alloc(32, n);
   const submitted: { txid: string; anchorByte: number }[] = [];
   const core = {
-    call: async (method: string, params: { payload: { txid: string; evidence: { anchorTx: Uint8Array } | null } }): Promise<unknown> => {
+    call: async (method: string, params: { payload: Uint8Array }): Promise<unknown> => {
       assert.equal(method, 'peerSubmit');
-      const p = params.payload;
+      const p = unpackPayload(params.payload);
       submitted.push({ txid: p.txid, anchorByte: p.evidence!.anchorTx[0]! });
       // Anchor bytes starting 0xee stand for false evidence; txid 2 is wrong in itself.
       if (p.txid === txid(2).toString('hex')) throw new NodeError('anchor_mismatch', 'binding fails');
@@ -417,7 +418,7 @@ test('GetPayloads asks the core for a few payloads, then as many as the answer h
     call: async (method: string, params: { txids: string[] }): Promise<unknown> => {
       assert.equal(method, 'peerPayloads');
       asked.push(params.txids.length);
-      return params.txids.map((txid) => ({ payload: { kind: 'call', txid, contract_id: '09'.repeat(32), body: new Uint8Array(bodyBytes), evidence: null }, height: 5, tx_index: 1 }));
+      return params.txids.map((txid) => ({ payload: packPayload({ kind: 'call', txid, contract_id: '09'.repeat(32), body: new Uint8Array(bodyBytes), evidence: null }), height: 5, tx_index: 1 }));
     },
   };
   const service = peerService(core);

@@ -3,6 +3,7 @@
  * txid order, payloads in wire form, state-root ranges, and the replay check that halts
  * when the stored state disagrees with a re-derivation.
  */
+import { unpackPayload } from '../../src/packed-payload.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -88,14 +89,15 @@ test('peer queries over a ledger with a deploy, confirmed and pending calls; a c
     assert.deepEqual((await h.peerTxids({ contract_id: cid, offset: 1, limit: 2 }))!, { refs: refs.slice(1, 3), total: 4 });
 
     const p1 = (await h.peerPayload({ txid: t1.getId() }))!;
-    assert.equal(p1.payload.kind, 'call');
-    assert.equal(p1.payload.contract_id, cid);
+    const c1 = unpackPayload(p1.payload);
+    assert.equal(c1.kind, 'call');
+    assert.equal(c1.contract_id, cid);
     assert.deepEqual([p1.height, p1.tx_index], [refs[2]!.height, refs[2]!.tx_index], 'with its position');
-    assert.deepEqual(Buffer.from(p1.payload.body), Buffer.from((await writer.ledger.callPayload(t1.getId()))!), 'exactly the payload stored at intake');
+    assert.deepEqual(Buffer.from(c1.body), Buffer.from((await writer.ledger.callPayload(t1.getId()))!), 'exactly the payload stored at intake');
     assert.equal((await h.peerPayload({ txid: t3.getId() }))!.height, null, 'pending: no position');
-    const pd = (await h.peerPayload({ txid: deployTxid }))!;
-    assert.equal(pd.payload.kind, 'deploy');
-    assert.equal(JSON.parse(Buffer.from(pd.payload.body).toString('utf8')).txid, deployTxid);
+    const pd = unpackPayload((await h.peerPayload({ txid: deployTxid }))!.payload);
+    assert.equal(pd.kind, 'deploy');
+    assert.equal(JSON.parse(Buffer.from(pd.body).toString('utf8')).txid, deployTxid);
     assert.equal(await h.peerPayload({ txid: 'ab'.repeat(32) }), null);
 
     const range = await h.peerStateRoots({ from: 0, to: 10 });
@@ -367,7 +369,7 @@ test('payloads for peers: a block\'s journal entry is read once across GetPayloa
     /** Each call's placement as a peer is told it, one GetPayloads page each (three core calls). */
     const placements = async (): Promise<unknown[]> =>
       (await Promise.all(txids.map((t) => h.peerPayloads({ txids: [t] })))).flat().map((p) => {
-        const c = p?.payload.evidence?.confirmed;
+        const c = p ? unpackPayload(p.payload).evidence?.confirmed : undefined;
         return c ? [c.height, c.blockHash, c.txIndex] : null;
       });
     const a = blockOf('journal-cache a', txs);
