@@ -17,16 +17,23 @@ import { client, compileFixture, fund, getJson, nodeStatus, postJson, startDevne
 
 function tryMount(dir: string): string | null {
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', dir], { stdio: 'pipe' });
+    // Room for the store with its write-ahead log (preallocated at 1.1 x the 16 MiB write
+    // buffer) and, once the filler is gone, for the reopen that flushes the replayed log
+    // into a table (~16 MiB more): on 24 MiB that reopen ran out of space again.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', dir], { stdio: 'pipe' });
     return null;
   } catch (e) {
     return `cannot mount a tmpfs here (${(e as Error).message.split('\n')[0]})`;
   }
 }
 
-/** Blocks of event-heavy calls after the disk is full, at most, before a halt must have come. */
-const FILL_ROUNDS = 12;
-/** Event-heavy calls per block: 6 x ~2,000 events outgrow the log's preallocated space in a few blocks. */
+/**
+ * Blocks of event-heavy calls after the disk is full, at most, before a halt must have
+ * come: the write-ahead log's preallocated space (1.1 x the 16 MiB write buffer) or the
+ * first memtable flush is reached in well under this many.
+ */
+const FILL_ROUNDS = 36;
+/** Event-heavy calls per block: 6 x ~2,000 events a block. */
 const BURSTS_PER_BLOCK = 6;
 /** One funded output per call: the fill's calls, the two deploys and the counter calls around them. */
 const FUNDED_OUTPUTS = FILL_ROUNDS * BURSTS_PER_BLOCK + 8;
@@ -71,7 +78,7 @@ test('a full disk halts the node; freeing space and clear_halt recovers', { skip
     const before = await submit(1);
 
     // Fill the disk completely (random bytes: nothing compresses them). RocksDB has
-    // already allocated its write-ahead log ahead of use (1.1 x the 4 MiB write buffer),
+    // already allocated its write-ahead log ahead of use (1.1 x the 16 MiB write buffer),
     // so the node goes on writing there and halts when it needs new space: event-heavy
     // calls (2,000 events each) get there in a few blocks.
     const free = statfsSync(mountDir);
