@@ -4,7 +4,6 @@
  * payload arriving after its block replays the chain from there; so every case here is
  * one where a later payload could belong to a lower block.
  */
-import { unpackPayload } from '../../src/packed-payload.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -12,6 +11,7 @@ import { DeliveredThrough, interleave } from '../../src/gossip/delivered.js';
 import { toProtoPayload } from '../../src/gossip/wire.js';
 import type { WirePayload } from '../../src/messages.js';
 import { fakeCore, fakeSyncEngine, peerHolding } from '../helpers/sync-fakes.js';
+import { unpackPayload } from '../../src/packed-payload.js';
 
 const A = 'aa'.repeat(32);
 const B = 'bb'.repeat(32);

@@ -5,11 +5,11 @@
  * a peer listing a payload this node refused made it fetch the payload every round.
  * Fetching: batches, answers that cover part of a request, and requests that fail.
  */
-import { packPayload, unpackPayload } from '../../src/packed-payload.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { packPayload, unpackPayload } from '../../src/packed-payload.js';
 import { NodeError, toWire } from '../../src/errors.js';
-import { answerRanges, fakeCore, fakeSyncEngine, peerHolding, peerRangesAnswer } from '../helpers/sync-fakes.js';
+import { answerRanges, fakeCore, fakeSyncEngine, peerHolding } from '../helpers/sync-fakes.js';
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { RpcFailure } from '../../src/gossip/client.js';
@@ -62,28 +62,13 @@ test('sync fetches an intrinsically refused payload once, a retryable one with b
   const laterOkTakenFromRound = 6;
   const taken = new Set<string>();
   let round = 0;
-  const peerClient = {
-    call: async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-      switch (method) {
-        case 'GetStateRoots':
-          return { roots: [], anchor_height: '0', tip_height: '0' };
-        case 'GetContractIds':
-          return { contract_ids: [Buffer.from(CONTRACT, 'hex')], more: false };
-        case 'GetContractRanges':
-          return peerRangesAnswer(['dd'.repeat(32), INTRINSIC, RETRYABLE, LATER_OK], params);
-        case 'GetPayloads': {
-          const txids = (params['txids'] as Uint8Array[]).map((b) => Buffer.from(b).toString('hex'));
-          for (const txid of txids) fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
-          return {
-            payloads: txids.map((txid) => ({ payload: { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) }, position: null })),
-            answered: txids.length,
-          };
-        }
-        default:
-          throw new Error(`unexpected ${method}`);
-      }
-    },
-  };
+  const peerClient = peerHolding(CONTRACT, ['dd'.repeat(32), INTRINSIC, RETRYABLE, LATER_OK], async (txids) => {
+    for (const txid of txids) fetches.set(txid, (fetches.get(txid) ?? 0) + 1);
+    return {
+      payloads: txids.map((txid) => ({ payload: { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(txid, 'hex'), contract_id: Buffer.from(CONTRACT, 'hex'), body: Buffer.of(1) }, position: null })),
+      answered: txids.length,
+    };
+  });
   const core = fakeCore(async (method, params) => {
     switch (method) {
       case 'peerFingerprints':

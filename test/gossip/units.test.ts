@@ -1,5 +1,4 @@
 /** Unit tests of the gossip building blocks: signatures, bounded sets, summaries, limits. */
-import { packPayload, unpackPayload } from '../../src/packed-payload.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -20,6 +19,7 @@ import { logger } from '../../src/log.js';
 import type { GossipOptions } from '../../src/config/options.js';
 import * as grpc from '@grpc/grpc-js';
 import { NodeError } from '../../src/errors.js';
+import { packPayload, unpackPayload } from '../../src/packed-payload.js';
 
 const seed = (n: number): Uint8Array => new Uint8Array(32).fill(n);
 

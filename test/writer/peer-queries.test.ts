@@ -3,7 +3,6 @@
  * txid order, payloads in wire form, state-root ranges, and the replay check that halts
  * when the stored state disagrees with a re-derivation.
  */
-import { unpackPayload } from '../../src/packed-payload.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -19,6 +18,7 @@ import { merkleBranch } from '../../src/protocol/merkle-branch.js';
 import type { Transaction } from 'bitcoinjs-lib';
 import { PeerSet, sourceOf } from '../../src/gossip/peers.js';
 import { Signer } from '../../src/gossip/auth.js';
+import { unpackPayload } from '../../src/packed-payload.js';
 
 test('peer queries over a ledger with a deploy, confirmed and pending calls; a corrupted root halts the replay check', async () => {
   const b = await LedgerBench.open();
