@@ -344,11 +344,12 @@ export class SyncEngine {
     if (backoff && this.roundNo < backoff.next) return 0;
     let from = Math.max(local.tip ?? local.anchor, local.anchor) + 1;
     let taken = 0;
+    const pages = new HeaderPages((height) => this.ask(peer, 'GetHeaders', { from_height: height, count: GET_HEADERS_MAX }), from, Math.min(this.d.concurrency, LIST_CONCURRENCY));
     for (;;) {
       const run: Uint8Array[] = [];
       let peerTip = 0;
       while (run.length < HEADER_RUN_MAX) {
-        const r = await this.ask(peer, 'GetHeaders', { from_height: from + run.length, count: GET_HEADERS_MAX });
+        const r = await pages.next();
         peerTip = r.tip_height;
         const n = r.headers.length / HEADER_BYTES;
         for (let i = 0; i < n; i++) run.push(r.headers.subarray(i * HEADER_BYTES, (i + 1) * HEADER_BYTES));
@@ -839,5 +840,40 @@ export class SyncEngine {
     await Promise.all(applying);
     await lastChunk;
     return { fetched, applied };
+  }
+}
+
+/**
+ * A peer's GetHeaders pages from a height on, in order, up to `ahead` asked at once: one
+ * page after another, a year of headers (27 pages) waited on 27 round trips through the
+ * peer's core and writer, with the node a third busy, before any payload was asked for.
+ * Asked ahead, the next pages come while the core verifies and stores a run. A page
+ * shorter than GET_HEADERS_MAX is the peer's last: none is asked past it. Pages asked
+ * ahead of where the caller stops (a run that does not link, a refusal) are left
+ * unread; their failures are not reported (nothing waits on them).
+ */
+class HeaderPages {
+  private readonly asked: Promise<PeerResponse<'GetHeaders'>>[] = [];
+  private nextHeight: number;
+  private ended = false;
+
+  constructor(
+    private readonly get: (height: number) => Promise<PeerResponse<'GetHeaders'>>,
+    from: number,
+    private readonly ahead: number,
+  ) {
+    this.nextHeight = from;
+  }
+
+  async next(): Promise<PeerResponse<'GetHeaders'>> {
+    while (!this.ended && this.asked.length < Math.max(1, this.ahead)) {
+      const page = this.get(this.nextHeight);
+      page.catch(() => undefined);
+      this.asked.push(page);
+      this.nextHeight += GET_HEADERS_MAX;
+    }
+    const r = await this.asked.shift()!;
+    if (r.headers.length / HEADER_BYTES < GET_HEADERS_MAX) this.ended = true;
+    return r;
   }
 }
