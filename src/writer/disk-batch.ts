@@ -7,8 +7,13 @@
 
 const PUT = 0;
 const DEL = 1;
-/** First size of a batch's buffer; it doubles as needed (a 1000-transfer block packs to ~1 MB). */
-const INITIAL_BYTES = 16 << 10;
+/**
+ * First size of a batch's buffer; it doubles as needed (a 1000-transfer block packs to
+ * ~1 MB, ten doublings). Small, because every block starts one: a catch-up's tens of
+ * thousands of empty header-only blocks each pack a few hundred bytes, and at 16 KiB
+ * they allocated ~1 GB between them, which the writer's GC paid for.
+ */
+const INITIAL_BYTES = 1 << 10;
 
 /** Requests to the disk thread; each is answered by a DiskReply with its id. */
 export type DiskRequest =

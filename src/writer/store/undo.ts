@@ -47,8 +47,13 @@ export class UndoLog {
     return this.buf.subarray(0, this.len);
   }
 }
-/** A block of 1,000 transfers writes about 220 KB of undo entries: a few doublings at most. */
-const UNDO_INITIAL_BYTES = 64 * 1024;
+/**
+ * First size of a block's undo log; it doubles as needed (a block of 1,000 transfers
+ * writes about 220 KB, eight doublings). Small, because every block starts one: at 64 KiB
+ * a catch-up's tens of thousands of empty header-only blocks (a few entries each)
+ * allocated gigabytes between them.
+ */
+const UNDO_INITIAL_BYTES = 1024;
 
 export function decode(b: Buffer): UndoEntry[] {
   const out: UndoEntry[] = [];
