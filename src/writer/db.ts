@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { RocksLevel } from '@nxtedition/rocksdb';
 import { PackedBatch, type DiskReply, type DiskRequest } from './disk-batch.js';
+import { NodeError, describeError } from '../errors.js';
 
 export interface BatchOp {
   type: 'put' | 'del';
@@ -213,11 +214,29 @@ export class Db {
   /** The last write handed to RocksDB; settles (never rejects) when it is done. */
   private inflight: Promise<void> = Promise.resolve();
 
+  /**
+   * Why the database is closed, set when a reopen failed (a disk still too full to flush
+   * the replayed write-ahead log): every read and write then fails with that reason
+   * instead of reaching the closed instance, which the binding does not check (a read
+   * there killed the core with SIGSEGV). Cleared by a reopen that succeeds.
+   */
+  private closedBecause: string | null = null;
+
   private constructor(
     private db: RocksLevel,
     private disk: DiskWriter,
     readonly path: string,
   ) {}
+
+  /** The open instance; throws `halted` with the reason while a failed reopen left it closed. */
+  private live(): RocksLevel {
+    if (this.closedBecause !== null) throw this.closedError();
+    return this.db;
+  }
+
+  private closedError(): NodeError {
+    return new NodeError('halted', `node is halted: the database could not be reopened (${this.closedBecause}); free space on its disk and clear the halt again`);
+  }
 
   private static async openLevel(path: string): Promise<{ db: RocksLevel; disk: DiskWriter }> {
     makeDirs(dirname(path));
@@ -250,9 +269,15 @@ export class Db {
     return this.inPlaceOfAWrite(async () => {
       await this.disk.stop();
       await this.db.close().catch(() => undefined);
-      const { db, disk } = await Db.openLevel(this.path);
-      this.db = db;
-      this.disk = disk;
+      try {
+        const { db, disk } = await Db.openLevel(this.path);
+        this.db = db;
+        this.disk = disk;
+        this.closedBecause = null;
+      } catch (e) {
+        this.closedBecause = describeError(e);
+        throw this.closedError();
+      }
     });
   }
 
@@ -295,7 +320,14 @@ export class Db {
   private readGets(): void {
     const gets = this.gets;
     this.gets = [];
-    this.db.getMany(gets.map((g) => g.k)).then(
+    let db: RocksLevel;
+    try {
+      db = this.live();
+    } catch (e) {
+      for (const g of gets) g.reject(e);
+      return;
+    }
+    db.getMany(gets.map((g) => g.k)).then(
       (v) => gets.forEach((g, i) => g.resolve(v[i] ?? undefined)),
       (e: unknown) => {
         for (const g of gets) g.reject(e);
@@ -315,11 +347,11 @@ export class Db {
    */
   async getManyNow(keys: Buffer[]): Promise<(Buffer | undefined)[]> {
     if (keys.length === 0) return [];
-    return (await this.db.getMany(keys)).map((v) => v ?? undefined);
+    return (await this.live().getMany(keys)).map((v) => v ?? undefined);
   }
 
   newBatch(): WriteBatch {
-    return new WriteBatch((b, sync) => this.disk.write(b, sync));
+    return new WriteBatch((b, sync) => (this.closedBecause === null ? this.disk.write(b, sync) : Promise.reject(this.closedError())));
   }
 
   /**
@@ -349,7 +381,7 @@ export class Db {
   /** All entries with keys in [gte, lt), in key order. */
   async range(gte: Buffer, lt: Buffer, opts: { limit?: number; reverse?: boolean } = {}): Promise<{ key: Buffer; value: Buffer }[]> {
     await this.inflight;
-    const rows = await this.db.iterator({ gte, lt, limit: opts.limit ?? -1, reverse: opts.reverse ?? false }).all();
+    const rows = await this.live().iterator({ gte, lt, limit: opts.limit ?? -1, reverse: opts.reverse ?? false }).all();
     return rows.map(([key, value]) => ({ key, value }));
   }
 

@@ -1,7 +1,8 @@
 /**
  * A storage write failure (a full disk) halts the node with a clear reason instead of
- * corrupting state; once space is freed, clear_halt reopens the database, re-derives and
- * resumes, ending at the state root of a node that never failed.
+ * corrupting state; clear_halt before space is freed is refused with the reopen's reason
+ * and the node stays up; once space is freed, clear_halt reopens the database,
+ * re-derives and resumes, ending at the state root of a node that never failed.
  *
  * The database lives on a small tmpfs mounted for the test (this machine kind runs tests as
  * root). Where mounting is not permitted the test is skipped with that reason.
@@ -104,6 +105,21 @@ test('a full disk halts the node; freeing space and clear_halt recovers', { skip
     const refused = await postJson(`${node.restUrl}/deploy_contract`, dep.body);
     assert.equal(refused.status, 503);
     assert.equal(refused.body.error.code, 'halted');
+
+    // Clearing the halt before freeing space: the reopen cannot flush the replayed log, and
+    // the node says so and stays up, halted, its reads refused with that reason (a read of
+    // the closed store once killed the core: SIGSEGV in the binding).
+    const early = await fetch(`${node.restUrl}/admin/clear_halt`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    const earlyBody = (await early.json()) as { error: { code: string; message: string } };
+    assert.equal(early.status, 503);
+    assert.equal(earlyBody.error.code, 'halted');
+    assert.match(earlyBody.error.message, /^cannot clear the halt: the database could not be reopened \(.*No space left on device.*\); free space on its disk and clear the halt again$/);
+    const closedRead = await getJson(`${node.restUrl}/contract_call/${before}/status`);
+    assert.equal(closedRead.status, 503, JSON.stringify(closedRead.body));
+    assert.equal(closedRead.body.error.code, 'halted');
+    assert.match(closedRead.body.error.message, /could not be reopened/);
+    assert.equal((await nodeStatus(node))['halted'], true);
+    assert.deepEqual(node.lines.filter((l) => l.msg === 'child exited'), [], 'the core did not die');
 
     // The operator frees space and clears the halt.
     rmSync(filler);
