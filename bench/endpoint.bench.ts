@@ -187,9 +187,11 @@ async function nodeStatus(n: NodeProcess): Promise<Record<string, any>> {
 }
 
 /** Re-checks `cond` on every log line of `n` (and at least every `everyMs`) until it holds. */
-async function until(n: NodeProcess, cond: () => Promise<boolean>, what: string, timeoutMs: number, everyMs = 500): Promise<void> {
+async function until(n: NodeProcess, cond: () => Promise<boolean>, described: string | (() => string), timeoutMs: number, everyMs = 500): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
+    // Described when it fails: a function sees what the last check found.
+    const what = typeof described === 'string' ? described : described();
     const left = deadline - Date.now();
     if (left <= 0) throw new Error(`timed out waiting for ${what}; last lines:\n${n.raw.slice(-10).join('\n')}`);
     if (n.proc.exitCode !== null) throw new Error(`${what}: the node exited; last lines:\n${n.raw.slice(-15).join('\n')}`);
@@ -401,7 +403,7 @@ async function freshCatchUp(verifies: Stat, threads: number): Promise<Figure[]> 
       const s = await nodeStatus(F);
       last = `processed ${String(s['processed_height'])}, headers ${String(s['chain']?.['header_height'])}, pending ${String(s['pending_calls'])}`;
       return s['processed_height'] === chain.height && s['state_root'] === peerRoot;
-    }, `the fresh node at the tip with the peer's state root (${last})`, 3_600_000, 2_000);
+    }, () => `the fresh node at the tip with the peer's state root (${last})`, 3_600_000, 2_000);
     const wallS = (performance.now() - start) / 1000;
     const c = await eF.counters();
     const fs = await nodeStatus(F);
