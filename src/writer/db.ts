@@ -235,7 +235,7 @@ export class Db {
   }
 
   private closedError(): NodeError {
-    return new NodeError('halted', `node is halted: the database could not be reopened (${this.closedBecause}); free space on its disk and clear the halt again`);
+    return new NodeError('halted', `the database could not be reopened (${this.closedBecause}); free space on its disk and clear the halt again`);
   }
 
   private static async openLevel(path: string): Promise<{ db: RocksLevel; disk: DiskWriter }> {

@@ -50,7 +50,7 @@ export async function clearHalt(l: Ledger): Promise<void> {
     l.haltKind = kind;
     l.haltReason = reason;
     // A reopen that failed says why (Db.reopen); a write that failed, only its code.
-    const why = e instanceof NodeError ? e.message.replace(/^node is halted: /, '') : `storage still failing (${(e as NodeJS.ErrnoException).code ?? 'write error'})`;
+    const why = e instanceof NodeError ? e.message : `storage still failing (${(e as NodeJS.ErrnoException).code ?? 'write error'})`;
     throw new NodeError('halted', `cannot clear the halt: ${why}`);
   }
   await l.load();
