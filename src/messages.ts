@@ -7,7 +7,7 @@
  */
 import type { NodeConfig } from './config/options.js';
 import type { WireError } from './errors.js';
-import type { CallProofJson, Evidence, SpentBy } from './protocol/evidence.js';
+import type { CallProofJson, Evidence, FoldedRoots, SpentBy } from './protocol/evidence.js';
 import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
 // Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
 export type { CallStatusBody };
@@ -796,10 +796,13 @@ export type WriterCoreApi = {
     contractKnown: boolean;
     lookedUpAt: { height: number; epoch: number } | null;
   };
-  /** `evidence`: the deploy's Bitcoin evidence (its anchor; placements when known), kept with it. */
-  acceptDeploy(params: { record: ContractRecord; evidence?: Evidence }): { created: boolean; record: ContractRecord };
+  /**
+   * `evidence`: the deploy's Bitcoin evidence (its anchor; placements when known), kept with it;
+   * `folded`: the roots intake's checkEvidence folded its branches to (both accepts).
+   */
+  acceptDeploy(params: { record: ContractRecord; evidence?: Evidence; folded?: FoldedRoots }): { created: boolean; record: ContractRecord };
   /** `pendingCalls`: the writer's pending count once the call's batch is durable (intake's early bound check). */
-  acceptCall(params: { record: CallRecord; outpoint: OutpointCheck; evidence?: Evidence }): { created: boolean; record: CallRecord; pendingCalls: number };
+  acceptCall(params: { record: CallRecord; outpoint: OutpointCheck; evidence?: Evidence; folded?: FoldedRoots }): { created: boolean; record: CallRecord; pendingCalls: number };
   call(params: { txid: string }): CallRecord | null;
   applyChainUpdate(params: ChainUpdate): ChainUpdateAnswer;
   stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string } | null;

@@ -17,7 +17,7 @@ import canonicalizeModule from 'canonicalize';
 import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
-import { callProofJson, checkEvidence, evidenceError, type CallProofJson, type Evidence } from '../protocol/evidence.js';
+import { callProofJson, checkEvidence, evidenceError, type CallProofJson, type Evidence, type FoldedRoots } from '../protocol/evidence.js';
 import { contractIdHex } from '../protocol/contract.js';
 import type { CallEnvelope } from '../protocol/envelope.js';
 import type { RpcClient } from '../ipc/rpc.js';
@@ -98,14 +98,14 @@ export class Intake {
    * its own mistake (400 bad_request, PROTOCOL section 6); a peer's evidence that does
    * not hold is `bad_evidence`.
    */
-  private async evidenceOf(txid: string, outpoint: { txid: string; vout: number } | null, sent: { anchorTx?: Uint8Array; evidence?: Evidence }): Promise<{ evidence: Evidence; anchor: Transaction }> {
+  private async evidenceOf(txid: string, outpoint: { txid: string; vout: number } | null, sent: { anchorTx?: Uint8Array; evidence?: Evidence }): Promise<{ evidence: Evidence; anchor: Transaction; folded: FoldedRoots }> {
     const evidence: Evidence = sent.evidence ?? { anchorTx: sent.anchorTx ?? (await this.fetchAnchor(txid)), confirmed: null, spentBy: null };
     const checked = checkEvidence(txid, outpoint, evidence);
     if (!checked.ok) {
       if (!sent.evidence && sent.anchorTx) throw new NodeError('bad_request', `anchor_tx is not the anchoring transaction ${txid}: ${checked.reason}`, { field: 'anchor_tx' });
       throw evidenceError(checked);
     }
-    return { evidence, anchor: checked.anchor };
+    return { evidence, anchor: checked.anchor, folded: { confirmed: checked.confirmedRoot, spender: checked.spenderRoot } };
   }
 
   /**
@@ -138,7 +138,7 @@ export class Intake {
    * on arrival order. `toStore`: the call is to be stored (submitCall), so a node at
    * max_pending_calls refuses it first; PreparePayload stores nothing and is not bounded.
    */
-  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord, { outpoint: OutpointCheck; evidence: Evidence }>> {
+  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord, { outpoint: OutpointCheck; evidence: Evidence; folded: FoldedRoots }>> {
     this.refuseWhenHalted();
     if (toStore) await this.refuseWhenFull(s.txid);
     const opened = await this.d.pool.openCall(s.payload);
@@ -157,7 +157,7 @@ export class Intake {
       throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node (its deploy payload has not reached it yet)`);
     }
     const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
-    const { evidence, anchor } = await this.evidenceOf(s.txid, { txid: otxid, vout: Number(ovout) }, { anchorTx: s.anchor_tx, evidence: s.evidence });
+    const { evidence, anchor, folded } = await this.evidenceOf(s.txid, { txid: otxid, vout: Number(ovout) }, { anchorTx: s.anchor_tx, evidence: s.evidence });
     // The binding check reads only these fields of the envelope.
     const bindingView = {
       contractId: Buffer.from(opened.contractId, 'hex'),
@@ -169,6 +169,7 @@ export class Intake {
     return {
       repeat: false,
       evidence,
+      folded,
       outpoint: { lookedUpAt: look.lookedUpAt, spentBy: null, memoryOnly: true },
       record: {
         txid: s.txid,
@@ -190,7 +191,7 @@ export class Intake {
   }
 
   /** Every check of a deploy registration short of storing it. */
-  private async vetDeploy(body: Record<string, unknown>, extras: DeployExtras = {}): Promise<Vetted<ContractRecord, { evidence: Evidence }>> {
+  private async vetDeploy(body: Record<string, unknown>, extras: DeployExtras = {}): Promise<Vetted<ContractRecord, { evidence: Evidence; folded: FoldedRoots }>> {
     this.refuseWhenHalted();
     const txid = body['txid'];
     if (typeof txid !== 'string' || !HEX32.test(txid)) throw new NodeError('bad_request', 'txid must be 64 lowercase hex characters', { field: 'txid' });
@@ -200,12 +201,13 @@ export class Intake {
     const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
     const repeat = this.repeatOf(await this.d.writer.call('payloadAt', { txid }), txid, 'deploy', bodyHash);
     if (repeat && !extras.evidence?.confirmed) return { repeat: true, contractId: repeat.contractId };
-    const { evidence, anchor } = await this.evidenceOf(txid, null, { anchorTx: extras.anchor_tx, evidence: extras.evidence });
+    const { evidence, anchor, folded } = await this.evidenceOf(txid, null, { anchorTx: extras.anchor_tx, evidence: extras.evidence });
     const binding = checkDeployBinding(anchor, Buffer.from(checked.codeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
     return {
       repeat: false,
       evidence,
+      folded,
       record: {
         contract_id: contractIdHex(Buffer.from(txid, 'hex'), Buffer.from(checked.codeHash, 'hex')),
         txid,
@@ -237,7 +239,7 @@ export class Intake {
       body: { txid: rec.txid, contract_id: rec.contract_id, envelope_hash: rec.envelope_hash, status: rec.status },
     });
     if (v.repeat) return answer((await this.d.writer.call('call', { txid: s.txid }))!, false);
-    const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint, evidence: v.evidence });
+    const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint, evidence: v.evidence, folded: v.folded });
     this.pendingKnown = r.pendingCalls;
     if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'call', r.record.outpoint, v.evidence);
     return { ...answer(r.record, r.created), evidence: v.evidence };
@@ -250,7 +252,7 @@ export class Intake {
       body: { contract_id: rec.contract_id, txid: rec.txid, code_hash: rec.code_hash, status: rec.status },
     });
     if (v.repeat) return answer((await this.d.writer.call('contract', { id: v.contractId }))!, false);
-    const r = await this.d.writer.call('acceptDeploy', { record: v.record, evidence: v.evidence });
+    const r = await this.d.writer.call('acceptDeploy', { record: v.record, evidence: v.evidence, folded: v.folded });
     if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'deploy', null, v.evidence);
     return { ...answer(r.record, r.created), evidence: v.evidence };
   }

@@ -195,6 +195,17 @@ export function checkEvidence(claimedTxid: string, outpoint: { txid: string; vou
   return { ok: true, anchor: anchor.tx, confirmedRoot, spenderRoot, spenderTxid };
 }
 
+/**
+ * The merkle roots checkEvidence folded an evidence's branches to (internal order):
+ * intake passes them to the writer with the evidence, and the writer's acceptance
+ * compares them with its headers instead of folding the same branches again (both
+ * threads of one process; a branch is 2 x depth hashes). Without them the writer folds.
+ */
+export interface FoldedRoots {
+  confirmed: Uint8Array | null;
+  spender: Uint8Array | null;
+}
+
 /** A refusal of checkEvidence as the node's error (`bad_evidence`, naming the part). */
 export function evidenceError(r: { field: EvidencePart; reason: string }): NodeError {
   return new NodeError('bad_evidence', `bad evidence (${r.field}): ${r.reason}`, { field: r.field });

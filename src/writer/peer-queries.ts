@@ -32,12 +32,6 @@ const EMPTY_FINGERPRINT = '00'.repeat(FINGERPRINT_BYTES);
 const ENTRY = 65;
 
 /**
- * New payloads resolved (one RocksDB multi-get of their claims) per step. Bounds one
- * step's read and the txids held unresolved before a query or a full batch resolves them.
- */
-const RESOLVE_BATCH = 1024;
-
-/**
  * Call positions read per RocksDB multi-get when a txid list is built: read one after
  * another, the 100,000 calls of one contract took over 10 s, past the asking peer's
  * request deadline, and its whole first sync failed.
@@ -210,10 +204,6 @@ export class ContractIndex {
 export class PeerQueries {
   private index: Map<string, ContractIndex> | null = null;
   private building: Promise<Map<string, ContractIndex>> | null = null;
-  /** Txids stored since the index was built, not yet added to it. */
-  private unresolved: string[] = [];
-  /** Resolution steps run one at a time, so every query sees all txids announced before it. */
-  private resolving: Promise<void> = Promise.resolve();
   private readonly txidsCache = new Map<string, { at: number; n: number; refs: PayloadRef[] }>();
   /** Journal entries read for payloads' evidence, valid while the ledger's journal is as at `at` (JOURNAL_CACHE_ENTRIES). */
   private journalCache: { at: string; reads: JournalReads } = { at: '', reads: new Map() };
@@ -226,43 +216,28 @@ export class PeerQueries {
     w.payloadsRemoved.push(() => {
       this.index = null;
       this.building = null;
-      this.unresolved = [];
       this.txidsCache.clear();
       this.txidsCached = 0;
     });
-    w.payloadsStored.push((txids) => {
-      // Before the build, the build's own scan (a later serial job) will see them.
-      if (!this.index) return;
-      this.unresolved.push(...txids);
-      // A full batch is resolved now, so unresolved txids stay bounded without questions;
-      // a failed read is retried by the next question (the txids stay queued).
-      if (this.unresolved.length >= RESOLVE_BATCH) void this.current().catch(() => undefined);
+    w.payloadsStored.push((stored) => {
+      // Before the build, the build's own scan (a later serial job) will see them; the
+      // build and the jobs that store payloads are serial jobs, so none is missed or added twice.
+      const idx = this.index;
+      if (!idx) return;
+      for (const p of stored) this.add(idx, Buffer.from(p.txid, 'hex'), p.held);
     });
   }
 
   /** The index with every payload stored so far. */
   private async current(): Promise<Map<string, ContractIndex>> {
     // A failed build (a read error) is forgotten, so the next question tries again.
-    const idx =
+    return (
       this.index ??
       (await (this.building ??= this.w.serial(() => this.build()).catch((e: unknown) => {
         this.building = null;
         throw e;
-      })));
-    const step = this.resolving.then(async () => {
-      while (this.unresolved.length > 0) {
-        const batch = this.unresolved.slice(0, RESOLVE_BATCH);
-        const got = await this.w.db.getMany(batch.map((t) => payloads.keyOf(t)));
-        this.unresolved.splice(0, batch.length);
-        batch.forEach((t, i) => {
-          const v = got[i];
-          if (v) this.add(idx, Buffer.from(t, 'hex'), payloads.decode(v));
-        });
-      }
-    });
-    this.resolving = step.catch(() => undefined);
-    await step;
-    return idx;
+      })))
+    );
   }
 
   private add(idx: Map<string, ContractIndex>, txid: Buffer, v: HeldPayload): void {

@@ -9,8 +9,9 @@ import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
 import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../records.js';
-import { checkEvidence, evidenceError, type Evidence, type SpentBy } from '../protocol/evidence.js';
+import { checkEvidence, evidenceError, type Evidence, type FoldedRoots, type SpentBy } from '../protocol/evidence.js';
 import type { Logger } from '../log.js';
+import type { HeldPayload } from '../protocol/rules.js';
 
 export interface WriterLimits {
   /**
@@ -50,6 +51,12 @@ const REPLAY_DEFERRALS_MAX = 256;
  * check (src/core/intake.ts), so a node at the bound refuses before paying for the
  * signature check and the anchor fetch. This writer's `admit` stays the authoritative check.
  */
+/** A payload newly stored: its txid and the claim stored under it (`Writer.payloadsStored`). */
+export interface StoredPayload {
+  txid: string;
+  held: HeldPayload;
+}
+
 export interface AcceptedCall {
   created: boolean;
   record: CallRecord;
@@ -60,6 +67,7 @@ interface QueuedAccept {
   record: CallRecord;
   outpoint: OutpointCheck | undefined;
   evidence: Evidence | undefined;
+  folded: FoldedRoots | undefined;
   resolve: (r: AcceptedCall) => void;
   reject: (e: unknown) => void;
 }
@@ -70,12 +78,13 @@ export class Writer {
   private accepts: QueuedAccept[] = [];
   private changes = 0;
   /**
-   * Told the txids of payloads newly stored (deploys and calls), from inside the serial
-   * job that stored them. The payload bucket is append-only (nothing deletes or rewrites
-   * a payload claim), so this is every change to it: src/writer/peer-queries.ts keeps its
-   * per-contract index from it instead of scanning the bucket per peer request.
+   * Told the payloads newly stored (deploys and calls), each txid with the claim stored
+   * under it in the payload bucket, from inside the serial job that stored them. The
+   * bucket is append-only (nothing deletes or rewrites a payload claim), so this is every
+   * change to it: src/writer/peer-queries.ts keeps its per-contract index from it instead
+   * of scanning the bucket per peer request, or reading back what was just written.
    */
-  readonly payloadsStored: ((txids: string[]) => void)[] = [];
+  readonly payloadsStored: ((stored: StoredPayload[]) => void)[] = [];
   /** Told when pending payloads are evicted (deferred checks): the only removal from the payload bucket. */
   readonly payloadsRemoved: ((txids: string[]) => void)[] = [];
 
@@ -136,9 +145,9 @@ export class Writer {
     });
   }
 
-  private announce(txids: string[]): void {
-    if (txids.length === 0) return;
-    for (const f of this.payloadsStored) f(txids);
+  private announce(stored: StoredPayload[]): void {
+    if (stored.length === 0) return;
+    for (const f of this.payloadsStored) f(stored);
   }
 
   status(): WriterStatus {
@@ -222,15 +231,16 @@ export class Writer {
     const [otxid, ovout] = rec ? (rec.outpoint.split(':') as [string, string]) : [];
     const checked = checkEvidence(txid, otxid === undefined ? null : { txid: otxid, vout: Number(ovout) }, evidence);
     if (!checked.ok) throw evidenceError(checked);
+    const folded = { confirmed: checked.confirmedRoot, spender: checked.spenderRoot };
     if (held.kind === 'deploy') {
       const c = l.contract(held.contract_id);
       if (!c) return false;
-      await this.acceptDeploy(c, evidence);
+      await this.acceptDeploy(c, evidence, folded);
       return true;
     }
     const body = rec ? await l.callPayload(txid) : null;
     if (!rec || !body) return false;
-    await this.acceptCall({ ...rec, payload: Buffer.from(body).toString('base64') }, undefined, evidence);
+    await this.acceptCall({ ...rec, payload: Buffer.from(body).toString('base64') }, undefined, evidence, folded);
     return true;
   }
 
@@ -258,10 +268,10 @@ export class Writer {
     });
   }
 
-  acceptDeploy(record: ContractRecord, evidence?: Evidence): Promise<{ created: boolean; record: ContractRecord }> {
+  acceptDeploy(record: ContractRecord, evidence?: Evidence, folded?: FoldedRoots): Promise<{ created: boolean; record: ContractRecord }> {
     return this.serial(async () => {
-      const r = await this.ledger.acceptDeploy(record, evidence);
-      if (r.created) this.announce([record.txid]);
+      const r = await this.ledger.acceptDeploy(record, evidence, folded);
+      if (r.created) this.announce([{ txid: record.txid, held: { kind: 'deploy', contract_id: record.contract_id, body_hash: record.body_hash } }]);
       if (r.replayFrom !== null) this.scheduleReplay(r.replayFrom);
       return { created: r.created, record: r.record };
     });
@@ -275,9 +285,9 @@ export class Writer {
    * would be; what ends up stored does not depend on that order (a txid is stored once,
    * the chain orders application).
    */
-  acceptCall(record: CallRecord, outpoint?: OutpointCheck, evidence?: Evidence): Promise<AcceptedCall> {
+  acceptCall(record: CallRecord, outpoint?: OutpointCheck, evidence?: Evidence, folded?: FoldedRoots): Promise<AcceptedCall> {
     return new Promise((resolve, reject) => {
-      this.accepts.push({ record, outpoint, evidence, resolve, reject });
+      this.accepts.push({ record, outpoint, evidence, folded, resolve, reject });
       if (this.accepts.length === 1) void this.serial(() => this.commitAccepts());
     });
   }
@@ -315,12 +325,13 @@ export class Writer {
         group.map((a) => a.record),
         group.map((a) => a.outpoint),
         group.map((a) => a.evidence),
+        group.map((a) => a.folded),
       );
     } catch (e) {
       for (const a of group) a.reject(e);
       return;
     }
-    this.announce(results.flatMap((r, i) => (r.ok && r.created ? [group[i]!.record.txid] : [])));
+    this.announce(results.flatMap((r, i) => (r.ok && r.held ? [{ txid: group[i]!.record.txid, held: r.held }] : [])));
     const pendingCalls = this.ledger.pendingCount;
     results.forEach((r, i) => {
       const a = group[i]!;

@@ -15,13 +15,14 @@ import { decodeEnvelope } from '../../protocol/envelope.js';
 import { dropsCall, repeatOrConflict, type HeldPayload } from '../../protocol/rules.js';
 import type { OutpointCheck } from '../../messages.js';
 import type { CallRecord, ContractRecord } from '../../records.js';
-import type { Evidence } from '../../protocol/evidence.js';
+import type { Evidence, FoldedRoots } from '../../protocol/evidence.js';
 import { JournalAmendments, type EvidenceEffect } from './evidence.js';
 import { callBodies, callDecisions, callIds, calls, contracts, payloads, pendingCalls } from '../store/index.js';
 import { DROPPED, bytesOf } from './bytes.js';
 import type { Ledger } from './index.js';
 
-export type AcceptedCall = { ok: true; created: boolean; record: CallRecord; replayFrom: number | null } | { ok: false; error: NodeError };
+/** `held`: the payload claim stored for a call created here (what the peer index adds), null otherwise. */
+export type AcceptedCall = { ok: true; created: boolean; record: CallRecord; replayFrom: number | null; held: HeldPayload | null } | { ok: false; error: NodeError };
 
 /** Evidence that did not hold against the node's chain refuses a payload it came with (retryable: an honest copy may follow). */
 function evidenceRefusal(txid: string, e: EvidenceEffect): NodeError {
@@ -33,13 +34,13 @@ function evidenceRefusal(txid: string, e: EvidenceEffect): NodeError {
  * when it was already known (evidence it brings for a deploy still pending is kept and
  * placed all the same).
  */
-export async function acceptDeploy(l: Ledger, rec: ContractRecord, ev?: Evidence): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
+export async function acceptDeploy(l: Ledger, rec: ContractRecord, ev?: Evidence, folded?: FoldedRoots): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
   await l.flushBlocks();
   l.refuseWhileHalted();
   const repeat = repeatOrConflict(await l.payloadAt(rec.txid), rec.txid, 'deploy', rec.body_hash) === 'repeat';
   const pendingRepeat = repeat && l.memory.pendingContracts.has(rec.contract_id);
   if (repeat && (!ev || !pendingRepeat)) return { created: false, record: l.contract(rec.contract_id)!, replayFrom: null };
-  const effect = ev ? await l.evidenceEffect(rec.txid, 'deploy', null, ev) : null;
+  const effect = ev ? await l.evidenceEffect(rec.txid, 'deploy', null, ev, undefined, folded) : null;
   if (effect && effect.refused.length > 0 && !repeat) throw evidenceRefusal(rec.txid, effect);
   const ops: BatchOp[] = repeat
     ? []
@@ -118,9 +119,16 @@ function droppedAt(l: Ledger, rec: CallRecord, check: OutpointCheck | undefined)
  * decided, `dropped`, and recorded in that block's journal entry and undo log: the same
  * record, with the same fate in a reorg, as on a node that held it before the block.
  * Each call's evidence is kept with it (ledger/evidence.ts); a repeat of a pending call
- * may bring evidence the node lacked, which places or drops it the same way.
+ * may bring evidence the node lacked, which places or drops it the same way. `folded`:
+ * the roots intake folded each evidence's branches to (FoldedRoots), not folded again.
  */
-export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[], evidences: readonly (Evidence | undefined)[] = []): Promise<AcceptedCall[]> {
+export async function acceptCalls(
+  l: Ledger,
+  recs: readonly CallRecord[],
+  outpoints: readonly (OutpointCheck | undefined)[],
+  evidences: readonly (Evidence | undefined)[] = [],
+  folded: readonly (FoldedRoots | undefined)[] = [],
+): Promise<AcceptedCall[]> {
   await l.flushBlocks();
   l.refuseWhileHalted();
   // With each payload key, its (caller, call_id) key: whether the pair is already used is
@@ -141,7 +149,7 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
   const heldDropped: string[] = [];
   /** Pending calls the node held that evidence now places in a processed block (they replay from it). */
   const placedRepeats = new Set<string>();
-  const out: ({ ok: true; created: boolean; record: CallRecord | null; replayFrom: number | null } | { ok: false; error: NodeError })[] = [];
+  const out: ({ ok: true; created: boolean; record: CallRecord | null; replayFrom: number | null; held: HeldPayload | null } | { ok: false; error: NodeError })[] = [];
   for (let i = 0; i < recs.length; i++) {
     const rec = recs[i]!;
     const payload = rec.payload ?? '';
@@ -154,7 +162,7 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
       if (repeatOrConflict(inBatch.get(rec.txid) ?? (v ? payloads.decode(v) : null), rec.txid, 'call', bodyHash) === 'repeat') {
         // A pending call the node holds, with evidence: kept, and it may place or drop the call.
         if (ev && !inBatch.has(rec.txid) && l.memory.pending.has(rec.txid)) {
-          effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev, evidenceReads);
+          effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev, evidenceReads, folded[i]);
           ops.push(...effect.ops);
           if (effect.droppedAt !== null) {
             amend.drop(effect.droppedAt, rec.txid);
@@ -165,11 +173,11 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
             placedRepeats.add(rec.txid);
           }
         }
-        out.push({ ok: true, created: false, record: null, replayFrom: null });
+        out.push({ ok: true, created: false, record: null, replayFrom: null, held: null });
         continue;
       }
       if (ev) {
-        effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev, evidenceReads);
+        effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev, evidenceReads, folded[i]);
         if (effect.refused.length > 0) throw evidenceRefusal(rec.txid, effect);
       }
       dropAt = effect?.droppedAt ?? droppedAt(l, rec, outpoints[i]);
@@ -193,7 +201,7 @@ export async function acceptCalls(l: Ledger, recs: readonly CallRecord[], outpoi
     }
     if (dropAt !== null) amend.drop(dropAt, rec.txid);
     inBatch.set(rec.txid, claim);
-    out.push({ ok: true, created: true, record: dropAt === null ? rec : { ...rec, status: 'dropped' }, replayFrom: null });
+    out.push({ ok: true, created: true, record: dropAt === null ? rec : { ...rec, status: 'dropped' }, replayFrom: null, held: claim });
   }
   // A drop changes no state (no writes, events or claims): it is recorded in block
   // `dropAt`'s journal entry (what re-derivations replay) and undo log (a reorg that

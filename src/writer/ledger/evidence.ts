@@ -15,7 +15,7 @@ import { Transaction } from 'bitcoinjs-lib';
 import type { BatchOp } from '../db.js';
 import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
 import { foldBranch } from '../../protocol/merkle-branch.js';
-import type { Evidence, Inclusion } from '../../protocol/evidence.js';
+import type { Evidence, FoldedRoots, Inclusion } from '../../protocol/evidence.js';
 import type { BlockTx, OrphanStamp } from '../../records.js';
 import { callDecisions, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
 import { NodeError } from '../../errors.js';
@@ -207,20 +207,25 @@ export interface EvidenceEffect {
  * node applied: the claim holds there), `ahead` (a block above the processed tip, checked
  * when it is applied; checked now too when its header is already held), or refused.
  * `root`: what the branch folds to (internal order), filed with an `ahead` claim so its
- * block's application compares roots instead of folding again.
+ * block's application compares roots instead of folding again. `folded`: that root as
+ * intake's checkEvidence folded it from this same inclusion (FoldedRoots), else folded here.
  */
-function placeClaim(l: Ledger, inc: Inclusion, txid: string, reads: EvidenceReads): { at: 'processed' | 'ahead'; root: Uint8Array } | string {
+function placeClaim(l: Ledger, inc: Inclusion, txid: string, reads: EvidenceReads, folded: Uint8Array | null = null): { at: 'processed' | 'ahead'; root: Uint8Array } | string {
   const tip = l.tip!;
   if (inc.height <= l.anchor!.height) return `it names block ${inc.height}, at or below where this node's journal begins`;
   const header = reads.headers.get(inc.height) ?? null;
   if (inc.height <= tip.height && (!header || header.hash !== inc.blockHash)) return `block ${inc.height} of this node's chain is not ${inc.blockHash}`;
-  const folded = foldBranch(internalOf(txid), inc.txIndex, inc.branch);
   const misplaced = `its branch does not place ${txid} at index ${inc.txIndex} under block ${inc.blockHash}'s merkle root`;
-  if (!folded.ok) return `${misplaced}: ${folded.reason}`;
+  let root = folded;
+  if (!root) {
+    const f = foldBranch(internalOf(txid), inc.txIndex, inc.branch);
+    if (!f.ok) return `${misplaced}: ${f.reason}`;
+    root = f.root;
+  }
   // Not reached, or the node's headers name another block there for now: checked when applied.
-  if (inc.height > tip.height && (!header || header.hash !== inc.blockHash)) return { at: 'ahead', root: folded.root };
-  if (!rootIs(header!, folded.root)) return misplaced;
-  return { at: inc.height <= tip.height ? 'processed' : 'ahead', root: folded.root };
+  if (inc.height > tip.height && (!header || header.hash !== inc.blockHash)) return { at: 'ahead', root };
+  if (!rootIs(header!, root)) return misplaced;
+  return { at: inc.height <= tip.height ? 'processed' : 'ahead', root };
 }
 
 /**
@@ -259,9 +264,9 @@ export async function readForEvidence(l: Ledger, items: readonly { txid: string;
  * so the late payload replays as for a stamp seen in a raw block); a spend in a processed
  * block (`droppedAt`: the caller records the drop). `refused` lists claims that did not
  * hold; they are not kept. `readAhead`: what `readForEvidence` read for a group holding
- * this payload (read here when absent).
+ * this payload (read here when absent). `folded`: the roots intake folded `ev`'s branches to.
  */
-export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence, readAhead?: EvidenceReads): Promise<EvidenceEffect> {
+export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence, readAhead?: EvidenceReads, folded?: FoldedRoots): Promise<EvidenceEffect> {
   const reads = readAhead ?? (await readForEvidence(l, [{ txid, ev }]));
   const out: EvidenceEffect = { ops: [], place: null, droppedAt: null, refused: [] };
   const prev = reads.stored.get(txid) ?? null;
@@ -269,7 +274,7 @@ export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'de
 
   const c = ev.confirmed;
   if (c) {
-    const where = placeClaim(l, c, txid, reads);
+    const where = placeClaim(l, c, txid, reads, folded?.confirmed ?? null);
     if (typeof where === 'string') out.refused.push(`confirmation: ${where}`);
     else if (where.at === 'processed') {
       keep.confirmed = c;
@@ -286,7 +291,7 @@ export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'de
   const s = ev.spentBy;
   if (s && outpoint) {
     const spenderTxid = spenderTxidOf(s.tx);
-    const where = placeClaim(l, s.at, spenderTxid, reads);
+    const where = placeClaim(l, s.at, spenderTxid, reads, folded?.spender ?? null);
     if (typeof where === 'string') out.refused.push(`spend: ${where}`);
     else if (where.at === 'processed') {
       keep.spentBy = s;

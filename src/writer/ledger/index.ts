@@ -26,7 +26,7 @@ import type { Logger } from '../../log.js';
 import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../../records.js';
 import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
 import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
-import { settlesAt, type Evidence, type SpentBy } from '../../protocol/evidence.js';
+import { settlesAt, type Evidence, type FoldedRoots, type SpentBy } from '../../protocol/evidence.js';
 import { bytesOf } from './bytes.js';
 import { LedgerMemory } from './memory.js';
 import { loadFromDisk } from './load.js';
@@ -368,8 +368,8 @@ export class Ledger {
   // ---------------------------------------------------------------- intake (accept.ts)
 
   /** Stores a verified deploy registration durably; `created` is false when it was already known. */
-  acceptDeploy(rec: ContractRecord, ev?: Evidence): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
-    return acceptDeploy(this, rec, ev);
+  acceptDeploy(rec: ContractRecord, ev?: Evidence, folded?: FoldedRoots): Promise<{ created: boolean; record: ContractRecord; replayFrom: number | null }> {
+    return acceptDeploy(this, rec, ev, folded);
   }
 
   /** Stores a verified call durably. */
@@ -380,8 +380,8 @@ export class Ledger {
   }
 
   /** Stores verified calls durably in one synced batch (group commit), one outcome per record. */
-  acceptCalls(recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[] = [], evidences: readonly (Evidence | undefined)[] = []): Promise<AcceptedCall[]> {
-    return acceptCalls(this, recs, outpoints, evidences);
+  acceptCalls(recs: readonly CallRecord[], outpoints: readonly (OutpointCheck | undefined)[] = [], evidences: readonly (Evidence | undefined)[] = [], folded: readonly (FoldedRoots | undefined)[] = []): Promise<AcceptedCall[]> {
+    return acceptCalls(this, recs, outpoints, evidences, folded);
   }
 
   // ---------------------------------------------------------------- blocks (apply-block.ts)
@@ -479,8 +479,8 @@ export class Ledger {
   }
 
   /** The writes that keep a payload's evidence, and where it places or drops it (evidence.ts). */
-  evidenceEffect(txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence, readAhead?: EvidenceReads): Promise<EvidenceEffect> {
-    return evidenceEffect(this, txid, kind, outpoint, ev, readAhead);
+  evidenceEffect(txid: string, kind: 'call' | 'deploy', outpoint: string | null, ev: Evidence, readAhead?: EvidenceReads, folded?: FoldedRoots): Promise<EvidenceEffect> {
+    return evidenceEffect(this, txid, kind, outpoint, ev, readAhead, folded);
   }
 
   /** The evidence the node can serve for a payload (evidence.ts). */
