@@ -19,6 +19,7 @@ import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
 import { journalAnchorHeight, networkParams, type PowParams } from '../protocol/activation.js';
 import { InitialSyncHold } from './initial-sync-hold.js';
+import { CatchUpProgress } from './catch-up-progress.js';
 
 const log = logger('chain');
 /** Following the chain comes first in the chain-data budget (src/chain/budget.ts). */
@@ -27,8 +28,6 @@ const TIP: RequestOptions = { priority: 'tip' };
 /** Anchoring retries start here and double up to the cap while the endpoint is down. */
 const ANCHOR_RETRY_BASE_MS = 500;
 const ANCHOR_RETRY_CAP_MS = 30_000;
-/** Catch-up progress is logged at most this often. */
-const PROGRESS_EVERY_MS = 5_000;
 /**
  * Headers a light node with peers fetches from the endpoint once its first peer sync has
  * ended (the peers brought what they hold): 1,000 is 100 requests (ten a page), a seventh
@@ -80,7 +79,9 @@ export class ChainFollower {
   lastError: string | null = null;
   /** `lastError` came from the chain endpoint (cleared as soon as it answers again). */
   private lastErrorFromChain = false;
-  private progress = { since: 0, blocksAtStart: 0, lastLog: 0 };
+  private progress = new CatchUpProgress(0, 0);
+  /** Payloads the first peer sync has handed over (the progress line while it holds blocks back). */
+  private syncPayloadsTaken = 0;
   /** The writer's last status as this follower saw it (header tip for announcements). */
   private lastStatus: WriterStatus | null = null;
   /** Peers' tip announcements brought the last new block (see PEER_LED_POLL_INTERVALS). */
@@ -122,9 +123,12 @@ export class ChainFollower {
     return this.opts.mode === 'light';
   }
 
-  /** Payloads of a peer's sync were taken: the first sync still delivers (InitialSyncHold). */
-  notePeerPayloads(): void {
+  /** `count` payloads of a peer's sync were taken: the first sync still delivers (InitialSyncHold). */
+  notePeerPayloads(count: number): void {
     this.initialSync.notePayloads(Date.now());
+    this.syncPayloadsTaken += count;
+    // While the sync holds blocks back, none may be applied for a long while: say how it goes.
+    if (this.light && this.lastStatus?.processedHeight != null) this.logProgress(this.lastStatus.processedHeight, null, 0);
   }
 
   /**
@@ -187,7 +191,7 @@ export class ChainFollower {
       }
     }
     if (this.stopped) return;
-    this.progress = { since: Date.now(), blocksAtStart: status.processedHeight!, lastLog: 0 };
+    this.progress = new CatchUpProgress(Date.now(), status.processedHeight!);
     if (this.opts.mode === 'light') this.startLight();
     else this.startBlocks(status);
   }
@@ -465,17 +469,17 @@ export class ChainFollower {
     this.noteApplied(status, ev.disconnected.length);
   }
 
+  /** A `catching up` line now and then while behind (CatchUpProgress), else one per block applied. */
   private logProgress(done: number, stateRoot: string | null, reorgDepth: number): void {
-    const now = Date.now();
-    const left = Math.max(0, (this.chainTipHeight ?? done) - done);
-    if (left > 0 && now - this.progress.lastLog >= PROGRESS_EVERY_MS) {
-      const secs = (now - this.progress.since) / 1000;
-      const rate = secs > 0 ? (done - this.progress.blocksAtStart) / secs : 0;
-      log.info('catching up', { processed_height: done, blocks_left: left, blocks_per_s: Math.round(rate * 10) / 10, eta_s: rate > 0 ? Math.round(left / rate) : null });
-      this.progress.lastLog = now;
-    } else if (left === 0) {
-      log.info('block applied', { height: done, state_root: stateRoot, reorg_depth: reorgDepth || undefined });
+    const tip = this.chainTipHeight ?? done;
+    if (tip <= done) {
+      if (stateRoot !== null) log.info('block applied', { height: done, state_root: stateRoot, reorg_depth: reorgDepth || undefined });
+      return;
     }
+    // Only a light follower holds blocks back for the first sync (its applyCeiling).
+    const hold = { ceiling: this.light ? this.initialSync.ceiling(Date.now()) : Infinity, payloadsTaken: this.syncPayloadsTaken };
+    const fields = this.progress.line(Date.now(), done, tip, hold);
+    if (fields) log.info('catching up', fields);
   }
 
   /** Ends block watching after the update the writer is applying, if any (watcher.ts). */

@@ -156,7 +156,7 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
     peerSubmit: (p) => submitPeerPayload(core, p.payload),
     peerSubmitMany: async (p) => {
       // Only sync sends many at once: its first round holds block application while it delivers.
-      core.follower.notePeerPayloads();
+      core.follower.notePeerPayloads(p.payloads.length);
       const held = new HeldHashes(core);
       return {
         results: await Promise.all(
