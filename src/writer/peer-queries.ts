@@ -380,14 +380,14 @@ export class PeerQueries {
 
   private async payloadOf(txid: string, held: PeerPayloadRead, reads: JournalReads): Promise<PeerPayload | null> {
     const l = this.w.ledger;
-    const { at, body, rec } = held;
+    const { at, body, position } = held;
     const storedRaw = { value: held.evidence };
     if (!at) return null;
     if (at.kind === 'call') {
       if (!body) return null;
-      const decided = rec && rec.block_height !== null && rec.tx_index !== null ? { height: rec.block_height, txIndex: rec.tx_index } : null;
+      const decided = position.block_height !== null && position.tx_index !== null ? { height: position.block_height, txIndex: position.tx_index } : null;
       const evidence = await l.payloadEvidence(txid, decided, reads, storedRaw);
-      return { payload: { kind: 'call', txid, contract_id: at.contract_id, body, evidence }, height: rec?.block_height ?? null, tx_index: rec?.tx_index ?? null };
+      return { payload: { kind: 'call', txid, contract_id: at.contract_id, body, evidence }, height: position.block_height, tx_index: position.tx_index };
     }
     const c = l.contract(at.contract_id);
     if (!c) return null;

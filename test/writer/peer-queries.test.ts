@@ -122,6 +122,37 @@ test('peer queries over a ledger with a deploy, confirmed and pending calls; a c
   }
 });
 
+test('a call is served to peers with the position its decision holds: a confirmed one its block and index, a dropped or pending one none', async () => {
+  const b = await LedgerBench.open();
+  const art = compileContract('test/fixtures/contracts/counter.svc').artifact as never;
+  const cid = await b.deploy(art);
+  const caller = id32('caller', 7);
+  const confirmed = await b.call(cid, 'bump', [{ type: 'u64', value: 1n }] as never, caller, 1n);
+  const doomed = b.callRecord(cid, 'bump', [{ type: 'u64', value: 2n }] as never, caller, 2n);
+  await b.ledger.acceptCall(doomed.rec);
+  const pending = await b.call(cid, 'bump', [{ type: 'u64', value: 3n }] as never, caller, 3n);
+  // One block confirms the first call and spends the second's outpoint in another transaction.
+  await b.block([confirmed], [[doomed.rec.outpoint, 'ab'.repeat(32)]]);
+  const height = b.height;
+  const dbPath = join(b.dir, 'db');
+  await b.ledger.db.close();
+  const writer = await Writer.open(dbPath, 'peer-positions', logger('test'));
+  try {
+    const h = writerPeerHandlers(writer);
+    const served = async (txid: string) => {
+      const p = (await h.peerPayload({ txid }))!;
+      assert.equal(unpackPayload(p.payload).txid, txid);
+      return { height: p.height, tx_index: p.tx_index };
+    };
+    assert.equal((await writer.ledger.call(doomed.rec.txid))!.status, 'dropped');
+    assert.deepEqual(await served(confirmed.getId()), { height, tx_index: 1 }, 'confirmed: its block and index');
+    assert.deepEqual(await served(doomed.rec.txid), { height: null, tx_index: null }, 'dropped: no place in the chain\'s order');
+    assert.deepEqual(await served(pending.getId()), { height: null, tx_index: null }, 'pending: no position');
+  } finally {
+    await writer.close();
+  }
+});
+
 /** The summary pairs, root and txid order computed straight from the store, uncached. */
 async function reference(writer: Writer, cid: string): Promise<{ root: string; pairs: string[] }> {
   const entries: { txid: string; kind: 'deploy' | 'call'; payload_hash: string }[] = [];

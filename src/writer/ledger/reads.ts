@@ -66,16 +66,22 @@ export async function readPayloadAt(db: Db, txid: string): Promise<HeldPayload |
   return v ? payloads.decode(v) : null;
 }
 
-/** What serving a payload to a peer reads of its txid: the holding, a call's body and record, the stored evidence (raw). */
+/**
+ * What serving a payload to a peer reads of its txid: the holding, a call's body and
+ * its position (the block and index that confirmed it; nulls while pending or dropped),
+ * the stored evidence (raw). Not the call's record: nothing of it is sent.
+ */
 export interface PeerPayloadRead {
   at: HeldPayload | null;
   body: Uint8Array | null;
-  rec: CallRecord | null;
+  position: Pick<CallRecord, 'block_height' | 'tx_index'>;
   evidence: Buffer | undefined;
 }
 
 /** Keys read per txid by `readForPeers`, in its order. */
-const PEER_READ_KEYS = 5;
+const PEER_READ_KEYS = 4;
+
+const UNDECIDED: Pick<CallRecord, 'block_height' | 'tx_index'> = { block_height: null, tx_index: null };
 
 /**
  * `PeerPayloadRead`s of many txids in one RocksDB multi-get (a GetPayloads answer of 32
@@ -85,13 +91,13 @@ export async function readForPeers(db: Db, m: LedgerMemory, txids: readonly stri
   const got = await db.getMany(
     txids.flatMap((t) => {
       const b = bytesOf(t);
-      return [payloads.key(b), callBodies.key(b), calls.key(b), callDecisions.key(b), evidenceStore.key(b)];
+      return [payloads.key(b), callBodies.key(b), callDecisions.key(b), evidenceStore.key(b)];
     }),
   );
   return txids.map((t, i) => {
-    const [at, body, fixed, decision, evidence] = got.slice(PEER_READ_KEYS * i, PEER_READ_KEYS * (i + 1));
-    const rec = m.pending.get(t)?.rec ?? (fixed ? calls.decode(fixed, decision) : null);
-    return { at: at ? payloads.decode(at) : null, body: body ? callBodies.decode(body) : null, rec, evidence };
+    const [at, body, decision, evidence] = got.slice(PEER_READ_KEYS * i, PEER_READ_KEYS * (i + 1));
+    const position = m.pending.has(t) || !decision ? UNDECIDED : callDecisions.positionOf(decision);
+    return { at: at ? payloads.decode(at) : null, body: body ? callBodies.decode(body) : null, position, evidence };
   });
 }
 

@@ -56,9 +56,20 @@ export function statusOf(b: Buffer): CallStatus {
   return s;
 }
 
+const opt = (v: number): number | null => (v === 0 ? null : v - 1);
+
+/**
+ * Where a stored decision places its call (the block and the call's index there; both
+ * null for a drop), without decoding its result or error: what serving the call to a
+ * peer needs of it.
+ */
+export function positionOf(b: Buffer): Pick<CallDecision, 'block_height' | 'tx_index'> {
+  statusOf(b);
+  return { block_height: opt(b.readUInt32BE(2)), tx_index: opt(b.readUInt32BE(6)) };
+}
+
 export function decode(b: Buffer): CallDecision {
   const status = statusOf(b);
-  const opt = (v: number): number | null => (v === 0 ? null : v - 1);
   let o = DECISION_HEAD;
   let result: unknown = null;
   if (b[o++] === 1) {
