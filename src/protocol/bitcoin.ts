@@ -27,7 +27,7 @@ export function initEcc(): void {
 // src/protocol/headers.ts), under the names the chain-data code has always imported them by.
 export { sha256d, displayHex } from './hash.js';
 export { merkleRoot } from './merkle-branch.js';
-export { parseHeader80 as parseHeaderBytes, hashMeetsTarget, type Header80 as ParsedHeader } from './headers.js';
+export { parseHeader80 as parseHeaderBytes, headerHash, headerPrevHash, hashMeetsTarget, type Header80 as ParsedHeader } from './headers.js';
 
 /** Internal-order bytes of a display-hex hash. */
 export function internalBytes(display: string): Uint8Array {

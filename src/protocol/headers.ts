@@ -25,6 +25,11 @@ export interface Header80 {
   hex: string;
 }
 
+/** The previous block's hash an 80-byte header names (display hex): `parseHeader80`'s `prevHash`. */
+export function headerPrevHash(bytes: Uint8Array): string {
+  return displayHex(bytes.subarray(4, 36));
+}
+
 /** Parses an 80-byte header (throws Error when it is not 80 bytes). */
 export function parseHeader80(bytes: Uint8Array): Header80 {
   if (bytes.length !== HEADER_BYTES) throw new Error(`header must be 80 bytes, got ${bytes.length}`);
@@ -32,7 +37,7 @@ export function parseHeader80(bytes: Uint8Array): Header80 {
   return {
     hash: displayHex(sha256d(bytes)),
     version: b.readUInt32LE(0),
-    prevHash: displayHex(bytes.subarray(4, 36)),
+    prevHash: headerPrevHash(bytes),
     merkleRoot: displayHex(bytes.subarray(36, 68)),
     timestamp: b.readUInt32LE(68),
     bits: b.readUInt32LE(72),

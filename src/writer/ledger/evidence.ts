@@ -120,6 +120,13 @@ export async function headersFrom(l: Ledger, from: number, count: number): Promi
 
 // ------------------------------------------------------------------ blocks from evidence
 
+/** A block read as its header alone: its height, its hash and the 80 bytes that hash to it. */
+export interface HeaderOnlyBlock {
+  height: number;
+  hash: string;
+  header: Uint8Array;
+}
+
 /** What the node's evidence places in one block read as a header alone (evidenceBlocks). */
 export interface EvidenceBlock {
   txs: BlockTx[];
@@ -130,8 +137,8 @@ export interface EvidenceBlock {
 
 /**
  * The transactions and spends of blocks read as a header alone that the node holds
- * evidence of, one entry per block of `blocks` (ascending heights, each with its parsed
- * header): anchors of payloads each block confirms (with their branches, so the journal
+ * evidence of, one entry per block of `blocks` (ascending heights; a header is parsed
+ * only where claims are filed under it): anchors of payloads each block confirms (with their branches, so the journal
  * keeps them) and spends of named outpoints by other transactions. A claim whose branch
  * does not fold to its block's merkle root is skipped (and counted): a peer's word is
  * never taken.
@@ -143,10 +150,10 @@ export interface EvidenceBlock {
  * block's own key range leaves them. Within a block the claims come in key order, as
  * that read gives them, so which of two claims for one index wins is the same.
  */
-export async function evidenceBlocks(l: Ledger, blocks: readonly { height: number; header: ParsedHeader }[]): Promise<EvidenceBlock[]> {
+export async function evidenceBlocks(l: Ledger, blocks: readonly HeaderOnlyBlock[]): Promise<EvidenceBlock[]> {
   if (blocks.length === 0) return [];
   const wanted = new Map<number, string>();
-  for (const b of blocks) wanted.set(b.height, b.header.hash);
+  for (const b of blocks) wanted.set(b.height, b.hash);
   const heights = [...wanted.keys()];
   const rows = await l.db.rangeOf(evidenceAt.heights(Math.min(...heights), Math.max(...heights)));
   const byHeight = new Map<number, { key: Buffer; value: Buffer }[]>();
@@ -157,7 +164,10 @@ export async function evidenceBlocks(l: Ledger, blocks: readonly { height: numbe
     if (!at) byHeight.set(h, (at = []));
     at.push(r);
   }
-  return blocks.map((b) => claimsInBlock(b.header, byHeight.get(b.height) ?? []));
+  return blocks.map((b) => {
+    const rows = byHeight.get(b.height);
+    return rows ? claimsInBlock(parseHeaderBytes(b.header), rows) : { txs: [], spends: [], refused: 0 };
+  });
 }
 
 /** One block's claims (`rows`, in key order) checked against its header. */

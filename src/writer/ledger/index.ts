@@ -25,7 +25,8 @@ import type { Program } from '../../vm/types.js';
 import type { Logger } from '../../log.js';
 import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../../records.js';
 import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
-import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
+import { headerHash, headerPrevHash, type ParsedHeader } from '../../protocol/bitcoin.js';
+import { HEADER_BYTES } from '../../protocol/headers.js';
 import { settlesAt, type Evidence, type FoldedRoots, type SpentBy } from '../../protocol/evidence.js';
 import { bytesOf } from './bytes.js';
 import { LedgerMemory } from './memory.js';
@@ -37,7 +38,7 @@ import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
 import type { HaltKind } from '../store/meta.js';
 import { owedReplayHeight, readCall, readCallIdUsed, readCalls, readCallPayload, readCallTxids, readCallsOf, readEvents, readForPeers, readPayloadAt, readStateRootAt, type PeerPayloadRead } from './reads.js';
-import { evidenceBlocks, evidenceEffect, type EvidenceEffect, type EvidenceReads, readForEvidence, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
+import { evidenceBlocks, evidenceEffect, type EvidenceEffect, type HeaderOnlyBlock, type EvidenceReads, readForEvidence, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
 import { JOURNAL_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
 
@@ -443,24 +444,25 @@ export class Ledger {
    * that error where a block-by-block reading would.
    */
   async blocksFromEvidence(bs: readonly ApplicableBlock[]): Promise<{ block: ApplicableBlock; refused: number }[]> {
-    const headerOf = (b: ApplicableBlock): ParsedHeader => {
+    // The hash and the link alone: the rest of the header (its merkle root) is parsed only
+    // for the few blocks the node holds evidence in (evidenceBlocks), not for every one.
+    const headerOf = (b: ApplicableBlock): Uint8Array => {
       if (!b.header) throw new NodeError('internal', `block ${b.height} is read as a header but comes without one`);
-      const header = parseHeaderBytes(b.header);
-      if (header.hash !== b.hash || header.prevHash !== b.prevHash) throw new NodeError('internal', `header of block ${b.height} is not block ${b.hash}`);
-      return header;
+      if (b.header.length !== HEADER_BYTES || headerHash(b.header) !== b.hash || headerPrevHash(b.header) !== b.prevHash) throw new NodeError('internal', `header of block ${b.height} is not block ${b.hash}`);
+      return b.header;
     };
     const take: ApplicableBlock[] = [];
-    const read: { height: number; header: ParsedHeader }[] = [];
+    const read: HeaderOnlyBlock[] = [];
     for (const b of bs) {
       if (b.headerOnly) {
-        let header: ParsedHeader;
+        let header: Uint8Array;
         try {
           header = headerOf(b);
         } catch (e) {
           if (take.length === 0) throw e;
           break;
         }
-        read.push({ height: b.height, header });
+        read.push({ height: b.height, hash: b.hash, header });
       }
       take.push(b);
     }
