@@ -23,7 +23,7 @@
  * Every step checks the stop signal, so a stop ends a catch-up at the next event.
  */
 import type { ParsedBlock, ParsedHeader } from '../protocol/bitcoin.js';
-import { parseHeaderBytes } from '../protocol/bitcoin.js';
+import { headerHash, headerPrevHash, parseHeaderBytes } from '../protocol/bitcoin.js';
 import { checkProofOfWork, decodeCompact, verifyHeaderRun } from '../protocol/headers.js';
 import type { PowParams } from '../protocol/activation.js';
 import type { ChainUpdate, ChainUpdateAnswer } from '../messages.js';
@@ -138,6 +138,11 @@ export function announcementWorthAsking(h: ParsedHeader, tip: ParsedHeader | nul
   if (checkProofOfWork(h.hash, h.bits, pow.powLimit) !== true) return false;
   if (!tip || pow.allowMinDifficulty) return true;
   return decodeCompact(h.bits).target <= 4n * decodeCompact(tip.bits).target;
+}
+
+/** Block `height` read as its stored header alone (its hash and link: nothing else of it is parsed here). */
+function headerOnlyBlock(height: number, header: Uint8Array): BlockInput {
+  return { height, hash: headerHash(header), prevHash: headerPrevHash(header), header, txs: [], headerOnly: true };
 }
 
 /** The best chain forked deeper than the follower goes, or below the journal's anchor. */
@@ -304,9 +309,18 @@ export class HeaderFollower {
 
   // ---------------------------------------------------------------- blocks
 
-  /** Applies blocks up to the header tip, one event at a time. */
+  /**
+   * Applies blocks up to the header tip, one event at a time. While the writer applies a
+   * header-only event, the next one's headers are read and hashed (`ahead`): building an
+   * event of 1,000 blocks (the headers read back from the writer, each hashed) took ~7 ms
+   * of every ~40 during which the writer waited. A prepared event is used only when it is
+   * the one this loop would build next and the node still holds its last header (the
+   * stored chain links, so the same top means the same run below it); otherwise it is
+   * built again, as it always was.
+   */
   async applyBlocks(): Promise<void> {
     let moved = 0;
+    let ahead: { from: number; last: number; blocks: Promise<BlockInput[] | null> } | null = null;
     while (!this.stopped) {
       const st = await this.o.sink.state();
       if (!st.headerTip || st.headerTip.height <= st.anchorHeight) return;
@@ -333,21 +347,29 @@ export class HeaderFollower {
       let last = disconnected.length > 0 ? reorgTop : Math.min(target, fork + cap, ceiling);
       // An event is all headers or all full blocks, ending where the kind changes.
       if (disconnected.length === 0) for (let h = fork + 2; h <= last; h++) if (full(h) !== firstFull) last = h - 1;
-      const rows = await this.o.sink.headers(fork + 1, last - fork);
-      if (rows.length !== last - fork) throw new HeaderChainBroken(`the node holds headers ${fork + 1}..${fork + rows.length}, not up to ${last}`);
-      const connected: BlockInput[] = [];
+      const headerOnly = disconnected.length === 0 && !firstFull;
+      const prepared = ahead;
+      ahead = null;
+      let connected = headerOnly && prepared?.from === fork + 1 && prepared.last === last ? await this.stillHeld(await prepared.blocks, st) : null;
       const fullBlocks = new Map<number, ParsedBlock>();
-      for (let i = 0; i < rows.length; i++) {
-        if (this.stopped) return;
-        const h = fork + 1 + i;
-        const header = parseHeaderBytes(rows[i]!);
-        if (full(h)) {
-          const b = await this.o.source.rawBlock(header.hash);
-          fullBlocks.set(h, b);
-          connected.push({ ...blockInputOf(connectedBlockOf(b, h)), header: rows[i]! });
-        } else connected.push({ height: h, hash: header.hash, prevHash: header.prevHash, header: rows[i]!, txs: [], headerOnly: true });
+      if (!connected) {
+        const rows = await this.o.sink.headers(fork + 1, last - fork);
+        if (rows.length !== last - fork) throw new HeaderChainBroken(`the node holds headers ${fork + 1}..${fork + rows.length}, not up to ${last}`);
+        connected = [];
+        for (let i = 0; i < rows.length; i++) {
+          if (this.stopped) return;
+          const h = fork + 1 + i;
+          if (full(h)) {
+            const b = await this.o.source.rawBlock(headerHash(rows[i]!));
+            fullBlocks.set(h, b);
+            connected.push({ ...blockInputOf(connectedBlockOf(b, h)), header: rows[i]! });
+          } else connected.push(headerOnlyBlock(h, rows[i]!));
+        }
       }
       if (this.stopped) return;
+      // The next event, as the next turn builds it if this one lands: its headers meanwhile.
+      const nextLast = Math.min(target, last + cap, ceiling);
+      if (headerOnly && nextLast > last) ahead = { from: last + 1, last: nextLast, blocks: this.readHeaderOnly(last + 1, nextLast) };
       let answer: ChainUpdateAnswer;
       try {
         answer = await this.o.sink.apply({ fork_height: fork, disconnected, connected });
@@ -359,6 +381,30 @@ export class HeaderFollower {
       }
       await this.attachDrops(answer, fullBlocks);
     }
+  }
+
+  /** Heights [from, last] of the stored header chain as header-only blocks; null when the node does not hold them all. */
+  private async readHeaderOnly(from: number, last: number): Promise<BlockInput[] | null> {
+    try {
+      const rows = await this.o.sink.headers(from, last - from + 1);
+      if (rows.length !== last - from + 1) return null;
+      return rows.map((row, i) => headerOnlyBlock(from + i, row));
+    } catch {
+      // Read again the usual way, which meets the same failure where it always did.
+      return null;
+    }
+  }
+
+  /**
+   * `blocks`, read ahead, when they still extend the processed tip and the node still
+   * holds their last header at its height (a header chain that changed meanwhile holds
+   * another there); else null.
+   */
+  private async stillHeld(blocks: BlockInput[] | null, st: FollowerState): Promise<BlockInput[] | null> {
+    const top = blocks?.[blocks.length - 1];
+    if (!blocks || !top || blocks[0]!.prevHash !== st.processed.hash) return null;
+    const [row] = await this.o.sink.headers(top.height, 1);
+    return row && headerHash(row) === top.hash ? blocks : null;
   }
 
   /** The highest height where the processed chain and the header chain hold the same block. */

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { BlockWatcher } from '../../../src/chain/watcher.js';
 import { blockInputOf } from '../../../src/chain/connected-block.js';
 import { HeaderFollower } from '../../../src/chain/header-follower.js';
+import { writerFollowerSink } from '../../helpers/follower-sink.js';
 import { REGTEST_POW } from '../../../src/protocol/activation.js';
 import { parseHeaderBytes } from '../../../src/protocol/bitcoin.js';
 import type { EsploraClient } from '../../../src/chain/esplora-client.js';
@@ -106,30 +107,18 @@ class SimNode {
       });
       return;
     }
-    // The sink the core's chain follower gives the header follower, straight onto this writer.
+    // The sink the core's chain follower gives the header follower, straight onto this writer (traced).
     const w = this.writer;
     this.follower = new HeaderFollower({
       pow: REGTEST_POW,
       source: this.world.headerSource(),
       rawTipWindow: this.rawTipWindow,
       sink: {
-        state: async () => {
-          const s = w.status();
-          return {
-            processed: { height: s.processedHeight!, hash: s.processedHash! },
-            headerTip: s.headerHeight === null ? null : { height: s.headerHeight, hash: s.headerHash! },
-            anchorHeight: s.anchorHeight!,
-            pending: s.pendingCalls + s.pendingDeploys,
-          };
-        },
-        headers: (from, count) => w.ledger.headers(from, count),
-        processedHash: async (h) => w.ledger.knownHash(h),
-        putHeaders: async (from, run, truncate) => void (await w.putHeaders(from, run, truncate)),
+        ...writerFollowerSink(w),
         apply: (u) => {
           trace(`${this.name} applies from ${u.fork_height}: ${u.connected.map((b) => (b.headerOnly ? 'h' : 'F')).join('')}`);
           return w.applyChainUpdate(u);
         },
-        storeSpentBy: (items) => w.storeSpentBy(items),
       },
     });
     const endpoint = { blockHashAt: (h: number) => this.world.source().blockHashAt(h) } as unknown as EsploraClient;
