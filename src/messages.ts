@@ -580,6 +580,13 @@ export type PeerApi = {
    * (ChainFollower.notePeerDelivered).
    */
   peerSyncDelivered(params: { height: number | null }): { ok: true };
+  /**
+   * A sync round has listed `payloads` payloads to fetch from its peer (what it lacks of
+   * the peer's sets), before fetching them: what the `catching up` line counts the
+   * payloads taken against while the first sync holds blocks back
+   * (ChainFollower.notePeerPayloadsListed).
+   */
+  peerSyncListed(params: { payloads: number }): { ok: true };
   /** The gossip process's view, shown in node_status. */
   peerReport(params: { peers: number; counters: GossipCounters; divergence: DivergenceReport | null }): { ok: true };
 };

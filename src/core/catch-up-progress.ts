@@ -6,7 +6,8 @@
  * as the sync delivers their payloads (InitialSyncHold), so a rate from blocks said hours
  * where the sync ended in seconds (100,000 payloads over a year of headers: `eta_s 11537`
  * three seconds before the tip). While that hold lasts, the line names the sync and the
- * payloads it has taken instead, also when no block moves; once the hold ends, the rate
+ * payloads it has taken, out of those it listed to fetch, instead, also when no block
+ * moves; once the hold ends, the rate
  * counts from there, not from the node's start.
  */
 
@@ -19,11 +20,13 @@ export interface SyncHoldState {
   ceiling: number;
   /** Payloads the first sync has handed over so far. */
   payloadsTaken: number;
+  /** Payloads peers' syncs have listed to fetch so far (each round lists what it lacks before fetching). */
+  payloadsListed: number;
 }
 
 export type ProgressFields =
   | { processed_height: number; blocks_left: number; blocks_per_s: number; eta_s: number | null }
-  | { processed_height: number; blocks_left: number; waiting_for: 'first peer sync'; sync_payloads_taken: number; applied_through: number | null };
+  | { processed_height: number; blocks_left: number; waiting_for: 'first peer sync'; sync_payloads_taken: number; sync_payloads_listed: number; applied_through: number | null };
 
 export class CatchUpProgress {
   private since: number;
@@ -53,7 +56,7 @@ export class CatchUpProgress {
     if (left === 0 || now - this.lastLog < PROGRESS_EVERY_MS) return null;
     this.lastLog = now;
     if (holding) {
-      return { processed_height: done, blocks_left: left, waiting_for: 'first peer sync', sync_payloads_taken: hold.payloadsTaken, applied_through: hold.ceiling >= 0 ? hold.ceiling : null };
+      return { processed_height: done, blocks_left: left, waiting_for: 'first peer sync', sync_payloads_taken: hold.payloadsTaken, sync_payloads_listed: hold.payloadsListed, applied_through: hold.ceiling >= 0 ? hold.ceiling : null };
     }
     const secs = (now - this.since) / 1000;
     const rate = secs > 0 ? (done - this.blocksAtStart) / secs : 0;

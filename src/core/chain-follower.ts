@@ -82,6 +82,8 @@ export class ChainFollower {
   private progress = new CatchUpProgress(0, 0);
   /** Payloads the first peer sync has handed over (the progress line while it holds blocks back). */
   private syncPayloadsTaken = 0;
+  /** Payloads peers' syncs listed to fetch, as they were listed: what the taken ones are out of. */
+  private syncPayloadsListed = 0;
   /** The writer's last status as this follower saw it (header tip for announcements). */
   private lastStatus: WriterStatus | null = null;
   /** Peers' tip announcements brought the last new block (see PEER_LED_POLL_INTERVALS). */
@@ -121,6 +123,11 @@ export class ChainFollower {
   /** Whether peers' header runs are taken (light following; submitHeaders). */
   get takesPeerHeaders(): boolean {
     return this.opts.mode === 'light';
+  }
+
+  /** A peer's sync listed `count` payloads to fetch (the `catching up` line's total for those taken). */
+  notePeerPayloadsListed(count: number): void {
+    this.syncPayloadsListed += count;
   }
 
   /** `count` payloads of a peer's sync were taken: the first sync still delivers (InitialSyncHold). */
@@ -477,7 +484,7 @@ export class ChainFollower {
       return;
     }
     // Only a light follower holds blocks back for the first sync (its applyCeiling).
-    const hold = { ceiling: this.light ? this.initialSync.ceiling(Date.now()) : Infinity, payloadsTaken: this.syncPayloadsTaken };
+    const hold = { ceiling: this.light ? this.initialSync.ceiling(Date.now()) : Infinity, payloadsTaken: this.syncPayloadsTaken, payloadsListed: this.syncPayloadsListed };
     const fields = this.progress.line(Date.now(), done, tip, hold);
     if (fields) log.info('catching up', fields);
   }

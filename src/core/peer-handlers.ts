@@ -237,6 +237,11 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
       };
     },
     peerTakeEvidence: (p) => takePeerEvidence(core, p.txid, p.evidence),
+    peerSyncListed: (p) => {
+      if (!Number.isSafeInteger(p.payloads) || p.payloads < 0) throw new NodeError('bad_request', 'payloads must be a non-negative integer', { field: 'payloads' });
+      core.follower.notePeerPayloadsListed(p.payloads);
+      return { ok: true as const };
+    },
     peerSyncDelivered: (p) => {
       if (p.height !== null && (!Number.isSafeInteger(p.height) || p.height < 0)) throw new NodeError('bad_request', 'height must be a non-negative integer or null', { field: 'height' });
       core.follower.notePeerDelivered(p.height ?? Infinity);

@@ -632,6 +632,8 @@ export class SyncEngine {
       }
     }
     missing.push(...interleave(listed, GET_PAYLOADS_MAX));
+    // What the core's progress line counts the payloads taken against (a first sync can take minutes).
+    if (missing.length > 0) core.call('peerSyncListed', { payloads: missing.length }).catch((e: unknown) => this.d.log.debug('could not tell the core what the sync will fetch', { error: (e as Error).message }));
     // Contracts this node holds nothing of: their calls wait for the deploy (below).
     const unheld = new Set(differing.filter((id) => (localSets[id]?.count ?? 0) === 0));
     const { fetched, applied } = await this.fetchAndApply(peer, missing, unheld, new DeliveredThrough(missing, unheld));

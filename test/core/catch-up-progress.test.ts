@@ -2,19 +2,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CatchUpProgress, PROGRESS_EVERY_MS } from '../../src/core/catch-up-progress.js';
 
-const OVER = { ceiling: Infinity, payloadsTaken: 0 };
+const OVER = { ceiling: Infinity, payloadsTaken: 0, payloadsListed: 0 };
 
 test('while the first peer sync holds blocks back, the catching-up line names the sync and its payloads, with no ETA from a block rate', () => {
   const start = 1_000_000;
   const tip = 52_560;
   const p = new CatchUpProgress(start, 0);
-  const first = p.line(start, 0, tip, { ceiling: -1, payloadsTaken: 0 });
-  assert.deepEqual(first, { processed_height: 0, blocks_left: tip, waiting_for: 'first peer sync', sync_payloads_taken: 0, applied_through: null });
-  assert.equal(p.line(start + PROGRESS_EVERY_MS - 1, 5, tip, { ceiling: 5, payloadsTaken: 4_096 }), null, 'at most one line per PROGRESS_EVERY_MS');
+  const first = p.line(start, 0, tip, { ceiling: -1, payloadsTaken: 0, payloadsListed: 0 });
+  assert.deepEqual(first, { processed_height: 0, blocks_left: tip, waiting_for: 'first peer sync', sync_payloads_taken: 0, sync_payloads_listed: 0, applied_through: null });
+  assert.equal(p.line(start + PROGRESS_EVERY_MS - 1, 5, tip, { ceiling: 5, payloadsTaken: 4_096, payloadsListed: 100_001 }), null, 'at most one line per PROGRESS_EVERY_MS');
   // 30 s into the sync: 146 blocks applied as their payloads came. A rate from blocks
   // (~5 a second) would have said ~3 hours; the sync ended 3 s later.
-  const mid = p.line(start + 30_000, 146, tip, { ceiling: 146, payloadsTaken: 90_112 });
-  assert.deepEqual(mid, { processed_height: 146, blocks_left: tip - 146, waiting_for: 'first peer sync', sync_payloads_taken: 90_112, applied_through: 146 });
+  const mid = p.line(start + 30_000, 146, tip, { ceiling: 146, payloadsTaken: 90_112, payloadsListed: 100_001 });
+  assert.deepEqual(mid, { processed_height: 146, blocks_left: tip - 146, waiting_for: 'first peer sync', sync_payloads_taken: 90_112, sync_payloads_listed: 100_001, applied_through: 146 });
   assert.ok(!('eta_s' in mid!));
 });
 
@@ -22,7 +22,7 @@ test('once the hold is over, blocks per second and the ETA count from its end, n
   const start = 2_000_000;
   const tip = 52_560;
   const p = new CatchUpProgress(start, 0);
-  p.line(start + 30_000, 146, tip, { ceiling: 146, payloadsTaken: 90_000 });
+  p.line(start + 30_000, 146, tip, { ceiling: 146, payloadsTaken: 90_000, payloadsListed: 100_001 });
   // The hold ends at +33 s with 150 blocks applied; 1 s later 25,150 are.
   assert.equal(p.line(start + 33_000, 150, tip, OVER), null, 'the last line was under PROGRESS_EVERY_MS ago');
   const after = p.line(start + 35_000, 25_150, tip, OVER);

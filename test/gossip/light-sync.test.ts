@@ -97,6 +97,14 @@ test('a fresh light node catches up through its peer\'s headers and evidenced pa
   // everything through), so no payload arrived late and replayed the chain from its block.
   const replays = L.lines.filter((l) => l.msg === 'replayed after a late payload');
   assert.deepEqual(replays, [], 'no replay while catching up');
+  // What an operator reads meanwhile: the payloads taken out of those the sync listed to
+  // fetch (the deploy and the 8 calls), listed before the first was taken.
+  const waiting = L.lines.filter((l) => l.msg === 'catching up' && l['waiting_for'] === 'first peer sync');
+  assert.ok(waiting.length > 0, 'a catching-up line while the first sync held blocks back');
+  for (const l of waiting) {
+    const [taken, listed] = [Number(l['sync_payloads_taken']), Number(l['sync_payloads_listed'])];
+    assert.ok(taken === 0 || listed === txids.length + 1, `payloads taken ${taken} out of ${listed} listed`);
+  }
 
   const c = await own.counters();
   const byRoute = Object.fromEntries(Object.entries(c.routes).map(([r, t]) => [r, t.all.requests]));
