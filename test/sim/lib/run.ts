@@ -82,6 +82,8 @@ class SimNode {
     readonly kind: NodeKind,
     /** A light node reads raw blocks within this many of the header tip while payloads wait (HeaderFollower rawTipWindow). */
     readonly rawTipWindow: number,
+    /** Header-only blocks a light node applies per event (HeaderFollower maxHeaderBlocksPerEvent): small ones take several, each read ahead while the one before is applied. */
+    readonly eventBlocks: number,
     private readonly world: World,
     base: string,
   ) {
@@ -113,6 +115,7 @@ class SimNode {
       pow: REGTEST_POW,
       source: this.world.headerSource(),
       rawTipWindow: this.rawTipWindow,
+      maxHeaderBlocksPerEvent: this.eventBlocks,
       sink: {
         ...writerFollowerSink(w),
         apply: (u) => {
@@ -310,14 +313,17 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     if (kinds.every((k) => k === kinds[0])) kinds[rng.int(3)] = kinds[0] === 'light' ? 'blocks' : 'light';
     // A light node's raw-block window: 0 (evidence alone, raw blocks only in reorganisations) is the hardest case.
     const window = (): number => rng.pick([0, 0, 2, 6]);
+    // Its events: the default 1,000 (a whole simulated chain at once) or a few blocks each.
+    const eventBlocks = (): number => rng.pick([1_000, 1_000, 2, 5]);
     for (const [i, name] of ['n0', 'n1', 'n2'].entries()) {
-      const node = new SimNode(name, kinds[i]!, window(), world, base);
+      const node = new SimNode(name, kinds[i]!, window(), eventBlocks(), world, base);
       await node.start();
       nodes.push(node);
     }
     const lateKind: NodeKind = rng.chance(50) ? 'light' : 'blocks';
     const lateWindow = window();
-    trace(`kinds: ${nodes.map((n) => `${n.name} ${n.kind}${n.kind === 'light' ? `/${n.rawTipWindow}` : ''}`).join(', ')}, late ${lateKind}`);
+    const lateEvents = eventBlocks();
+    trace(`kinds: ${nodes.map((n) => `${n.name} ${n.kind}${n.kind === 'light' ? `/${n.rawTipWindow}/${n.eventBlocks}` : ''}`).join(', ')}, late ${lateKind}`);
     const joinAt = Math.floor(opts.steps * (0.4 + rng.int(40) / 100));
     const deep = seed % opts.deepEvery === 0;
 
@@ -385,7 +391,7 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     };
     for (let step = 0; step < opts.steps; step++) {
       if (step === joinAt) {
-        const late = new SimNode('late', lateKind, lateWindow, world, base);
+        const late = new SimNode('late', lateKind, lateWindow, lateEvents, world, base);
         await late.start();
         nodes.push(late);
       }
