@@ -7,8 +7,9 @@
  * where the sync ended in seconds (100,000 payloads over a year of headers: `eta_s 11537`
  * three seconds before the tip). While that hold lasts, the line names the sync and the
  * payloads it has taken, out of those it listed to fetch, instead, also when no block
- * moves; once the hold ends, the rate
- * counts from there, not from the node's start.
+ * moves, with the rate at which it takes them and when, at that rate, it will have
+ * taken those listed so far; once the hold ends, the blocks' rate counts from there, not
+ * from the node's start.
  */
 
 /** A line at most this often (ms). */
@@ -26,13 +27,29 @@ export interface SyncHoldState {
 
 export type ProgressFields =
   | { processed_height: number; blocks_left: number; blocks_per_s: number; eta_s: number | null }
-  | { processed_height: number; blocks_left: number; waiting_for: 'first peer sync'; sync_payloads_taken: number; sync_payloads_listed: number; applied_through: number | null };
+  | {
+      processed_height: number;
+      blocks_left: number;
+      waiting_for: 'first peer sync';
+      sync_payloads_taken: number;
+      sync_payloads_listed: number;
+      /** Payloads taken per second since the sync took its first (null until a second count). */
+      sync_payloads_per_s: number | null;
+      /** Seconds until those listed so far are taken, at that rate (null without a rate). */
+      sync_eta_s: number | null;
+      applied_through: number | null;
+    };
 
 export class CatchUpProgress {
   private since: number;
   private blocksAtStart: number;
   private lastLog = -Infinity;
   private held = false;
+  /**
+   * When the hold first saw a payload taken, and how many: the payload rate counts from
+   * there, not from the node's start, whose first seconds go to the header chain.
+   */
+  private firstTaken: { at: number; taken: number } | null = null;
 
   constructor(now: number, processedHeight: number) {
     this.since = now;
@@ -53,10 +70,22 @@ export class CatchUpProgress {
       this.blocksAtStart = done;
     }
     this.held = holding;
+    if (holding && this.firstTaken === null && hold.payloadsTaken > 0) this.firstTaken = { at: now, taken: hold.payloadsTaken };
     if (left === 0 || now - this.lastLog < PROGRESS_EVERY_MS) return null;
     this.lastLog = now;
     if (holding) {
-      return { processed_height: done, blocks_left: left, waiting_for: 'first peer sync', sync_payloads_taken: hold.payloadsTaken, sync_payloads_listed: hold.payloadsListed, applied_through: hold.ceiling >= 0 ? hold.ceiling : null };
+      const first = this.firstTaken;
+      const rate = first && now > first.at && hold.payloadsTaken > first.taken ? (hold.payloadsTaken - first.taken) / ((now - first.at) / 1000) : null;
+      return {
+        processed_height: done,
+        blocks_left: left,
+        waiting_for: 'first peer sync',
+        sync_payloads_taken: hold.payloadsTaken,
+        sync_payloads_listed: hold.payloadsListed,
+        sync_payloads_per_s: rate === null ? null : Math.round(rate * 10) / 10,
+        sync_eta_s: rate === null ? null : Math.ceil(Math.max(0, hold.payloadsListed - hold.payloadsTaken) / rate),
+        applied_through: hold.ceiling >= 0 ? hold.ceiling : null,
+      };
     }
     const secs = (now - this.since) / 1000;
     const rate = secs > 0 ? (done - this.blocksAtStart) / secs : 0;

@@ -104,6 +104,8 @@ test('a fresh light node catches up through its peer\'s headers and evidenced pa
   for (const l of waiting) {
     const [taken, listed] = [Number(l['sync_payloads_taken']), Number(l['sync_payloads_listed'])];
     assert.ok(taken === 0 || listed === txids.length + 1, `payloads taken ${taken} out of ${listed} listed`);
+    // And how fast, and when at that rate: a number once the sync has taken payloads twice, null before.
+    for (const f of ['sync_payloads_per_s', 'sync_eta_s']) assert.ok(f in l && (l[f] === null || Number.isFinite(l[f])), `${f} in ${JSON.stringify(l)}`);
   }
 
   const c = await own.counters();
