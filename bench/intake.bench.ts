@@ -8,7 +8,7 @@
  * cores disturbs far less than rates.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,6 +19,7 @@ import { walletFromSecret, networkOf } from '../src/client/wallet.js';
 import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
 import { sha256 } from '../src/protocol/hash.js';
 import { figure, measureRate, stat, type Figure } from './harness.js';
+import { cpuPerUnitUs, nodeCpuSeconds } from './lib/node-cpu.js';
 import { compileContract, repoRoot } from '../test/helpers/ledger-fixture.js';
 import { spawn } from 'node:child_process';
 
@@ -163,40 +164,7 @@ export default async function run(): Promise<Figure[]> {
     // Also split by where it went: the core's main thread (intake orchestration, the
     // anchor GET, RPC), the core's other threads (pool workers with the verifies, the
     // writer, V8's compiler and GC helpers), REST, gossip and the supervisor.
-    const ticksOf = (path: string): number => {
-      const st = readFileSync(path, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      return Number(f[11]) + Number(f[12]);
-    };
-    const roleOf = (pid: number): string => {
-      const m = /dist\/src\/(\w+)\/main\.js/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-      return m ? m[1]! : 'supervisor';
-    };
-    const nodeCpu = (): Record<string, number> => {
-      const pids = [node.pid!];
-      for (const d of readdirSync('/proc')) {
-        if (!/^\d+$/.test(d)) continue;
-        try {
-          const st = readFileSync(`/proc/${d}/stat`, 'utf8');
-          if (Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]) === node.pid) pids.push(Number(d));
-        } catch {
-          /* exited */
-        }
-      }
-      const out: Record<string, number> = { total: 0 };
-      for (const pid of pids) {
-        const role = roleOf(pid);
-        const all = ticksOf(`/proc/${pid}/stat`);
-        out['total']! += all;
-        if (role === 'core') {
-          const main = ticksOf(`/proc/${pid}/task/${pid}/stat`);
-          out['core main thread'] = main;
-          out['core other threads'] = all - main;
-        } else out[role] = (out[role] ?? 0) + all;
-      }
-      for (const k of Object.keys(out)) out[k]! /= 100; // USER_HZ ticks to seconds
-      return out;
-    };
+    const nodeCpu = (): Record<string, number> => nodeCpuSeconds(node.pid!);
     const cpuPerCallUs: number[] = [];
     /** Per run: microseconds per accepted call by place (see nodeCpu). */
     const splits: Record<string, number>[] = [];
@@ -216,8 +184,7 @@ export default async function run(): Promise<Figure[]> {
       const cpu0 = nodeCpu();
       rates.push(await load(String(r), bodies.slice(from, from + CALLS_PER_RUN)));
       const cpu1 = nodeCpu();
-      const split: Record<string, number> = {};
-      for (const k of Object.keys(cpu1)) split[k] = ((cpu1[k]! - (cpu0[k] ?? 0)) * 1e6) / CALLS_PER_RUN;
+      const split = cpuPerUnitUs(cpu0, cpu1, CALLS_PER_RUN);
       cpuPerCallUs.push(split['total']!);
       splits.push(split);
     }
