@@ -15,7 +15,9 @@
  *    peer P: endpoint requests (goal <= 50), bytes (goal < 50 MB), wall time (goal < 3
  *    min); payloads/s against BIP-340 verifies x threads measured in the same run (goal:
  *    at least half); the CPU both nodes spent per payload against one verify's (how far
- *    from the goal, in a form the machine's noise moves less).
+ *    from the goal, in a form the machine's noise moves less), and against the floor, the
+ *    work any design does per payload (bench/lib/payload-floor.ts), measured after the
+ *    catch-up with both nodes stopped: how much of that CPU is the pipeline.
  * 3. The largest sustained call rate within a 700-requests-per-hour budget: the devnet in
  *    public mode (700 an hour, burst 10, per client address), the node with its default
  *    budget (600 an hour, burst 30) and block check interval (60 s), blocks every 10
@@ -42,6 +44,7 @@ import { figure, measureRate, stat, type Figure, type Stat } from './harness.js'
 import { cpuPerUnitUs, nodeCpuSeconds, splitText } from './lib/node-cpu.js';
 import { repoRoot } from '../test/helpers/ledger-fixture.js';
 import { BankCalls, type CallBody } from './lib/bank-calls.js';
+import { payloadFloor, syncedCalls } from './lib/payload-floor.js';
 import { startNode, type NodeProcess } from '../test/helpers/node-process.js';
 import { freePort, gossipEnv } from '../test/helpers/gossip.js';
 
@@ -76,6 +79,8 @@ const PROFILE_DIR = process.env['ENDPOINT_BENCH_PROFILE_DIR'];
 const LOG_DIR = process.env['ENDPOINT_BENCH_LOG_DIR'];
 /** Calls per block while the peer takes them (a full mainnet block holds 2,500-4,000 transactions). */
 const CALLS_PER_BLOCK = 2_000;
+/** Calls the floor is measured over (the first blocks' worth): enough for stable per-payload figures. */
+const FLOOR_SAMPLE = 8_192;
 /** Part 3: an hour of blocks. */
 const RATE_BLOCKS = 6;
 /** Part 3: calls built before the run (the run ends early if the node takes them all). */
@@ -370,9 +375,11 @@ async function freshCatchUp(verifies: Stat, threads: number): Promise<Figure[]> 
     // The calls, CALLS_PER_BLOCK a block, each taken by the peer while its anchor waits in
     // the mempool (with anchor_tx, as the SDK sends it), then mined; the peer reads each
     // block at the tip and keeps every call's evidence.
+    const floorSample: CallBody[] = [];
     for (let done = 0; done < PAYLOADS; ) {
       const k = Math.min(CALLS_PER_BLOCK, PAYLOADS - done);
       const bodies = Array.from({ length: k }, () => calls.next(true));
+      if (floorSample.length < FLOOR_SAMPLE) floorSample.push(...bodies.slice(0, FLOOR_SAMPLE - floorSample.length));
       const file = join(dir, 'bodies.json');
       writeFileSync(file, JSON.stringify(bodies));
       const out = await exec(process.execPath, [join(repoRoot, 'dist/bench/intake-load.js'), P.restUrl, file, String(SUBMIT_CONCURRENCY)], { maxBuffer: 1 << 20 });
@@ -416,6 +423,11 @@ async function freshCatchUp(verifies: Stat, threads: number): Promise<Figure[]> 
     const requests = c.total.all.requests;
     const mb = c.total.all.bytes / 1e6;
     const ceiling = scaled(verifies, threads);
+    // The floor with the machine otherwise idle: both nodes stopped.
+    await Promise.all(nodes.map((n) => n.stop()));
+    const floor = await payloadFloor(syncedCalls(chain, floorSample), PAYLOADS + 1);
+    const verifyUs = 1e6 / verifies.median;
+    const inVerifies = (us: number): string => `${Math.round(us)} us = ${(us / verifyUs).toFixed(2)} verifies`;
     const sizes = `${chain.height} blocks (${HEADERS} asked), ${PAYLOADS} calls + 1 deploy held by the peer; F's routes: ${routesText(c)}; gossip: ${JSON.stringify({ sync_payloads_fetched: fs['gossip']?.['sync_payloads_fetched'], payloads_accepted: fs['gossip']?.['payloads_accepted'] })}; ${catchUpMarks(F, chain.height)}; deferred checks: ${JSON.stringify(fs['chain']?.['deferred_checks'])}; at the default budget (600 an hour) these requests alone take ${(requests / 600).toFixed(1)} h; building the chain and loading the peer took ${setupS.toFixed(0)} s (not measured)`;
     return [
       {
@@ -447,6 +459,19 @@ async function freshCatchUp(verifies: Stat, threads: number): Promise<Figure[]> 
           target: `lower is better; ratio = verifies worth of CPU per payload (half the ceiling needs <= 2 with the ${threads} threads' cores busy)`,
         }),
         notes: `from /proc/<pid>/stat: the fresh node from its start, the serving peer from the fresh node's start; fresh node ${Math.round(freshCpu['total']!)} us (${splitText(freshCpu)}); serving peer ${Math.round(peerCpu['total']!)} us (${splitText(peerCpu)})`,
+      },
+      {
+        // What the pipeline costs beyond the work itself. Half the ceiling allows 2 verifies'
+        // worth a payload in all (above): what the floor leaves of that is what every
+        // process, thread and hand-over of both nodes must fit in.
+        ...figure({
+          name: 'fresh light node catch-up: CPU per payload against the floor (the work any design does per payload)',
+          unit: 'us/payload',
+          value: one(freshCpu['total']! + peerCpu['total']!),
+          ceiling: { name: 'floor: open + evidence + wire + store, one thread of this process', ...one(floor.total) },
+          target: `lower is better; 1 = nothing but the floor; half the verify ceiling needs <= ${((2 * verifyUs) / floor.total).toFixed(2)} here (2 verifies' worth)`,
+        }),
+        notes: `floor per payload, over ${floorSample.length} of the calls (store: ${PAYLOADS + 1} records): ${inVerifies(floor.total)} (open the envelope, with the verify, ${inVerifies(floor.open)}; evidence and binding ${inVerifies(floor.evidence)}; the peer wire, both ends, ${inVerifies(floor.wire)}; body and evidence into RocksDB, flushes and compactions included, ${inVerifies(floor.store)}); not counted: executing the call and storing its effects, the serving peer's reads, hand-overs between processes and threads, their garbage; so 2 verifies less the floor, ${Math.round(2 * verifyUs - floor.total)} us, is what all of that may cost a payload at half the ceiling`,
       },
     ];
   } finally {
