@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as protoLoader from '@grpc/proto-loader';
-import { openEnvelope } from '../../src/protocol/envelope.js';
+import { decodeEnvelope, openEnvelope } from '../../src/protocol/envelope.js';
 import { checkEvidence, type Evidence } from '../../src/protocol/evidence.js';
 import { checkCallBinding } from '../../src/protocol/binding.js';
 import { internalBytes } from '../../src/protocol/bitcoin.js';
@@ -36,6 +36,7 @@ import type { CallBody } from './bank-calls.js';
 /** A call as a peer sends it in a sync: its body, its evidence placing it in its block. */
 export interface SyncedCall {
   payload: WirePayload;
+  /** The outpoint its envelope names (what intake hands checkEvidence). */
   outpoint: { txid: string; vout: number };
 }
 
@@ -59,11 +60,11 @@ export function syncedCalls(chain: DevnetChain, bodies: readonly CallBody[]): Sy
     list.forEach(({ body, index }, k) => {
       const tx = chain.getTx(body.txid)!;
       const bytes = Buffer.from(body.payload, 'base64');
-      const input = tx.ins[0]!;
+      const envelope = decodeEnvelope(bytes);
       const evidence: Evidence = { anchorTx: tx.toBuffer(), confirmed: { blockHash: block.hash, height, txIndex: index, branch: branches[k]! }, spentBy: null };
       out.push({
         payload: { kind: 'call', txid: body.txid, contract_id: body.contract_id, body: new Uint8Array(bytes), evidence },
-        outpoint: { txid: Buffer.from(input.hash).reverse().toString('hex'), vout: input.index },
+        outpoint: { txid: Buffer.from(envelope.outpointTxid).toString('hex'), vout: envelope.outpointVout },
       });
     });
   }
