@@ -7,7 +7,6 @@
 import { toWire, type WireError } from '../errors.js';
 import { openEnvelope } from '../protocol/envelope.js';
 import { toHex } from '../protocol/hash.js';
-import { typedValueToJson, type Value } from '../protocol/value.js';
 import { checkDeploy } from '../vm/deploy-check.js';
 import { runSimulation, type SimulateTask } from './simulate.js';
 
@@ -25,10 +24,10 @@ export type PoolTask =
   /** A read-only run against a state snapshot (src/pool/simulate.ts). */
   | ({ kind: 'simulate' } & SimulateTask);
 
+/** What intake reads of an opened call: the fields of its record and of the binding check (the arguments stay in the payload, read at execution). */
 export interface OpenedCall {
   contractId: string;
   function: string;
-  args: { type: string; value: string | boolean }[];
   caller: string;
   callId: string;
   outpoint: string;
@@ -42,7 +41,6 @@ function openCall(payload: Uint8Array): OpenedCall {
   return {
     contractId: toHex(e.contractId),
     function: e.function,
-    args: e.args.map((v: Value) => typedValueToJson(v)),
     caller: toHex(e.caller),
     callId: e.callId.toString(),
     outpoint: `${toHex(e.outpointTxid)}:${e.outpointVout}`,
