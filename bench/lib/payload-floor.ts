@@ -143,11 +143,11 @@ export async function payloadFloor(calls: readonly SyncedCall[], storeCount: num
 
   const dir = mkdtempSync(join(tmpdir(), 'svc-floor-'));
   const db = rocksAt(join(dir, 'db'));
-  let open_ = false;
+  let dbOpen = false;
   let store: number;
   try {
     await db.open();
-    open_ = true;
+    dbOpen = true;
     const bodies = calls.map((c) => callBodies.encode(Buffer.from(c.payload.body)));
     const evidences = calls.map((c) => evidenceStore.encode(c.payload.evidence!));
     store = perPayload(
@@ -164,13 +164,13 @@ export async function payloadFloor(calls: readonly SyncedCall[], storeCount: num
           await batch.write({ sync: false });
         }
         // Closing flushes the memtables: the writes' whole cost, not the part before a flush.
-        open_ = false;
+        dbOpen = false;
         await db.close();
       }),
       storeCount,
     );
   } finally {
-    if (open_) await db.close();
+    if (dbOpen) await db.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return { open, evidence, wire, store, total: open + evidence + wire + store };
