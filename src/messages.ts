@@ -235,6 +235,8 @@ export interface StreamStep {
   common: number | null;
   /** Height every read of this step stops at; null before the node has a block. */
   to: number | null;
+  /** The node's durable tip when the step was read: above `to`, the feed has more blocks to step through at once. */
+  tip: number | null;
   /** Blocks (common, to] ascending; without `known`, the last `max_blocks` blocks up to the tip. */
   blocks: StreamBlock[];
   /**

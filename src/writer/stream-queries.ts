@@ -69,7 +69,7 @@ export class StreamQueries {
       const tip = l.tip?.height ?? null;
       const common = await this.common(p.known);
       const missing = p.contracts.filter((c) => !l.contract(c));
-      const out: StreamStep = { common, to: null, blocks: [], events: [], call_pages: [], block_pages: [], calls: [], txids: [], missing, locators: {} };
+      const out: StreamStep = { common, to: null, tip, blocks: [], events: [], call_pages: [], block_pages: [], calls: [], txids: [], missing, locators: {} };
       if (tip === null) {
         out.events = p.events.map(() => ({ events: [], more: false }));
         out.call_pages = p.call_pages.map(() => ({ calls: [], more: false }));

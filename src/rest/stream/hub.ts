@@ -207,8 +207,12 @@ export class StreamHub {
     for (const s of subs) s.start(step);
     for (const kind of KINDS) kind.deliver(subs, step);
 
-    // Behind: some subscription has more to read now (not paused).
+    // Behind: the feed itself (a step holds at most STEP_BLOCKS new blocks: after a burst
+    // the rest is stepped through now, not at the next block's announcement, which left the
+    // feed and every subscription at its head a step per block behind the node), or some
+    // subscription has more to read now (not paused).
     const head = step.head ?? res.to;
+    if (res.tip !== null && head < res.tip) return true;
     return subs.some((s) => !s.conn.closed && s.conn.subs.get(s.id) === s && s.behind(head));
   }
 }
