@@ -19,6 +19,12 @@
  *     events: read as headers alone, or in full within `rawTipWindow` of the tip while the
  *     writer holds pending payloads. Calls a full block drops get their spender's evidence
  *     from the block in hand.
+ *  3. Before blocks below that window are applied as headers while payloads are pending
+ *     (a burst: the node was away, or the endpoint's blocks came at once), the held
+ *     anchors are looked for in them (`findConfirmingBlocks`): one `/tx/:txid/status` per
+ *     anchor asked, and the block it names read in full, which settles every other held
+ *     anchor confirmed there; those blocks are then applied in full, so the payloads
+ *     they confirm execute in their block, not in a replay after it.
  *
  * Every step checks the stop signal, so a stop ends a catch-up at the next event.
  */
@@ -40,6 +46,16 @@ import { NodeError } from '../errors.js';
  */
 const MAX_CHAIN_MOVED_RETRIES = 8;
 
+/**
+ * Held anchors asked about per block of a burst (findConfirmingBlocks): one status request
+ * per ten blocks, as many as the burst's headers cost (ten a page), so looking costs at
+ * most what following the burst does, whatever the node holds pending. Each answer that
+ * names a block settles every held anchor of that block (it is read in full), and
+ * anchors usually confirm together, so a handful finds a burst's confirmations; what it
+ * misses deferred checks find, and the payload replays from its block.
+ */
+const BLOCKS_PER_ANCHOR_PROBE = 10;
+
 /** A block header as the endpoint's block list gives it (the client checked hash against the 80 bytes). */
 export interface HeaderRow {
   height: number;
@@ -53,6 +69,8 @@ export interface HeaderSource {
   /** The ten blocks from `top` down (the ten newest without it), newest first. */
   blocks(top?: number): Promise<HeaderRow[]>;
   rawBlock(hash: string): Promise<ParsedBlock>;
+  /** Where the endpoint's best chain confirmed `txid` (Esplora's `/tx/:txid/status`), null while it shows it unconfirmed or not at all. */
+  txBlock(txid: string): Promise<{ height: number; hash: string } | null>;
 }
 
 export interface FollowerState {
@@ -74,6 +92,8 @@ export interface FollowerSink {
   putHeaders(from: number, run: Uint8Array[], truncate: boolean): Promise<void>;
   apply(update: ChainUpdate): Promise<ChainUpdateAnswer>;
   storeSpentBy(items: { txid: string; spentBy: SpentBy }[]): Promise<void>;
+  /** The anchors of held pending payloads whose evidence places them in no block (the writer's pendingPayloads with no `settles_at`). */
+  unplacedAnchors(): Promise<string[]>;
 }
 
 export interface HeaderFollowerOptions {
@@ -155,6 +175,17 @@ export class HeaderFollower {
   private readonly o: Required<Omit<HeaderFollowerOptions, 'signal'>> & { signal?: AbortSignal };
   /** The endpoint's tip as the last poll saw it. */
   endpointTip: { height: number; hash: string } | null = null;
+  /** Blocks not applied yet where held anchors confirmed (findConfirmingBlocks): height -> hash. Read in full. */
+  private readonly confirming = new Map<number, string>();
+  /** The block up to which held anchors were looked for (findConfirmingBlocks); a header chain that no longer holds it is looked at again. */
+  private lookedTo: { height: number; hash: string } | null = null;
+  /**
+   * Held anchors the endpoint showed unconfirmed, with its tip's height when asked: not
+   * confirmed at or below it (on that chain). Those asked longest ago are asked first.
+   */
+  private readonly unconfirmedThrough = new Map<string, number>();
+  /** Requests spent looking for held anchors in bursts (node_status, tests). */
+  readonly burstLookups = { statuses: 0, blocks: 0 };
 
   constructor(opts: HeaderFollowerOptions) {
     this.o = {
@@ -340,7 +371,16 @@ export class HeaderFollower {
       // (one request a block; reorganisations are rare and short). Its event ends at the old
       // tip, so the next one sees the pending count after the rewind.
       const reorgTop = disconnected.length > 0 ? Math.min(target, st.processed.height) : fork;
-      const full = (h: number): boolean => this.o.readAll || h <= reorgTop || (st.pending > 0 && target - h < this.o.rawTipWindow);
+      // Blocks below the tip window would be read as headers: first find where held anchors confirmed in them.
+      const headerTop = Math.min(target - this.o.rawTipWindow, ceiling);
+      if (!this.o.readAll && st.pending > 0 && disconnected.length === 0 && headerTop > fork) {
+        const looked = await this.lookedHeight();
+        if (headerTop > Math.max(fork, looked)) {
+          await this.findConfirmingBlocks(Math.max(fork, looked) + 1, headerTop);
+          if (this.stopped) return;
+        }
+      }
+      const full = (h: number): boolean => this.o.readAll || h <= reorgTop || (st.pending > 0 && target - h < this.o.rawTipWindow) || this.confirming.has(h);
       const firstFull = full(fork + 1);
       const cap = firstFull ? this.o.maxRawBlocksPerEvent : this.o.maxHeaderBlocksPerEvent;
       // A reorganisation is applied whole (see above); other events stop at the ceiling.
@@ -380,7 +420,63 @@ export class HeaderFollower {
         throw e;
       }
       await this.attachDrops(answer, fullBlocks);
+      for (const h of this.confirming.keys()) if (h <= last) this.confirming.delete(h);
     }
+  }
+
+  /**
+   * Finds the blocks of heights [from, to], not applied yet, where anchors of held
+   * payloads confirmed, so they are read in full and their payloads execute with them
+   * (a burst would otherwise apply them as headers and learn of the confirmations from
+   * deferred checks, replaying from each). Held anchors are asked one at a time
+   * (`/tx/:txid/status`, Esplora has no batch question), at most one per
+   * BLOCKS_PER_ANCHOR_PROBE blocks of the range; a block one names (and the node holds at
+   * that height) is read in full at once, and every other held anchor in it is settled
+   * with it. Anchors never asked come first, then those asked longest ago.
+   */
+  private async findConfirmingBlocks(from: number, to: number): Promise<void> {
+    let asks = Math.ceil((to - from + 1) / BLOCKS_PER_ANCHOR_PROBE);
+    const anchors = await this.o.sink.unplacedAnchors();
+    const held = new Set(anchors);
+    for (const t of this.unconfirmedThrough.keys()) if (!held.has(t)) this.unconfirmedThrough.delete(t);
+    const order = anchors
+      .filter((t) => (this.unconfirmedThrough.get(t) ?? -1) < to)
+      .sort((a, b) => (this.unconfirmedThrough.get(a) ?? -1) - (this.unconfirmedThrough.get(b) ?? -1));
+    const settled = new Set<string>();
+    for (const txid of order) {
+      if (asks <= 0 || this.stopped) break;
+      if (settled.has(txid)) continue;
+      asks--;
+      const tipThen = this.endpointTip?.height ?? to;
+      const at = await this.o.source.txBlock(txid);
+      this.burstLookups.statuses++;
+      if (at === null) {
+        this.unconfirmedThrough.set(txid, tipThen);
+        continue;
+      }
+      this.unconfirmedThrough.delete(txid);
+      // Below `from`: applied already (a deferred check places it); above `to`: read in full anyway.
+      if (at.height < from || at.height > to || this.confirming.has(at.height)) continue;
+      const [row] = await this.o.sink.headers(at.height, 1);
+      if (!row || headerHash(row) !== at.hash) continue; // another branch than the node's headers
+      const block = await this.o.source.rawBlock(at.hash);
+      this.burstLookups.blocks++;
+      this.confirming.set(at.height, at.hash);
+      for (const t of block.txids) if (held.has(t)) settled.add(t);
+    }
+    const [top] = await this.o.sink.headers(to, 1);
+    this.lookedTo = top ? { height: to, hash: headerHash(top) } : null;
+  }
+
+  /** The height up to which held anchors were looked for, while the header chain still holds that block; else -1. */
+  private async lookedHeight(): Promise<number> {
+    const l = this.lookedTo;
+    if (!l) return -1;
+    const [row] = await this.o.sink.headers(l.height, 1);
+    if (row && headerHash(row) === l.hash) return l.height;
+    this.lookedTo = null;
+    this.confirming.clear();
+    return -1;
   }
 
   /** Heights [from, last] of the stored header chain as header-only blocks; null when the node does not hold them all. */

@@ -59,6 +59,9 @@ function jittered(ms: number): number {
   return Math.max(1, Math.round(ms * (1 - POLL_JITTER + 2 * POLL_JITTER * Math.random())));
 }
 
+/** Pending payloads listed from the writer per request when a burst's held anchors are looked for. */
+const PENDING_PAGE = 4_096;
+
 /** Proven announcers remembered: far more than a node's peers (gossip.max_peers); past it the set starts afresh. */
 const MAX_PROVEN_ANNOUNCERS = 256;
 
@@ -252,6 +255,10 @@ export class ChainFollower {
           return rows;
         },
         rawBlock: (hash: string) => this.chain.rawBlock(hash, TIP),
+        txBlock: async (txid: string) => {
+          const s = await this.chain.txStatus(txid, TIP);
+          return s.confirmed ? { height: s.block_height, hash: s.block_hash } : null;
+        },
       },
       sink: {
         state: async () => {
@@ -276,6 +283,15 @@ export class ChainFollower {
           return answer;
         },
         storeSpentBy: async (items) => void (await writer.call('storeSpentBy', { items })),
+        unplacedAnchors: async () => {
+          const out: string[] = [];
+          for (let after = ''; ; ) {
+            const page = await writer.call('pendingPayloads', { after, limit: PENDING_PAGE });
+            for (const p of page) if (p.settles_at === null) out.push(p.txid);
+            if (page.length < PENDING_PAGE) return out;
+            after = page[page.length - 1]!.txid;
+          }
+        },
       },
       mayPageEndpoint: (missing) =>
         !this.opts.hasPeers || Date.now() - this.startedAt >= PEER_HEADER_WAIT_MS || (this.initialSync.isDone && missing <= ENDPOINT_HEADER_PAGING_FREE),

@@ -21,5 +21,6 @@ export function writerFollowerSink(w: Writer): FollowerSink {
     putHeaders: async (from, run, truncate) => void (await w.putHeaders(from, run, truncate)),
     apply: (u) => w.applyChainUpdate(u),
     storeSpentBy: (items) => w.storeSpentBy(items),
+    unplacedAnchors: async () => (await w.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER)).filter((p) => p.settles_at === null).map((p) => p.txid),
   };
 }

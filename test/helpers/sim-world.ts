@@ -296,7 +296,11 @@ export class World {
       }
       return out;
     };
-    return { blocks: rows, rawBlock: (hash: string) => this.rawBlock(hash) };
+    const txBlock = async (txid: string): Promise<{ height: number; hash: string } | null> => {
+      const b = this.confirmedAt(txid);
+      return b ? { height: b.height, hash: b.hash } : null;
+    };
+    return { blocks: rows, rawBlock: (hash: string) => this.rawBlock(hash), txBlock };
   }
 
   private async rawBlock(hash: string): Promise<ParsedBlock> {
