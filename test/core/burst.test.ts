@@ -126,3 +126,29 @@ test('a 300-block burst confirming held calls applies their blocks with them: no
   assert.equal(ev['block_height'], tip + 1);
   feed.close();
 });
+
+test('a call confirmed deep in a burst that reached the node after it replays from its block, not from the journal\'s start', async () => {
+  // Sent to the blocks-mode node only: the light node holds nothing, so it applies the burst as headers.
+  const c = await client(full, devnet, wallet).call({ contractId: counterId, function: 'bump', args: ['u64:7'], abi: counter.abi });
+  const start = devnet.chain.height;
+  devnet.chain.mine(1, [c.anchor.txid]);
+  devnet.chain.mine(299, []);
+  const tip = devnet.chain.height;
+  await Promise.all([waitSynced(light, devnet, 120_000), waitSynced(full, devnet, 120_000)]);
+  assert.equal((await statusOf(full, c.anchor.txid)).block_height, start + 1);
+
+  const seen = light.lines.length;
+  const r = await postJson(`${light.restUrl}/contract_call`, c.body);
+  assert.ok(r.status < 300, JSON.stringify(r.body));
+  const replay = await light.waitFor((l) => light.lines.indexOf(l) >= seen && l.msg === 'replayed after a late payload', 60_000, 'the late call\'s replay');
+  assert.equal(replay['from'], start + 1, 'replayed from the block that confirmed it');
+  assert.equal(replay['to'], tip);
+  assert.deepEqual(light.lines.slice(seen).filter((l) => l.msg === 're-deriving state from the block journal'), [], 'no re-derivation from the journal\'s start');
+  const [l, f] = await Promise.all([statusOf(light, c.anchor.txid), statusOf(full, c.anchor.txid)]);
+  assert.equal(l.status, 'executed', JSON.stringify(l));
+  assert.deepEqual(l, f, 'the same status as the blocks-mode node');
+  for (let h = start; h <= tip; h++) {
+    const [a, b] = await Promise.all([getJson(`${light.restUrl}/v2/state_root/${h}`), getJson(`${full.restUrl}/v2/state_root/${h}`)]);
+    assert.deepEqual(a.body, b.body, `the same root at ${h}`);
+  }
+});

@@ -15,7 +15,7 @@ import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp,
 import { callCounts, headers, callDecisions, contractCalls, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
 import { DROPPED, bufferView, bytesOf, hexOf } from './bytes.js';
 import type { LedgerMemory, PendingCall } from './memory.js';
-import { JOURNAL_WINDOW } from './stored.js';
+import { JOURNAL_WINDOW, REPLAY_WINDOW } from './stored.js';
 import { UndoBatch } from './undo-log.js';
 import type { Ledger } from './index.js';
 
@@ -139,7 +139,8 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
     m.callCounts.set(cid, after);
   }
   batch.raw({ type: 'put', key: undo.key(height), value: batch.undo.bytes() });
-  if (height - JOURNAL_WINDOW > 0) batch.raw({ type: 'del', key: undo.key(height - JOURNAL_WINDOW) });
+  if (height - REPLAY_WINDOW > 0) batch.raw({ type: 'del', key: undo.key(height - REPLAY_WINDOW) });
+  l.undoLow = Math.max(Math.min(l.undoLow, height), height - REPLAY_WINDOW + 1);
   if (opts.batched) {
     await l.addToRun(batch.out, batch.claims);
   } else {

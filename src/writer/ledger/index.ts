@@ -24,7 +24,7 @@ import type { HeldPayload } from '../../protocol/rules.js';
 import type { Program } from '../../vm/types.js';
 import type { Logger } from '../../log.js';
 import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../../records.js';
-import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
+import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, undo, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
 import { headerHash, headerPrevHash, type ParsedHeader } from '../../protocol/bitcoin.js';
 import { HEADER_BYTES } from '../../protocol/headers.js';
 import { settlesAt, type Evidence, type FoldedRoots, type SpentBy } from '../../protocol/evidence.js';
@@ -39,7 +39,7 @@ import { clearHalt, halt } from './halt.js';
 import type { HaltKind } from '../store/meta.js';
 import { owedReplayHeight, readCall, readCallIdUsed, readCalls, readCallPayload, readCallTxids, readCallsOf, readEvents, readForPeers, readPayloadAt, readStateRootAt, type PeerPayloadRead } from './reads.js';
 import { evidenceBlocks, evidenceEffect, type EvidenceEffect, type HeaderOnlyBlock, type EvidenceReads, readForEvidence, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
-import { JOURNAL_WINDOW } from './stored.js';
+import { JOURNAL_WINDOW, REPLAY_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
 
 export { JOURNAL_WINDOW } from './stored.js';
@@ -251,6 +251,8 @@ export class Ledger {
     this.haltReason = loaded.halt?.reason ?? null;
     this.setProcessed(loaded.tip, loaded.memory.root());
     this.headerTip = await loadHeaderTip(this);
+    const [low] = await this.db.rangeOf(undo.all(), { limit: 1 });
+    this.undoLow = low ? undo.heightOf(low.key) : Infinity;
   }
 
   /** What tests compare after a rewind: the memory a full load from disk would build. */
@@ -579,10 +581,24 @@ export class Ledger {
 
   // ---------------------------------------------------------------- rewinds and replays (rewind.ts, replay.ts)
 
-  /** The oldest height the undo logs can rewind to. */
+  /** The oldest height a reorganisation rolls back to through the undo logs (deeper, it re-derives). */
   get undoFloor(): number {
     if (!this.tip || !this.anchor) return 0;
     return Math.max(this.anchor.height, this.tip.height - JOURNAL_WINDOW);
+  }
+
+  /**
+   * The lowest height whose undo log is stored (Infinity: none): set at load, raised as
+   * blocks above REPLAY_WINDOW prune theirs. A store written before undo logs were kept
+   * REPLAY_WINDOW blocks holds fewer, so the floor is what is stored, not the window.
+   */
+  undoLow = Infinity;
+
+  /** The oldest height a late payload's replay rewinds to through the undo logs (deeper, it re-derives). */
+  get replayFloor(): number {
+    if (!this.tip || !this.anchor) return 0;
+    const held = this.undoLow === Infinity ? this.tip.height : this.undoLow - 1;
+    return Math.max(this.anchor.height, this.tip.height - REPLAY_WINDOW, held);
   }
 
   /**

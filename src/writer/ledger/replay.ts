@@ -1,8 +1,9 @@
 /**
  * Replays: the journal applied again. A late payload replays from its stamp's block
- * (rewinding through the undo logs when the window covers it); a rewind deeper than the
- * window, or a halt being cleared, re-derives everything from the anchor and checks each
- * block against its stored state root.
+ * (rewinding through the undo logs, kept REPLAY_WINDOW blocks for this); a reorganisation
+ * deeper than JOURNAL_WINDOW, a late payload deeper than the undo logs, or a halt being
+ * cleared, re-derives everything from the anchor and checks each block against its
+ * stored state root.
  *
  * Both end at a block boundary once the node stops (Ledger.stopping, set by the writer's
  * stop and close): what they applied is durable, the tip is the last block applied, and
@@ -95,7 +96,7 @@ export async function replayFrom(l: Ledger, fromHeight: number): Promise<void> {
   if (!l.tip || fromHeight > l.tip.height) return;
   const target = l.tip.height;
   if (l.stopping.signal.aborted) throw stopped(l, 'replay', target);
-  if (fromHeight - 1 >= l.undoFloor) {
+  if (fromHeight - 1 >= l.replayFloor) {
     await l.rewindTo(fromHeight - 1, { dropJournal: false });
     for (let h = fromHeight; h <= target; h++) {
       if (l.stopping.signal.aborted) {

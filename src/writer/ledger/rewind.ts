@@ -1,7 +1,7 @@
 /**
- * Rewinds: the state after an earlier block. Within the journal window the undo logs run
- * backwards and memory is restored from their entries; deeper, the state is re-derived
- * from the journal (replay.ts).
+ * Rewinds: the state after an earlier block. Within the journal window (a reorganisation)
+ * or the undo logs held (a replay) the undo logs run backwards and memory is restored from
+ * their entries; deeper, the state is re-derived from the journal (replay.ts).
  */
 import type { BatchOp } from '../db.js';
 import { NodeError } from '../../errors.js';
@@ -27,7 +27,9 @@ export async function rewindTo(l: Ledger, height: number, opts: { dropJournal: b
     l.reorgForks.push({ epoch: l.chainEpoch, fork: height });
     if (l.reorgForks.length > REORG_LOG) l.reorgForks.shift();
   }
-  if (height >= l.undoFloor) {
+  // A reorganisation rolls back through the reorg window only (SERVICE-SPEC section 3); a
+  // replay (the journal kept) through every undo log held.
+  if (height >= (opts.dropJournal ? l.undoFloor : l.replayFloor)) {
     const undone: UndoEntry[][] = [];
     for (let h = tip.height; h > height; h--) {
       const raw = await l.db.get(undo.key(h));
@@ -42,6 +44,7 @@ export async function rewindTo(l: Ledger, height: number, opts: { dropJournal: b
       await l.writeOrHalt(ops);
       undone.push(entries);
     }
+    if (l.undoLow > height) l.undoLow = Infinity;
     await restoreFromUndo(l, height, undone, opts.dropJournal);
   } else {
     await l.rederive(height, { dropJournalAbove: opts.dropJournal, verifyBelow: height + 1 });

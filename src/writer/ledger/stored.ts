@@ -10,6 +10,18 @@ import { callBodies, calls, journal } from '../store/index.js';
 /** SERVICE-SPEC section 3: undo logs and the block journal cover the last 144 blocks. */
 export const JOURNAL_WINDOW = 144;
 
+/**
+ * Undo logs are kept longer than the reorganisation window, for late confirmations: a
+ * payload whose block the node applied without it (a burst the node applied as headers
+ * before a deferred check placed a held call, a payload that reached the node after its
+ * block) replays from that block by rewinding through them, instead of re-deriving
+ * everything from the journal's anchor. A week of blocks covers a node away that long;
+ * a block's log holds what the block wrote (a header-only block's, a few hundred bytes).
+ * Reorganisations still roll back through the last JOURNAL_WINDOW only (SERVICE-SPEC
+ * section 3: deeper, the node re-derives).
+ */
+export const REPLAY_WINDOW = 1_008;
+
 /** Pending calls read back per getMany in a reload: one round trip per this many calls. */
 const RELOAD_CHUNK = 512;
 

@@ -1,12 +1,15 @@
 /**
  * Bucket `undo`: a block's undo log, key u32be height: the previous value of every key
- * the block wrote, written in the block's own batch and kept for the last JOURNAL_WINDOW
- * blocks. The keys inside are stored keys of the other buckets, whole.
+ * the block wrote, written in the block's own batch and kept for the last REPLAY_WINDOW
+ * blocks (src/writer/ledger/stored.ts). The keys inside are stored keys of the other
+ * buckets, whole.
  */
 import { Bucket } from './buckets.js';
-import { keyOfHeight } from './keys.js';
+import { bucketRange, keyOfHeight, type KeyRange } from './keys.js';
 
 export const key = (height: number): Buffer => keyOfHeight(Bucket.undo, height);
+export const all = (): KeyRange => bucketRange(Bucket.undo);
+export const heightOf = (k: Buffer): number => k.readUInt32BE(1);
 
 /** One undo entry: a key and what it held before the block (null: absent). */
 export type UndoEntry = [Buffer, Buffer | null];
