@@ -124,6 +124,8 @@ export interface HeaderFollowerOptions {
   mayPageEndpoint?: (missing: number) => boolean;
   /** The highest block that may be applied now (the core holds blocks back while its first peer sync delivers). */
   applyCeiling?: () => number;
+  /** Held anchors were looked for in heights [from, to] (findConfirmingBlocks): `asked` statuses, the confirming `blocks` found (read in full). */
+  onLookup?: (r: { from: number; to: number; asked: number; blocks: number[] }) => void;
   signal?: AbortSignal;
 }
 
@@ -184,8 +186,6 @@ export class HeaderFollower {
    * confirmed at or below it (on that chain). Those asked longest ago are asked first.
    */
   private readonly unconfirmedThrough = new Map<string, number>();
-  /** Requests spent looking for held anchors in bursts (node_status, tests). */
-  readonly burstLookups = { statuses: 0, blocks: 0 };
 
   constructor(opts: HeaderFollowerOptions) {
     this.o = {
@@ -196,6 +196,7 @@ export class HeaderFollower {
       maxReorgDepth: 288,
       mayPageEndpoint: () => true,
       applyCeiling: () => Infinity,
+      onLookup: () => undefined,
       ...opts,
     };
   }
@@ -435,7 +436,7 @@ export class HeaderFollower {
    * with it. Anchors never asked come first, then those asked longest ago.
    */
   private async findConfirmingBlocks(from: number, to: number): Promise<void> {
-    let asks = Math.ceil((to - from + 1) / BLOCKS_PER_ANCHOR_PROBE);
+    const asks = Math.ceil((to - from + 1) / BLOCKS_PER_ANCHOR_PROBE);
     const anchors = await this.o.sink.unplacedAnchors();
     const held = new Set(anchors);
     for (const t of this.unconfirmedThrough.keys()) if (!held.has(t)) this.unconfirmedThrough.delete(t);
@@ -443,13 +444,14 @@ export class HeaderFollower {
       .filter((t) => (this.unconfirmedThrough.get(t) ?? -1) < to)
       .sort((a, b) => (this.unconfirmedThrough.get(a) ?? -1) - (this.unconfirmedThrough.get(b) ?? -1));
     const settled = new Set<string>();
+    let asked = 0;
+    const blocks: number[] = [];
     for (const txid of order) {
-      if (asks <= 0 || this.stopped) break;
+      if (asked >= asks || this.stopped) break;
       if (settled.has(txid)) continue;
-      asks--;
+      asked++;
       const tipThen = this.endpointTip?.height ?? to;
       const at = await this.o.source.txBlock(txid);
-      this.burstLookups.statuses++;
       if (at === null) {
         this.unconfirmedThrough.set(txid, tipThen);
         continue;
@@ -460,10 +462,11 @@ export class HeaderFollower {
       const [row] = await this.o.sink.headers(at.height, 1);
       if (!row || headerHash(row) !== at.hash) continue; // another branch than the node's headers
       const block = await this.o.source.rawBlock(at.hash);
-      this.burstLookups.blocks++;
       this.confirming.set(at.height, at.hash);
+      blocks.push(at.height);
       for (const t of block.txids) if (held.has(t)) settled.add(t);
     }
+    if (asked > 0) this.o.onLookup({ from, to, asked, blocks: blocks.sort((a, b) => a - b) });
     const [top] = await this.o.sink.headers(to, 1);
     this.lookedTo = top ? { height: to, hash: headerHash(top) } : null;
   }

@@ -296,6 +296,7 @@ export class ChainFollower {
       mayPageEndpoint: (missing) =>
         !this.opts.hasPeers || Date.now() - this.startedAt >= PEER_HEADER_WAIT_MS || (this.initialSync.isDone && missing <= ENDPOINT_HEADER_PAGING_FREE),
       applyCeiling: () => this.initialSync.ceiling(Date.now()),
+      onLookup: (r) => log.info('held anchors looked for before applying blocks as headers', { from: r.from, to: r.to, asked: r.asked, confirming_blocks: r.blocks }),
       signal: this.stopping.signal,
     });
     const intervalMs = Math.max(1, Math.round(this.opts.pollIntervalS * 1000));

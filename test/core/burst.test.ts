@@ -91,6 +91,9 @@ test('a 300-block burst confirming held calls applies their blocks with them: no
     [],
     'the light node applied the confirming blocks with their calls: no replay, no re-derivation',
   );
+  const lookups = light.lines.filter((l) => l.msg === 'held anchors looked for before applying blocks as headers');
+  assert.equal(lookups.length, 1, 'one look for the held anchors, before the burst was applied');
+  assert.deepEqual(lookups[0]!['confirming_blocks'], [start + 1, start + 151]);
   for (const [txid, height] of [...early.map((t) => [t, start + 1] as const), ...middle.map((t) => [t, start + 151] as const)]) {
     const [l, f] = await Promise.all([statusOf(light, txid), statusOf(full, txid)]);
     assert.equal(l.status, 'executed', JSON.stringify(l));
