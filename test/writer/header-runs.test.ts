@@ -20,17 +20,17 @@ import { logger } from '../../src/log.js';
 import type { BlockInput } from '../../src/records.js';
 import { Writer } from '../../src/writer/writer.js';
 import { meta } from '../../src/writer/store/index.js';
-import { JOURNAL_WINDOW } from '../../src/writer/ledger/index.js';
+import { REPLAY_WINDOW } from '../../src/writer/ledger/stored.js';
 import { fixturesDir } from '../helpers/paths.js';
 import { REGTEST_GENESIS, Rng, World, type Artifact, type Payload, type SimBlock } from '../helpers/sim-world.js';
 
-/** Blocks of the chain; the run is longer than the undo window, so a run's batch also deletes undo logs it wrote. */
-const HEIGHT = 400;
+/** Blocks of the chain; the second run is longer than the undo logs kept, so its batch also deletes undo logs it wrote. */
+const HEIGHT = 1_100;
 /** The batched node's updates: [1, SPLIT] and [SPLIT + 1, HEIGHT]. */
-const SPLIT = 250;
+const SPLIT = 50;
 
 test('a run of header-only blocks leaves the store a block-by-block application leaves, and the roots a full-block node computes', async () => {
-  assert.ok(HEIGHT - 1 > JOURNAL_WINDOW);
+  assert.ok(HEIGHT - SPLIT > REPLAY_WINDOW);
   const file = join(fixturesDir, 'contracts', 'counter.svc');
   const compiled = compileSource(readFileSync(file, 'utf8'), file);
   assert.ok(compiled.ok);

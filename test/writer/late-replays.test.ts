@@ -13,6 +13,8 @@ import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js
 import { Writer } from '../../src/writer/writer.js';
 import { logger } from '../../src/log.js';
 import type { CallRecord } from '../../src/records.js';
+import { undo } from '../../src/writer/store/index.js';
+import { JOURNAL_WINDOW } from '../../src/writer/ledger/index.js';
 
 /** Four blocks of three stamped calls each, whose payloads the node never received; a writer opened on that store. */
 async function lateCalls(b: LedgerBench): Promise<{ late: CallRecord[][]; first: number; tip: number; writer: Writer }> {
@@ -121,4 +123,56 @@ test('a replay whose turn comes while acceptance groups wait runs after them, on
     await writer?.db.close();
     await b.close().catch(() => undefined);
   }
+});
+
+/**
+ * Blocks above the late calls' block: more than the reorg window (144), so only the undo
+ * logs kept for replays (REPLAY_WINDOW) reach below them.
+ */
+const DEEP = 200;
+
+/** Late calls `DEEP` blocks below the tip: the replay's starts and the re-derivations it ran. */
+async function deepLate(dropOldUndoLogs: boolean): Promise<{ replays: number[]; rederived: number; first: number }> {
+  const b = await LedgerBench.open();
+  let writer: Writer | null = null;
+  try {
+    const cid = await b.deploy(compileContract('test/fixtures/contracts/counter.svc').artifact as never);
+    const caller = id32('late-replays-deep', 1);
+    const { rec, tx } = b.callRecord(cid, 'bump', [{ type: 'u64', value: 1n }], caller, 1n);
+    await b.block([tx]);
+    const first = b.height;
+    for (let i = 0; i < DEEP; i++) await b.block([]);
+    const tip = b.height;
+    if (dropOldUndoLogs) {
+      // As a store written when undo logs were kept for the reorg window only.
+      const old = (await b.ledger.db.rangeOf(undo.all())).filter((r) => undo.heightOf(r.key) <= tip - JOURNAL_WINDOW);
+      await b.ledger.db.batch(old.map((r) => ({ type: 'del' as const, key: r.key })));
+    }
+    await b.ledger.db.close();
+    writer = await Writer.open(join(b.dir, 'db'), 'late-replays-test', logger('test'));
+    const replays = spyReplays(writer);
+    let rederived = 0;
+    const ledger = writer.ledger;
+    const rederive = ledger.rederive.bind(ledger);
+    ledger.rederive = (h, o) => {
+      rederived++;
+      return rederive(h, o);
+    };
+    assert.ok((await writer.acceptCall(rec)).created);
+    await writer.settled();
+    await assertReplayed(writer, [rec], tip);
+    return { replays, rederived: rederived - 1, first }; // assertReplayed re-derives once itself
+  } finally {
+    await writer?.db.close();
+    await b.close().catch(() => undefined);
+  }
+}
+
+test('a late payload deeper than the reorg window replays from its block through the undo logs; a store holding fewer re-derives', async () => {
+  const deep = await deepLate(false);
+  assert.deepEqual(deep.replays, [deep.first]);
+  assert.equal(deep.rederived, 0, 'rewound through the undo logs, not re-derived from the anchor');
+  const legacy = await deepLate(true);
+  assert.deepEqual(legacy.replays, [legacy.first]);
+  assert.equal(legacy.rederived, 1, 'below the undo logs stored: re-derived, never a rewind through logs it lacks');
 });
