@@ -36,6 +36,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
+import { parseRetryAfter } from '../client/http.js';
 import { BoundedCache } from './cache.js';
 import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrgent, type BudgetStatus, type Priority, type Ticket } from './budget.js';
 import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from '../protocol/bitcoin.js';
@@ -218,14 +219,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-/** Parses Retry-After (delta seconds or HTTP date) into milliseconds; null when absent/garbled. */
-export function parseRetryAfter(v: string | null, now = Date.now()): number | null {
-  if (v === null) return null;
-  const s = v.trim();
-  if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
-  const t = Date.parse(s);
-  return Number.isNaN(t) ? null : Math.max(0, t - now);
-}
+/** Retry-After's one reader, shared with the svc client (src/client/http.ts). */
+export { parseRetryAfter };
 
 export function validateTxStatus(x: unknown): TxStatus {
   check(isObj(x) && typeof x.confirmed === 'boolean', 'tx status shape');

@@ -175,14 +175,14 @@ test('a token reaches another owner from the CLI: deploy --wait, call --outpoint
   assert.match(info.stdout, new RegExp(`^contract: ${d.contract_id}\nstatus: active\n`));
 });
 
-test('svc devnet fund and mine; insufficient_funds on a devnet says how to fund', async () => {
+test('svc devnet fund and mine; insufficient_funds on a devnet says how to fund, and that nothing was broadcast', async () => {
   const poor = testWallet(12);
   const poorEnv = { ...env, SVC_WALLET_KEY: toHex(poor.secret) };
   const artifact = join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'counter.json');
   await run(process.execPath, [join(repoRoot, 'dist/src/compiler/cli.js'), join(repoRoot, 'test/fixtures/contracts/counter.svc'), '-o', artifact]);
   const broke = await run(process.execPath, [join(repoRoot, 'dist/src/cli/svc.js'), 'deploy', artifact], { env: poorEnv }).catch((e: { code: number; stderr: string }) => e);
   assert.equal((broke as { code: number }).code, 1);
-  assert.match((broke as { stderr: string }).stderr, /^svc: insufficient_funds: .* \(this is a devnet: fund the wallet with `svc devnet fund`\)\n$/);
+  assert.match((broke as { stderr: string }).stderr, /^svc: insufficient_funds: .* \(this is a devnet: fund the wallet with `svc devnet fund`\) \(nothing was broadcast\)\n$/);
 
   const height = devnet.chain.height;
   const funded = await run(process.execPath, [join(repoRoot, 'dist/src/cli/svc.js'), 'devnet', 'fund', '--json'], { env: poorEnv });
