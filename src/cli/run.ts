@@ -364,7 +364,7 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
-    throw usage((e as Error).message.split('\n')[0]!);
+    throw usage(parseArgsError(e as Error & { code?: string }));
   }
   const f = { ...parsed.values } as Flags;
   f.node ??= env('SVC_NODE_URL');
@@ -403,7 +403,22 @@ function saysWhetherBroadcast(cmd: string, f: Flags, e: unknown): unknown {
   return e;
 }
 
-const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test';
+const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test, sink';
+
+/**
+ * parseArgs's refusal as one line of ours: its own text is several sentences, one of
+ * them quoting the option with a quote it never closes.
+ */
+function parseArgsError(e: Error & { code?: string }): string {
+  const m = e.message;
+  const unknown = /^Unknown option '([^']*)'/.exec(m);
+  if (unknown) return `unknown option ${unknown[1]} (svc --help lists the options; a positional argument starting with "-" goes after "--")`;
+  const missing = /^Option '(\S+)(?: <value>)?' argument missing/.exec(m);
+  if (missing) return `${missing[1]} needs a value`;
+  const extra = /^Option '(\S+)' does not take an argument/.exec(m);
+  if (extra) return `${extra[1]} takes no value`;
+  return m.split('\n')[0]!.replace(/'/g, '"');
+}
 
 /**
  * `--limit -5` as `--limit=-5`: parseArgs takes a value starting with '-' for an option
@@ -710,10 +725,13 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const contract = hex64(pos[0], 'contract id');
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
       if (f.follow) return follow(node, contract, f, json, io);
+      const from = num(f.from, 'from', { int: true, min: 0 });
+      const to = num(f.to, 'to', { int: true, min: 0 });
+      if (from !== undefined && to !== undefined && from > to) throw usage(`--from ${from} is above --to ${to}: no height lies between them`);
       const a = await node.events(contract, {
         name: f.name,
-        from: num(f.from, 'from', { int: true, min: 0 }),
-        to: num(f.to, 'to', { int: true, min: 0 }),
+        from,
+        to,
         limit: num(f.limit, 'limit', { int: true, min: 1 }),
         offset: num(f.offset, 'offset', { int: true, min: 0 }),
       });

@@ -109,11 +109,22 @@ async function runError(args: string[], env: Record<string, string> = {}): Promi
 test('usage errors, spawned: one line on stderr, exit 2', async () => {
   const cases: [string[], Record<string, string>, RegExp][] = [
     [[], {}, /no command/],
-    [['keygen', '--bogus'], {}, /Unknown option '--bogus'/],
+    [['keygen', '--bogus'], {}, /^svc: bad_argument: unknown option --bogus \(svc --help lists the options; a positional argument starting with "-" goes after "--"\)$/],
+    [['status', '-x'], {}, /^svc: bad_argument: unknown option -x \(svc --help/],
+    [['events', CID, '--limit'], {}, /^svc: bad_argument: --limit needs a value$/],
+    [['keygen', '--json=yes'], {}, /^svc: bad_argument: --json takes no value$/],
+    [['frobnicate'], {}, /^svc: bad_argument: unknown command "frobnicate" \(keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test, sink; svc --help\)$/],
+    // a usage error, found before the node is asked: named with the command's options
+    [['events', CID, '--from', '10', '--to', '5'], endpoints(), /^svc: bad_argument: --from 10 is above --to 5: no height lies between them$/],
     [['deploy', join(dir, 'missing.json')], endpoints(), /cannot read artifact .*ENOENT/],
   ];
   const runs = await Promise.all(cases.map(([args, env]) => svc(args, env)));
   runs.forEach((r, i) => oneLineError(r, 'bad_argument', 2, cases[i]![2]));
+  // every command of the usage is in the list an unknown command prints
+  const listed = /\(([^;]*); svc --help\)/.exec(runs[5]!.stderr)![1]!.split(', ');
+  const usage = (await svc(['--help'])).stdout;
+  const commands = [...usage.slice(usage.indexOf('commands:'), usage.indexOf('options:')).matchAll(/^ {2}(\w+)/gm)].map((m) => m[1]!);
+  assert.deepEqual([...new Set(commands)].sort(), [...listed].sort());
 });
 
 test('usage errors, in-process: every message names what is wrong', async () => {
