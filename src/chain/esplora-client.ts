@@ -89,9 +89,15 @@ const THROTTLE_LOG_QUIET_MS = 10 * 60_000;
 /** Requests that do not say whose they are wait like off-path checks (see the header comment). */
 const DEFAULT_PRIORITY: Priority = 'deferred';
 
-/** `/tx/<txid>/hex` -> `/tx/:id/hex`, `/block-height/812345` -> `/block-height/:n`. */
+/**
+ * `/tx/<txid>/hex` -> `/tx/:id/hex`, `/block-height/812345` -> `/block-height/:n`,
+ * `/address/<address>/utxo` -> `/address/:addr/utxo` (a wallet's reads, counted by the devnet).
+ */
 export function routeOf(path: string): string {
-  return path.replace(/\/[0-9a-f]{64}(?=\/|$)/g, '/:id').replace(/\/\d+(?=\/|$)/g, '/:n');
+  return path
+    .replace(/^\/address\/[^/]+/, '/address/:addr')
+    .replace(/\/[0-9a-f]{64}(?=\/|$)/g, '/:id')
+    .replace(/\/\d+(?=\/|$)/g, '/:n');
 }
 
 /** Per-call options of every endpoint. */
