@@ -9,7 +9,7 @@
  * `svc test` test failed; 141 the output was closed (output.ts).
  */
 import { run, errorOf, interruptReport } from './run.js';
-import { endQuietlyOnClosedOutput } from '../closed-output.js';
+import { endQuietlyOnClosedOutput, watchOutputReader } from '../closed-output.js';
 
 async function main(): Promise<void> {
   endQuietlyOnClosedOutput();
@@ -20,8 +20,11 @@ async function main(): Promise<void> {
     // Ctrl-C ends a streaming command (events --follow) cleanly; any other command exits
     // 130 at once, a deploy or call first saying what it broadcast (run.ts interruptReport).
     const stop = new AbortController();
-    if (argv.includes('--follow')) process.once('SIGINT', () => stop.abort());
-    else {
+    if (argv.includes('--follow')) {
+      process.once('SIGINT', () => stop.abort());
+      // it may write nothing for hours: a reader that left (`| head -1`) ends it now
+      watchOutputReader();
+    } else {
       process.once('SIGINT', () => {
         const r = interruptReport();
         if (r) process.stdout.write(json ? `${JSON.stringify(r.json)}\n` : `${r.text.join('\n')}\n`);
