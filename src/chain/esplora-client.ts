@@ -80,11 +80,12 @@ export interface EsploraClientOptions {
 const log = logger('chain');
 
 /**
- * A 429 after this long without one is logged (noteThrottled); those in between are only
- * counted. Ten minutes: a throttled start or a client's burst on the address is one line,
- * and a budget above the endpoint's terms still says so a few times an hour, not per 429.
+ * At most one log line per this long for 429s (noteThrottled); the others are counted and
+ * the next line says how many. Ten minutes: a throttled start or a client's burst on the
+ * address is one line, and a budget above the endpoint's terms still says so a few times
+ * an hour, not once per 429.
  */
-const THROTTLE_LOG_QUIET_MS = 10 * 60_000;
+const THROTTLE_LOG_INTERVAL_MS = 10 * 60_000;
 
 /** Requests that do not say whose they are wait like off-path checks (see the header comment). */
 const DEFAULT_PRIORITY: Priority = 'deferred';
@@ -346,8 +347,9 @@ export class EsploraClient implements ChainSource {
   lastAttemptOk: boolean | null = null;
   /** Why the last attempt failed, while it did. */
   lastAttemptError: string | null = null;
-  /** When the last 429 came (performance.now()), for its log line (noteThrottled). */
-  private lastThrottledAt = -Infinity;
+  /** When a 429 was last logged (performance.now()), and the 429s since (noteThrottled). */
+  private throttleSaidAt = -Infinity;
+  private throttledUnsaid = 0;
   private readonly observe: ((route: string, outcome: string, seconds: number) => void) | null;
 
   constructor(opts: EsploraClientOptions) {
@@ -804,27 +806,30 @@ export class EsploraClient implements ChainSource {
 
   /**
    * A 429: the budget pauses every start (Retry-After, else its backoff), the status names
-   * the wait (`lastAttemptError`), and the log says it once a spell: the first 429 after
-   * THROTTLE_LOG_QUIET_MS without one gets a line, the others are only counted
-   * (node_status.chain.budget.throttled_total, svc_chain_budget_throttled_total).
+   * the wait (`lastAttemptError`), and the log says it once a spell: a line at most every
+   * THROTTLE_LOG_INTERVAL_MS, the others only counted (node_status.chain.budget.throttled_total,
+   * svc_chain_budget_throttled_total) until the next line says how many.
    */
   private noteThrottled(route: string, retryAfterMs: number | null): void {
     const waitMs = this.budget?.noteThrottled(retryAfterMs) ?? retryAfterMs;
     const waiting = waitMs === null ? 'the request is retried with backoff' : `every request waits ${waitMs} ms${retryAfterMs === null ? ' (no Retry-After: backoff)' : ' (its Retry-After)'}`;
     this.lastAttemptError = `http_429: the chain endpoint answered 429 Too Many Requests to ${route}; ${waiting}`;
     const now = performance.now();
-    const quiet = now - this.lastThrottledAt >= THROTTLE_LOG_QUIET_MS;
-    this.lastThrottledAt = now;
-    if (!quiet) return;
+    this.throttledUnsaid++;
+    if (now - this.throttleSaidAt < THROTTLE_LOG_INTERVAL_MS) return;
     const tooLong = retryAfterMs !== null && retryAfterMs > this.maxRetryAfterMs;
     log.warn('chain endpoint answered 429 Too Many Requests: requests to it wait, then resume', {
       route,
       retry_after_ms: retryAfterMs,
       wait_ms: waitMs,
+      // this one and those since the last such line
+      throttled: this.throttledUnsaid,
       throttled_total: this.budget?.status().throttled_total ?? null,
-      then: `${tooLong ? `a Retry-After above ${this.maxRetryAfterMs} ms fails the request at once (retried at the next poll)` : 'the request is sent again after the wait'}; more 429s within ${THROTTLE_LOG_QUIET_MS / 60_000} min are only counted (node_status.chain.budget.throttled_total)`,
+      then: `${tooLong ? `a Retry-After above ${this.maxRetryAfterMs} ms fails the request at once (retried at the next poll)` : 'the request is sent again after the wait'}; more 429s within ${THROTTLE_LOG_INTERVAL_MS / 60_000} min are only counted (node_status.chain.budget.throttled_total)`,
       hint: 'another client on this address shares its allowance, or esplora_burst / esplora_requests_per_hour are above the endpoint\'s terms (docs/OPERATING.md, "The endpoint answers 429")',
     });
+    this.throttleSaidAt = now;
+    this.throttledUnsaid = 0;
   }
 
   private exchangeOnce(url: string, kind: Kind, postBody: string | undefined, timeoutMs: number): Promise<Outcome | { type: 'stale'; message: string }> {
