@@ -297,6 +297,31 @@ test('call of a readonly function is refused before anything is built, pointing 
   assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent + 1);
 });
 
+test('a broadcast refused says nothing was broadcast; one with no clear answer (a 502) names the txid to look up and saves the submission', async () => {
+  const utxos = [{ txid: '78'.repeat(32), vout: 1, value: 400_000, status: { confirmed: true } }];
+  const args = ['call', CID, 'note', 'string:hi', '--abi', notePath];
+  const refusing = await startFake({ utxos, override: { '/esplora/tx': [400, 'sendrawtransaction RPC error: {"code":-26,"message":"min relay fee not met"}'] } });
+  const unsure = await startFake({ utxos, override: { '/esplora/tx': [502, 'Bad Gateway'] } });
+  try {
+    const work = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
+    const refused = await svc(args, { SVC_NODE_URL: refusing.nodeUrl, SVC_ESPLORA_URL: refusing.esploraUrl, SVC_WALLET_KEY: walletHex }, work);
+    oneLineError(refused, 'chain_error', 1, /answered 400: .*min relay fee not met.* \(nothing was broadcast\)$/);
+    const r = await svc(args, { SVC_NODE_URL: unsure.nodeUrl, SVC_ESPLORA_URL: unsure.esploraUrl, SVC_WALLET_KEY: walletHex }, work);
+    const txid = Transaction.fromHex(unsure.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
+    const file = `svc-call-${txid}.json`;
+    oneLineError(r, 'chain_error', 1);
+    assert.equal(
+      r.stderr,
+      `svc: chain_error: chain-data endpoint POST /tx answered 502: Bad Gateway (anchoring transaction ${txid} may have been broadcast: look it up, GET /tx/${txid}, before paying again; if it is there, the node has not accepted the call; its submission is saved in ${file}: send it again without paying with svc submit ${file})\n`,
+    );
+    assert.equal(JSON.parse(readFileSync(join(work, file), 'utf8')).txid, txid);
+    assert.equal(unsure.requests.filter((q) => q.path === '/node/contract_call').length, 0);
+  } finally {
+    await refusing.close();
+    await unsure.close();
+  }
+});
+
 test('an error after the broadcast names the txid, keeps the node code once, never embeds the payload; the saved submission is sent again by svc submit', async () => {
   const failing = await startFake({
     utxos: [{ txid: '77'.repeat(32), vout: 2, value: 400_000, status: { confirmed: true } }],
