@@ -20,7 +20,7 @@
  *    catch-up with both nodes stopped: how much of that CPU is the pipeline.
  * 3. The largest sustained call rate within a 700-requests-per-hour budget: the devnet in
  *    public mode (700 an hour, burst 10, per client address), the node with its default
- *    budget (600 an hour, burst 30) and block check interval (60 s), blocks every 10
+ *    budget (DEFAULT_BUDGET) and block check interval (60 s), blocks every 10
  *    minutes, calls sent with anchors as fast as the node takes them; every request the
  *    endpoint answers counts (blocks at the tip, intake, deferred checks, 429s).
  *
@@ -39,6 +39,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as ecc from 'tiny-secp256k1';
 import { DevnetChain, DevnetEndpoint, type DevnetCounters, type PublicModeOptions } from '../src/devnet/chain-server.js';
+import { DEFAULT_BUDGET } from '../src/chain/budget.js';
 import { sha256 } from '../src/protocol/hash.js';
 import { figure, measureRate, stat, type Figure, type Stat } from './harness.js';
 import { cpuPerUnitUs, nodeCpuSeconds, splitText } from './lib/node-cpu.js';
@@ -89,8 +90,8 @@ const RATE_CALLS = env('ENDPOINT_BENCH_RATE_CALLS', 12_000);
 const SUBMIT_CONCURRENCY = 16;
 /** The public endpoint's terms (src/devnet/chain-server.ts PUBLIC_MODE_DEFAULTS). */
 const PUBLIC: PublicModeOptions = { requestsPerHour: 700, burst: 10 };
-/** The node's default budget (src/chain/budget.ts DEFAULT_BUDGET). */
-const NODE_BUDGET = { requestsPerHour: 600, burst: 30 };
+/** The node's default budget. */
+const NODE_BUDGET = DEFAULT_BUDGET;
 /** An endpoint with no budget worth the name (setup, and nodes whose cost is only counted). */
 const UNLIMITED = { requestsPerHour: 1_000_000_000, burst: 100_000 };
 

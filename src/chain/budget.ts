@@ -43,15 +43,19 @@ export class LimiterStopped extends Error {
 /**
  * Defaults for a public endpoint (config `esplora_requests_per_hour`, `esplora_burst`,
  * `esplora_max_concurrent`; config.toml says the same).
- * - 600 an hour: the most used public Esplora (blockstream.info) answers 429 past about
- *   700 requests an hour per address; 600 leaves 100 for a second client on the address
- *   and for the clock drift between its window and ours.
- * - burst 30: the most the node may send at once after a quiet spell (a new block's few
- *   requests plus a wave of submissions' anchors), 5 % of the hour, so a full burst on top
- *   of a full hour still stays under 700 (600 + 30).
+ * - 600 an hour: the most used public Esplora answers 429 past about 700 requests an hour
+ *   per address; 600 leaves 100 for a second client on the address (an `svc` wallet:
+ *   docs/CLI.md) and for the clock drift between its window and ours.
+ * - burst 8: public Esplora lets 10 through at once per address (its nginx's burst, the
+ *   devnet's `--public` mode too). A bucket no larger than the endpoint's, refilled no
+ *   faster, never starts a request the endpoint would refuse: a fresh node catching up
+ *   spends 8 at once, then one every 6 s, and gets no 429 on an ordinary start (a burst
+ *   above 10 got 429s in every catch-up). 8, not 10, so a client on the same address
+ *   still finds 2 at once (an svc command's UTXO read and fee estimates). 600 + 8 stays
+ *   under 700 over any hour.
  * - 4 connections: Esplora's nginx allows 10 per address; 4 leaves room for another client.
  */
-export const DEFAULT_BUDGET = { requestsPerHour: 600, burst: 30, maxConcurrent: 4 } as const;
+export const DEFAULT_BUDGET = { requestsPerHour: 600, burst: 8, maxConcurrent: 4 } as const;
 
 /** Bucket units per token: the milliseconds of an hour, so a millisecond adds `requestsPerHour` units exactly. */
 const UNITS_PER_TOKEN = 3_600_000;
@@ -274,15 +278,16 @@ export class RequestBudget {
 
   /**
    * The endpoint answered 429: every start waits `retryAfterMs` (or a backoff doubling per
-   * consecutive 429), counted in `throttled_total`.
+   * consecutive 429), counted in `throttled_total`. Answers the pause in milliseconds.
    */
-  noteThrottled(retryAfterMs: number | null): void {
+  noteThrottled(retryAfterMs: number | null): number {
     this.throttled++;
     const backoff = Math.min(THROTTLE_PAUSE_MAX_MS, THROTTLE_PAUSE_BASE_MS * 2 ** Math.min(this.consecutive429, 30));
     this.consecutive429++;
-    const ms = retryAfterMs ?? backoff;
-    this.pausedUntil = Math.max(this.pausedUntil, this.now() + Math.ceil(ms));
+    const ms = Math.ceil(retryAfterMs ?? backoff);
+    this.pausedUntil = Math.max(this.pausedUntil, this.now() + ms);
     this.pump();
+    return ms;
   }
 
   /** The endpoint answered something other than 429: the next 429's backoff starts over. */

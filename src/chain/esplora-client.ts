@@ -35,6 +35,8 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '../errors.js';
+import { logger } from '../log.js';
+import { parseRetryAfter } from '../client/http.js';
 import { BoundedCache } from './cache.js';
 import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrgent, type BudgetStatus, type Priority, type Ticket } from './budget.js';
 import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from '../protocol/bitcoin.js';
@@ -55,7 +57,7 @@ export interface EsploraClientOptions {
   maxRetryAfterMs?: number;
   /**
    * The request budget (src/chain/budget.ts). Default: the config defaults (600 requests
-   * an hour, burst 30, 4 connections: config.toml says why). `false` disables it (tests).
+   * an hour, burst 8, 4 connections: DEFAULT_BUDGET says why). `false` disables it (tests).
    */
   budget?: { requestsPerHour: number; burst: number; maxConcurrent: number } | false;
   /** Cache bound: entries. Default 2,000. */
@@ -75,12 +77,28 @@ export interface EsploraClientOptions {
   observe?: (route: string, outcome: string, seconds: number) => void;
 }
 
+const log = logger('chain');
+
+/**
+ * At most one log line per this long for 429s (noteThrottled); the others are counted and
+ * the next line says how many. Ten minutes: a throttled start or a client's burst on the
+ * address is one line, and a budget above the endpoint's terms still says so a few times
+ * an hour, not once per 429.
+ */
+const THROTTLE_LOG_INTERVAL_MS = 10 * 60_000;
+
 /** Requests that do not say whose they are wait like off-path checks (see the header comment). */
 const DEFAULT_PRIORITY: Priority = 'deferred';
 
-/** `/tx/<txid>/hex` -> `/tx/:id/hex`, `/block-height/812345` -> `/block-height/:n`. */
+/**
+ * `/tx/<txid>/hex` -> `/tx/:id/hex`, `/block-height/812345` -> `/block-height/:n`,
+ * `/address/<address>/utxo` -> `/address/:addr/utxo` (a wallet's reads, counted by the devnet).
+ */
 export function routeOf(path: string): string {
-  return path.replace(/\/[0-9a-f]{64}(?=\/|$)/g, '/:id').replace(/\/\d+(?=\/|$)/g, '/:n');
+  return path
+    .replace(/^\/address\/[^/]+/, '/address/:addr')
+    .replace(/\/[0-9a-f]{64}(?=\/|$)/g, '/:id')
+    .replace(/\/\d+(?=\/|$)/g, '/:n');
 }
 
 /** Per-call options of every endpoint. */
@@ -208,14 +226,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-/** Parses Retry-After (delta seconds or HTTP date) into milliseconds; null when absent/garbled. */
-export function parseRetryAfter(v: string | null, now = Date.now()): number | null {
-  if (v === null) return null;
-  const s = v.trim();
-  if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
-  const t = Date.parse(s);
-  return Number.isNaN(t) ? null : Math.max(0, t - now);
-}
+/** Retry-After's one reader, shared with the svc client (src/client/http.ts). */
+export { parseRetryAfter };
 
 export function validateTxStatus(x: unknown): TxStatus {
   check(isObj(x) && typeof x.confirmed === 'boolean', 'tx status shape');
@@ -335,6 +347,9 @@ export class EsploraClient implements ChainSource {
   lastAttemptOk: boolean | null = null;
   /** Why the last attempt failed, while it did. */
   lastAttemptError: string | null = null;
+  /** When a 429 was last logged (performance.now()), and the 429s since (noteThrottled). */
+  private throttleSaidAt = -Infinity;
+  private throttledUnsaid = 0;
   private readonly observe: ((route: string, outcome: string, seconds: number) => void) | null;
 
   constructor(opts: EsploraClientOptions) {
@@ -779,13 +794,42 @@ export class EsploraClient implements ChainSource {
     const answered = o.type === 'ok' || o.type === 'final';
     this.lastAttemptOk = answered;
     this.lastAttemptError = o.type === 'retry' ? `${o.reason}: ${o.message}`.slice(0, 300) : null;
+    const route = routeOf(new URL(url).pathname.slice(new URL(this.baseUrl).pathname.replace(/\/$/, '').length));
     // A 429 pauses every start of the budget; any other answer ends a run of them.
-    if (o.type === 'retry' && o.reason === 'http_429') this.budget?.noteThrottled(o.retryAfterMs);
+    if (o.type === 'retry' && o.reason === 'http_429') this.noteThrottled(route, o.retryAfterMs);
     else if (answered) this.budget?.noteAnswered();
     if (this.observe) {
       const outcome = o.type === 'ok' ? 'ok' : o.type === 'final' ? `http_${o.status}` : o.reason;
-      this.observe(routeOf(new URL(url).pathname.slice(new URL(this.baseUrl).pathname.replace(/\/$/, '').length)), outcome, seconds);
+      this.observe(route, outcome, seconds);
     }
+  }
+
+  /**
+   * A 429: the budget pauses every start (Retry-After, else its backoff), the status names
+   * the wait (`lastAttemptError`), and the log says it once a spell: a line at most every
+   * THROTTLE_LOG_INTERVAL_MS, the others only counted (node_status.chain.budget.throttled_total,
+   * svc_chain_budget_throttled_total) until the next line says how many.
+   */
+  private noteThrottled(route: string, retryAfterMs: number | null): void {
+    const waitMs = this.budget?.noteThrottled(retryAfterMs) ?? retryAfterMs;
+    const waiting = waitMs === null ? 'the request is retried with backoff' : `every request waits ${waitMs} ms${retryAfterMs === null ? ' (no Retry-After: backoff)' : ' (its Retry-After)'}`;
+    this.lastAttemptError = `http_429: the chain endpoint answered 429 Too Many Requests to ${route}; ${waiting}`;
+    const now = performance.now();
+    this.throttledUnsaid++;
+    if (now - this.throttleSaidAt < THROTTLE_LOG_INTERVAL_MS) return;
+    const tooLong = retryAfterMs !== null && retryAfterMs > this.maxRetryAfterMs;
+    log.warn('chain endpoint answered 429 Too Many Requests: requests to it wait, then resume', {
+      route,
+      retry_after_ms: retryAfterMs,
+      wait_ms: waitMs,
+      // this one and those since the last such line
+      throttled: this.throttledUnsaid,
+      throttled_total: this.budget?.status().throttled_total ?? null,
+      then: `${tooLong ? `a Retry-After above ${this.maxRetryAfterMs} ms fails the request at once (retried at the next poll)` : 'the request is sent again after the wait'}; more 429s within ${THROTTLE_LOG_INTERVAL_MS / 60_000} min are only counted (node_status.chain.budget.throttled_total)`,
+      hint: 'another client on this address shares its allowance, or esplora_burst / esplora_requests_per_hour are above the endpoint\'s terms (docs/OPERATING.md, "The endpoint answers 429")',
+    });
+    this.throttleSaidAt = now;
+    this.throttledUnsaid = 0;
   }
 
   private exchangeOnce(url: string, kind: Kind, postBody: string | undefined, timeoutMs: number): Promise<Outcome | { type: 'stale'; message: string }> {

@@ -198,11 +198,60 @@ async function wallet(f: Flags) {
   return parseWalletKey(key, net);
 }
 
-async function client(f: Flags) {
+/**
+ * A wait for the chain-data endpoint's 429 (src/client/esplora.ts), said on stderr before
+ * it starts: a line, or with --json an object `{"wait": {...}}`.
+ */
+function sayWait(f: Flags) {
+  return {
+    onWait: (line: string, w: { status: number; path: string; seconds: number }) =>
+      void process.stderr.write(f.json ? `${JSON.stringify({ wait: { code: 'rate_limited', message: line, seconds: w.seconds } })}\n` : `svc: ${line}\n`),
+  };
+}
+
+/**
+ * What the running deploy or call has broadcast, for svc.ts to name when interrupted:
+ * null before POST /tx (and after a refused one), then the txid, whether the endpoint took
+ * it yet, the call's submission and what to do next.
+ */
+let broadcast: { txid: string; state: 'sending' | 'sent'; submission?: CallBody; next: string } | null = null;
+/** The running command broadcasts (deploy without --txid, call). */
+let broadcasting = false;
+
+/**
+ * What svc.ts prints when the command is interrupted (SIGINT): for deploy and call, whether
+ * anything was broadcast, and after a broadcast its txid, the call's submission (saved to
+ * a file, as after a failed submission) and what to do next, so nothing paid is lost and
+ * nothing is paid twice. null for the other commands.
+ */
+export function interruptReport(): { json: Record<string, unknown>; text: string[] } | null {
+  if (!broadcasting) return null;
+  const b = broadcast;
+  if (!b) return { json: { interrupted: true, broadcast: false }, text: ['interrupted: nothing was broadcast'] };
+  const file = b.submission ? saveSubmission(b.submission) : null;
+  const sent = b.state === 'sent';
+  const text = [
+    sent
+      ? `interrupted after the broadcast: anchoring transaction ${b.txid} is broadcast (its fee is spent); do not run the command again, it would pay again`
+      : `interrupted while broadcasting: anchoring transaction ${b.txid} may be broadcast; look it up (GET /tx/${b.txid} on the chain-data endpoint) before paying again`,
+    `txid: ${b.txid}`,
+    `next: ${b.next}`,
+  ];
+  if (file) text.push(`submission: ${file} (if the node does not know the call, svc submit ${file} sends it again, paying nothing)`);
+  return { json: { interrupted: true, broadcast: sent ? true : 'unknown', txid: b.txid, next: b.next, ...(file ? { submission: file } : {}) }, text };
+}
+
+async function client(f: Flags, next?: (txid: string) => string) {
   const { SvcClient, parseSecret } = await sdk();
   const w = await wallet(f);
   const callerText = f['caller-key'];
   return new SvcClient({
+    http: sayWait(f),
+    onBroadcast: next
+      ? (txid, state, submission) => {
+          broadcast = state === 'refused' ? null : { txid, state, submission, next: next(txid) };
+        }
+      : undefined,
     nodeUrl: checkUrl(nodeUrl(f), 'node'),
     esploraUrl: checkUrl(esploraUrl(f), 'chain-data'),
     wallet: w,
@@ -315,7 +364,7 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
-    throw usage((e as Error).message.split('\n')[0]!);
+    throw usage(parseArgsError(e as Error & { code?: string }));
   }
   const f = { ...parsed.values } as Flags;
   f.node ??= env('SVC_NODE_URL');
@@ -335,13 +384,41 @@ export async function run(argv: string[], environ: NodeJS.ProcessEnv = process.e
   } catch (e) {
     if (e instanceof ClientError && e.code === 'insufficient_funds') {
       const hint = await devnetFundingHint(f);
-      if (hint) throw new ClientError(e.code, e.message + hint, e.status, e.txid);
+      if (hint) throw saysWhetherBroadcast(cmd, f, new ClientError(e.code, e.message + hint, e.status, e.txid));
     }
-    throw e;
+    throw saysWhetherBroadcast(cmd, f, e);
   }
 }
 
-const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test';
+/**
+ * deploy (but --txid) and call broadcast a transaction that pays a fee: every runtime
+ * failure of theirs says whether one went out. One that names a txid says it already
+ * (broadcast, or may have been, and what to do next); any other came before the
+ * broadcast. A usage error (exit 2) is the command line's, found before anything is read.
+ */
+function saysWhetherBroadcast(cmd: string, f: Flags, e: unknown): unknown {
+  const broadcasts = cmd === 'call' || (cmd === 'deploy' && f.txid === undefined);
+  if (!broadcasts || !(e instanceof Error) || (e instanceof ClientError && (e.txid || USAGE_CODES.has(e.code)))) return e;
+  if (!e.message.includes('nothing was broadcast')) e.message += ' (nothing was broadcast)';
+  return e;
+}
+
+const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test, sink';
+
+/**
+ * parseArgs's refusal as one line of ours: its own text is several sentences, one of
+ * them quoting the option with a quote it never closes.
+ */
+function parseArgsError(e: Error & { code?: string }): string {
+  const m = e.message;
+  const unknown = /^Unknown option '([^']*)'/.exec(m);
+  if (unknown) return `unknown option ${unknown[1]} (svc --help lists the options; a positional argument starting with "-" goes after "--")`;
+  const missing = /^Option '(\S+)(?: <value>)?' argument missing/.exec(m);
+  if (missing) return `${missing[1]} needs a value`;
+  const extra = /^Option '(\S+)' does not take an argument/.exec(m);
+  if (extra) return `${extra[1]} takes no value`;
+  return m.split('\n')[0]!.replace(/'/g, '"');
+}
 
 /**
  * `--limit -5` as `--limit=-5`: parseArgs takes a value starting with '-' for an option
@@ -404,12 +481,13 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
         const { SvcClient, checkArtifact } = await sdk();
         checkArtifact(artifact);
         // the chain-data endpoint gives the anchoring transaction, sent along as anchor_tx
-        const node = new SvcClient({ nodeUrl: checkUrl(nodeUrl(f), 'node'), esploraUrl: checkUrl(esploraUrl(f), 'chain-data') });
+        const node = new SvcClient({ nodeUrl: checkUrl(nodeUrl(f), 'node'), esploraUrl: checkUrl(esploraUrl(f), 'chain-data'), http: sayWait(f) });
         const r = await node.register(artifact, txid, { wait: f.wait ? waitOptions(f, json, (c) => c.status) : undefined });
         const out = { contract_id: r.answer.contract_id ?? r.contractId, txid, status: r.active?.status ?? r.answer.status };
         return { json: out, text: [`contract: ${out.contract_id}`, `txid: ${txid}`, `status: ${out.status}`] };
       }
-      const c = await client(f);
+      broadcasting = true;
+      const c = await client(f, (txid) => `svc deploy ${pos[0]} --txid ${txid} --wait (registers it if the node does not know it yet, paying nothing, and waits until active)`);
       const r = await c.deploy(artifact, {
         wait: f.wait ? waitOptions(f, json, (x) => x.status) : undefined,
         retry: (txid) => `register it again without paying: svc deploy ${pos[0]} --txid ${txid}`,
@@ -448,7 +526,8 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const fallback = f.abi ? abiFromFile(f.abi) : undefined;
       const pay = payments(f);
       const outpoint = f.outpoint === undefined ? undefined : outpointFlag(f.outpoint, '--outpoint');
-      const c = await client(f);
+      broadcasting = true;
+      const c = await client(f, (txid) => `svc status ${txid} --wait`);
       const abi = await c.abiFor(contract, fallback);
       if (findFunction(abi, fn).readonly && !f.force) {
         // a readonly call changes nothing: anchoring it would only spend the fee
@@ -646,10 +725,13 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const contract = hex64(pos[0], 'contract id');
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
       if (f.follow) return follow(node, contract, f, json, io);
+      const from = num(f.from, 'from', { int: true, min: 0 });
+      const to = num(f.to, 'to', { int: true, min: 0 });
+      if (from !== undefined && to !== undefined && from > to) throw usage(`--from ${from} is above --to ${to}: no height lies between them`);
       const a = await node.events(contract, {
         name: f.name,
-        from: num(f.from, 'from', { int: true, min: 0 }),
-        to: num(f.to, 'to', { int: true, min: 0 }),
+        from,
+        to,
         limit: num(f.limit, 'limit', { int: true, min: 1 }),
         offset: num(f.offset, 'offset', { int: true, min: 0 }),
       });

@@ -8,8 +8,8 @@
  * file); 3 `call --wait` ended in failed, invalid or dropped, `simulate` failed, or a
  * `svc test` test failed; 141 the output was closed (output.ts).
  */
-import { run, errorOf } from './run.js';
-import { endQuietlyOnClosedOutput } from '../closed-output.js';
+import { run, errorOf, interruptReport } from './run.js';
+import { endQuietlyOnClosedOutput, watchOutputReader } from '../closed-output.js';
 
 async function main(): Promise<void> {
   endQuietlyOnClosedOutput();
@@ -17,9 +17,20 @@ async function main(): Promise<void> {
   if (argv[0] === 'sink') return sink(argv.slice(1));
   const json = argv.includes('--json');
   try {
-    // Ctrl-C ends a streaming command (events --follow) cleanly.
+    // Ctrl-C ends a streaming command (events --follow) cleanly; any other command exits
+    // 130 at once, a deploy or call first saying what it broadcast (run.ts interruptReport).
     const stop = new AbortController();
-    if (argv.includes('--follow')) process.once('SIGINT', () => stop.abort());
+    if (argv.includes('--follow')) {
+      process.once('SIGINT', () => stop.abort());
+      // it may write nothing for hours: a reader that left (`| head -1`) ends it now
+      watchOutputReader();
+    } else {
+      process.once('SIGINT', () => {
+        const r = interruptReport();
+        if (r) process.stdout.write(json ? `${JSON.stringify(r.json)}\n` : `${r.text.join('\n')}\n`);
+        process.exit(130);
+      });
+    }
     const out = await run(argv, process.env, { write: (l) => void process.stdout.write(`${l}\n`), signal: stop.signal });
     if (!out.streamed) process.stdout.write(json ? `${JSON.stringify(out.json)}\n` : `${out.text.join('\n')}\n`);
     process.exitCode = out.exit ?? 0;

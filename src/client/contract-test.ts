@@ -232,8 +232,49 @@ export function runTests(artifact: CompiledArtifact, text: string, subjects: Tes
     }
   }
   if (deployErrors.length) return { ok: false, errors: deployErrors };
+  const refErrors = checkNames(setup, tests, subjects.name, artifact.abi, programs);
+  if (refErrors.length) return { ok: false, errors: refErrors };
   const main: Deployed = { id: CONTRACT_ID, program: load(artifact), abi: artifact.abi };
   return { ok: true, tests: tests.map((t) => runOne(main, subjects.name, setup, programs, t)) };
+}
+
+/**
+ * The names a test file uses, checked before any test runs: a contract (`@NAME`, `caller
+ * @NAME`, `call NAME.FN`, `emits NAME.EVENT`) must be the one under test or deployed by an
+ * earlier line of the setup or of the same test, and an `emits` line's event must be one
+ * its contract declares. A file naming what it never declares is a malformed file (svc:
+ * exit 2), not a failing test: no run of the contract could make it pass.
+ */
+function checkNames(setup: readonly Step[], tests: readonly TestDecl[], mainName: string, mainAbi: readonly unknown[], programs: Map<string, { abi: readonly unknown[] }>): TestFailure[] {
+  const errors: TestFailure[] = [];
+  const abis = new Map<string, readonly unknown[]>([[mainName, mainAbi]]);
+  for (const st of setup) if (st.k === 'deploy') abis.set(st.name, programs.get(st.file)!.abi);
+  const refs = (texts: readonly string[], known: Map<string, readonly unknown[]>, line: number): void => {
+    for (const t of texts) {
+      const m = REF.exec(t);
+      if (m?.[2] !== undefined && !known.has(m[2])) errors.push({ line, message: `unknown contract @${m[2]} (deploy it first: deploy ${m[2]} FILE.svc)` });
+    }
+  };
+  for (const t of tests) {
+    const known = new Map(abis);
+    for (const s of t.steps) {
+      if (s.k === 'deploy') known.set(s.name, programs.get(s.file)!.abi);
+      else if (s.k === 'caller' && typeof s.key === 'string' && !known.has(s.key)) errors.push({ line: s.line, message: `caller @${s.key}: unknown contract (deploy it first: deploy ${s.key} FILE.svc)` });
+      else if (s.k === 'call') {
+        const target = s.contract ?? mainName;
+        if (!known.has(target)) errors.push({ line: s.line, message: `call ${target}.${s.fn}: unknown contract ${target} (deploy it first: deploy ${target} FILE.svc)` });
+        refs(s.expect.kind === 'executed' && s.expect.value !== null ? [...s.args, s.expect.value] : s.args, known, s.line);
+        for (const w of s.events ?? []) {
+          const from = w.contract ?? target;
+          const abi = known.get(from);
+          if (!abi) errors.push({ line: w.line, message: `emits ${from}.${w.name}: unknown contract ${from} (deploy it first: deploy ${from} FILE.svc)` });
+          else if (!abi.some((x) => !!x && typeof x === 'object' && (x as AbiEvent).type === 'event' && (x as AbiEvent).name === w.name)) errors.push({ line: w.line, message: `emits ${from}.${w.name}: ${from} declares no event ${w.name}` });
+          refs(w.args, known, w.line);
+        }
+      }
+    }
+  }
+  return errors.sort((a, b) => a.line - b.line);
 }
 
 /** Arguments with their references (REF) as hex; `call` is the number of the call they belong to. */

@@ -1,23 +1,62 @@
 /** Chain-data endpoint (Esplora REST; see test/fixtures/esplora/API-NOTES.md). */
 import { ClientError } from './errors.js';
-import { request, joinUrl, parseJson, oneLine, type HttpOptions, type HttpAnswer } from './http.js';
+import { request, joinUrl, parseJson, oneLine, parseRetryAfter, type HttpOptions, type HttpAnswer } from './http.js';
 import type { Utxo } from './anchor.js';
 import type { FeeEstimates } from './fees.js';
 import { HEX32 } from '../protocol/identifiers.js';
 
 
+/**
+ * Waiting out the endpoint's 429 (public Esplora limits each address; a node on the same
+ * address shares the allowance, docs/CLI.md): the longest single wait svc accepts, and the
+ * most it waits in all for one client's requests. A minute each: a burst refusal clears in
+ * seconds; a Retry-After beyond a minute means the hour's allowance is spent, and the user
+ * is better told at once (nothing was paid yet) than left waiting.
+ */
+const MAX_RETRY_AFTER_S = 60;
+const MAX_TOTAL_WAIT_S = 120;
+/** A 429 without Retry-After (public Esplora's nginx sends none): 2 s, doubling per 429 in a row. */
+const BACKOFF_BASE_S = 2;
+
 export class EsploraClient {
+  /** Seconds spent waiting out 429s so far (bounded by MAX_TOTAL_WAIT_S). */
+  private waitedS = 0;
+
   constructor(
     readonly baseUrl: string,
     readonly opts: HttpOptions = {},
   ) {}
 
+  /**
+   * One request; a 429 is waited out as its Retry-After says (else 2 s doubling), each
+   * wait told to `opts.onWait` first, within MAX_RETRY_AFTER_S a wait and
+   * MAX_TOTAL_WAIT_S in all. A 429 is a refusal: a POST /tx answered 429 broadcast nothing.
+   */
   private async call(path: string, init: { method?: string; body?: string; contentType?: string } = {}): Promise<HttpAnswer> {
-    const a = await request(joinUrl(this.baseUrl, path), { ...init, what: 'chain-data endpoint' }, this.opts);
-    if (a.status < 200 || a.status > 299) {
-      throw new ClientError('chain_error', `chain-data endpoint ${init.method ?? 'GET'} ${path} answered ${a.status}: ${oneLine(a.text)}`, a.status);
+    const what = `chain-data endpoint ${init.method ?? 'GET'} ${path}`;
+    for (let refused = 0; ; refused++) {
+      const a = await request(joinUrl(this.baseUrl, path), { ...init, what: 'chain-data endpoint' }, this.opts);
+      if (a.status === 429) {
+        const askedMs = parseRetryAfter(a.retryAfter);
+        const asked = askedMs === null ? null : Math.ceil(askedMs / 1000);
+        const seconds = Math.max(1, asked ?? BACKOFF_BASE_S * 2 ** refused);
+        const why = asked === null ? 'no Retry-After' : `Retry-After ${asked} s`;
+        if (seconds > MAX_RETRY_AFTER_S) {
+          throw new ClientError('chain_error', `${what} answered 429 Too Many Requests (${why}): svc waits at most ${MAX_RETRY_AFTER_S} s at a time; try again later`, 429);
+        }
+        if (this.waitedS + seconds > MAX_TOTAL_WAIT_S) {
+          throw new ClientError('chain_error', `${what} answered 429 Too Many Requests again after ${this.waitedS} s of waits (svc waits at most ${MAX_TOTAL_WAIT_S} s in all); try again later`, 429);
+        }
+        this.opts.onWait?.(`${what} answered 429 Too Many Requests: waiting ${seconds} s (${why}; at most ${MAX_TOTAL_WAIT_S} s in all)`, { status: 429, path, seconds });
+        this.waitedS += seconds;
+        await new Promise((r) => setTimeout(r, seconds * 1000));
+        continue;
+      }
+      if (a.status < 200 || a.status > 299) {
+        throw new ClientError('chain_error', `${what} answered ${a.status}: ${oneLine(a.text)}`, a.status);
+      }
+      return a;
     }
-    return a;
   }
 
   /** GET /address/:addr/utxo -> wallet UTXOs (mempool ones included, status.confirmed false). */

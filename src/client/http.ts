@@ -4,12 +4,19 @@ import { ClientError } from './errors.js';
 export interface HttpOptions {
   /** Per-request timeout in ms (default 15 s: Esplora and the node answer in well under a second). */
   timeoutMs?: number;
+  /**
+   * Told before the chain-data endpoint's 429 is waited out (esplora.ts): one line saying
+   * what was refused and how long the wait is (the CLI prints it on stderr).
+   */
+  onWait?: (line: string, wait: { status: number; path: string; seconds: number }) => void;
 }
 
 export interface HttpAnswer {
   status: number;
   text: string;
   contentType: string;
+  /** The Retry-After header, when the answer has one. */
+  retryAfter: string | null;
 }
 
 export function joinUrl(base: string, path: string): string {
@@ -36,7 +43,7 @@ export async function request(
     throw new ClientError('unreachable', `${init.what} unreachable at ${url}: ${why}`);
   }
   const text = await res.text();
-  return { status: res.status, text, contentType: res.headers.get('content-type') ?? '' };
+  return { status: res.status, text, contentType: res.headers.get('content-type') ?? '', retryAfter: res.headers.get('retry-after') };
 }
 
 export function parseJson(a: HttpAnswer, what: string): unknown {
@@ -51,4 +58,13 @@ export function parseJson(a: HttpAnswer, what: string): unknown {
 export function oneLine(s: string, max = 300): string {
   const t = s.replace(/\s+/g, ' ').trim();
   return t.length > max ? `${t.slice(0, max)}...` : t;
+}
+
+/** Parses Retry-After (delta seconds or HTTP date) into milliseconds; null when absent/garbled. */
+export function parseRetryAfter(v: string | null, now = Date.now()): number | null {
+  if (v === null) return null;
+  const s = v.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? null : Math.max(0, t - now);
 }

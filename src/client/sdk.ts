@@ -233,6 +233,13 @@ export interface SvcClientOptions {
   /** Pay a fee rate or fee above the sanity bound (fees.ts checkFee); default false. */
   allowHighFee?: boolean;
   http?: HttpOptions;
+  /**
+   * Told as an anchoring transaction goes out: `sending` just before POST /tx (from then on
+   * it may be broadcast), `sent` once the endpoint took it, `refused` when it answered a
+   * refusal (nothing went out); with a call's submission. The CLI names them when
+   * interrupted (src/cli/svc.ts).
+   */
+  onBroadcast?: (txid: string, state: 'sending' | 'sent' | 'refused', submission?: CallBody) => void;
 }
 
 export interface DeployResult extends BuiltDeploy {
@@ -263,11 +270,34 @@ export class SvcClient {
     return this.o.wallet;
   }
 
-  private async broadcast(anchor: AnchorTx): Promise<void> {
-    const txid = await this.esplora.broadcast(anchor.hex);
+  /**
+   * POST /tx. A refusal (a 4xx answer, 429 included) broadcast nothing: its error is
+   * thrown as is. Any other failure (no answer, a timeout, a 5xx, an answer that is not
+   * the txid) may have left the transaction with the endpoint: the error names the txid
+   * and says to look it up before paying again, and, for a call, carries its submission
+   * (`submission`, `unsubmitted` says what to do with it), which is all that is left to
+   * send when the transaction did go out.
+   */
+  private async broadcast(anchor: AnchorTx, submission?: CallBody, unsubmitted?: (body: CallBody) => string): Promise<void> {
+    let txid: string;
+    this.o.onBroadcast?.(anchor.txid, 'sending', submission);
+    try {
+      txid = await this.esplora.broadcast(anchor.hex);
+    } catch (e) {
+      if (e instanceof ClientError && e.status !== undefined && e.status >= 400 && e.status < 500) {
+        this.o.onBroadcast?.(anchor.txid, 'refused', submission);
+        throw e;
+      }
+      const code = e instanceof ClientError ? e.code : 'internal';
+      const then = submission ? `; if it is there, ${unsubmitted?.(submission) ?? 'post error.submission to POST /contract_call (nothing more to pay)'}` : '';
+      const err = new ClientError(code, `${(e as Error)?.message ?? String(e)} (anchoring transaction ${anchor.txid} may have been broadcast: look it up, GET /tx/${anchor.txid}, before paying again${then})`, e instanceof ClientError ? e.status : undefined, anchor.txid);
+      err.submission = submission;
+      throw err;
+    }
     if (txid !== anchor.txid) {
       throw new ClientError('chain_error', `chain-data endpoint answered txid ${txid}, expected ${anchor.txid}`);
     }
+    this.o.onBroadcast?.(anchor.txid, 'sent', submission);
   }
 
   /**
@@ -400,7 +430,7 @@ export class SvcClient {
     const anchor = buildCallAnchor(wallet, utxos, call, feeRate, p.pay ?? []);
     checkFee(anchor, feeRate, this.o.allowHighFee);
     const body = callSubmission(call, anchor);
-    await this.broadcast(anchor);
+    await this.broadcast(anchor, body, p.unsubmitted);
     let answer: CallAnswer;
     try {
       answer = await this.node.submitCall(body);

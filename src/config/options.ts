@@ -290,7 +290,7 @@ const REPLACED: readonly { key: string; env: string; instead: string }[] = [
   {
     key: 'esplora_rate_per_s',
     env: 'SVC_ESPLORA_RATE_PER_S',
-    instead: 'was replaced by esplora_requests_per_hour (SVC_ESPLORA_REQUESTS_PER_HOUR: the old value x 3600, e.g. 4 -> 14400) and esplora_burst (SVC_ESPLORA_BURST, default 30)',
+    instead: `was replaced by esplora_requests_per_hour (SVC_ESPLORA_REQUESTS_PER_HOUR: the old value x 3600, e.g. 4 -> 14400) and esplora_burst (SVC_ESPLORA_BURST, default ${DEFAULT_BUDGET.burst})`,
   },
 ];
 

@@ -194,7 +194,9 @@ export class Core {
       chain: {
         endpoint: this.init.config.esploraUrl,
         endpoint_ok: f.endpointOk,
-        last_error: f.lastError,
+        // While the endpoint fails attempt by attempt (a 429's wait, a retried 5xx) before a
+        // whole request has failed, the client's last failure names why.
+        last_error: f.lastError ?? (f.endpointOk ? null : this.chain.lastAttemptError),
         tip_hash: f.chainTipHash,
         mode: this.init.config.chainMode,
         header_height: w.headerHeight,

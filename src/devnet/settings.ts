@@ -28,11 +28,13 @@ function nodeEnv(env: NodeJS.ProcessEnv, repoRoot: string, chainUrl: string, dbP
     SVC_DB_PATH: dbPath,
     SVC_REST_ADDRESS: env['SVC_REST_ADDRESS'] ?? DEFAULT_REST_ADDRESS,
     SVC_BIND_ADDRESS: env['SVC_BIND_ADDRESS'] ?? DEFAULT_BIND_ADDRESS,
-    // the devnet mines on demand: the node looks for blocks often and is never rate-limited by it
-    SVC_BLOCK_CHECK_INTERVAL_S: '0.2',
-    SVC_ESPLORA_REQUESTS_PER_HOUR: '1000000000',
-    SVC_ESPLORA_BURST: '100000',
-    SVC_ESPLORA_MAX_CONCURRENT: '32',
+    // the devnet mines on demand: by default the node looks for blocks often and its budget
+    // never holds it back; set, these are the node's like any other SVC_* setting (e.g. a
+    // public endpoint's budget, tried against the devnet chain's public mode)
+    SVC_BLOCK_CHECK_INTERVAL_S: env['SVC_BLOCK_CHECK_INTERVAL_S'] ?? '0.2',
+    SVC_ESPLORA_REQUESTS_PER_HOUR: env['SVC_ESPLORA_REQUESTS_PER_HOUR'] ?? '1000000000',
+    SVC_ESPLORA_BURST: env['SVC_ESPLORA_BURST'] ?? '100000',
+    SVC_ESPLORA_MAX_CONCURRENT: env['SVC_ESPLORA_MAX_CONCURRENT'] ?? '32',
     RUST_LOG: env['RUST_LOG'] ?? 'warn',
   };
 }

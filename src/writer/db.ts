@@ -239,7 +239,9 @@ export class Db {
   }
 
   private static async openLevel(path: string): Promise<{ db: RocksLevel; disk: DiskWriter }> {
-    makeDirs(dirname(path));
+    // The database's own directory too: the binding makes it with a recursive mkdir, which
+    // spins where the kernel refuses it (a directory right under /proc, e.g. /proc/db).
+    makeDirs(path);
     const legacy = legacyEngineVersion(path);
     if (legacy !== null) throw new LegacyStoreError(legacy);
     const db = rocksAt(path);

@@ -1,7 +1,7 @@
 /** The compiler and svc CLIs end to end against the devnet chain and a real node. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,14 +175,14 @@ test('a token reaches another owner from the CLI: deploy --wait, call --outpoint
   assert.match(info.stdout, new RegExp(`^contract: ${d.contract_id}\nstatus: active\n`));
 });
 
-test('svc devnet fund and mine; insufficient_funds on a devnet says how to fund', async () => {
+test('svc devnet fund and mine; insufficient_funds on a devnet says how to fund, and that nothing was broadcast', async () => {
   const poor = testWallet(12);
   const poorEnv = { ...env, SVC_WALLET_KEY: toHex(poor.secret) };
   const artifact = join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'counter.json');
   await run(process.execPath, [join(repoRoot, 'dist/src/compiler/cli.js'), join(repoRoot, 'test/fixtures/contracts/counter.svc'), '-o', artifact]);
   const broke = await run(process.execPath, [join(repoRoot, 'dist/src/cli/svc.js'), 'deploy', artifact], { env: poorEnv }).catch((e: { code: number; stderr: string }) => e);
   assert.equal((broke as { code: number }).code, 1);
-  assert.match((broke as { stderr: string }).stderr, /^svc: insufficient_funds: .* \(this is a devnet: fund the wallet with `svc devnet fund`\)\n$/);
+  assert.match((broke as { stderr: string }).stderr, /^svc: insufficient_funds: .* \(this is a devnet: fund the wallet with `svc devnet fund`\) \(nothing was broadcast\)\n$/);
 
   const height = devnet.chain.height;
   const funded = await run(process.execPath, [join(repoRoot, 'dist/src/cli/svc.js'), 'devnet', 'fund', '--json'], { env: poorEnv });
@@ -220,10 +220,28 @@ test('fees are checked against the devnet\'s /fee-estimates before anything is b
   devnet.chain.mine(1);
 });
 
-test('svc events --follow with its output closed ends quietly with 141; a faucet asked too much says what it can pay', async () => {
+test('svc events --follow with its output closed, or whose reader leaves with no new event (| head -1), ends quietly with 141; a faucet asked too much says what it can pay', async () => {
   const contracts = (await (await fetch(`${node.restUrl}/contracts`)).json()) as { contract_ids: string[] };
   const followed = await withClosedStdout([join(repoRoot, 'dist/src/cli/svc.js'), 'events', contracts.contract_ids[0]!, '--follow'], env as Record<string, string>);
   assert.deepEqual([followed.code, followed.stderr], [141, '']);
+
+  // docs/CLI.md's own example: `head` takes the first line and leaves while the backlog
+  // fits in what it read and no new event comes; svc ends anyway, promptly, quietly, 141.
+  const pipeline = spawn('bash', ['-c', `"$0" "$1" events "$2" --follow | head -1; echo "svc exit \${PIPESTATUS[0]}" >&2`, process.execPath, join(repoRoot, 'dist/src/cli/svc.js'), contracts.contract_ids[0]!], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  let err = '';
+  pipeline.stdout!.on('data', (c: Buffer) => void (out += c.toString('utf8')));
+  pipeline.stderr!.on('data', (c: Buffer) => void (err += c.toString('utf8')));
+  const t0 = performance.now();
+  // no block is mined meanwhile: without a new event only the closed output can end it
+  // (a hang fails the test: svc, whose stderr is ours, is killed with its pipeline's group)
+  const killer = setTimeout(() => process.kill(-pipeline.pid!, 'SIGKILL'), 20_000);
+  const ended = await new Promise<number | null>((r) => pipeline.once('close', (code) => r(code)));
+  clearTimeout(killer);
+  assert.equal(ended, 0, `${err} (after ${Math.round(performance.now() - t0)} ms)`);
+  assert.match(out, /^(\d+:\d+:\d+ \w+ \{.*\} tx [0-9a-f]{64} cursor \S+|-- synced at height \d+; following)\n$/);
+  assert.equal(err, 'svc exit 141\n');
+  assert.ok(performance.now() - t0 < 10_000, `ended after ${Math.round(performance.now() - t0)} ms`);
 
   const huge = await svc(['devnet', 'fund', testWallet(14).address, '999999999999999']);
   assert.equal(huge.code, 1);

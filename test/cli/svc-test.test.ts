@@ -105,35 +105,62 @@ test('events: each difference named at its emits line; references and deploys ch
     '  call nft.mint ~alice string:u -> 1', // 5
     '  emits nft.Mint u64:2 ~alice',
     '  call nft.approve u64:1 @market',
-    '  emits market.Approval u64:1 @market',
+    '  emits nft.Approval u64:1 @market',
     '  call nft.approve u64:1 @market',
     '  emits nft.Approval u64:1 @market', // 10
     '  emits nft.Approval u64:1 @market',
-    '  call nft.approve u64:1 @nobody',
+    '  call nft.approve u64:1 @token',
     '  call nft.approve u64:1 @market',
     '  emits nothing',
     '  call nft.mint ~alice string:v -> fail revert', // 15
     '  emits nothing',
     '  call token.balance_at #9 u64:1 -> 0',
     '  call token.frob',
-    '  call ghost.f',
   ].join('\n'));
   const r = await run(['test', join(dir, 'market.svc'), tests], {});
   assert.equal(r.exit, 3);
   assert.deepEqual(r.text, [
-    'FAIL events (10 calls)',
+    'FAIL events (9 calls)',
     `  ${tests}:6: call nft.mint: expected event 1 nft.Mint(u64:2, key:${sha('alice')}), got nft.Mint(u64:1, key:${sha('alice')})`,
-    `  ${tests}:8: call nft.approve: emits market.Approval: market declares no event Approval`,
     `  ${tests}:11: call nft.approve: expected event 2 nft.Approval(u64:1, @market), the call emitted 1`,
-    `  ${tests}:12: call nft.approve: unknown contract @nobody (deploy it first: deploy nobody FILE.svc)`,
     `  ${tests}:14: call nft.approve: the call emitted 1 event(s), the test lists 0; the next is nft.Approval(u64:1, @market)`,
     `  ${tests}:15: call nft.mint: expected to fail with revert, but it executed (result u64:2)`,
     `  ${tests}:16: call nft.mint: the call emitted 1 event(s), the test lists 0; the next is nft.Mint(u64:2, key:${sha('alice')})`,
     `  ${tests}:17: call token.balance_at: #9 names call 9, but this is call 8`,
     `  ${tests}:18: call token.frob: unknown function "frob" (the contract has: init, transfer, balance_of, balance_at, supply)`,
-    `  ${tests}:19: call ghost.f: unknown contract ghost (deploy it first: deploy ghost FILE.svc)`,
     '1 test, 1 failed',
   ]);
+
+  // Names the file never declares: a malformed file (exit 2), found before any test runs,
+  // not a test that fails (no run of the contract could make it pass).
+  const badNames = join(dir, 'names.tests');
+  writeFileSync(badNames, [
+    'deploy nft nft.svc',
+    'test t',
+    '  call nft.init string:X',
+    '  emits market.Approval u64:1 @market', // the contract under test declares no Approval
+    '  call nft.approve u64:1 @nobody', // 5
+    '  caller @ghost',
+    '  call ghost.f',
+    '  call nft.mint ~alice string:u -> 1',
+    '  emits nft.Minted u64:1 @nobody',
+    'test later', // 10
+    '  deploy token token.svc',
+    '  call token.supply -> 0',
+    'test earlier',
+    '  call token.supply -> 0',
+  ].join('\n'));
+  const n = await runError(['test', join(dir, 'market.svc'), badNames]);
+  assert.equal(n.exit, 2);
+  assert.equal(n.message, [
+    `${badNames}:4: emits market.Approval: market declares no event Approval`,
+    `${badNames}:5: unknown contract @nobody (deploy it first: deploy nobody FILE.svc)`,
+    `${badNames}:6: caller @ghost: unknown contract (deploy it first: deploy ghost FILE.svc)`,
+    `${badNames}:7: call ghost.f: unknown contract ghost (deploy it first: deploy ghost FILE.svc)`,
+    `${badNames}:9: emits nft.Minted: nft declares no event Minted`,
+    `${badNames}:9: unknown contract @nobody (deploy it first: deploy nobody FILE.svc)`,
+    `${badNames}:14: call token.supply: unknown contract token (deploy it first: deploy token FILE.svc)`,
+  ].join('; '));
 
   const badDeploys = join(dir, 'bad.tests');
   writeFileSync(badDeploys, ['deploy market token.svc', 'deploy b broken.svc', 'deploy m missing.svc', 'test t', '  emits nothing', '  call f', '  emits x y', '  emits nothing'].join('\n'));

@@ -109,11 +109,22 @@ async function runError(args: string[], env: Record<string, string> = {}): Promi
 test('usage errors, spawned: one line on stderr, exit 2', async () => {
   const cases: [string[], Record<string, string>, RegExp][] = [
     [[], {}, /no command/],
-    [['keygen', '--bogus'], {}, /Unknown option '--bogus'/],
+    [['keygen', '--bogus'], {}, /^svc: bad_argument: unknown option --bogus \(svc --help lists the options; a positional argument starting with "-" goes after "--"\)$/],
+    [['status', '-x'], {}, /^svc: bad_argument: unknown option -x \(svc --help/],
+    [['events', CID, '--limit'], {}, /^svc: bad_argument: --limit needs a value$/],
+    [['keygen', '--json=yes'], {}, /^svc: bad_argument: --json takes no value$/],
+    [['frobnicate'], {}, /^svc: bad_argument: unknown command "frobnicate" \(keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test, sink; svc --help\)$/],
+    // a usage error, found before the node is asked: named with the command's options
+    [['events', CID, '--from', '10', '--to', '5'], endpoints(), /^svc: bad_argument: --from 10 is above --to 5: no height lies between them$/],
     [['deploy', join(dir, 'missing.json')], endpoints(), /cannot read artifact .*ENOENT/],
   ];
   const runs = await Promise.all(cases.map(([args, env]) => svc(args, env)));
   runs.forEach((r, i) => oneLineError(r, 'bad_argument', 2, cases[i]![2]));
+  // every command of the usage is in the list an unknown command prints
+  const listed = /\(([^;]*); svc --help\)/.exec(runs[5]!.stderr)![1]!.split(', ');
+  const usage = (await svc(['--help'])).stdout;
+  const commands = [...usage.slice(usage.indexOf('commands:'), usage.indexOf('options:')).matchAll(/^ {2}(\w+)/gm)].map((m) => m[1]!);
+  assert.deepEqual([...new Set(commands)].sort(), [...listed].sort());
 });
 
 test('usage errors, in-process: every message names what is wrong', async () => {
@@ -284,6 +295,31 @@ test('call of a readonly function is refused before anything is built, pointing 
   const r = await run(['call', CID, 'supply', '--abi', deployPath, '--force'], endpoints());
   assert.match((r.json as { txid: string }).txid, /^[0-9a-f]{64}$/);
   assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent + 1);
+});
+
+test('a broadcast refused says nothing was broadcast; one with no clear answer (a 502) names the txid to look up and saves the submission', async () => {
+  const utxos = [{ txid: '78'.repeat(32), vout: 1, value: 400_000, status: { confirmed: true } }];
+  const args = ['call', CID, 'note', 'string:hi', '--abi', notePath];
+  const refusing = await startFake({ utxos, override: { '/esplora/tx': [400, 'sendrawtransaction RPC error: {"code":-26,"message":"min relay fee not met"}'] } });
+  const unsure = await startFake({ utxos, override: { '/esplora/tx': [502, 'Bad Gateway'] } });
+  try {
+    const work = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
+    const refused = await svc(args, { SVC_NODE_URL: refusing.nodeUrl, SVC_ESPLORA_URL: refusing.esploraUrl, SVC_WALLET_KEY: walletHex }, work);
+    oneLineError(refused, 'chain_error', 1, /answered 400: .*min relay fee not met.* \(nothing was broadcast\)$/);
+    const r = await svc(args, { SVC_NODE_URL: unsure.nodeUrl, SVC_ESPLORA_URL: unsure.esploraUrl, SVC_WALLET_KEY: walletHex }, work);
+    const txid = Transaction.fromHex(unsure.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
+    const file = `svc-call-${txid}.json`;
+    oneLineError(r, 'chain_error', 1);
+    assert.equal(
+      r.stderr,
+      `svc: chain_error: chain-data endpoint POST /tx answered 502: Bad Gateway (anchoring transaction ${txid} may have been broadcast: look it up, GET /tx/${txid}, before paying again; if it is there, the node has not accepted the call; its submission is saved in ${file}: send it again without paying with svc submit ${file})\n`,
+    );
+    assert.equal(JSON.parse(readFileSync(join(work, file), 'utf8')).txid, txid);
+    assert.equal(unsure.requests.filter((q) => q.path === '/node/contract_call').length, 0);
+  } finally {
+    await refusing.close();
+    await unsure.close();
+  }
 });
 
 test('an error after the broadcast names the txid, keeps the node code once, never embeds the payload; the saved submission is sent again by svc submit', async () => {

@@ -27,7 +27,7 @@ test('defaults: every key has a working default', () => {
   assert.equal(c.esploraUrl, 'https://blockstream.info/api');
   assert.equal(c.esploraTimeoutMs, 10_000);
   assert.equal(c.esploraRequestsPerHour, 600);
-  assert.equal(c.esploraBurst, 30);
+  assert.equal(c.esploraBurst, 8);
   assert.equal(c.esploraMaxConcurrent, 4);
   assert.equal(c.dbPath, 'data/svc-node');
   assert.equal(c.dataDir, 'data');

@@ -128,6 +128,9 @@ test('bad devnet settings: one config error line each, as the node prints, exit 
       `config error: devnet chain port from SVC_DEVNET_PORT (${p}) is also rest_address from SVC_REST_ADDRESS (0.0.0.0:${p}): each needs its own port`,
     ],
     [{ SVC_REST_ADDRESS: '127.0.0.1:0' }, 'config error: rest_address from SVC_REST_ADDRESS: the devnet needs a fixed port (it prints the address to use), got 127.0.0.1:0'],
+    // the node's budget is the node's setting: checked as the node checks it, never replaced
+    [{ SVC_ESPLORA_REQUESTS_PER_HOUR: 'abc' }, 'config error: esplora_requests_per_hour from SVC_ESPLORA_REQUESTS_PER_HOUR: expected an integer from 1 to 1000000000, got "abc"'],
+    [{ SVC_ESPLORA_BURST: '1' }, 'config error: esplora_burst from SVC_ESPLORA_BURST: expected an integer from 2 to 1000000, got "1"'],
   ];
   const runs = cases.map(([env]) => startDevnet(env));
   for (let i = 0; i < cases.length; i++) {

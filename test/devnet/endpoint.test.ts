@@ -188,17 +188,21 @@ test('counters: exact requests and bytes per route and status class for a known 
   await hit(`/tx/${'0'.repeat(63)}1/hex`, '/tx/:id/hex');
   await hit('/blocks/7', '/blocks/:n');
   await hit('/nope', '/nope');
-  await fetch(`${dn.url}/devnet/info`);
+  // one route whatever the address (a wallet's UTXOs): keyed by the route, not by each address
+  const info = await ctl.info();
+  await hit(`/address/${info.faucet_address}/utxo`, '/address/:addr/utxo');
+  await hit('/address/bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080/utxo', '/address/:addr/utxo');
   const k: DevnetCounters = await ctl.counters();
   const sum = (key: string): number => (sizes[key] ?? []).reduce((a, b) => a + b, 0);
-  assert.deepEqual(Object.keys(k.routes).sort(), ['/block/:id/raw', '/blocks/:n', '/blocks/tip/height', '/nope', '/tx/:id/hex']);
+  assert.deepEqual(Object.keys(k.routes).sort(), ['/address/:addr/utxo', '/block/:id/raw', '/blocks/:n', '/blocks/tip/height', '/nope', '/tx/:id/hex']);
+  assert.deepEqual(k.routes['/address/:addr/utxo']!['2xx'], { requests: 2, bytes: sum('/address/:addr/utxo 200') });
   assert.deepEqual(k.routes['/blocks/tip/height']!.all, { requests: 2, bytes: sum('/blocks/tip/height 200') });
   assert.deepEqual(k.routes['/block/:id/raw']!['2xx'], { requests: 1, bytes: tip.raw.length });
   assert.deepEqual(k.routes['/tx/:id/hex']!['2xx'], { requests: 1, bytes: sum('/tx/:id/hex 200') });
   assert.deepEqual(k.routes['/tx/:id/hex']!['4xx'], { requests: 1, bytes: 'Transaction not found'.length });
   assert.deepEqual(k.routes['/tx/:id/hex']!['429'], { requests: 0, bytes: 0 });
   assert.deepEqual(k.routes['/nope']!['4xx'].requests, 1);
-  assert.deepEqual(k.total.all, { requests: 7, bytes: Object.keys(sizes).reduce((a, key) => a + sum(key), 0) });
+  assert.deepEqual(k.total.all, { requests: 9, bytes: Object.keys(sizes).reduce((a, key) => a + sum(key), 0) });
   assert.deepEqual(k.total['4xx'].requests, 2);
   const was = await ctl.resetCounters();
   assert.deepEqual(was, k);

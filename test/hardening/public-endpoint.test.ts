@@ -3,12 +3,18 @@
  * request budget per address, 429 with Retry-After past it), configured with a budget
  * larger than the endpoint allows: it is throttled, shows it (node_status.chain.budget,
  * svc_chain_budget_throttled_total), pauses, and still follows the chain. The same node
- * with a budget under the endpoint's never sees a 429.
+ * with a budget under the endpoint's never sees a 429. A fresh node with the default budget
+ * catches up on the public endpoint's terms without one; a 429 it meets is one log line,
+ * named in node_status while the node waits it out.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDevnetChain } from '../../src/devnet/chain-server.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PUBLIC_MODE_DEFAULTS, startDevnetChain } from '../../src/devnet/chain-server.js';
 import { getJson, startDevnetNode, waitUntil } from '../helpers/devnet-node.js';
+import { startNode } from '../helpers/node-process.js';
 
 test('a budget above the endpoint\'s is throttled, shown, paused and still follows the chain; one below it is never throttled', async () => {
   // 36,000 an hour per address: 10 a second, burst 5.
@@ -45,5 +51,55 @@ test('a budget above the endpoint\'s is throttled, shown, paused and still follo
   } finally {
     await modest.stop();
     await devnet.close();
+  }
+});
+
+test('a fresh node with the default budget catches up on the public endpoint without a 429; a 429 is said once, shown in node_status, and waited out', async () => {
+  // The public endpoint's terms: 700 an hour per address, 10 at once.
+  const devnet = await startDevnetChain({ initialBlocks: 90, publicMode: PUBLIC_MODE_DEFAULTS });
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-public-'));
+  // Only the endpoint is set: the budget and the block check interval are the defaults.
+  const fresh = await startNode({ dataDir, env: { SVC_ESPLORA_URL: devnet.url } });
+  let node = fresh;
+  try {
+    const status = async (): Promise<any> => (await getJson(`${node.restUrl}/node_status`)).body;
+    await waitUntil(node, async () => (await status()).processed_height === 90, 'the catch-up', 90_000);
+    const caughtUp = devnet.endpoint.counters().total;
+    // More requests than the endpoint lets through at once: a budget with a burst above
+    // the endpoint's would have been refused here.
+    assert.ok(caughtUp.all.requests > PUBLIC_MODE_DEFAULTS.burst, JSON.stringify(caughtUp));
+    assert.equal(caughtUp['429'].requests, 0, JSON.stringify(devnet.endpoint.counters().routes));
+    assert.equal((await status()).chain.budget.throttled_total, 0);
+    assert.equal(node.lines.filter((l) => /429/.test(l.msg)).length, 0);
+    await node.stop();
+
+    // Another client on the address spends the endpoint's allowance; the node, restarted
+    // and polling often, meets a 429.
+    for (let i = 0; i < 2 * PUBLIC_MODE_DEFAULTS.burst; i++) {
+      if ((await fetch(`${devnet.url}/blocks/tip/height`).then((r) => (void r.arrayBuffer(), r.status))) === 429) break;
+    }
+    devnet.endpoint.resetCounters();
+    const mined = devnet.chain.mine(1);
+    node = await startNode({ dataDir, env: { SVC_ESPLORA_URL: devnet.url, SVC_BLOCK_CHECK_INTERVAL_S: '0.5' } });
+    const said = await node.waitFor((l) => l.msg.startsWith('chain endpoint answered 429'), 30_000, 'the 429 line');
+    assert.equal(said.level, 'warn');
+    assert.equal(typeof said['wait_ms'], 'number');
+    assert.ok((said['wait_ms'] as number) >= 1_000, JSON.stringify(said)); // the devnet's Retry-After, in whole seconds
+    // While it waits, the status says why the endpoint is not ok.
+    const waiting = (await status()).chain;
+    assert.equal(waiting.endpoint_ok, false, JSON.stringify(waiting));
+    assert.match(waiting.last_error, /429 Too Many Requests.*waits \d+ ms \(its Retry-After\)/);
+    await waitUntil(node, async () => (await status()).processed_height === mined.height, 'the new block after the wait', 60_000);
+    const after = (await status()).chain;
+    assert.equal(after.endpoint_ok, true);
+    assert.equal(after.last_error, null);
+    assert.ok(after.budget.throttled_total >= 1);
+    assert.equal(after.budget.throttled_total, devnet.endpoint.counters().total['429'].requests);
+    // One line for the spell, however many 429s it held.
+    assert.equal(node.lines.filter((l) => l.msg.startsWith('chain endpoint answered 429')).length, 1);
+  } finally {
+    await node.stop();
+    await devnet.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });

@@ -108,14 +108,23 @@ test('a data directory of the earlier storage binding: the node exits 1 with one
 test('a db_path under a directory where nothing can be created (/proc): the node exits 1 with one line naming the directory and the cause', { timeout: 60_000 }, async () => {
   // The kernel refuses new entries under /proc with ENOENT although /proc exists; Node's
   // recursive mkdir retried there forever and the node neither started nor exited.
+  // The database's own directory as well as a parent: one right under /proc (or a process's).
+  const cases = [
+    ['/proc/svc-test/db', '/proc/svc-test'],
+    ['/proc/db', '/proc/db'],
+    ['/proc/self/db', '/proc/self/db'],
+  ] as const;
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-procdb-'));
   try {
-    const r = await runToExit({ SVC_DB_PATH: '/proc/svc-test/db' }, dataDir);
-    assert.equal(r.code, 1, r.raw.join('\n'));
-    const errors = r.lines.filter((l) => l.level === 'error');
-    assert.equal(errors.at(-1)!.msg, 'startup failed: core exited during startup (code 1): cannot open the database at /proc/svc-test/db: cannot create the directory /proc/svc-test (ENOENT: no such file or directory)', JSON.stringify(errors));
-    assert.equal(r.lines.filter((l) => l.msg === 'restarting child').length, 0, 'no restart loop');
-    assert.equal(r.raw.some((l) => l.includes('    at ')), false, 'no stack trace');
+    const runs = await Promise.all(cases.map(([db], i) => runToExit({ SVC_DB_PATH: db }, join(dataDir, String(i)))));
+    runs.forEach((r, i) => {
+      const [db, dir] = cases[i]!;
+      assert.equal(r.code, 1, r.raw.join('\n'));
+      const errors = r.lines.filter((l) => l.level === 'error');
+      assert.equal(errors.at(-1)!.msg, `startup failed: core exited during startup (code 1): cannot open the database at ${db}: cannot create the directory ${dir} (ENOENT: no such file or directory)`, JSON.stringify(errors));
+      assert.equal(r.lines.filter((l) => l.msg === 'restarting child').length, 0, 'no restart loop');
+      assert.equal(r.raw.some((l) => l.includes('    at ')), false, 'no stack trace');
+    });
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
