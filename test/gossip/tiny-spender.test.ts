@@ -1,8 +1,8 @@
 /**
  * A drop by a spender of 64 bytes without its witness (non-standard, mined all the same):
  * its merkle branch proves nothing, since an inner node's 64 bytes fold the same way. A
- * light node (B) holds four calls naming one outpoint when a 64-byte transaction spends
- * it, reads that block in full (calls wait near the tip), and drops them; a light node started
+ * light node (B) and a node reading every block (C) hold four calls naming one outpoint
+ * when a 64-byte transaction spends it, read that block in full, and drop them; a light node started
  * afterwards (A) learns the payloads from B by sync, with B's evidence, after that
  * block. Every node must give the same records, no honest peer may be counted a liar,
  * A's checks must read the block once (within a handful of endpoint requests) and then
@@ -50,17 +50,23 @@ after(async () => {
   await devnet?.close();
 });
 
-test('a 64-byte spender: the node that got the payloads after its block reads the block, answers what the full-block node answers, blames no one, stops asking; both proofs verify', async () => {
-  const [portA, portB] = [await freePort(), await freePort()];
-  const B = await startPeerNode(devnet, { name: 'tiny-b', port: portB, peers: [portA] });
-  nodes.push(B);
+test('a 64-byte spender: the node that got the payloads after its block reads the block, answers what the nodes that read it answer, blames no one, stops asking; every proof verifies', async (t) => {
+  const [portA, portB, portC] = [await freePort(), await freePort(), await freePort()];
+  // B light, C reading every block; both hold the calls before the spend's block.
+  const [B, C] = await Promise.all([
+    startPeerNode(devnet, { name: 'tiny-b', port: portB, peers: [portA, portC] }),
+    startPeerNode(devnet, { name: 'tiny-c', port: portC, peers: [portB], env: { SVC_CHAIN_MODE: 'blocks' } }),
+  ]);
+  nodes.push(B, C);
+  await waitStatus(B, (s) => s.peers >= 1, 'B and C peered');
   await fund(devnet, wallet, 4);
   const svc = client(B, devnet, wallet);
   const contractId = (await svc.deploy(artifact)).contractId;
   devnet.chain.mine(1);
-  await waitSynced(B, devnet);
+  await Promise.all([B, C].map((n) => waitSynced(n, devnet)));
+  await waitStatus(C, (s) => s.contracts === 1, 'the deploy on C');
 
-  // Four calls naming one outpoint, held by B; none of their anchors is broadcast.
+  // Four calls naming one outpoint, held by B and (gossip) C; none of their anchors is broadcast.
   const esplora = new EsploraClient(devnet.url);
   const outpoint = (await esplora.utxos(wallet.address)).find((u) => u.status?.confirmed)!;
   const txids: string[] = [];
@@ -70,6 +76,7 @@ test('a 64-byte spender: the node that got the payloads after its block reads th
     assert.equal((await postJson(`${B.restUrl}/contract_call`, callSubmission(call, anchor))).status, 202);
     txids.push(anchor.txid);
   }
+  await waitStatus(C, (s) => s.pending_calls === 4, 'the calls on C');
   // The 64-byte spender: the outpoint's one witness input, one output of a 4-byte script.
   const psbt = new bitcoin.Psbt({ network: wallet.network });
   psbt.addInput({ hash: outpoint.txid, index: outpoint.vout, witnessUtxo: { script: wallet.outputScript, value: BigInt(outpoint.value) } });
@@ -80,10 +87,10 @@ test('a 64-byte spender: the node that got the payloads after its block reads th
   assert.equal(tiny.byteLength(false), 64);
   const ctl = new DevnetControl(devnet.url);
   const spendHeight = (await ctl.reorg({ depth: 1, blocks: 2, txs: [tiny.toHex()] })).height - 1;
-  await waitSynced(B, devnet); // near the tip with calls waiting: B reads the block in full
+  await Promise.all([B, C].map((n) => waitSynced(n, devnet))); // near the tip with calls waiting: B reads the block in full
   devnet.chain.mine(10); // far below the tip for a light node starting now: read as its header alone
-  await waitSynced(B, devnet);
-  for (const t of txids) assert.equal((await getJson(`${B.restUrl}/contract_call/${t}/status`)).body.status, 'dropped', 'B read the block');
+  await Promise.all([B, C].map((n) => waitSynced(n, devnet)));
+  for (const n of [B, C]) for (const t of txids) assert.equal((await getJson(`${n.restUrl}/contract_call/${t}/status`)).body.status, 'dropped', 'B and C read the block');
 
   // A starts now: it learns the payloads by sync from B, after the spend's block.
   await ctl.resetCounters();
@@ -100,6 +107,7 @@ test('a 64-byte spender: the node that got the payloads after its block reads th
     await A.waitForNext(() => true, 200, 'a line').catch(() => undefined);
   }
   const used = await checkRequests(ctl);
+  t.diagnostic(`A's deferred checks asked ${JSON.stringify(used)}`);
   // Per call: what spends the outpoint, the spender; the block's txids once for all four.
   assert.ok(total(used) <= 4 * 2 + 1, `deferred checks asked ${JSON.stringify(used)}`);
   assert.equal(used['/block/:id/txids'], 1, 'the block read once');
@@ -115,18 +123,20 @@ test('a 64-byte spender: the node that got the payloads after its block reads th
   assert.deepEqual(await checkRequests(ctl), used, 'no request without a new block');
 
   // One answer, no liar.
+  await waitSynced(C, devnet);
   for (const t of txids) {
-    const [a, b] = await Promise.all([A, B].map(async (n) => (await getJson(`${n.restUrl}/contract_call/${t}/status`)).body));
+    const [a, b, c] = await Promise.all([A, B, C].map(async (n) => (await getJson(`${n.restUrl}/contract_call/${t}/status`)).body));
     assert.deepEqual(a, b, `${t}: A answers what B answers`);
+    assert.deepEqual(c, b, `${t}: C answers what B answers`);
   }
   assert.ok(!A.lines.some((l) => l.msg === 'peer sent false evidence'), 'B is not blamed');
   assert.equal((await status(A)).gossip.sync_bad_evidence, 0);
 
-  // A proof of the drop from either node verifies, and names the spend's block.
-  for (const n of [A, B]) {
+  // A proof of the drop from any node verifies, and names the spend's block.
+  for (const n of [A, B, C]) {
     const r = (await getJson(`${n.restUrl}/contract_call/${txids[0]}/status?proof=true`)).body;
     const { proof, ...record } = r;
-    assert.ok(proof.spent_by?.block_txids?.length > 1, `the block txids travel with ${n === A ? 'A' : 'B'}'s proof: ${JSON.stringify(proof.spent_by)}`);
+    assert.ok(proof.spent_by?.block_txids?.length > 1, `the block txids travel with ${n.restUrl}'s proof: ${JSON.stringify(proof.spent_by)}`);
     const v = await verifyCallProof(record, proof);
     assert.deepEqual([v.status, v.spentBy?.txid, v.spentBy?.height], ['dropped', tiny.getId(), spendHeight]);
     // Without the list the branch alone proves nothing.
