@@ -18,6 +18,7 @@ import { client, compileExample, compileFixture, conflictingSpend, fund, startDe
 import { freePort, startPostgres, type PgServer } from '../helpers/postgres.js';
 import { InProcessSink, TOKEN, assertEqualToNode, sinkThrough } from './kit.js';
 import { SCHEMA_VERSION } from '../../src/sink/schema.js';
+import { decodeCursor, endOf } from '../../src/protocol/cursor.js';
 import pgLib from 'pg';
 import { Transaction } from 'bitcoinjs-lib';
 import { repoRoot } from '../helpers/paths.js';
@@ -205,6 +206,8 @@ test('bad input: an unknown contract, a schema of another version, a foreign sch
   const ghost = 'ab'.repeat(32);
   const e1 = await fail({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'ghost', contracts: [{ alias: null, id: ghost }] });
   assert.match(e1.message, new RegExp(`the node holds no contract ${ghost}`));
+  // Made, nothing committed yet: blocks_through is -1 (docs/INDEXING.md).
+  assert.deepEqual((await pg.query(`SELECT value FROM ghost.sink_meta WHERE key = 'blocks_through'`)).rows, [{ value: '-1' }]);
 
   await pg.query('CREATE SCHEMA old');
   await pg.query('CREATE TABLE old.sink_meta (key text PRIMARY KEY, value text NOT NULL)');
@@ -262,6 +265,9 @@ test('dropped calls: executed then dropped by a reorg, never confirmed then drop
     assert.equal((await callRowOf('drops_fresh', a.txid))?.status, 'dropped');
     assert.equal((await callRowOf('drops_fresh', b.txid))?.status, 'dropped');
     await assertEqualToNode(pg, node.restUrl, [counterId], 'drops_fresh');
+    // contracts.cursor is the feed cursor at the end of block through_height (docs/INDEXING.md).
+    const row = (await pg.query(`SELECT through_height, cursor FROM drops_fresh.contracts`)).rows[0];
+    assert.deepEqual(decodeCursor(row.cursor).pos, endOf(Number(row.through_height)));
     schemas.push('drops_fresh');
     sinks.push(fresh);
 
