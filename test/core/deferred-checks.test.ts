@@ -150,14 +150,27 @@ test('a check that fails waits for new blocks (backing off by blocks), never re-
   } as unknown as RpcClient<WriterApi>;
   // A closed port: every endpoint request fails at once (chain_unavailable).
   const chain = new EsploraClient({ baseUrl: 'http://127.0.0.1:9', retries: 0, budget: false });
+  // Each check's one request, counted once it has failed.
+  let failed = 0;
+  const outspend = chain.outspend.bind(chain);
+  chain.outspend = (async (...a: Parameters<typeof outspend>) => {
+    try {
+      return await outspend(...a);
+    } finally {
+      failed++;
+    }
+  }) as typeof chain.outspend;
   const checks = (): number => asked.filter((m) => m === 'payloadAt').length;
   const deferred = new DeferredChecks(chain, writer, 20);
   try {
     deferred.processedAt(100);
     await deferred.seed(100, 100);
     deferred.added(pending, 'call', `${txid(9)}:0`, 100, null);
+    /** Until the n-th check has failed and been rescheduled (the next block is given only then). */
     const until = async (n: number): Promise<void> => {
-      for (let i = 0; i < 200 && checks() < n; i++) await new Promise((r) => setTimeout(r, 5));
+      const deadline = Date.now() + 10_000;
+      while (failed < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 5));
     };
     await until(1);
     // 25 first-check intervals with no new block: the failed check is not run again.
