@@ -247,8 +247,8 @@ export interface StreamStep {
   /** Per call page, like `events`. */
   call_pages: { calls: StreamCall[]; more: boolean; unknown?: true; fork?: number }[];
   block_pages: StreamBlock[][];
-  /** Calls decided in (common, to], per contract asked, in (height, tx_index) order. */
-  calls: { contract_id: string; calls: CallStatusBody[] }[];
+  /** Calls decided in (common, to], per contract asked, in call-log order (their place in it: `pos`). */
+  calls: { contract_id: string; calls: StreamCall[] }[];
   txids: (CallStatusBody | null)[];
   /** `contracts` the node does not hold. */
   missing: string[];

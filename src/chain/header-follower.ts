@@ -35,8 +35,7 @@ import type { PowParams } from '../protocol/activation.js';
 import type { ChainUpdate, ChainUpdateAnswer } from '../messages.js';
 import type { BlockInput } from '../records.js';
 import type { SpentBy } from '../protocol/evidence.js';
-import { merkleBranches } from '../protocol/merkle-branch.js';
-import { blockInputOf, connectedBlockOf } from './connected-block.js';
+import { blockInputOf, connectedBlockOf, spentByIn } from './connected-block.js';
 import { NodeError } from '../errors.js';
 
 /**
@@ -524,15 +523,8 @@ export class HeaderFollower {
     const items: { txid: string; spentBy: SpentBy }[] = [];
     for (const d of answer.drops) {
       const b = blocks.get(d.height);
-      if (!b) continue;
-      const index = b.txids.indexOf(d.spender);
-      if (index < 0) continue;
-      const tx = b.txs[index]!;
-      const [otxid, vout] = d.outpoint.split(':') as [string, string];
-      const vin = tx.ins.findIndex((i) => Buffer.from(i.hash).reverse().toString('hex') === otxid && i.index === Number(vout));
-      if (vin < 0) continue;
-      const [branch] = merkleBranches(b.txids.map((t) => Buffer.from(t, 'hex').reverse()), [index]);
-      items.push({ txid: d.txid, spentBy: { tx: tx.toBuffer(), vin, at: { blockHash: b.hash, height: d.height, txIndex: index, branch: branch! } } });
+      const spentBy = b ? spentByIn({ hash: b.hash, height: d.height, txids: b.txids, txAt: (i) => b.txs[i]! }, d.outpoint, d.spender) : null;
+      if (spentBy) items.push({ txid: d.txid, spentBy });
     }
     if (items.length > 0) await this.o.sink.storeSpentBy(items);
   }

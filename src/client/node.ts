@@ -230,6 +230,7 @@ export async function verifyCallProof(status: CallStatus, proof: unknown, opts: 
   const outpoint = { txid: toHex(envelope!.outpointTxid), vout: envelope!.outpointVout };
   const checked = checkEvidence(status.txid, outpoint, evidence);
   if (!checked.ok) return bad(`${checked.field}: ${checked.reason}`);
+  if (checked.spenderUnproven) bad("spent_by: the spender is 64 bytes without its witness, which no branch can place: the proof must list its block's txids (block_txids)");
   const binding = checkCallBinding(checked.anchor, envelope!, hash);
   if (!binding.ok) bad(`the anchoring transaction does not bind the envelope (${binding.reason})`);
 

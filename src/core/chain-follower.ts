@@ -9,7 +9,7 @@
  * - chain_mode "blocks": the block watcher (src/chain/watcher.ts): every block raw.
  */
 import { BlockWatcher, type ChainEvent } from '../chain/watcher.js';
-import { blockInputOf } from '../chain/connected-block.js';
+import { blockInputOf, spentByIn } from '../chain/connected-block.js';
 import { HeaderFollower, checkHeaderRun } from '../chain/header-follower.js';
 import { parseHeaderBytes } from '../protocol/bitcoin.js';
 import type { EsploraClient, RequestOptions } from '../chain/esplora-client.js';
@@ -488,6 +488,13 @@ export class ChainFollower {
       // The watcher's event ends at the best chain's block it saw: headers above are a gone branch's.
       endsChain: true,
     });
+    // The spender evidence of the calls these blocks dropped, kept for proofs and peers (as the light follower does).
+    const items = status.drops.flatMap((d) => {
+      const b = ev.connected.find((c) => c.height === d.height);
+      const spentBy = b ? spentByIn({ hash: b.hash, height: b.height, txids: b.txs.map((t) => t.txid), txAt: (i) => b.txs[i]!.tx }, d.outpoint, d.spender) : null;
+      return spentBy ? [{ txid: d.txid, spentBy }] : [];
+    });
+    if (items.length > 0) await this.writer.call('storeSpentBy', { items });
     const last = ev.connected[ev.connected.length - 1];
     if (last) this.chainTipHash = this.chainTipHeight === last.height ? last.hash : this.chainTipHash;
     this.noteApplied(status, ev.disconnected.length);

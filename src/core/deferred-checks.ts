@@ -10,7 +10,9 @@
  * - a call: `GET /tx/:o/outspend/:v` for the outpoint it names. Spent by its anchor and
  *   confirmed: the anchor's merkle proof (`/tx/:txid/merkle-proof`) places it (a block
  *   the node read as a header, or the node was away). Spent by another transaction that
- *   confirmed: the spender and its proof drop it. Spent in the mempool: wait. Not spent:
+ *   confirmed: the spender and its proof drop it (a spender of 64 bytes without its
+ *   witness, which no branch can place: its block's txids, `/block/:hash/txids`, read once
+ *   per block). Spent in the mempool: wait. Not spent:
  *   the anchor is neither in the endpoint's mempool nor on chain.
  * - a deploy: its anchor's merkle proof; without one, whether the endpoint knows the
  *   anchor at all (`/tx/:txid/hex`).
@@ -21,14 +23,16 @@
  * flood of anchors never broadcast costs at most two requests each and leaves nothing
  * behind. Checks back off: 1, 2, 4 ... 144 blocks, then every 144 blocks (a day), so a
  * payload waiting in the mempool costs at most ~8 requests its first day and one a day
- * after (later checks wait for blocks only: nothing on the chain changes without one).
+ * after (later checks wait for blocks only: nothing on the chain changes without one; a
+ * check that failed waits the same way, never on a timer).
  * Evidence found goes to the writer as any evidence does (Writer.takeEvidence):
  * checked against the node's headers, never taken on the endpoint's word alone.
  */
-import type { EsploraClient } from '../chain/esplora-client.js';
+import type { EsploraClient, TxStatus } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { DeferredStats, WriterApi } from '../messages.js';
-import type { Evidence, Inclusion } from '../protocol/evidence.js';
+import { INNER_NODE_BYTES, type Evidence, type Inclusion, type SpentBy } from '../protocol/evidence.js';
+import { merkleBranch } from '../protocol/merkle-branch.js';
 import { NodeError } from '../errors.js';
 import { parseHeaderBytes } from '../protocol/bitcoin.js';
 import { logger } from '../log.js';
@@ -52,6 +56,12 @@ const SEED_PAGE = 4_096;
  * one question each (two writer round trips, two in flight) took minutes to forget them.
  */
 const SIFT_BATCH = 4_096;
+/**
+ * Txid lists of blocks holding a 64-byte spender kept (listedIn): such spenders are
+ * non-standard and rare, and the calls naming outpoints one of them spent are checked
+ * together, so a few lists (each at most ~17,000 x 32 bytes) cover them.
+ */
+const BLOCK_LISTS_KEPT = 4;
 
 interface Entry {
   txid: string;
@@ -124,6 +134,8 @@ export class DeferredChecks {
   private readonly byTime = new Fifo<Scheduled & { at: number }>();
   /** Due payloads the writer said are still pending: checked one by one, in this order. */
   private readonly sifted = new Fifo<Scheduled>();
+  /** Recently read block txid lists (internal order), by block hash (listedIn): the reads, so checks in flight share one. */
+  private readonly blockTxids = new Map<string, Promise<Uint8Array[]>>();
   /** A stillPending question is out. */
   private sifting = false;
   /** Every height up to this one has been moved from byHeight to ready (-1: none yet). */
@@ -278,8 +290,10 @@ export class DeferredChecks {
       this.running++;
       void this.check(next)
         .catch((e: unknown) => {
-          // The endpoint failed or the budget ran out: try again a block later.
-          if (this.entries.get(next.txid) === next) this.schedule(next, this.processed + 1, true);
+          // The endpoint failed, the budget ran out, or what it showed did not hold
+          // (bad_evidence): asked again after new blocks, backing off as any check does
+          // (a time trigger here re-ran a failing check every few seconds with no block).
+          if (this.entries.get(next.txid) === next) this.backOff(next);
           if (!(e instanceof NodeError && (e.code === 'chain_unavailable' || e.code === 'not_found'))) log.warn('deferred check failed', { txid: next.txid, error: (e as Error).message });
         })
         .finally(() => {
@@ -410,12 +424,42 @@ export class DeferredChecks {
     if (spend.txid === e.txid) return (await this.place(e.txid)) ?? 'waiting';
     // Another transaction confirmed spending it: the call is dropped at its block.
     const spender = await this.chain.txWithHex(spend.txid, { priority: 'deferred' });
-    const at = await this.inclusionOf(spend.txid);
+    const listed = spender.tx.byteLength(false) === INNER_NODE_BYTES ? await this.listedIn(spend.txid, spend.status) : null;
+    const at = listed ? listed.at : await this.inclusionOf(spend.txid);
     if (!at) return 'waiting';
     const ev = await this.writer.call('payloadEvidence', { txid: e.txid });
     if (!ev) return 'waiting';
-    const taken = await this.writer.call('takeEvidence', { txid: e.txid, evidence: { ...ev, spentBy: { tx: Buffer.from(spender.hex, 'hex'), vin: spend.vin, at } } });
+    const spentBy: SpentBy = { tx: Buffer.from(spender.hex, 'hex'), vin: spend.vin, at, ...(listed ? { blockTxids: listed.txids } : {}) };
+    const taken = await this.writer.call('takeEvidence', { txid: e.txid, evidence: { ...ev, spentBy } });
     return taken ? { found: 'dropped', height: at.height } : 'waiting';
+  }
+
+  /**
+   * A spender of 64 bytes without its witness, which no merkle branch can place
+   * (INNER_NODE_BYTES): its block's whole txid list instead (`GET /block/:hash/txids`,
+   * one request, kept for a few blocks: several calls naming outpoints one such block
+   * spends read it once), folded to the merkle root of the node's own header at that
+   * height. Null when unconfirmed, above the node's headers, or not in that block.
+   */
+  private async listedIn(txid: string, status: TxStatus): Promise<{ at: Inclusion; txids: Uint8Array[] } | null> {
+    if (!status.confirmed) return null;
+    const [raw] = await this.writer.call('headers', { from: status.block_height, count: 1 });
+    if (!raw) return null;
+    const header = parseHeaderBytes(raw);
+    if (header.hash !== status.block_hash) return null;
+    let reading = this.blockTxids.get(header.hash);
+    if (!reading) {
+      // Shared by the checks in flight; the client checks the list against the header's merkle root.
+      reading = this.chain.blockTxids(header.hash, header, { priority: 'deferred' }).then((list) => list.map((t) => Buffer.from(t, 'hex').reverse()));
+      if (this.blockTxids.size >= BLOCK_LISTS_KEPT) this.blockTxids.delete(this.blockTxids.keys().next().value!);
+      this.blockTxids.set(header.hash, reading);
+      reading.catch(() => this.blockTxids.delete(header.hash));
+    }
+    const txids = await reading;
+    const leaf = Buffer.from(txid, 'hex').reverse();
+    const index = txids.findIndex((t) => Buffer.compare(t, leaf) === 0);
+    if (index < 0) return null;
+    return { at: { blockHash: header.hash, height: status.block_height, txIndex: index, branch: merkleBranch(txids, index) }, txids };
   }
 
   private async checkDeploy(e: Entry): Promise<Found | 'waiting' | 'unseen'> {

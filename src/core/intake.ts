@@ -105,7 +105,8 @@ export class Intake {
       if (!sent.evidence && sent.anchorTx) throw new NodeError('bad_request', `anchor_tx is not the anchoring transaction ${txid}: ${checked.reason}`, { field: 'anchor_tx' });
       throw evidenceError(checked);
     }
-    return { evidence, anchor: checked.anchor, folded: { confirmed: checked.confirmedRoot, spender: checked.spenderRoot } };
+    // What proves nothing (a 64-byte spender without its block's txids) is left out: the node's deferred check reads the block.
+    return { evidence: checked.proven, anchor: checked.anchor, folded: { confirmed: checked.confirmedRoot, spender: checked.spenderRoot } };
   }
 
   /**

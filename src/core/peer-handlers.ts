@@ -107,7 +107,7 @@ class HeldHashes {
  * (Writer.takeEvidence keeps only claims that hold there). A claim the writer did not
  * keep is refused `bad_evidence`, so the peer that sent it is counted.
  */
-async function takePeerEvidence(core: Core, txid: string, evidence: Evidence): Promise<{ taken: boolean }> {
+async function takePeerEvidence(core: Core, txid: string, sent: Evidence): Promise<{ taken: boolean }> {
   const w = core.writer;
   const held = await w.call('payloadAt', { txid });
   if (!held) return { taken: false };
@@ -118,8 +118,11 @@ async function takePeerEvidence(core: Core, txid: string, evidence: Evidence): P
     const [otxid, vout] = rec.outpoint.split(':') as [string, string];
     outpoint = { txid: otxid, vout: Number(vout) };
   } else if ((await w.call('contract', { id: held.contract_id }))?.status !== 'pending') return { taken: false };
-  const checked = checkEvidence(txid, outpoint, evidence);
+  const checked = checkEvidence(txid, outpoint, sent);
   if (!checked.ok) throw evidenceError(checked);
+  // A 64-byte spender without its block's txids proves nothing, and is no lie either: left
+  // out (the node's deferred check reads that block), so the peer is not counted for it.
+  const evidence = checked.proven;
   await refuseOffChain(core, txid, evidence);
   const covers = (e: Evidence | null): boolean =>
     (!evidence.confirmed || sameInclusion(e?.confirmed, evidence.confirmed)) && (!evidence.spentBy || !outpoint || sameInclusion(e?.spentBy?.at, evidence.spentBy.at));

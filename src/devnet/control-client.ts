@@ -8,6 +8,7 @@ import { ClientError } from '../client/errors.js';
 import { joinUrl, oneLine, parseJson, request, type HttpOptions } from '../client/http.js';
 import type { DevnetCounters } from './chain-server.js';
 import type { FillTarget } from './block-fill.js';
+import type { ReorgOptions } from './chain.js';
 
 export interface DevnetInfo {
   network: string;
@@ -55,6 +56,16 @@ export class DevnetControl {
   /** Mines `blocks` blocks; `fill` makes each mainnet-sized ("mainnet": 1.5 MB) or as given. */
   mine(blocks: number, fill?: 'mainnet' | FillTarget): Promise<{ hashes: string[]; height: number }> {
     return this.json('/devnet/mine', fill === undefined ? { blocks } : { blocks, fill }) as Promise<{ hashes: string[]; height: number }>;
+  }
+
+  /**
+   * Replaces the last `depth` blocks with a new branch (POST /devnet/reorg): `blocks` long
+   * (default depth + 1), leaving out the removed transactions in `drop`, its first block
+   * holding exactly `txids` when given, plus the raw transactions `txs` (a conflicting
+   * spend, say). Answers the new branch's hashes and the new height.
+   */
+  reorg(opts: ReorgOptions): Promise<{ hashes: string[]; height: number }> {
+    return this.json('/devnet/reorg', opts) as Promise<{ hashes: string[]; height: number }>;
   }
 
   /** Requests and response bytes per route since the start or the last reset. */

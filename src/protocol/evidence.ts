@@ -8,9 +8,10 @@
  * Checking is split in two:
  * - `checkEvidence` (here, pure): everything the bytes prove by themselves: the anchor
  *   parses completely and hashes to the claimed txid, each branch folds to a root, the
- *   spender spends the named outpoint and is not the anchor, and no proven transaction
- *   is 64 bytes. The binding (stamp and outpoint, src/protocol/binding.ts) is read from
- *   the parsed anchor by the caller, which knows the payload.
+ *   spender spends the named outpoint and is not the anchor, no anchor is 64 bytes, and
+ *   a 64-byte spender comes with its block's txids (else it is left out: `proven`). The
+ *   binding (stamp and outpoint, src/protocol/binding.ts) is read from the parsed anchor
+ *   by the caller, which knows the payload.
  * - the chain part (the writer's, which holds the header chain): each root equals the
  *   merkle root of the node's header at `height`, whose hash is `blockHash`
  *   (`inclusionMatchesHeader`).
@@ -25,7 +26,7 @@ import { HEADER_BYTES, headerHash } from './headers.js';
 import { inputSpends } from './binding.js';
 import { decodePayload, encodePayload } from './envelope.js';
 import { parseHex, txidBytes } from './hash.js';
-import { foldBranch, MAX_BRANCH_DEPTH } from './merkle-branch.js';
+import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleRoot } from './merkle-branch.js';
 import { HEX32 } from './identifiers.js';
 
 /** Where a transaction sits on the chain, and the branch that proves it. */
@@ -46,6 +47,13 @@ export interface SpentBy {
   /** The input that spends the outpoint. */
   vin: number;
   at: Inclusion;
+  /**
+   * Every txid of the spender's block, in block order (internal byte order): what places
+   * a spender of 64 bytes without its witness, which no branch can (INNER_NODE_BYTES).
+   * Absent for any other spender (a branch is enough), and not sent to peers: a node
+   * shown such a spend without it reads the block itself.
+   */
+  blockTxids?: Uint8Array[];
 }
 
 export interface Evidence {
@@ -75,12 +83,13 @@ export function settlesAt(ev: Pick<Evidence, 'confirmed' | 'spentBy'>): number |
 export const MAX_EVIDENCE_TX_BYTES = 1_000_000;
 
 /**
- * The one transaction size a proof must not contain: 64 non-witness bytes are exactly
+ * The one transaction size no branch may place: 64 non-witness bytes are exactly
  * an inner merkle node (two 32-byte hashes). Were such bytes taken for a transaction, an
  * inner node presented as a leaf, with a shorter branch, would fold to the true root and
- * claim a transaction at an index that is not its own. Refusing every proven transaction
- * of 64 bytes closes that outright, and is enough wherever the block holds no 64-byte
- * transaction: then every leaf of its tree sits at the one depth ceil(log2(n)), a branch
+ * claim a transaction at an index that is not its own. Placing no transaction of 64
+ * bytes by a branch closes that outright (an anchor of that size is refused; a spender
+ * is placed by its block's whole txid list instead, `listedAt`), and is enough wherever
+ * the block holds no 64-byte transaction: then every leaf of its tree sits at the one depth ceil(log2(n)), a branch
  * of another length cannot fold to the root, and a branch's length and bits fix the
  * index. The remaining case, a 64-byte transaction mined in the block whose halves a
  * forger reads as the inner node above a made-up leaf, is closed by the block's proven
@@ -88,8 +97,8 @@ export const MAX_EVIDENCE_TX_BYTES = 1_000_000;
  * non-standard) and a search of the order of 2^72 candidate transactions (docs/STATE.md,
  * "Bitcoin evidence"). Anchors always carry a stamp output, so they are never 64 bytes;
  * a 64-byte spender is not standard (Bitcoin Core relays nothing under 65 non-witness
- * bytes, and BIP54 makes them invalid), so such a drop is found only by nodes that read
- * its block.
+ * bytes, and BIP54 makes them invalid) but may be mined: its drop is decided by its
+ * block's txids (read by a node that holds the block as its header alone).
  */
 export const INNER_NODE_BYTES = 64;
 
@@ -107,6 +116,14 @@ export type EvidenceCheck =
       spenderRoot: Buffer | null;
       /** The spender's txid (display hex); null without `spentBy`. */
       spenderTxid: string | null;
+      /**
+       * The evidence without what proves nothing: a spender of 64 bytes without its
+       * witness and without its block's txids (its branch could be an inner node's).
+       * Not false either: it is left out, and the node reads the block to decide.
+       */
+      proven: Evidence;
+      /** Whether `spentBy` was left out of `proven` for that reason. */
+      spenderUnproven: boolean;
     }
   | { ok: false; code: 'bad_evidence'; field: EvidencePart; reason: string };
 
@@ -119,7 +136,7 @@ type Parsed = { ok: true; tx: Transaction; txid: string } | { ok: false; reason:
  * section: what Bitcoin Core would write), with inputs and outputs, not 64 bytes
  * without its witness (INNER_NODE_BYTES).
  */
-function parseProven(raw: Uint8Array): Parsed {
+function parseProven(raw: Uint8Array, innerNodeSized: 'refuse' | 'allow' = 'refuse'): Parsed {
   if (!(raw instanceof Uint8Array) || raw.length === 0) return { ok: false, reason: 'is empty' };
   if (raw.length > MAX_EVIDENCE_TX_BYTES) return { ok: false, reason: `is ${raw.length} bytes, more than any transaction (${MAX_EVIDENCE_TX_BYTES})` };
   // A plain Uint8Array view: bitcoinjs then copies each field out rather than holding views of a pooled Buffer.
@@ -132,7 +149,7 @@ function parseProven(raw: Uint8Array): Parsed {
   }
   if (tx.ins.length === 0 || tx.outs.length === 0) return { ok: false, reason: 'has no inputs or no outputs' };
   if (tx.byteLength(tx.hasWitnesses()) !== bytes.length) return { ok: false, reason: 'is not in canonical serialization' };
-  if (tx.byteLength(false) === INNER_NODE_BYTES) return { ok: false, reason: `is ${INNER_NODE_BYTES} bytes without its witness, the size of an inner merkle node` };
+  if (innerNodeSized === 'refuse' && tx.byteLength(false) === INNER_NODE_BYTES) return { ok: false, reason: `is ${INNER_NODE_BYTES} bytes without its witness, the size of an inner merkle node` };
   return { ok: true, tx, txid: txidFromRaw(tx, bytes) };
 }
 
@@ -181,7 +198,7 @@ export function checkEvidence(claimedTxid: string, outpoint: { txid: string; vou
   if (ev.spentBy) {
     const s = ev.spentBy;
     if (!outpoint) return refuse('spent_by', 'only a call names an outpoint that can be spent');
-    const spender = parseProven(s.tx);
+    const spender = parseProven(s.tx, 'allow');
     if (!spender.ok) return refuse('spent_by', `the spender ${spender.reason}`);
     if (spender.txid === anchor.txid) return refuse('spent_by', 'the spender is the anchoring transaction itself, not a conflicting spend');
     const input = isU32(s.vin) ? spender.tx.ins[s.vin] : undefined;
@@ -189,10 +206,46 @@ export function checkEvidence(claimedTxid: string, outpoint: { txid: string; vou
     if (!inputSpends(input, txidBytes(outpoint.txid), outpoint.vout)) return refuse('spent_by', `the spender's input ${s.vin} does not spend ${outpoint.txid}:${outpoint.vout}`);
     const f = foldInclusion(spender.txid, s.at);
     if (!f.ok) return refuse('spent_by', f.reason);
+    if (spender.tx.byteLength(false) === INNER_NODE_BYTES) {
+      // Its branch proves nothing (an inner node's 64 bytes fold the same way): only the
+      // block's whole txid list places it. Without the list it is left out, not refused:
+      // an honest peer sends such a spend as it read it from the block.
+      if (!s.blockTxids) return { ok: true, anchor: anchor.tx, confirmedRoot, spenderRoot: null, spenderTxid: null, proven: { ...ev, spentBy: null }, spenderUnproven: true };
+      const listed = listedAt(spender.txid, s.at, s.blockTxids, f.root);
+      if (listed !== null) return refuse('spent_by', listed);
+    } else if (s.blockTxids) return refuse('spent_by', 'block txids come only with a spender of 64 bytes without its witness');
     spenderRoot = f.root;
     spenderTxid = spender.txid;
   }
-  return { ok: true, anchor: anchor.tx, confirmedRoot, spenderRoot, spenderTxid };
+  return { ok: true, anchor: anchor.tx, confirmedRoot, spenderRoot, spenderTxid, proven: ev, spenderUnproven: false };
+}
+
+/** Block txids a spend's evidence may list at most: a leaf for every index a branch can reach. */
+export const MAX_BLOCK_TXIDS = 1 << MAX_BRANCH_DEPTH;
+
+/**
+ * Whether a block's whole txid list (internal order) places `txid` (display hex) at
+ * `inc.txIndex` under the root `root` its branch folded to: the list folds to that root
+ * with no duplicated pair (CVE-2012-2459), holds the txid at that index, and the branch
+ * is the list's own (as long as the list's tree is deep). Null when it does, else why not.
+ *
+ * A list is the tree's leaf level, so a transaction in it is a leaf, never an inner node.
+ * A forged list would have to be another level of the same tree (its inner nodes, every
+ * one a double hash): a 64-byte "transaction" made of two of them would have to spend the
+ * call's outpoint, which puts the 32 bytes of the outpoint's txid across a hash, out of
+ * reach of any search.
+ */
+export function listedAt(txid: string, inc: Inclusion, blockTxids: readonly Uint8Array[], root: Uint8Array): string | null {
+  if (!Array.isArray(blockTxids) || blockTxids.length === 0 || blockTxids.length > MAX_BLOCK_TXIDS) return `the block's txid list has ${blockTxids?.length ?? 0} entries, not 1 to ${MAX_BLOCK_TXIDS}`;
+  for (const t of blockTxids) if (!(t instanceof Uint8Array) || t.length !== 32) return "a txid of the block's list is not 32 bytes";
+  const listed = merkleRoot(blockTxids);
+  if (listed.mutated) return "the block's txid list pairs two equal hashes (a mutated tree)";
+  if (Buffer.compare(listed.root, root) !== 0) return "the block's txid list does not fold to the root the branch folds to";
+  const own = blockTxids[inc.txIndex];
+  if (!own || Buffer.compare(own, Uint8Array.from(txidBytes(txid)).reverse()) !== 0) return `the block's txid list does not hold ${txid} at index ${inc.txIndex}`;
+  const branch = merkleBranch(blockTxids, inc.txIndex);
+  if (branch.length !== inc.branch.length || branch.some((h, i) => Buffer.compare(h, inc.branch[i]!) !== 0)) return "the branch is not the block's txid list's branch";
+  return null;
 }
 
 /**
@@ -269,6 +322,8 @@ export function stripWitness(raw: Uint8Array): Uint8Array {
 const EVIDENCE_FORMAT = 1;
 const PART_CONFIRMED = 1;
 const PART_SPENT_BY = 2;
+/** The spender's block txids (SpentBy.blockTxids): u32be count | count x hash[32]. */
+const PART_SPENDER_BLOCK = 4;
 
 function inclusionBytes(inc: Inclusion): number {
   return 32 + 4 + 4 + 1 + 32 * inc.branch.length;
@@ -303,12 +358,17 @@ export function encodeEvidence(ev: Evidence): Buffer {
   let len = 1 + 4 + ev.anchorTx.length + 1;
   if (ev.confirmed) len += inclusionBytes(ev.confirmed);
   if (ev.spentBy) len += 4 + ev.spentBy.tx.length + 4 + inclusionBytes(ev.spentBy.at);
+  const listed = ev.spentBy?.blockTxids;
+  if (listed) {
+    if (listed.length === 0 || listed.length > MAX_BLOCK_TXIDS || listed.some((t) => t.length !== 32)) throw new NodeError('bad_request', `evidence spent_by.block_txids must be 1 to ${MAX_BLOCK_TXIDS} hashes of 32 bytes`, { field: 'spent_by.block_txids' });
+    len += 4 + 32 * listed.length;
+  }
   const out = Buffer.allocUnsafe(len);
   let o = out.writeUInt8(EVIDENCE_FORMAT, 0);
   o = out.writeUInt32BE(ev.anchorTx.length, o);
   out.set(ev.anchorTx, o);
   o += ev.anchorTx.length;
-  o = out.writeUInt8((ev.confirmed ? PART_CONFIRMED : 0) | (ev.spentBy ? PART_SPENT_BY : 0), o);
+  o = out.writeUInt8((ev.confirmed ? PART_CONFIRMED : 0) | (ev.spentBy ? PART_SPENT_BY : 0) | (listed ? PART_SPENDER_BLOCK : 0), o);
   if (ev.confirmed) o = writeInclusion(out, o, ev.confirmed, 'confirmed');
   if (ev.spentBy) {
     o = out.writeUInt32BE(ev.spentBy.tx.length, o);
@@ -316,6 +376,13 @@ export function encodeEvidence(ev: Evidence): Buffer {
     o += ev.spentBy.tx.length;
     o = out.writeUInt32BE(ev.spentBy.vin, o);
     o = writeInclusion(out, o, ev.spentBy.at, 'spent_by.at');
+  }
+  if (listed) {
+    o = out.writeUInt32BE(listed.length, o);
+    for (const t of listed) {
+      out.set(t, o);
+      o += 32;
+    }
   }
   if (o !== len) throw new Error('evidence encoding: length mismatch');
   return out;
@@ -379,13 +446,19 @@ export function decodeEvidence(bytes: Uint8Array, opts: { views?: boolean } = {}
   if (format !== EVIDENCE_FORMAT) r.fail('format', `unknown format ${format}`);
   const anchorTx = r.tx('anchor_tx');
   const parts = r.u8('parts');
-  if (parts & ~(PART_CONFIRMED | PART_SPENT_BY)) r.fail('parts', `unknown part bits 0x${parts.toString(16)}`);
+  if (parts & ~(PART_CONFIRMED | PART_SPENT_BY | PART_SPENDER_BLOCK)) r.fail('parts', `unknown part bits 0x${parts.toString(16)}`);
+  if (parts & PART_SPENDER_BLOCK && !(parts & PART_SPENT_BY)) r.fail('parts', 'block txids without a spender');
   const confirmed = parts & PART_CONFIRMED ? r.inclusion('confirmed') : null;
   let spentBy: SpentBy | null = null;
   if (parts & PART_SPENT_BY) {
     const tx = r.tx('spent_by.tx');
     const vin = r.u32('spent_by.vin');
     spentBy = { tx, vin, at: r.inclusion('spent_by.at') };
+    if (parts & PART_SPENDER_BLOCK) {
+      const n = r.u32('spent_by.block_txids');
+      if (n === 0 || n > MAX_BLOCK_TXIDS) r.fail('spent_by.block_txids', `count ${n} is not 1 to ${MAX_BLOCK_TXIDS}`);
+      spentBy.blockTxids = Array.from({ length: n }, () => r.bytes(32, 'spent_by.block_txids'));
+    }
   }
   if (r.pos !== bytes.length) r.fail('end', `${bytes.length - r.pos} trailing bytes`);
   return { anchorTx, confirmed, spentBy };
@@ -407,6 +480,8 @@ export interface SpentByJson extends InclusionJson {
   /** The spender, raw hex. */
   tx: string;
   vin: number;
+  /** Only for a spender of 64 bytes without its witness: every txid of its block, hex of internal-order bytes, in block order. */
+  block_txids?: string[];
 }
 /** The `proof` member of GET /contract_call/{txid}/status?proof=true. */
 export interface CallProofJson {
@@ -437,7 +512,9 @@ export function callProofJson(ev: Evidence, payload: Uint8Array, headers: ProofH
     anchor_tx: toHexString(ev.anchorTx),
     payload: encodePayload(payload),
     confirmed: ev.confirmed ? inclusionJson(ev.confirmed, headers.confirmed, 'confirmed') : null,
-    spent_by: ev.spentBy ? { tx: toHexString(ev.spentBy.tx), vin: ev.spentBy.vin, ...inclusionJson(ev.spentBy.at, headers.spentBy, 'spent_by') } : null,
+    spent_by: ev.spentBy
+      ? { tx: toHexString(ev.spentBy.tx), vin: ev.spentBy.vin, ...inclusionJson(ev.spentBy.at, headers.spentBy, 'spent_by'), ...(ev.spentBy.blockTxids ? { block_txids: ev.spentBy.blockTxids.map(toHexString) } : {}) }
+      : null,
   };
 }
 
@@ -488,6 +565,11 @@ export function parseCallProof(j: unknown): { evidence: Evidence; payload: Uint8
     const tx = hexBytes(o['tx'], 'spent_by.tx');
     if (tx.length > MAX_EVIDENCE_TX_BYTES) bad('spent_by.tx', `is more than ${MAX_EVIDENCE_TX_BYTES} bytes`);
     spentBy = { s: { tx, vin: u32(o['vin'], 'spent_by.vin'), at: at.inc }, header: at.header };
+    if (o['block_txids'] !== undefined) {
+      const list = o['block_txids'];
+      if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BLOCK_TXIDS) bad('spent_by.block_txids', `is not a list of 1 to ${MAX_BLOCK_TXIDS} hashes`);
+      spentBy.s.blockTxids = (list as unknown[]).map((h) => hexBytes(h, 'spent_by.block_txids', 32));
+    }
   }
   return {
     evidence: { anchorTx, confirmed: confirmed?.inc ?? null, spentBy: spentBy?.s ?? null },

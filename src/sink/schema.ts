@@ -9,13 +9,17 @@ import type pg from 'pg';
 import { ClientError } from '../client/errors.js';
 
 /** The version this sink writes. Bump it with a migration from the previous version. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /**
  * Statements that take a schema from version N to N + 1, by N. There is no version below
  * 1 to migrate from: a schema of another version is refused with what to do.
  */
-const MIGRATIONS: Record<number, (schema: string) => string[]> = {};
+const MIGRATIONS: Record<number, (schema: string) => string[]> = {
+  // 2: calls.decided_height, the block that decided a call (a drop's too: it has no
+  // block_height). A version 1 schema holds no dropped call, so it is the block_height.
+  1: (s) => [`ALTER TABLE ${s}.calls ADD COLUMN decided_height bigint`, `UPDATE ${s}.calls SET decided_height = block_height`, `CREATE INDEX calls_decided ON ${s}.calls (decided_height)`],
+};
 
 export const q = (ident: string): string => `"${ident.replace(/"/g, '""')}"`;
 
@@ -37,9 +41,11 @@ function tables(s: string): string[] {
     `CREATE TABLE ${s}.calls (
        txid bytea PRIMARY KEY, contract_id bytea NOT NULL, envelope_hash bytea NOT NULL, function text NOT NULL,
        caller bytea NOT NULL, call_id numeric NOT NULL, status text NOT NULL, block_height bigint, tx_index integer,
-       result jsonb, error_code text, error_message text)`,
+       result jsonb, error_code text, error_message text, decided_height bigint)`,
     `CREATE INDEX calls_contract ON ${s}.calls (contract_id, block_height, tx_index)`,
     `CREATE INDEX calls_height ON ${s}.calls (block_height)`,
+    // The block that decided the call (null while pending): what a rollback takes back, drops included.
+    `CREATE INDEX calls_decided ON ${s}.calls (decided_height)`,
   ];
 }
 

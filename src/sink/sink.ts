@@ -20,7 +20,7 @@
 import pg from 'pg';
 import WebSocket from 'ws';
 import { ClientError } from '../client/errors.js';
-import { blockTag, encodeCursor, endOf, locatorHeights } from '../protocol/cursor.js';
+import { blockTag, decodeCursor, encodeCursor, endOf, locatorHeights } from '../protocol/cursor.js';
 import { arrayLiteral, byteaHex, copyRows, insertSql, sqlLiteral } from './copy.js';
 import { createViews, ensureSchema, q, snake } from './schema.js';
 import { HEX32 } from '../protocol/identifiers.js';
@@ -71,8 +71,12 @@ const COPY_MIN_EVENTS = 200;
  * cursor without a query; a contract far behind the top reads its locator from the table.
  */
 const HASHES_KEPT = 320;
-/** How often (--all) the node's contract list is checked for new contracts. */
-const CONTRACTS_POLL_MS = 10_000;
+/**
+ * How often (--all) the node's contract list is checked for new contracts, on a timer of
+ * its own (a quiet chain sends nothing to wake the sink): half the 10 s docs/INDEXING.md
+ * promises, so the reconnect and the new views fit within it.
+ */
+const CONTRACTS_POLL_MS = 5_000;
 /** A progress line at most this often. */
 const LOG_EVERY_MS = 10_000;
 
@@ -117,6 +121,8 @@ export function parseContractArg(text: string): { alias: string | null; id: stri
 
 export class PostgresSink {
   private db: pg.Client | null = null;
+  /** The current connection reported an error or ended (the database restarted or went away). */
+  private dbBroken = false;
   private followed = new Map<string, Followed>();
   private blocksThrough = -1;
   private readonly s: string;
@@ -151,7 +157,9 @@ export class PostgresSink {
         } catch (e) {
           if (e instanceof Fatal || (e instanceof ClientError && e.code === 'bad_argument') || this.stopped) throw e;
           if (e instanceof ClientError && (e.code === 'schema_version' || e.code === 'schema_conflict')) throw e;
-          this.o.log(`svc sink: ${describe(e)}; retrying in ${(delay / 1000).toFixed(delay < 1000 ? 2 : 0)}s`);
+          // The database gone mid-stream (a restart, a dropped connection) reads as at start.
+          const what = !(e instanceof ClientError) && this.dbLost(e) ? `postgres unavailable (${describe(e)})` : describe(e);
+          this.o.log(`svc sink: ${what}; retrying in ${(delay / 1000).toFixed(delay < 1000 ? 2 : 0)}s`);
           await this.closeDb();
           await this.sleep(delay);
           delay = Math.min(delay * 2, RETRY_MAX_MS);
@@ -178,8 +186,15 @@ export class PostgresSink {
   private async connectDb(): Promise<void> {
     if (this.db) return;
     const db = new pg.Client(this.o.databaseUrl ? { connectionString: this.o.databaseUrl } : {});
-    // A broken connection also fails the query in flight; this only keeps the event from throwing.
-    db.on('error', () => undefined);
+    this.dbBroken = false;
+    // A broken connection also fails the query in flight; this keeps the event from throwing
+    // and remembers that the connection, not the statement, failed.
+    db.on('error', () => {
+      if (this.db === db) this.dbBroken = true;
+    });
+    db.on('end', () => {
+      if (this.db === db) this.dbBroken = true;
+    });
     try {
       await db.connect();
     } catch (e) {
@@ -188,6 +203,13 @@ export class PostgresSink {
     }
     this.db = db;
     await ensureSchema(db, this.o.schema);
+  }
+
+  /** Whether `e` came from losing the database (the connection, or the server shutting down), not from a statement. */
+  private dbLost(e: unknown): boolean {
+    const code = String((e as { code?: unknown })?.code ?? '');
+    // SQLSTATE class 08: connection exception; 57P01-57P03: shutdown, crash, cannot connect now.
+    return this.dbBroken || code.startsWith('08') || /^57P0[123]$/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code);
   }
 
   private async closeDb(): Promise<void> {
@@ -333,6 +355,8 @@ export class PostgresSink {
       poke();
     };
     this.o.signal?.addEventListener('abort', onStop);
+    // --all: wake to look for new contracts even when the feed is quiet (no block).
+    const poll = this.o.contracts === 'all' ? setInterval(poke, CONTRACTS_POLL_MS) : null;
 
     // Subscriptions: blocks from the next height; per contract, events and calls after its cursor.
     const subs = new Map<string, { kind: 'blocks' | 'events' | 'calls'; contract: string | null; progress: number }>();
@@ -428,13 +452,17 @@ export class PostgresSink {
               sub!.progress = Math.max(sub!.progress, m['block_height'] - 1);
               break;
             }
-            case 'call':
+            case 'call': {
               // Decided calls come from the call log with a cursor; the `pending` messages of a
-              // rollback carry none (the rollback itself already made them pending here).
-              if (typeof m['cursor'] !== 'string' || m['block_height'] === null) break;
-              calls.push({ contract: m['contract_id'], height: m['block_height'], row: callRow(m) });
-              sub!.progress = Math.max(sub!.progress, m['block_height'] - 1);
+              // rollback carry none (the rollback itself already made them pending here). The
+              // cursor's height is the block that decided the call: a dropped call has no
+              // block_height, and is listed at the block whose transaction spent its outpoint.
+              if (typeof m['cursor'] !== 'string' || m['status'] === 'pending') break;
+              const height = decodeCursor(m['cursor']).pos[0];
+              calls.push({ contract: m['contract_id'], height, row: callRow(m, height) });
+              sub!.progress = Math.max(sub!.progress, height - 1);
               break;
+            }
             case 'progress':
             case 'synced':
               if (typeof m['height'] === 'number') sub!.progress = Math.max(sub!.progress, m['height']);
@@ -467,7 +495,7 @@ export class PostgresSink {
           const c = closed as { code: number; reason: string } | null;
           throw new ClientError('unreachable', `the node closed the feed (${c?.code}${c?.reason ? ` ${c.reason}` : ''})`);
         }
-        if (this.o.contracts === 'all' && Date.now() - this.contractsCheckedAt > CONTRACTS_POLL_MS) {
+        if (this.o.contracts === 'all' && Date.now() - this.contractsCheckedAt >= CONTRACTS_POLL_MS) {
           this.contractsCheckedAt = Date.now();
           const list = await this.nodeJson('/contracts').catch(() => null);
           if (list && (list.body.contract_ids as string[]).some((id) => !this.followed.has(id))) {
@@ -483,6 +511,7 @@ export class PostgresSink {
         });
       }
     } finally {
+      if (poll) clearInterval(poll);
       this.o.signal?.removeEventListener('abort', onStop);
       ws.terminate();
     }
@@ -592,7 +621,7 @@ export class PostgresSink {
           `DELETE FROM ${this.s}.blocks WHERE height >= ${at}`,
           ...(ids ? [
             `DELETE FROM ${this.s}.events WHERE block_height >= ${at} AND contract_id IN (${ids})`,
-            `UPDATE ${this.s}.calls SET status = 'pending', block_height = NULL, tx_index = NULL, result = NULL, error_code = NULL, error_message = NULL WHERE block_height >= ${at} AND contract_id IN (${ids})`,
+            `UPDATE ${this.s}.calls SET status = 'pending', block_height = NULL, tx_index = NULL, result = NULL, error_code = NULL, error_message = NULL, decided_height = NULL WHERE decided_height >= ${at} AND contract_id IN (${ids})`,
           ] : []),
           `UPDATE ${this.s}.sink_meta SET value = ${sqlLiteral(String(fork - 1))} WHERE key = 'blocks_through' AND value::bigint >= ${at}`,
           ...(ids ? [`UPDATE ${this.s}.contracts SET through_height = ${sqlLiteral(fork - 1)}, cursor = ${sqlLiteral(cursor)} WHERE through_height >= ${at} AND contract_id IN (${ids})`] : []),
@@ -635,9 +664,9 @@ export function commitTarget(done: number, ready: number, buffers: readonly (rea
 }
 
 const EVENT_COLUMNS = ['contract_id', 'block_height', 'tx_index', 'log_index', 'name', 'params', 'param_values', 'txid', 'cursor'];
-const CALL_COLUMNS = ['txid', 'contract_id', 'envelope_hash', 'function', 'caller', 'call_id', 'status', 'block_height', 'tx_index', 'result', 'error_code', 'error_message'];
+const CALL_COLUMNS = ['txid', 'contract_id', 'envelope_hash', 'function', 'caller', 'call_id', 'status', 'block_height', 'tx_index', 'result', 'error_code', 'error_message', 'decided_height'];
 
-function callRow(m: Record<string, any>): unknown[] {
+function callRow(m: Record<string, any>, decidedHeight: number): unknown[] {
   return [
     Buffer.from(m['txid'], 'hex'),
     Buffer.from(m['contract_id'], 'hex'),
@@ -651,6 +680,7 @@ function callRow(m: Record<string, any>): unknown[] {
     m['result'] === null || m['result'] === undefined ? null : JSON.stringify(m['result']),
     m['error']?.code ?? null,
     m['error']?.message ?? null,
+    decidedHeight,
   ];
 }
 

@@ -12,7 +12,7 @@
  * never answers a block that a crash could still lose, and all its reads see one chain.
  */
 import { statusBody } from '../records.js';
-import { contractCalls, stateRoots } from './store/index.js';
+import { contractCalls, contractDrops, stateRoots } from './store/index.js';
 import { blockTag, branchFork, locatorHeights, type Cursor, type Pos } from '../protocol/cursor.js';
 import type { Writer } from './writer.js';
 import type { Ledger } from './ledger/index.js';
@@ -157,44 +157,66 @@ export class StreamQueries {
    */
   private async callPage(contractId: string, from: number, to: number, after: Pos | null, limit: number, tip: number): Promise<{ calls: StreamCall[]; more: boolean }> {
     const l = this.writer.ledger;
-    const id = Buffer.from(contractId, 'hex');
     const calls: StreamCall[] = [];
     let next = from;
     // Blocks of the log are read a few at a time: most blocks decide few calls of one contract.
     const BLOCKS_PER_READ = 64;
     while (next <= to && calls.length < limit) {
-      const rows = await l.db.rangeOf(contractCalls.inBlocks(id, next, to), { limit: BLOCKS_PER_READ });
-      if (rows.length === 0) {
-        next = to + 1;
-        break;
-      }
-      for (const r of rows) {
-        const height = contractCalls.heightOf(r.key);
-        const txids = contractCalls.decode(r.value);
-        const recs = await Promise.all(txids.map((t) => l.call(t)));
+      const { blocks, through } = await this.logBlocks(contractId, next, to, BLOCKS_PER_READ);
+      next = through + 1;
+      for (const b of blocks) {
+        const recs = await Promise.all(b.txids.map((t) => l.call(t)));
         recs.forEach((rec, i) => {
-          const pos: Pos = [height, i, 0];
+          const pos: Pos = [b.height, i, 0];
           if (!rec || (after && (pos[0] < after[0] || (pos[0] === after[0] && pos[1] <= after[1])))) return;
           calls.push({ pos, body: statusBody(rec, tip) });
         });
-        next = height + 1;
-        if (calls.length >= limit) break;
+        if (calls.length >= limit) {
+          next = b.height + 1;
+          break;
+        }
       }
     }
     if (calls.length < limit) return { calls, more: false };
     // Full: more only if another block of the log follows before `to`.
-    const rest = next > to ? [] : await l.db.rangeOf(contractCalls.inBlocks(id, next, to), { limit: 1 });
-    return { calls, more: rest.length > 0 };
+    const rest = next > to ? { blocks: [] } : await this.logBlocks(contractId, next, to, 1);
+    return { calls, more: rest.blocks.length > 0 };
   }
 
-  /** Calls of a contract decided in blocks [from, to], from its call log (one record per block). */
-  private async decided(contractId: string, from: number, to: number, tip: number): Promise<CallStatusBody[]> {
-    const l = this.writer.ledger;
+  /**
+   * A contract's call log in blocks [from, to], block by block: the calls each block decided
+   * with a position (tx_index order), then those it dropped (txid order; they have no
+   * position). At most `blocks` blocks of positioned calls are read at once (all without it): the answer is
+   * complete through `through` (the drops of a block without positioned calls included).
+   */
+  private async logBlocks(contractId: string, from: number, to: number, blocks?: number): Promise<{ blocks: { height: number; txids: string[] }[]; through: number }> {
+    const db = this.writer.ledger.db;
     const id = Buffer.from(contractId, 'hex');
-    const rows = await l.db.rangeOf(contractCalls.inBlocks(id, from, to));
-    const txids = rows.flatMap((r) => contractCalls.decode(r.value));
-    const recs = await Promise.all(txids.map((t) => l.call(t)));
-    return recs.flatMap((r) => (r ? [statusBody(r, tip)] : []));
+    const rows = await db.rangeOf(contractCalls.inBlocks(id, from, to), blocks === undefined ? {} : { limit: blocks });
+    const through = blocks !== undefined && rows.length === blocks ? contractCalls.heightOf(rows[rows.length - 1]!.key) : to;
+    const byHeight = new Map<number, string[]>();
+    for (const r of rows) byHeight.set(contractCalls.heightOf(r.key), contractCalls.decode(r.value));
+    for (const r of await db.rangeOf(contractDrops.inBlocks(id, from, through))) {
+      const h = contractDrops.heightOf(r.key);
+      let txids = byHeight.get(h);
+      if (!txids) byHeight.set(h, (txids = []));
+      txids.push(contractDrops.txidOf(r.key));
+    }
+    return { blocks: [...byHeight].sort((a, b) => a[0] - b[0]).map(([height, txids]) => ({ height, txids })), through };
+  }
+
+  /** Calls of a contract decided in blocks [from, to], with their place in the call log. */
+  private async decided(contractId: string, from: number, to: number, tip: number): Promise<StreamCall[]> {
+    const l = this.writer.ledger;
+    const { blocks } = await this.logBlocks(contractId, from, to);
+    const out: StreamCall[] = [];
+    for (const b of blocks) {
+      const recs = await Promise.all(b.txids.map((t) => l.call(t)));
+      recs.forEach((r, i) => {
+        if (r) out.push({ pos: [b.height, i, 0], body: statusBody(r, tip) });
+      });
+    }
+    return out;
   }
 
   private async status(txid: string, tip: number | null): Promise<CallStatusBody | null> {

@@ -235,12 +235,13 @@ export class Writer {
     if (held.kind === 'deploy') {
       const c = l.contract(held.contract_id);
       if (!c) return false;
-      await this.acceptDeploy(c, evidence, folded);
+      await this.acceptDeploy(c, checked.proven, folded);
       return true;
     }
     const body = rec ? await l.callPayload(txid) : null;
     if (!rec || !body) return false;
-    await this.acceptCall({ ...rec, payload: Buffer.from(body).toString('base64') }, undefined, evidence, folded);
+    // A 64-byte spender without its block's txids is left out (checkEvidence's `proven`).
+    await this.acceptCall({ ...rec, payload: Buffer.from(body).toString('base64') }, undefined, checked.proven, folded);
     return true;
   }
 

@@ -126,3 +126,67 @@ test('of 100,000 payloads waiting on blocks, those whose block was applied are s
     await close();
   }
 });
+
+test('a check that fails waits for new blocks (backing off by blocks), never re-runs on a timer', async () => {
+  const asked: string[] = [];
+  const pending = txid(7);
+  // A writer that holds one pending call; nothing else is asked of it before the endpoint.
+  const writer = {
+    call: async (method: string): Promise<unknown> => {
+      asked.push(method);
+      switch (method) {
+        case 'pendingPayloads':
+          return [];
+        case 'stillPending':
+          return [true];
+        case 'payloadAt':
+          return { kind: 'call', contract_id: txid(8), body_hash: txid(9) };
+        case 'call':
+          return { txid: pending, status: 'pending' };
+        default:
+          throw new Error(`unexpected writer call ${method}`);
+      }
+    },
+  } as unknown as RpcClient<WriterApi>;
+  // A closed port: every endpoint request fails at once (chain_unavailable).
+  const chain = new EsploraClient({ baseUrl: 'http://127.0.0.1:9', retries: 0, budget: false });
+  // Each check's one request, counted once it has failed.
+  let failed = 0;
+  const outspend = chain.outspend.bind(chain);
+  chain.outspend = (async (...a: Parameters<typeof outspend>) => {
+    try {
+      return await outspend(...a);
+    } finally {
+      failed++;
+    }
+  }) as typeof chain.outspend;
+  const checks = (): number => asked.filter((m) => m === 'payloadAt').length;
+  const deferred = new DeferredChecks(chain, writer, 20);
+  try {
+    deferred.processedAt(100);
+    await deferred.seed(100, 100);
+    deferred.added(pending, 'call', `${txid(9)}:0`, 100, null);
+    /** Until the n-th check has failed and been rescheduled (the next block is given only then). */
+    const until = async (n: number): Promise<void> => {
+      const deadline = Date.now() + 10_000;
+      while (failed < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 5));
+    };
+    await until(1);
+    // 25 first-check intervals with no new block: the failed check is not run again.
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(checks(), 1, 'no check without a new block');
+    deferred.processedAt(101, 101);
+    await until(2);
+    assert.equal(checks(), 2, 'the next block brings the next check');
+    // It failed again: now two new blocks of the chain (1, 2, 4 ...).
+    deferred.processedAt(102, 102);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(checks(), 2, 'one block is not enough after a second failure');
+    deferred.processedAt(103, 103);
+    await until(3);
+    assert.equal(checks(), 3);
+  } finally {
+    deferred.stop();
+  }
+});

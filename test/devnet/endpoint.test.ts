@@ -17,7 +17,7 @@ import { DevnetChain } from '../../src/devnet/chain.js';
 import { DevnetControl } from '../../src/devnet/control-client.js';
 import { entryBody, manifest } from '../helpers/chain-servers.js';
 import { foldElectrum, readMerkleBlock } from '../helpers/merkle-check.js';
-import { spend, wallet } from '../helpers/txbuilder.js';
+import { opReturn, spend, wallet } from '../helpers/txbuilder.js';
 
 let dn: DevnetChainHandle;
 let client: EsploraClient;
@@ -283,4 +283,23 @@ test('npm run devnet:chain -- --public --requests-per-hour N --burst N: the flag
   }
   const bad = spawnSync(process.execPath, [main, '--port', '0', '--burst', '0'], { encoding: 'utf8' });
   assert.deepEqual([bad.status, bad.stderr.trim()], [1, '--burst must be an integer from 1 to 1000000']);
+});
+
+test('reorg through the control API (POST /devnet/reorg): a 64-byte spend mined on the new branch; a refused reorg changes nothing', async () => {
+  const ctl = new DevnetControl(dn.url);
+  const coin = dn.chain.utxosOf(alice.script).find((u) => u.status.confirmed)!;
+  // One witness input and one output of a 4-byte script: 64 bytes without the witness
+  // (non-standard: Bitcoin Core relays nothing under 65; the devnet mines what is valid).
+  const tiny = spend(alice, [{ txid: coin.txid, vout: coin.vout, value: coin.value }], [{ script: opReturn(Uint8Array.of(1, 2)), value: 0n }]);
+  assert.equal(tiny.byteLength(false), 64);
+  const tip = dn.chain.height;
+  const r = await ctl.reorg({ depth: 1, blocks: 2, txs: [tiny.toHex()] });
+  assert.equal(r.height, tip + 1);
+  assert.equal(r.hashes.length, 2);
+  assert.deepEqual(dn.chain.txPosition(tiny.getId())?.height, tip);
+  assert.equal(dn.chain.blockAt(tip)!.hash, r.hashes[0]);
+  const before = dn.chain.tip.hash;
+  await assert.rejects(ctl.reorg({ depth: dn.chain.height + 1 }), (e: Error & { code?: string; status?: number }) => e.code === 'bad_request' && e.status === 400 && /depth must be an integer/.test(e.message));
+  await assert.rejects(ctl.reorg({ depth: 1, txs: [tiny.toHex()] }), (e: Error & { code?: string }) => e.code === 'bad_request' && /refused/.test(e.message));
+  assert.equal(dn.chain.tip.hash, before, 'a refused reorg leaves the chain as it was');
 });

@@ -138,13 +138,40 @@ test('devnet: a dropped call\'s conflicting spend checks against its block; the 
   assert.ok(checkCallBinding(r.anchor, call.envelope, call.envelopeHash).ok);
 });
 
-test('a 64-byte transaction is refused as anchor and as spender, though its branch folds to a real header', () => {
+test('a 64-byte anchor is refused; a 64-byte spender proves nothing by its branch: left out alone, placed by its block\'s txid list, refused with a list that does not hold', () => {
   const { tx, outpoint, block } = world.tiny;
   assert.equal(tx.byteLength(false), 64);
   const at = inclusionIn(block, tx.getId());
   refused(checkEvidence(tx.getId(), null, { anchorTx: tx.toBuffer(), confirmed: at, spentBy: null }), 'anchor_tx', /64 bytes without its witness/);
   const { anchor } = world.executed;
-  refused(checkEvidence(anchor.txid, outpoint, { anchorTx: Buffer.from(anchor.hex, 'hex'), confirmed: null, spentBy: { tx: tx.toBuffer(), vin: 0, at } }), 'spent_by', /64 bytes/);
+  const anchorTx = Buffer.from(anchor.hex, 'hex');
+  // Its branch folds to the real header, yet an inner node's 64 bytes would too: not a
+  // refusal (an honest peer sends what it read), but not taken either.
+  const alone = checkEvidence(anchor.txid, outpoint, { anchorTx, confirmed: null, spentBy: { tx: tx.toBuffer(), vin: 0, at } });
+  assert.ok(alone.ok);
+  assert.equal(alone.spenderUnproven, true);
+  assert.equal(alone.spenderRoot, null);
+  assert.equal(alone.proven.spentBy, null, 'the spend is left out of what the writer sees');
+  // With the block's whole txid list it is placed: the list is the tree's leaf level.
+  const list = block.txids.map(internalBytes);
+  const listed = checkEvidence(anchor.txid, outpoint, { anchorTx, confirmed: null, spentBy: { tx: tx.toBuffer(), vin: 0, at, blockTxids: list } });
+  assert.ok(listed.ok && !listed.spenderUnproven);
+  assert.equal(listed.spenderTxid, tx.getId());
+  assert.equal(hex(listed.spenderRoot!), hex(Buffer.from(headerOf(block).subarray(36, 68))));
+  // Lists that do not hold: another block's, one short, the spender at another index, a mutated tree.
+  const other = world.executed.block.txids.map(internalBytes);
+  const withList = (blockTxids: Uint8Array[], inc = at) => checkEvidence(anchor.txid, outpoint, { anchorTx, confirmed: null, spentBy: { tx: tx.toBuffer(), vin: 0, at: inc, blockTxids } });
+  refused(withList(other), 'spent_by', /does not fold to the root/);
+  refused(withList(list.slice(0, -1)), 'spent_by', /does not fold to the root|does not hold/);
+  const i = at.txIndex;
+  const j = (i ^ 1) < list.length ? i ^ 1 : i - 1;
+  const swapped = list.slice();
+  [swapped[i], swapped[j]] = [swapped[j]!, swapped[i]!];
+  refused(withList(swapped, { ...at, branch: merkleBranch(swapped, i) }), 'spent_by', /does not fold to the root|does not hold/);
+  if (list.length % 2 === 1) refused(withList([...list, list[list.length - 1]!]), 'spent_by', /mutated|does not fold/);
+  // The stored form keeps the list.
+  const ev: Evidence = { anchorTx, confirmed: null, spentBy: { tx: tx.toBuffer(), vin: 0, at, blockTxids: list } };
+  assert.deepEqual(bytesAsHex(decodeEvidence(encodeEvidence(ev))), bytesAsHex(ev));
 });
 
 test("the coinbase's branch proves the tree's depth; a branch of another length then shows itself", () => {
@@ -181,7 +208,8 @@ test('the storage codec refuses unknown formats and parts, empty or absurd lengt
     assert.throws(() => decodeEvidence(mutate(Buffer.from(b))), (e: NodeError) => e instanceof NodeError && e.code === 'bad_request' && re.test(e.message));
   };
   bad((c) => ((c[0] = 2), c), /unknown format 2/);
-  bad((c) => ((c[8] = 4), c), /unknown part bits/); // parts byte after 1 + 4 + 3
+  bad((c) => ((c[8] = 8), c), /unknown part bits/); // parts byte after 1 + 4 + 3
+  bad((c) => ((c[8] = 1 | 4), c), /block txids without a spender/);
   bad((c) => (c.writeUInt32BE(0, 1), c), /length 0/);
   bad((c) => (c.writeUInt32BE(MAX_EVIDENCE_TX_BYTES + 1, 1), c), /length 1000001/);
   bad((c) => ((c[9 + 40] = MAX_BRANCH_DEPTH + 1), c), /18 levels/);

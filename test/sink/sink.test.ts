@@ -7,17 +7,21 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import type { Artifact } from '../../src/protocol/contract.js';
 import type { SvcClient } from '../../src/client/sdk.js';
-import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileExample, compileFixture, conflictingSpend, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { freePort, startPostgres, type PgServer } from '../helpers/postgres.js';
 import { InProcessSink, TOKEN, assertEqualToNode, sinkThrough } from './kit.js';
 import { SCHEMA_VERSION } from '../../src/sink/schema.js';
+import { decodeCursor, endOf } from '../../src/protocol/cursor.js';
+import pgLib from 'pg';
+import { Transaction } from 'bitcoinjs-lib';
+import { repoRoot } from '../helpers/paths.js';
 
 let devnet: DevnetChainHandle;
 let node: NodeProcess;
@@ -32,7 +36,23 @@ const dataDir = mkdtempSync(join(tmpdir(), 'svc-sink-node-'));
 const wallet = testWallet(23);
 
 async function bump(n: number): Promise<string> {
-  return (await svc.call({ contractId: counterId, function: 'bump', args: [`u64:${n}`], abi: counter.abi })).anchor.txid;
+  return (await bumpCall(n)).txid;
+}
+
+/** A bump call: its txid, the outpoint its envelope names and its anchor's raw bytes. */
+async function bumpCall(n: number): Promise<{ txid: string; outpoint: { txid: string; vout: number; value: number }; hex: string }> {
+  const r = await svc.call({ contractId: counterId, function: 'bump', args: [`u64:${n}`], abi: counter.abi });
+  const first = r.anchor.inputs[0]!;
+  return { txid: r.anchor.txid, outpoint: { txid: first.txid, vout: first.vout, value: first.value }, hex: r.anchor.hex };
+}
+
+/** A call's row in a sink's schema (null: none). */
+async function callRowOf(schema: string, txid: string): Promise<{ status: string; block_height: string | null; decided_height: string | null } | null> {
+  return (await pg.query(`SELECT status, block_height, decided_height FROM ${schema}.calls WHERE txid = decode($1, 'hex')`, [txid])).rows[0] ?? null;
+}
+
+async function nodeStatusOf(txid: string): Promise<{ status: string; block_height: number | null }> {
+  return (await (await fetch(`${node.restUrl}/contract_call/${txid}/status`)).json()) as { status: string; block_height: number | null };
 }
 
 /** Waits until the sink is complete through the devnet's tip (the node synced first). */
@@ -186,6 +206,8 @@ test('bad input: an unknown contract, a schema of another version, a foreign sch
   const ghost = 'ab'.repeat(32);
   const e1 = await fail({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'ghost', contracts: [{ alias: null, id: ghost }] });
   assert.match(e1.message, new RegExp(`the node holds no contract ${ghost}`));
+  // Made, nothing committed yet: blocks_through is -1 (docs/INDEXING.md).
+  assert.deepEqual((await pg.query(`SELECT value FROM ghost.sink_meta WHERE key = 'blocks_through'`)).rows, [{ value: '-1' }]);
 
   await pg.query('CREATE SCHEMA old');
   await pg.query('CREATE TABLE old.sink_meta (key text PRIMARY KEY, value text NOT NULL)');
@@ -204,4 +226,142 @@ test('bad input: an unknown contract, a schema of another version, a foreign sch
   const e4 = await fail({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'theirs', contracts: [{ alias: null, id: counterId }] });
   assert.match(e4.message, /was not made by svc sink/);
   assert.equal((await pg.query('SELECT count(*)::int AS n FROM theirs.orders')).rows[0].n, 0, 'left alone');
+});
+
+test('dropped calls: executed then dropped by a reorg, never confirmed then dropped, undropped; --contract, --all and a sink built afterwards write them as the node answers', async () => {
+  const opts = { nodeUrl: node.restUrl, databaseUrl: pg.url };
+  const one = new InProcessSink({ ...opts, schema: 'drops', contracts: [{ alias: null, id: counterId }] });
+  const all = new InProcessSink({ ...opts, schema: 'drops_all', contracts: 'all' });
+  const schemas = ['drops', 'drops_all'];
+  const sinks = [one, all];
+  const caughtUpAll = async (): Promise<void> => {
+    for (let i = 0; i < sinks.length; i++) await caughtUp(sinks[i]!, schemas[i]);
+  };
+  let fresh: InProcessSink | null = null;
+  try {
+    // Executed at h, then a reorg of depth 3 whose new branch confirms another spend of its outpoint.
+    const a = await bumpCall(61);
+    const h = devnet.chain.mine(1, [a.txid]).height;
+    devnet.chain.mine(2);
+    await caughtUpAll();
+    for (const s of schemas) assert.equal((await callRowOf(s, a.txid))?.status, 'executed');
+    devnet.chain.reorg({ depth: 3, blocks: 4, drop: [a.txid], txs: [conflictingSpend(wallet, a.outpoint)] });
+    // Never confirmed: pending, then another transaction spending its outpoint confirms.
+    const b = await bumpCall(62);
+    const spendB = conflictingSpend(wallet, b.outpoint);
+    const dropB = devnet.chain.reorg({ depth: 1, blocks: 2, txs: [spendB] }).height - 1;
+    await waitSynced(node, devnet);
+    assert.deepEqual(await nodeStatusOf(a.txid).then((s) => [s.status, s.block_height]), ['dropped', null]);
+    assert.deepEqual(await nodeStatusOf(b.txid).then((s) => [s.status, s.block_height]), ['dropped', null]);
+    await caughtUpAll();
+    for (const s of schemas) {
+      assert.deepEqual(await callRowOf(s, a.txid), { status: 'dropped', block_height: null, decided_height: String(h) }, `${s}: the executed call is dropped at the new branch's first block`);
+      assert.deepEqual(await callRowOf(s, b.txid), { status: 'dropped', block_height: null, decided_height: String(dropB) }, `${s}: the pending call is dropped where its outpoint was spent`);
+      await assertEqualToNode(pg, node.restUrl, [counterId], s);
+    }
+    // A sink built from scratch afterwards reads both from the node's call log.
+    fresh = new InProcessSink({ ...opts, schema: 'drops_fresh', contracts: [{ alias: null, id: counterId }] });
+    await caughtUp(fresh, 'drops_fresh');
+    assert.equal((await callRowOf('drops_fresh', a.txid))?.status, 'dropped');
+    assert.equal((await callRowOf('drops_fresh', b.txid))?.status, 'dropped');
+    await assertEqualToNode(pg, node.restUrl, [counterId], 'drops_fresh');
+    // contracts.cursor is the feed cursor at the end of block through_height (docs/INDEXING.md).
+    const row = (await pg.query(`SELECT through_height, cursor FROM drops_fresh.contracts`)).rows[0];
+    assert.deepEqual(decodeCursor(row.cursor).pos, endOf(Number(row.through_height)));
+    schemas.push('drops_fresh');
+    sinks.push(fresh);
+
+    // A reorg that takes the spend back and confirms the call's own anchor instead: the
+    // dropped row is taken back with its block and decided again on the new branch.
+    const redo = devnet.chain.reorg({ depth: 2, blocks: 3, drop: [Transaction.fromHex(spendB).getId()], txs: [b.hex] });
+    await waitSynced(node, devnet);
+    assert.deepEqual(await nodeStatusOf(b.txid).then((s) => [s.status, s.block_height]), ['executed', redo.height - 2]);
+    await caughtUpAll();
+    for (const s of schemas) {
+      assert.deepEqual(await callRowOf(s, b.txid), { status: 'executed', block_height: String(redo.height - 2), decided_height: String(redo.height - 2) }, s);
+      await assertEqualToNode(pg, node.restUrl, [counterId], s);
+    }
+
+    // --all: a contract deployed while no block comes is followed within the documented 10 s.
+    const lines = all.lines.length;
+    const deployed = Date.now();
+    const newId = (await svc.deploy(counter)).contractId;
+    await all.until(() => all.lines.slice(lines).some((l) => l.includes(`following contract ${newId}`)), 'the new contract followed', 15_000);
+    const took = Date.now() - deployed;
+    assert.ok(took <= 10_000, `followed after ${took} ms`);
+    devnet.chain.mine(1);
+    await caughtUp(all, 'drops_all');
+  } finally {
+    for (const s of sinks) await s.close();
+  }
+  for (const s of sinks) assert.equal(await s.done, null);
+});
+
+test('after a PostgreSQL restart the retry line is the documented one', async () => {
+  const sink = new InProcessSink({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'restart', contracts: [{ alias: null, id: counterId }] });
+  try {
+    await caughtUp(sink, 'restart');
+    const before = sink.lines.length;
+    await pg.stopServer();
+    await pg.start();
+    const t = await bump(71);
+    devnet.chain.mine(1, [t]);
+    await caughtUp(sink, 'restart');
+    const retries = sink.lines.slice(before).filter((l) => /retrying in/.test(l));
+    assert.ok(retries.length > 0, 'the broken connection was retried');
+    for (const l of retries) assert.match(l, /^svc sink: postgres unavailable \(.+\); retrying in /);
+    await assertEqualToNode(pg, node.restUrl, [counterId], 'restart');
+  } finally {
+    await sink.close();
+  }
+});
+
+test('every example query of docs/INDEXING.md runs as written against examples/token.svc', async () => {
+  const token = compileExample('token.svc');
+  const tokenId = (await svc.deploy(token)).contractId;
+  devnet.chain.mine(1);
+  await waitSynced(node, devnet);
+  const call = async (fn: string, args: string[], more: Partial<Parameters<SvcClient['call']>[0]> = {}): Promise<Awaited<ReturnType<SvcClient['call']>>> =>
+    svc.call({ contractId: tokenId, function: fn, args, abi: token.abi, ...more });
+  const mine = { address: wallet.address, value: 1_000 };
+  const init = await call('init', ['u128:1000000', 'u64:1'], { pay: [mine] });
+  devnet.chain.mine(1, [init.anchor.txid]);
+  await waitSynced(node, devnet);
+  const transfer = await call('transfer', ['u64:1', 'u128:250000', 'u64:2'], { pay: [mine, mine], outpoint: { txid: init.anchor.txid, vout: 1 } });
+  const failed = await call('transfer', ['u64:1', 'u128:5', 'u64:1'], { pay: [mine] }); // no tokens on what it spends
+  devnet.chain.mine(1, [transfer.anchor.txid, failed.anchor.txid]);
+  const doomed = await call('transfer', ['u64:1', 'u128:5', 'u64:1'], { pay: [mine] });
+  const first = doomed.anchor.inputs[0]!;
+  devnet.chain.reorg({ depth: 1, blocks: 2, txs: [conflictingSpend(wallet, { txid: first.txid, vout: first.vout, value: first.value })] });
+  await waitSynced(node, devnet);
+
+  // A database of its own: the queries name schema svc, which the other tests use.
+  await pg.query('CREATE DATABASE docs');
+  const url = pg.url.replace(/\/svc$/, '/docs');
+  const sink = new InProcessSink({ nodeUrl: node.restUrl, databaseUrl: url, schema: 'svc', contracts: [{ alias: 'token', id: tokenId }] });
+  const db = new pgLib.Client({ connectionString: url });
+  try {
+    await sink.until(async () => sink.through >= devnet.chain.height, 'the sink at the tip');
+    await db.connect();
+    const doc = readFileSync(`${repoRoot}/docs/INDEXING.md`, 'utf8');
+    const section = doc.slice(doc.indexOf('## Example queries'), doc.indexOf('## How it stays exact'));
+    const statements = [...section.matchAll(/```sql\n([\s\S]*?)```/g)]
+      .flatMap((m) => m[1]!.split(/;\s*(?:\n|$)/))
+      .map((q) => q.split('\n').filter((l) => !l.trim().startsWith('--')).join('\n').trim())
+      .filter((q) => q.length > 0);
+    assert.equal(statements.length, 7, statements.join('\n---\n'));
+    const results: Record<string, any>[][] = [];
+    for (const q of statements) results.push((await db.query(q).catch((e: Error) => assert.fail(`${q}\n: ${e.message}`))).rows);
+    const [credits, moved, balances, failures, drops, bigCredits] = results;
+    const op = (txid: string, vout: number): string => txid + vout.toString(16).padStart(8, '0');
+    assert.deepEqual(credits!.map((r) => [r.outpoint, r.amount]), [[op(transfer.anchor.txid, 2), '750000'], [op(transfer.anchor.txid, 1), '250000'], [op(init.anchor.txid, 1), '1000000']]);
+    assert.deepEqual(moved!.map((r) => [r.moved, r.debits]), [['1000000', '1']]);
+    assert.deepEqual(balances!.map((r) => [r.outpoint, r.balance]), [[op(transfer.anchor.txid, 2), '750000'], [op(transfer.anchor.txid, 1), '250000']]);
+    assert.deepEqual(failures!.map((r) => [r.txid, r.error_code, r.error_message]), [[failed.anchor.txid, 'revert', 'no tokens on the spent outpoints']]);
+    assert.deepEqual(drops!.map((r) => [r.txid, r.function, r.decided_height]), [[doomed.anchor.txid, 'transfer', String(devnet.chain.height - 1)]]);
+    assert.equal(bigCredits!.length, 3);
+  } finally {
+    await db.end().catch(() => undefined);
+    await sink.close();
+  }
 });

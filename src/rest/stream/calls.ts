@@ -4,7 +4,7 @@
  * current statuses, then every change). Both remember the calls they delivered as decided
  * in recent blocks, which a rollback sends back to `pending`.
  */
-import type { CallStatusBody } from '../../messages.js';
+import type { CallStatusBody, StreamCall } from '../../messages.js';
 import { endOf, type Cursor, type Pos } from '../../protocol/cursor.js';
 import type { Connection } from './connection.js';
 import { RETAIN_PER_SUB } from './protocol.js';
@@ -15,13 +15,13 @@ const CALLS_PAGE = 1000;
 
 /** Calls a subscription delivered as decided in recent blocks, by txid (for rollback). */
 class DecidedCalls {
-  private readonly byTxid = new Map<string, CallStatusBody>();
+  private readonly byTxid = new Map<string, { b: CallStatusBody; height: number }>();
   /** Whether the oldest were dropped at RETAIN_PER_SUB. */
   private cut = false;
 
-  add(b: CallStatusBody): void {
-    if (b.block_height === null) return;
-    this.byTxid.set(b.txid, b);
+  /** `height`: the block that decided it (a drop's too, which has no `block_height`). */
+  add(b: CallStatusBody, height: number): void {
+    this.byTxid.set(b.txid, { b, height });
     if (this.byTxid.size > RETAIN_PER_SUB) {
       this.byTxid.delete(this.byTxid.keys().next().value!);
       this.cut = true;
@@ -34,9 +34,9 @@ class DecidedCalls {
    * were any, or `always`; false when nothing was sent.
    */
   rollback(sub: string, conn: Connection, prefix: string, fork: number, cursor: string, always: boolean): boolean {
-    const gone = [...this.byTxid.values()].filter((b) => b.block_height! >= fork);
+    const gone = [...this.byTxid.values()].filter((d) => d.height >= fork).map((d) => d.b);
     if (gone.length === 0 && !always) return false;
-    const complete = !this.cut || [...this.byTxid.values()].some((b) => b.block_height! < fork);
+    const complete = !this.cut || [...this.byTxid.values()].some((d) => d.height < fork);
     conn.send(rollbackMessage(sub, fork, cursor, 'txids', gone.map((b) => b.txid), complete));
     for (const b of gone) {
       this.byTxid.delete(b.txid);
@@ -65,7 +65,7 @@ export class ContractCallsSubscription extends LogSubscription<CallItem> {
   }
 
   protected sent(item: CallItem): void {
-    this.decided.add(item.body);
+    this.decided.add(item.body, item.pos[0]);
   }
 
   /** Its decided calls from the fork on go back to `pending`, and its call log is read again from the fork. */
@@ -140,7 +140,7 @@ export class TxidCallsSubscription implements Subscription {
     for (const s of subs) if (s instanceof TxidCallsSubscription) s.deliverStatuses(status, decided, step);
   }
 
-  private deliverStatuses(status: Map<string, CallStatusBody>, decided: Map<string, CallStatusBody[]>, step: StepResult): void {
+  private deliverStatuses(status: Map<string, CallStatusBody>, decided: Map<string, StreamCall[]>, step: StepResult): void {
     if (this.conn.closed || this.conn.subs.get(this.id) !== this) return;
     // Statuses as of this step for txids met the first time (or learnt since).
     const fresh = new Set<string>();
@@ -159,16 +159,18 @@ export class TxidCallsSubscription implements Subscription {
     // Decisions of this step's blocks (only for contracts whose call logs were read).
     for (const cid of this.contracts) {
       if (!step.plan.callContracts.has(cid)) continue;
-      for (const b of decided.get(cid) ?? []) {
-        if (!this.txids.has(b.txid)) continue;
-        if (fresh.has(b.txid)) continue; // its status above already says it
-        this.sendStatus(b);
+      for (const { pos, body } of decided.get(cid) ?? []) {
+        if (!this.txids.has(body.txid)) continue;
+        if (fresh.has(body.txid)) continue; // its status above already says it
+        this.sendStatus(body, pos[0]);
       }
     }
   }
 
-  private sendStatus(b: CallStatusBody): void {
+  /** `height`: the block that decided it, when known (a status read alone does not say where a drop was decided). */
+  private sendStatus(b: CallStatusBody, height?: number): void {
     this.conn.send(this.prefix + JSON.stringify(b).slice(1));
-    this.decided.add(b);
+    const at = height ?? b.block_height;
+    if (at !== null && b.status !== 'pending') this.decided.add(b, at);
   }
 }

@@ -165,7 +165,7 @@ export async function acceptCalls(
           effect = await l.evidenceEffect(rec.txid, 'call', rec.outpoint, ev, evidenceReads, folded[i]);
           ops.push(...effect.ops);
           if (effect.droppedAt !== null) {
-            amend.drop(effect.droppedAt, rec.txid);
+            amend.drop(effect.droppedAt, rec.txid, rec.contract_id);
             heldDropped.push(rec.txid);
             ops.push({ type: 'put', key: callDecisions.key(bytesOf(rec.txid)), value: callDecisions.encode(DROPPED) }, { type: 'del', key: pendingCalls.key(bytesOf(rec.txid)) });
           } else if (effect.place) {
@@ -199,7 +199,7 @@ export async function acceptCalls(
       ops.push(...effect.ops);
       if (dropAt === null && effect.place) amend.place(effect.place.height, 'call', effect.place.tx);
     }
-    if (dropAt !== null) amend.drop(dropAt, rec.txid);
+    if (dropAt !== null) amend.drop(dropAt, rec.txid, rec.contract_id);
     inBatch.set(rec.txid, claim);
     out.push({ ok: true, created: true, record: dropAt === null ? rec : { ...rec, status: 'dropped' }, replayFrom: null, held: claim });
   }

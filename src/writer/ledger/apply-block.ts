@@ -12,7 +12,7 @@ import { contractId as deriveContractId } from '../../protocol/contract.js';
 import { execute } from '../../vm/execute.js';
 import { verifyArtifact } from '../../vm/verifier.js';
 import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp, TxParts } from '../../records.js';
-import { callCounts, headers, callDecisions, contractCalls, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
+import { callCounts, headers, callDecisions, contractCalls, contractDrops, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
 import { DROPPED, bufferView, bytesOf, hexOf } from './bytes.js';
 import type { LedgerMemory, PendingCall } from './memory.js';
 import { JOURNAL_WINDOW, REPLAY_WINDOW } from './stored.js';
@@ -64,6 +64,7 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
     const p = m.pending.get(txid);
     if (!p) continue;
     finishCall(m, batch, p, DROPPED);
+    batch.putNew(contractDrops.key(p.envelope.contractId, height, bytesOf(txid)), contractDrops.VALUE);
   }
 
   // 2. Everything positioned in this block, in transaction order.

@@ -17,7 +17,7 @@ import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
 import { foldBranch } from '../../protocol/merkle-branch.js';
 import type { Evidence, FoldedRoots, Inclusion } from '../../protocol/evidence.js';
 import type { BlockTx, OrphanStamp } from '../../records.js';
-import { callDecisions, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
+import { callDecisions, contractDrops, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
 import { NodeError } from '../../errors.js';
 import type { Ledger } from './index.js';
 
@@ -327,6 +327,8 @@ export function spenderTxidOf(raw: Uint8Array): string {
 /** What one acceptance batch changes in processed blocks' journal entries. */
 export class JournalAmendments {
   private readonly at = new Map<number, { txs: BlockTx[]; dropped: string[]; orphans: OrphanStamp[] }>();
+  /** The contract (hex) of each dropped call. */
+  private readonly contractOf = new Map<string, string>();
 
   private of(height: number): { txs: BlockTx[]; dropped: string[]; orphans: OrphanStamp[] } {
     let a = this.at.get(height);
@@ -343,9 +345,10 @@ export class JournalAmendments {
   }
 
   /** A call block `height` drops (its outpoint spent there by another transaction). */
-  drop(height: number, txid: string): void {
+  drop(height: number, txid: string, contractId: string): void {
     const a = this.of(height);
     if (!a.dropped.includes(txid)) a.dropped.push(txid);
+    this.contractOf.set(txid, contractId);
   }
 
   get empty(): boolean {
@@ -384,6 +387,10 @@ export class JournalAmendments {
       for (const t of newDrops) {
         more.add(callDecisions.key(Buffer.from(t, 'hex')), null);
         more.add(pendingCalls.key(Buffer.from(t, 'hex')), pendingCalls.VALUE);
+        // Listed with the block's drops, as on a node that held the call before the block.
+        const listed = contractDrops.key(Buffer.from(this.contractOf.get(t)!, 'hex'), height, Buffer.from(t, 'hex'));
+        ops.push({ type: 'put', key: listed, value: contractDrops.VALUE });
+        more.add(listed, null);
       }
       if (undoRaw && more.bytes().length > 0) ops.push({ type: 'put', key: undo.key(height), value: undo.append(undoRaw, more) });
     }

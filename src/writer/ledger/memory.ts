@@ -262,6 +262,7 @@ export class LedgerMemory {
       case Bucket.stateRoot:
       case Bucket.event:
       case Bucket.contractCalls:
+      case Bucket.contractDrops:
         return null;
       default:
         return `a key of bucket ${bucketOf(k)}`;

@@ -56,6 +56,8 @@ export const BUCKETS = {
    * read as a header alone finds the payloads it confirms and the calls it drops.
    */
   evidenceAt: { id: 0x13, derived: false },
+  /** Calls of a contract a block dropped (no position: beside its call log). */
+  contractDrops: { id: 0x14, derived: true },
 } as const satisfies Record<string, { id: number; derived: boolean }>;
 
 export type BucketName = keyof typeof BUCKETS;

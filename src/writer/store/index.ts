@@ -16,6 +16,7 @@ export * as callIds from './call-ids.js';
 export * as events from './events.js';
 export * as contractCalls from './contract-calls.js';
 export * as callCounts from './call-counts.js';
+export * as contractDrops from './contract-drops.js';
 export * as journal from './journal.js';
 export * as undo from './undo.js';
 export * as stateRoots from './state-roots.js';

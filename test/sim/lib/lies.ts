@@ -2,9 +2,9 @@
  * Lying peers of the convergence simulation: evidence and header runs forged from the
  * world's real ones, each with what a node must answer (issue 26, item 6). A forgery
  * the bytes alone disprove (`stateless`: an anchor that is not the payload's
- * transaction, a spender that does not spend the named outpoint, a 64-byte
- * "transaction", a branch no tree has) is refused `bad_evidence` whatever the node
- * holds; one that only the node's headers disprove (`chain`: another block's hash or
+ * transaction, a spender that does not spend the named outpoint, a branch no tree
+ * has) is refused `bad_evidence` whatever the node holds; a 64-byte "spender" whose
+ * branch alone proves nothing (`unproven`) is left out without blame and changes nothing; one that only the node's headers disprove (`chain`: another block's hash or
  * height, an altered branch or index) is refused `bad_evidence` where the node holds the
  * block it names, and otherwise waits for that block and never places anything there.
  */
@@ -15,8 +15,13 @@ import { headerOf, outpointOf, type Payload, type Rng, type World } from '../../
 export interface EvidenceLie {
   label: string;
   evidence: Evidence;
-  /** `stateless`: checkEvidence refuses it; `chain`: only the node's headers can. */
-  kind: 'stateless' | 'chain';
+  /**
+   * `stateless`: checkEvidence refuses it; `chain`: only the node's headers can;
+   * `unproven`: its bytes prove nothing either way (a 64-byte spender without its block's
+   * txids, which an honest peer sends as it read it): left out, never refused, never
+   * placing or dropping anything.
+   */
+  kind: 'stateless' | 'chain' | 'unproven';
   /** For a `chain` lie, the height of the block its forged claim names (its only claim). */
   namesHeight?: number;
 }
@@ -27,12 +32,12 @@ const flip = (b: Uint8Array, at: number): Uint8Array => {
   return out;
 };
 
-/** A transaction of exactly 64 non-witness bytes spending `outpoint` (an inner merkle node's size). */
-function sixtyFourByteSpender(outpoint: string): Transaction {
-  const [txid, vout] = outpoint.split(':') as [string, string];
+/** A transaction of exactly 64 non-witness bytes spending the outpoint a call names (an inner merkle node's size). */
+function sixtyFourByteSpender(outpointTxid: Uint8Array, vout: number): Transaction {
   const tx = new Transaction();
   tx.version = 2;
-  tx.addInput(Buffer.from(txid, 'hex').reverse(), Number(vout));
+  // As the world's own spends of it (sim-world's spendTx).
+  tx.addInput(Buffer.from(outpointTxid).reverse(), vout);
   // 4 + 1 + 41 + 1 + 8 + 1 + 4 + 4 = 64 bytes with a 4-byte output script.
   tx.addOutput(Buffer.from([0x6a, 0x02, 0x00, 0x00]), 0n);
   if (tx.byteLength(false) !== 64) throw new Error(`sim: the 64-byte spender is ${tx.byteLength(false)} bytes`);
@@ -69,7 +74,8 @@ export function forgeEvidence(world: World, p: Payload, rng: Rng): EvidenceLie {
       // Another payload's anchor where it really confirmed: only the outpoint check refuses it.
       () => ({ label: 'a spender that spends another outpoint', kind: 'stateless', evidence: { ...honest, spentBy: { tx: other.tx.toBuffer(), vin: 0, at: world.inclusionOf(other.txid) ?? at } } }),
       () => ({ label: 'the anchor as its own spender', kind: 'stateless', evidence: { ...honest, spentBy: { tx: p.tx.toBuffer(), vin: 0, at } } }),
-      () => ({ label: 'a 64-byte spender', kind: 'stateless', evidence: { ...honest, spentBy: { tx: sixtyFourByteSpender(p.outpoint).toBuffer(), vin: 0, at } } }),
+      // Alone (nothing true beside it that could place the payload): it must change nothing.
+      () => ({ label: 'a 64-byte spender', kind: 'unproven', evidence: { anchorTx: honest.anchorTx, confirmed: null, spentBy: { tx: sixtyFourByteSpender(p.envelope.outpointTxid, p.envelope.outpointVout).toBuffer(), vin: 0, at } } }),
       () => ({ label: 'a spender input that does not exist', kind: 'stateless', evidence: { ...honest, spentBy: { tx: (p.conflict ?? other.tx).toBuffer(), vin: 7, at } } }),
     );
     if (p.conflict) {

@@ -223,7 +223,9 @@ class SimNode {
       }
       const outpoint = p.kind === 'call' ? { txid: toHex(p.envelope.outpointTxid), vout: p.envelope.outpointVout } : null;
       const checked = checkEvidence(p.txid, outpoint, evidence);
-      if (!checked.ok) return { receipt: 'refused', code: sent.evidence || !sent.anchorTx ? checked.code : 'bad_request' };
+      if (!checked.ok) { trace(`check: ${checked.reason}`); return { receipt: 'refused', code: sent.evidence || !sent.anchorTx ? checked.code : 'bad_request' }; }
+      // As intake: what proves nothing (a 64-byte spender alone) is left out.
+      evidence = checked.proven;
       if (p.kind === 'deploy') {
         const b = checkDeployBinding(checked.anchor, Buffer.from(p.record.code_hash, 'hex'));
         if (!b.ok) return { receipt: 'refused', code: bindingError(b.reason).code };
@@ -375,10 +377,12 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
       if (o.receipt === 'accepted') {
         // Stored as a new pending payload: only a chain claim on a block not reached yet may be (it waits for the block).
         if (forgery.kind === 'stateless') say('accepted');
-        else if (forgery.namesHeight! <= tip) say(`accepted though it names block ${forgery.namesHeight}, which the node has processed`);
+        else if (forgery.kind === 'chain' && forgery.namesHeight! <= tip) say(`accepted though it names block ${forgery.namesHeight}, which the node has processed`);
         return;
       }
-      if (o.receipt === 'refused' && o.code !== 'bad_evidence' && !(p === forged && o.code === 'anchor_mismatch')) say(`refused with ${o.code}, not bad_evidence`);
+      if (forgery.kind === 'unproven') {
+        if (o.receipt === 'refused' && o.code === 'bad_evidence') say('refused as false, though its bytes prove nothing either way');
+      } else if (o.receipt === 'refused' && o.code !== 'bad_evidence' && !(p === forged && o.code === 'anchor_mismatch')) say(`refused with ${o.code}, not bad_evidence`);
       if (direct && forgery.kind === 'stateless' && o.receipt !== 'refused') say('taken by the writer');
       if (before !== after) say(`changed the node: ${before} -> ${after}`);
     };
