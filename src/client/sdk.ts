@@ -19,6 +19,8 @@ import { buildAnchorTx, type AnchorTx, type Payment, type Utxo } from './anchor.
 import { checkDeploy, type CheckedDeploy } from '../vm/deploy-check.js';
 import type { Wallet } from './wallet.js';
 import { EsploraClient } from './esplora.js';
+import { gatherCoin } from './coin.js';
+import type { CoinJson } from '../protocol/coin.js';
 import { NodeClient, type CallAnswer, type CallBody, type CallStatus, type ContractInfoAnswer, type DeployAnswer, type DeployBody, type WaitOptions } from './node.js';
 import { checkFee, checkFeeRate, type FeeEstimates } from './fees.js';
 import type { HttpOptions } from './http.js';
@@ -139,9 +141,13 @@ export function checkBodySize(body: DeployBody | CallBody): void {
   throw refusal('artifact', 'payload_too_large', `its registration body would be ${size} bytes, the node reads at most ${MAX_BODY_BYTES} (the bytecode takes ${body.bytecode.length} of them as hex${anchor})`);
 }
 
-/** The body of POST /contract_call for a built call and its anchoring transaction, checked by checkBodySize. */
-export function callSubmission(call: BuiltCall, anchor: AnchorTx): CallBody {
+/**
+ * The body of POST /contract_call for a built call and its anchoring transaction (with
+ * the coin it spends: docs/STATE.md, "Coin evidence"), checked by checkBodySize.
+ */
+export function callSubmission(call: BuiltCall, anchor: AnchorTx, coin?: CoinJson): CallBody {
   const body: CallBody = { txid: anchor.txid, contract_id: toHex(call.envelope.contractId), payload: call.payload, anchor_tx: anchor.hex };
+  if (coin) body.coin = coin;
   checkBodySize(body);
   return body;
 }
@@ -302,6 +308,9 @@ export class SvcClient {
     checkFeeRate(feeRate, estimates, this.o.allowHighFee);
     const built = buildDeploy(wallet, utxos, artifact, feeRate);
     checkFee(built.anchor, feeRate, this.o.allowHighFee);
+    // The coin's evidence is gathered and checked as the node will before anything is paid.
+    built.body.coin = (await gatherCoin(this.esplora, built.anchor.hex, null, utxos)).json;
+    checkBodySize(built.body);
     await this.broadcast(built.anchor);
     const txid = built.anchor.txid;
     try {
@@ -337,6 +346,7 @@ export class SvcClient {
       throw refusal('artifact', e.code, `transaction ${txid} does not anchor this artifact: ${e.message}`);
     }
     const body = deployBody(artifact, txid, anchorTx);
+    body.coin = (await gatherCoin(this.esplora, anchorTx, null)).json;
     checkBodySize(body);
     const answer = await this.node.deployContract(body);
     const active = o.wait ? await this.node.waitForContract(contractId, o.wait === true ? {} : o.wait) : undefined;
@@ -399,7 +409,9 @@ export class SvcClient {
     checkFeeRate(feeRate, estimates, this.o.allowHighFee);
     const anchor = buildCallAnchor(wallet, utxos, call, feeRate, p.pay ?? []);
     checkFee(anchor, feeRate, this.o.allowHighFee);
-    const body = callSubmission(call, anchor);
+    // The coin's evidence is gathered and checked as the node will before anything is paid.
+    const { json: coin } = await gatherCoin(this.esplora, anchor.hex, outpoint, utxos);
+    const body = callSubmission(call, anchor, coin);
     await this.broadcast(anchor);
     let answer: CallAnswer;
     try {

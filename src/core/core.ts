@@ -150,7 +150,7 @@ export class Core {
         return r;
       },
       submitDeploy: async (p) => {
-        const { evidence, ...r } = await this.intake.submitDeploy(p.body, { anchor_tx: p.anchor_tx });
+        const { evidence, ...r } = await this.intake.submitDeploy(p.body, { anchor_tx: p.anchor_tx, coin: p.coin });
         if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, deployPayload(p.body, evidence ?? null));
         return r;
       },
