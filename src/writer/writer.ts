@@ -10,6 +10,7 @@ import { NodeError } from '../errors.js';
 import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../records.js';
 import { checkEvidence, evidenceError, foldInclusion, inclusionMatchesHeader, type Evidence, type FoldedRoots, type Inclusion, type SpentBy } from '../protocol/evidence.js';
+import { txidOf as txidOfTx } from '../protocol/binding.js';
 import { MAX_UNCONFIRMED_ANCESTORS, checkCoin, provenFee, type CheckedCoin } from '../protocol/coin.js';
 import { PendingCoins, compareRate, rateText, replaces, type CoinPlace } from './pending-coins.js';
 import type { Logger } from '../log.js';
@@ -373,7 +374,8 @@ export class Writer {
    * What pays for a new payload's wait (docs/STATE.md, "Coin evidence"): null when its
    * anchor's confirmation does (a confirmed inclusion that holds against a header this
    * node holds, or a stamp this node saw in a block it processed), else its place from
-   * the coin intake checked: the checked coin's transaction confirmed in a header this
+   * the coin intake checked (a call its evidence drops in a block this node holds waits
+   * for nothing, and pays nothing): the checked coin's transaction confirmed in a header this
    * node holds or the anchor of a payload it holds (at most MAX_UNCONFIRMED_ANCESTORS
    * deep), and the fee its anchor pays out of proven coins. Throws coin_missing,
    * coin_unproven or bad_coin. A payload given without evidence at all (the node's own
@@ -386,10 +388,14 @@ export class Writer {
     if (ev.confirmed) {
       const held = await this.inclusionHolds(txid, ev.confirmed, folded?.confirmed ?? null);
       if (held === 'holds') return null;
+      if (held === 'false') throw new NodeError('bad_evidence', `the evidence sent with ${txid} places it in block ${ev.confirmed.blockHash} at height ${ev.confirmed.height}, which does not hold against this node's header there`);
       if (!coin) {
-        throw new NodeError('coin_unproven', `the anchoring transaction ${txid} is placed in block ${ev.confirmed.blockHash} at height ${ev.confirmed.height}, ${held === 'unknown' ? 'a header this node does not hold yet' : 'which does not hold against this node\'s header there'}, and no coin evidence was checked`);
+        throw new NodeError('coin_unproven', `the anchoring transaction ${txid} is placed in block ${ev.confirmed.blockHash} at height ${ev.confirmed.height}, a header this node does not hold yet, and no coin evidence was checked`);
       }
     }
+    // A call its evidence drops (a confirmed spend of its outpoint, in a block this node
+    // holds) is decided on arrival, not waiting: nothing to pay for.
+    if (kind === 'call' && ev.spentBy && (await this.inclusionHolds(spenderTxid(ev.spentBy.tx), ev.spentBy.at, folded?.spender ?? null)) === 'holds') return null;
     if (!coin || !ev.coin) {
       throw new NodeError('coin_missing', `the anchoring transaction ${txid} is not confirmed in a block this node holds, and the payload came without the evidence of the coin it spends (docs/STATE.md, "Coin evidence")`);
     }
@@ -437,6 +443,7 @@ export class Writer {
   private async inclusionHolds(txid: string, inc: Inclusion, root: Uint8Array | null): Promise<'holds' | 'false' | 'unknown'> {
     const header = await this.ledger.headerAt(inc.height);
     if (!header) return 'unknown';
+    if (!txid) return 'false';
     let r = root;
     if (!r) {
       const f = foldInclusion(txid, inc);
@@ -693,4 +700,13 @@ function coinInUse(place: CoinPlace, holder: CoinPlace): NodeError {
     'coin_in_use',
     `the coin ${place.outpoint} already backs pending ${holder.kind} ${holder.txid} (${holder.fee} sats, ${rateText(holder)}); one coin backs one waiting payload, and this anchor pays ${place.fee} sats (${rateText(place)})${holder.kind === 'call' && place.kind === 'call' ? ': a replacement must pay a higher fee and a higher fee rate' : ''}`,
   );
+}
+
+/** A spender's txid ('' when its bytes are no transaction: then no inclusion holds for it). */
+function spenderTxid(tx: Uint8Array): string {
+  try {
+    return txidOfTx(tx);
+  } catch {
+    return '';
+  }
 }

@@ -30,6 +30,7 @@ import { ChainFollower } from '../../../src/core/chain-follower.js';
 import type { RpcClient } from '../../../src/ipc/rpc.js';
 import type { WriterApi } from '../../../src/messages.js';
 import { checkEvidence, type Evidence, type Inclusion } from '../../../src/protocol/evidence.js';
+import { checkCoin, type CheckedCoin, type CoinEvidence } from '../../../src/protocol/coin.js';
 import { Writer } from '../../../src/writer/writer.js';
 import { NodeError } from '../../../src/errors.js';
 import { logger } from '../../../src/log.js';
@@ -61,6 +62,8 @@ interface Outcome {
 interface Sent {
   anchorTx?: Uint8Array;
   evidence?: Evidence;
+  /** A client's coin evidence (REST `coin`), gathered from the best chain. */
+  coin?: CoinEvidence;
 }
 export type NodeKind = 'blocks' | 'light';
 
@@ -219,16 +222,23 @@ class SimNode {
       if (!evidence) {
         const anchor = sent.anchorTx ?? this.world.visible.get(p.txid)?.toBuffer();
         if (!anchor) return { receipt: 'retry', code: 'anchor_not_found' };
-        evidence = { anchorTx: anchor, confirmed: null, spentBy: null };
+        evidence = { anchorTx: anchor, confirmed: null, spentBy: null, ...(sent.coin ? { coin: sent.coin } : {}) };
       }
       const outpoint = p.kind === 'call' ? { txid: toHex(p.envelope.outpointTxid), vout: p.envelope.outpointVout } : null;
       const checked = checkEvidence(p.txid, outpoint, evidence);
       if (!checked.ok) return { receipt: 'refused', code: sent.evidence || !sent.anchorTx ? checked.code : 'bad_request' };
+      // The coin behind a payload its evidence does not place (intake's coinOf, in the pool there).
+      let coin: CheckedCoin | null = null;
+      if (!evidence.confirmed && evidence.coin) {
+        const c = checkCoin(evidence.anchorTx, outpoint, evidence.coin);
+        if (!c.ok) return { receipt: 'refused', code: 'bad_coin' };
+        coin = c.coin;
+      }
       if (p.kind === 'deploy') {
         const b = checkDeployBinding(checked.anchor, Buffer.from(p.record.code_hash, 'hex'));
         if (!b.ok) return { receipt: 'refused', code: bindingError(b.reason).code };
         await between();
-        await this.writer.acceptDeploy(p.record, evidence);
+        await this.writer.acceptDeploy(p.record, evidence, undefined, coin);
         return { receipt: held ? 'repeat' : 'accepted' };
       }
       const b = checkCallBinding(checked.anchor, p.envelope, envelopeHash(p.envelope));
@@ -240,13 +250,13 @@ class SimNode {
         // A stop right after the durable accept, before the replay a late payload owes:
         // the reopened writer must find and run it (Ledger.owedReplayHeight).
         await this.settle();
-        await this.writer.ledger.acceptCall(p.record, check, evidence);
+        await this.writer.acceptCall(p.record, check, evidence, undefined, coin);
         trace(`${this.name} stops right after accepting ${p.txid.slice(0, 8)}`);
         await this.restart();
         await this.settle();
         return { receipt: 'accepted' };
       }
-      await this.writer.acceptCall(p.record, check, evidence);
+      await this.writer.acceptCall(p.record, check, evidence, undefined, coin);
       trace(`${this.name} accepted call ${p.txid.slice(0, 8)} at tip ${l.tip?.height} with evidence ${evidence.confirmed ? `confirmed ${evidence.confirmed.height}:${evidence.confirmed.blockHash.slice(0, 8)}` : ''}${evidence.spentBy ? ` spent ${evidence.spentBy.at.height}` : ''}`);
       return { receipt: held ? 'repeat' : 'accepted' };
     } catch (e) {
@@ -307,6 +317,8 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     const forged = world.call(deploys[0]!.record.contract_id, 'bump', [{ type: 'u64', value: 1n }], callers[0]!, 99n, false);
     forged.envelope.outpointVout = 1;
     forged.record.payload = Buffer.from(encodeAgain(forged)).toString('base64');
+    // The coins the payloads spend are made now: each is provable once its funding confirms.
+    for (const p of world.payloads) world.broadcast(p.fund);
 
     // ---- the nodes: three from the start, of both kinds; a late joiner of either.
     const kinds: NodeKind[] = [0, 1, 2].map(() => (rng.chance(50) ? 'light' : 'blocks'));
@@ -328,7 +340,7 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     const deep = seed % opts.deepEvery === 0;
 
     // How a client sends a payload over REST: with its anchor's bytes, or without (the node fetches them).
-    const byClient = (p: Payload): Sent => (rng.chance(50) ? { anchorTx: p.tx.toBuffer() } : {});
+    const byClient = (p: Payload): Sent => (rng.chance(50) ? { anchorTx: p.tx.toBuffer(), coin: world.coinOf(p) } : { coin: world.coinOf(p) });
     // How a peer sends a payload it holds: with the evidence it holds (what gossip and sync carry).
     const byPeer = async (from: SimNode, p: Payload): Promise<Sent> => ({ evidence: (await from.writer.payloadEvidence(p.txid)) ?? undefined });
     const none = (): Promise<void> => Promise.resolve();
@@ -378,7 +390,9 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
         else if (forgery.namesHeight! <= tip) say(`accepted though it names block ${forgery.namesHeight}, which the node has processed`);
         return;
       }
-      if (o.receipt === 'refused' && o.code !== 'bad_evidence' && !(p === forged && o.code === 'anchor_mismatch')) say(`refused with ${o.code}, not bad_evidence`);
+      // A lie that brings no coin for a payload the node does not hold may be refused for that first (coin_missing).
+      const unpaid = !wasHeld && !forgery.evidence.coin && o.code === 'coin_missing';
+      if (o.receipt === 'refused' && o.code !== 'bad_evidence' && !unpaid && !(p === forged && o.code === 'anchor_mismatch')) say(`refused with ${o.code}, not bad_evidence`);
       if (direct && forgery.kind === 'stateless' && o.receipt !== 'refused') say('taken by the writer');
       if (before !== after) say(`changed the node: ${before} -> ${after}`);
     };
