@@ -16,6 +16,9 @@
  *   call with the lowest fee rate, and only when it pays a strictly higher one; ties go
  *   to the call already waiting, so arrival order alone never evicts anyone. Among equal
  *   rates the highest txid goes first (a fixed rule, the same on every node).
+ * - a payload whose anchor's coins back other waiting payloads (its children) is neither
+ *   replaced nor evicted: the children's proof is that it waits (Bitcoin evicts such a
+ *   package together; here the children's fees keep their parent).
  * Fee rates are compared exactly (fee_a x vsize_b against fee_b x vsize_a, integers).
  */
 
@@ -32,6 +35,8 @@ export interface CoinPlace {
   vsize: number;
   /** Unconfirmed anchors below it (0: its coin is confirmed). */
   depth: number;
+  /** The pending payloads whose anchors created coins it spends (its proof, while they wait). */
+  parents: string[];
 }
 
 /** Sign of rate(a) - rate(b), exactly. */
@@ -70,6 +75,17 @@ export class PendingCoins {
   private readonly byTxid = new Map<string, CoinPlace>();
   /** Calls' places as a binary min-heap in eviction order; entries no longer held are skipped lazily. */
   private heap: CoinPlace[] = [];
+  /** Per parent txid, the places that name it (pending-coins' package rule). */
+  private readonly children = new Map<string, Set<string>>();
+
+  /** Whether waiting payloads hang from `txid`'s anchor (it is then neither replaced nor evicted). */
+  hasChildren(txid: string): boolean {
+    const c = this.children.get(txid);
+    if (!c) return false;
+    for (const t of c) if (!this.placeOf(t)) c.delete(t);
+    if (c.size === 0) this.children.delete(txid);
+    return c.size > 0;
+  }
 
   get size(): number {
     return this.byTxid.size;
@@ -95,6 +111,11 @@ export class PendingCoins {
     if (prev) this.byTxid.delete(prev.txid);
     this.byOutpoint.set(p.outpoint, p);
     this.byTxid.set(p.txid, p);
+    for (const parent of p.parents) {
+      let c = this.children.get(parent);
+      if (!c) this.children.set(parent, (c = new Set()));
+      c.add(p.txid);
+    }
     if (p.kind === 'call') this.push(p);
   }
 
@@ -122,7 +143,7 @@ export class PendingCoins {
         this.remove(top.txid);
         continue;
       }
-      if (except.has(top.txid)) {
+      if (except.has(top.txid) || this.hasChildren(top.txid)) {
         skipped.push(this.pop()!);
         continue;
       }

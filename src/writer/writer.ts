@@ -344,7 +344,7 @@ export class Writer {
         if (place) {
           const holder = this.coins.holderOf(place.outpoint);
           if (holder && !victims.has(holder.txid)) {
-            if (holder.kind !== 'call' || !replaces(place, holder)) throw coinInUse(place, holder);
+            if (holder.kind !== 'call' || !replaces(place, holder) || this.coins.hasChildren(holder.txid)) throw coinInUse(place, holder);
             victims.set(holder.txid, 'replaced');
             count--;
           }
@@ -400,6 +400,7 @@ export class Writer {
       throw new NodeError('coin_missing', `the anchoring transaction ${txid} is not confirmed in a block this node holds, and the payload came without the evidence of the coin it spends (docs/STATE.md, "Coin evidence")`);
     }
     const proven: boolean[] = [];
+    const parents: string[] = [];
     let depth = 0;
     for (const [i, prevTxid] of coin.prevTxids.entries()) {
       const at = ev.coin.prevTxs[i]?.at ?? null;
@@ -413,14 +414,17 @@ export class Writer {
       }
       const parent = await this.parentDepth(prevTxid);
       proven.push(parent !== null);
-      if (parent !== null) depth = Math.max(depth, parent + 1);
+      if (parent !== null) {
+        depth = Math.max(depth, parent + 1);
+        parents.push(prevTxid);
+      }
     }
     const named = coin.inputs[coin.vin]!.prev;
     if (!proven[named]) {
       throw new NodeError('coin_unproven', `the coin ${coin.outpoint} comes from ${coin.prevTxids[named]}, which is neither confirmed in a block whose header this node holds nor the anchor of a payload it holds (docs/STATE.md, "Coin evidence")`);
     }
     if (depth > MAX_UNCONFIRMED_ANCESTORS) throw new NodeError('coin_unproven', `the coin ${coin.outpoint} hangs from ${depth} unconfirmed anchors, more than ${MAX_UNCONFIRMED_ANCESTORS}`);
-    return { txid, kind, contractId, outpoint: coin.outpoint, fee: provenFee(coin, proven), vsize: coin.vsize, depth };
+    return { txid, kind, contractId, outpoint: coin.outpoint, fee: provenFee(coin, proven), vsize: coin.vsize, depth, parents };
   }
 
   /**
@@ -485,7 +489,8 @@ export class Writer {
     };
     for (const f of found) {
       const proven = f.coin.prevTxids.map((t, i) => f.ev.coin!.prevTxs[i]!.at !== null || l.memory.pending.has(t) || held.has(t));
-      this.coins.add({ txid: f.p.txid, kind: f.p.kind, contractId: f.p.contractId, outpoint: f.coin.outpoint, fee: provenFee(f.coin, proven), vsize: f.coin.vsize, depth: depthOf(f.p.txid) });
+      const parents = f.coin.prevTxids.filter((t, i) => f.ev.coin!.prevTxs[i]!.at === null && (l.memory.pending.has(t) || held.has(t)));
+      this.coins.add({ txid: f.p.txid, kind: f.p.kind, contractId: f.p.contractId, outpoint: f.coin.outpoint, fee: provenFee(f.coin, proven), vsize: f.coin.vsize, depth: depthOf(f.p.txid), parents });
     }
   }
 

@@ -128,11 +128,20 @@ function spendTx(outpointTxid: Uint8Array, vout: number, script: Uint8Array, sal
 /** What each coin of the world holds, sats (its anchor pays 99,000 of it as fee). */
 const COIN_SATS = 100_000n;
 
-/** `spendTx` of the world wallet's coin `fund:0`, signed as a P2WPKH wallet signs it. */
-function signedSpend(w: Wallet, fund: Transaction, script: Uint8Array, salt: number): Transaction {
-  const tx = spendTx(Buffer.from(fund.getId(), 'hex'), 0, script, salt);
+/**
+ * `spendTx` of the world wallet's coin `fund:vout`, signed as a P2WPKH wallet signs it.
+ * `fee`: the stamp output carries nothing and the coin less `fee` returns to the wallet
+ * (output 1: a coin the next anchor may spend, unconfirmed).
+ */
+function signedSpend(w: Wallet, fund: Transaction, script: Uint8Array, salt: number, vout = 0, fee?: bigint): Transaction {
+  const tx = spendTx(Buffer.from(fund.getId(), 'hex'), vout, script, salt);
+  const value = fund.outs[vout]!.value;
+  if (fee !== undefined) {
+    tx.outs[0]!.value = 0n;
+    tx.addOutput(Buffer.from(w.script), value - fee);
+  }
   const code = bitcoin.payments.p2pkh({ pubkey: w.key.publicKey }).output!;
-  const h = tx.hashForWitnessV0(0, code, COIN_SATS, Transaction.SIGHASH_ALL);
+  const h = tx.hashForWitnessV0(0, code, value, Transaction.SIGHASH_ALL);
   tx.setWitness(0, [bitcoin.script.signature.encode(w.key.sign(h), Transaction.SIGHASH_ALL), w.key.publicKey]);
   return tx;
 }
@@ -213,11 +222,14 @@ export class World {
    * (the call executes, or it is dropped). The signature is zero: intake's signature
    * check is intrinsic and arrival-independent, and the ledger never re-checks it.
    */
-  call(contractId: string, fn: string, args: Value[], caller: Uint8Array, callId: bigint, doomed: boolean): Payload & { kind: 'call' } {
-    const fund = this.newCoin('utxo');
+  call(contractId: string, fn: string, args: Value[], caller: Uint8Array, callId: bigint, doomed: boolean, opts: { coin?: { tx: Transaction; vout: number }; fee?: bigint } = {}): Payload & { kind: 'call' } {
+    // `opts.coin`: spend this coin (another payload's anchor's change, a coin already
+    // spent by another anchor) instead of a new one; `opts.fee`: what the anchor pays.
+    const fund = opts.coin?.tx ?? this.newCoin('utxo');
+    const vout = opts.coin?.vout ?? 0;
     const outpointTxid = Buffer.from(fund.getId(), 'hex');
-    const { envelope, bytes, envelopeHash: eh } = unsignedCall(contractId, fn, args, caller, callId, outpointTxid);
-    const tx = signedSpend(this.wallet, fund, callStampScript(envelope.contractId, eh), this.salt++);
+    const { envelope, bytes, envelopeHash: eh } = unsignedCall(contractId, fn, args, caller, callId, outpointTxid, vout);
+    const tx = signedSpend(this.wallet, fund, callStampScript(envelope.contractId, eh), this.salt++, vout, opts.fee);
     const conflict = doomed ? spendTx(outpointTxid, 0, PAY_SCRIPT, this.salt++) : null;
     const txid = tx.getId();
     const record = pendingCallRecord(txid, contractId, envelope, bytes, eh);

@@ -160,7 +160,7 @@ test('the pending set replaces a coin\'s payload only for a higher fee and fee r
   const book = new PendingCoins((p) => live.has(p.txid));
   const place = (txid: string, outpoint: string, fee: bigint, vsize: number): CoinPlace => {
     live.add(txid);
-    return { txid, kind: 'call', contractId: '', outpoint, fee, vsize, depth: 0 };
+    return { txid, kind: 'call', contractId: '', outpoint, fee, vsize, depth: 0, parents: [] };
   };
   const a = place('aa', 'o:1', 1_000n, 200); // 5 sat/vB
   const b = place('bb', 'o:2', 400n, 200); // 2 sat/vB
