@@ -90,6 +90,8 @@ export interface NodeStatus {
   /** Active gossip peers (heard from within gossip.peer_expiry_s). */
   peers: number;
   pending_calls: number;
+  /** Pending payloads evicted for others that pay more (docs/STATE.md, "Coin evidence"): replaced on their coin, outbid in a full set. */
+  pending_evicted: { replaced: number; outbid: number };
   contracts: number;
   gossip_public_key: string;
   caught_up: boolean;
@@ -696,6 +698,8 @@ export interface WriterStatus {
   pendingCalls: number;
   /** Deploys registered whose anchor has not confirmed yet. */
   pendingDeploys: number;
+  /** Writer.coinEvictions: pending payloads evicted for others that pay more, since start. */
+  coinEvictions: { replaced: number; outbid: number };
   lastBlockAt: string | null;
   /** The highest verified block header held (may be above the processed height). */
   headerHeight: number | null;

@@ -187,6 +187,7 @@ export class Core {
       halt_reason: w.haltReason,
       peers: this.peerState.peers,
       pending_calls: w.pendingCalls,
+      pending_evicted: w.coinEvictions,
       contracts: w.contracts,
       gossip_public_key: this.init.identity.publicKeyHex,
       caught_up: w.processedHeight !== null && f.chainTipHeight !== null && w.processedHeight >= f.chainTipHeight,

@@ -177,6 +177,7 @@ export class Writer {
       contracts: l.contractCount,
       pendingCalls: l.pendingCount,
       pendingDeploys: l.memory.pendingContracts.size,
+      coinEvictions: { ...this.coinEvictions },
       lastBlockAt: l.lastBlockAt,
       headerHeight: l.headerTip?.height ?? null,
       headerHash: l.headerTip?.hash ?? null,
