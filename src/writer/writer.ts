@@ -389,7 +389,13 @@ export class Writer {
     if (ev.confirmed) {
       const held = await this.inclusionHolds(txid, ev.confirmed, folded?.confirmed ?? null);
       if (held === 'holds') return null;
-      if (held === 'false') throw new NodeError('bad_evidence', `the evidence sent with ${txid} places it in block ${ev.confirmed.blockHash} at height ${ev.confirmed.height}, which does not hold against this node's header there`);
+      if (held === 'false') {
+        // Worded as the ledger's own refusal of a claim that does not hold (ledger/evidence.ts, placeClaim).
+        const c = ev.confirmed;
+        const header = await this.ledger.headerAt(c.height);
+        const why = header && header.hash !== c.blockHash ? `block ${c.height} of this node's chain is not ${c.blockHash}` : `its branch does not place ${txid} at index ${c.txIndex} under block ${c.blockHash}'s merkle root`;
+        throw new NodeError('bad_evidence', `the evidence sent with ${txid} does not hold against this node's chain: confirmation: ${why}`);
+      }
       if (!coin) {
         throw new NodeError('coin_unproven', `the anchoring transaction ${txid} is placed in block ${ev.confirmed.blockHash} at height ${ev.confirmed.height}, a header this node does not hold yet, and no coin evidence was checked`);
       }
