@@ -205,7 +205,8 @@ async function nodeFigures(): Promise<Figure[]> {
     const floodIds = flood.flatMap((f) => [f.anchor.getId(), f.prevTxid]);
     const floodAsks = [...proxyA.paths.slice(askedA), ...proxyB.paths.slice(askedB)].filter((p) => floodIds.some((t) => p.includes(t))).length;
     const honestIds = [honestTxid, honestCall.call.envelope.outpointTxid ? Buffer.from(honestCall.call.envelope.outpointTxid).toString('hex') : ''];
-    const honestAsks = [...proxyA.paths.slice(askedA), ...proxyB.paths.slice(askedB)].filter((p) => honestIds.some((t) => t && p.includes(t))).length;
+    const honestPaths = [...proxyA.paths.slice(askedA).map((p) => `A ${p}`), ...proxyB.paths.slice(askedB).map((p) => `B ${p}`)].filter((p) => honestIds.some((t) => t && p.includes(t)));
+    const honestAsks = honestPaths.length;
     const honestTaken = (await getJson(`${A.restUrl}/contract_call/${honestTxid}/status`)).body.status === 'pending' && (await getJson(`${B.restUrl}/contract_call/${honestTxid}/status`)).body.status === 'pending' ? 1 : 0;
 
     // K real coins of the attacker, three calls on each at the same fee: at most K places.
@@ -233,7 +234,7 @@ async function nodeFigures(): Promise<Figure[]> {
       figure({ name: `flood calls accepted at A and B (${flood.length} = 10 x max_pending_calls; made-up or others' coins; half REST, half gossip)`, unit: 'calls', value: count(acceptedRest + acceptedGossip + Math.max(0, heldA - 1) + Math.max(0, heldB - 1)), ceiling: { name: 'calls sent', ...count(flood.length) }, target: '0', maxRatio: 0 }),
       figure({ name: 'endpoint requests about the flood (A and B)', unit: 'requests', value: count(floodAsks), ceiling: { name: 'calls sent', ...count(flood.length) }, target: '0', maxRatio: 0 }),
       figure({ name: 'honest svc call during the flood: held by A and its peer B', unit: 'calls', value: count(honestTaken), ceiling: { name: 'honest calls made', ...count(1) }, target: '1', minRatio: 1 }),
-      figure({ name: 'endpoint requests about the honest call at A and B (before a block)', unit: 'requests', value: count(honestAsks), ceiling: { name: 'honest calls made', ...count(1) }, target: '0', maxRatio: 0 }),
+      figure({ name: 'endpoint requests about the honest call at A and B (before a block)', unit: 'requests', value: count(honestAsks), ceiling: { name: 'honest calls made', ...count(1) }, target: '0', maxRatio: 0, notes: honestPaths.join(', ') || 'none' }),
       figure({ name: `places held by ${K} real attacker coins, 3 calls each (${placed} answered 202)`, unit: 'places', value: count(held), ceiling: { name: 'coins', ...count(K) }, target: `<= ${K}`, maxRatio: 1 }),
     ];
   } finally {

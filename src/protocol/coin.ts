@@ -89,6 +89,18 @@ export function coinScriptOf(script: Uint8Array): CoinScript | null {
   return null;
 }
 
+const P2PKH_HEAD = Buffer.from([0x76, 0xa9, 0x14]);
+const P2PKH_TAIL = Buffer.from([0x88, 0xac]);
+
+/** A verify's answer; false where tiny-secp256k1 throws (a key off the curve, an x-only key that is none). */
+function verifies(f: () => boolean): boolean {
+  try {
+    return f();
+  } catch {
+    return false;
+  }
+}
+
 const same = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0;
 
 /** An ECDSA signature with its sighash byte, strict DER (BIP66), low S (standardness); null when not one. */
@@ -130,11 +142,14 @@ function verifyInput(anchor: bitcoin.Transaction, vin: number, prevouts: { scrip
     const sig = ecdsaSig(w[0]);
     const pub = w[1]!;
     if (!sig) return fail('the witness signature is not a strict DER signature with a defined sighash type');
-    if (pub.length !== 33 || !ecc.isPoint(pub)) return fail('the witness public key is not a compressed secp256k1 point');
+    // A compressed key (BIP143 standardness); whether it is on the curve, verify says.
+    if (pub.length !== 33 || (pub[0] !== 0x02 && pub[0] !== 0x03)) return fail('the witness public key is not a compressed secp256k1 key');
     if (!same(bitcoin.crypto.hash160(pub), program)) return fail("the witness public key does not hash to the coin's key hash");
-    const scriptCode = bitcoin.payments.p2pkh({ hash: program }).output!;
+    // BIP143's scriptCode of a P2WPKH spend: the P2PKH script of its key hash (bitcoinjs's
+    // payments object builds the same 25 bytes at ~50 µs, a quarter of the verify).
+    const scriptCode = Buffer.concat([P2PKH_HEAD, program, P2PKH_TAIL]);
     const h = anchor.hashForWitnessV0(vin, scriptCode, prev.value, sig.hashType);
-    return ecc.verify(h, pub, sig.signature, true) ? { ok: true, script: kind } : fail("the signature does not verify against the coin's key");
+    return verifies(() => ecc.verify(h, pub, sig.signature, true)) ? { ok: true, script: kind } : fail("the signature does not verify against the coin's key");
   }
   if (kind === 'p2pkh') {
     if (w.length !== 0) return fail('a P2PKH spend carries a witness');
@@ -143,10 +158,9 @@ function verifyInput(anchor: bitcoin.Transaction, vin: number, prevouts: { scrip
     const sig = ecdsaSig(chunks[0]);
     const pub = chunks[1];
     if (!sig) return fail('the scriptSig signature is not a strict DER signature with a defined sighash type');
-    if (!ecc.isPoint(pub)) return fail('the scriptSig public key is not a secp256k1 point');
     if (!same(bitcoin.crypto.hash160(pub), prev.script.subarray(3, 23))) return fail("the public key does not hash to the coin's key hash");
     const h = anchor.hashForSignature(vin, prev.script, sig.hashType);
-    return ecc.verify(h, pub, sig.signature, true) ? { ok: true, script: kind } : fail("the signature does not verify against the coin's key");
+    return verifies(() => ecc.verify(h, pub, sig.signature, true)) ? { ok: true, script: kind } : fail("the signature does not verify against the coin's key");
   }
   // P2TR key path: one witness item, the signature (an annex is not standard: refused).
   if (input.script.length !== 0) return fail('a P2TR spend carries a non-empty scriptSig');
@@ -165,7 +179,7 @@ function verifyInput(anchor: bitcoin.Transaction, vin: number, prevouts: { scrip
     prevouts.map((p) => p.value),
     hashType,
   );
-  return ecc.verifySchnorr(h, prev.script.subarray(2), s.subarray(0, 64)) ? { ok: true, script: 'p2tr' } : fail("the signature does not verify against the coin's key");
+  return verifies(() => ecc.verifySchnorr(h, prev.script.subarray(2), s.subarray(0, 64))) ? { ok: true, script: 'p2tr' } : fail("the signature does not verify against the coin's key");
 }
 
 /**
