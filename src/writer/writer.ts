@@ -320,8 +320,10 @@ export class Writer {
    * Admission of a group's new calls (docs/STATE.md, "Coin evidence"), in arrival order:
    * each must be paid (placeFor: its anchor's confirmation, or its coin); one coin backs
    * one waiting payload (a higher-paying anchor on the same coin replaces the waiting
-   * one); and past max_pending_calls a call is taken only in place of the waiting call
-   * with the lowest fee rate, when it pays a strictly higher one (pending-coins.ts). The
+   * one); and past max_pending_calls a call waiting on its coin is taken only in place of
+   * the waiting call with the lowest fee rate, when it pays a strictly higher one
+   * (pending-coins.ts); one its confirmation pays is not bounded (it is decided at its
+   * block). The
    * others are refused before anything is stored. A repeat of a call the node already
    * holds is always let through (it is answered, not stored again). Returns the admitted
    * calls and the pending payloads to evict for them.
@@ -350,10 +352,13 @@ export class Writer {
             count--;
           }
         }
-        if (count >= this.limits.maxPendingCalls) {
-          const lowest = place ? this.coins.lowestCall(new Set(victims.keys())) : undefined;
-          if (!place || !lowest || compareRate(place, lowest) <= 0) {
-            const floor = lowest ? `; the lowest fee rate waiting is ${rateText(lowest)}${place ? `, this anchor pays ${rateText(place)}` : ''}` : '';
+        // A call its confirmation pays (or its evidence drops) is decided at its block, not
+        // waiting on a coin: the bound, which keeps what waits unpaid-for finite, does not
+        // refuse it, so a full node never falls behind its peers on confirmed calls.
+        if (place && count >= this.limits.maxPendingCalls) {
+          const lowest = this.coins.lowestCall(new Set(victims.keys()));
+          if (!lowest || compareRate(place, lowest) <= 0) {
+            const floor = lowest ? `; the lowest fee rate waiting is ${rateText(lowest)}, this anchor pays ${rateText(place)}` : '';
             throw new NodeError('overloaded', `the node holds ${count} pending calls, its max_pending_calls${floor}; retry once blocks have confirmed some, or pay a higher fee rate`);
           }
           victims.set(lowest.txid, 'outbid');

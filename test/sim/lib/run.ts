@@ -68,6 +68,8 @@ interface Sent {
 export type NodeKind = 'blocks' | 'light';
 
 const log = logger('sim');
+/** n2's max_pending_calls: below the calls a seed makes, so its pending set differs from the others'. */
+const SMALL_PENDING = 3;
 /** SIM_TRACE=1 prints every step of a run (to replay a failing seed with its story). */
 const trace = process.env['SIM_TRACE'] ? (m: string): void => void process.stderr.write(`sim: ${m}\n`) : (): void => undefined;
 
@@ -89,12 +91,14 @@ class SimNode {
     readonly eventBlocks: number,
     private readonly world: World,
     base: string,
+    /** Config max_pending_calls: small on one node, so nodes hold different pending sets (docs/STATE.md, "Coin evidence"). */
+    readonly maxPendingCalls = Number.POSITIVE_INFINITY,
   ) {
     this.dir = join(base, name);
   }
 
   async start(): Promise<void> {
-    this.writer = await Writer.open(join(this.dir, 'db'), this.name, log);
+    this.writer = await Writer.open(join(this.dir, 'db'), this.name, log, { maxPendingCalls: this.maxPendingCalls });
     if (this.writer.status().processedHeight === null) {
       // Default settings: the journal is anchored just below the network's activation.
       const h = journalAnchorHeight(await this.world.source().blockHashAt(0), null);
@@ -328,7 +332,8 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     // Its events: the default 1,000 (a whole simulated chain at once) or a few blocks each.
     const eventBlocks = (): number => rng.pick([1_000, 1_000, 2, 5]);
     for (const [i, name] of ['n0', 'n1', 'n2'].entries()) {
-      const node = new SimNode(name, kinds[i]!, window(), eventBlocks(), world, base);
+      // n2 holds at most SMALL_PENDING calls waiting on their coins: it refuses or evicts by fee rate what the others hold.
+      const node = new SimNode(name, kinds[i]!, window(), eventBlocks(), world, base, name === 'n2' ? SMALL_PENDING : Number.POSITIVE_INFINITY);
       await node.start();
       nodes.push(node);
     }
@@ -495,11 +500,20 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
   const problems: string[] = [];
   const say = (s: string): void => void (problems.length < 20 && problems.push(s));
   for (const n of nodes) if (n.writer.ledger.halted) say(`${n.name} halted: ${n.writer.ledger.haltReason}`);
-  // Every node holds the same payloads.
+  // Every node holds the same payloads, but for calls still waiting at the end: a node
+  // with a small max_pending_calls holds fewer of those (admission is node policy; what
+  // the chain decided, every node holds and answers alike).
   const heldBy = await Promise.all(nodes.map(async (n) => (await Promise.all(world.payloads.map((p) => n.held(p.txid)))).map((h, i) => (h ? world.payloads[i]!.txid : null)).filter((t): t is string => t !== null)));
-  for (let i = 1; i < nodes.length; i++) if (heldBy[i]!.join() !== heldBy[0]!.join()) say(`${nodes[i]!.name} holds ${heldBy[i]!.length} payloads, ${nodes[0]!.name} ${heldBy[0]!.length}`);
   const heldSet = new Set(heldBy[0]);
   const model = runModel(world.chain, world.payloads.filter((p) => heldSet.has(p.txid)));
+  const waiting = (txid: string): boolean => model.calls.get(txid)?.status === 'pending';
+  const mayLack = (n: SimNode, txid: string): boolean => Number.isFinite(n.maxPendingCalls) && waiting(txid);
+  for (let i = 1; i < nodes.length; i++) {
+    const n = nodes[i]!;
+    const own = new Set(heldBy[i]);
+    const differ = [...heldSet].filter((t) => !own.has(t) && !mayLack(n, t)).length + heldBy[i]!.filter((t) => !heldSet.has(t)).length;
+    if (differ > 0) say(`${n.name} holds ${heldBy[i]!.length} payloads, ${nodes[0]!.name} ${heldBy[0]!.length}`);
+  }
 
   for (const n of nodes) {
     const l = n.writer.ledger;
@@ -520,6 +534,7 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
     const want = model.calls.get(p.txid);
     for (let i = 0; i < nodes.length; i++) {
       const r = recs[i] ?? null;
+      if (!r && mayLack(nodes[i]!, p.txid)) continue;
       if (JSON.stringify(r) !== JSON.stringify(recs[0] ?? null)) say(`${nodes[i]!.name} answers ${JSON.stringify(r)} for ${p.txid}, ${nodes[0]!.name} ${JSON.stringify(recs[0])}`);
       if (!want) {
         if (r) say(`${nodes[i]!.name} holds ${p.txid}, which no node should hold`);
@@ -535,6 +550,7 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
   for (const n of nodes) {
     for (const p of world.payloads) {
       if (!heldSet.has(p.txid)) continue;
+      if (mayLack(n, p.txid) && !(await n.held(p.txid))) continue;
       const want = p.kind === 'call' ? model.calls.get(p.txid) : null;
       const active = p.kind === 'deploy' && model.active.has(p.record.contract_id);
       const ev = await n.writer.payloadEvidence(p.txid);
