@@ -321,6 +321,15 @@ test('an error after the broadcast names the txid, keeps the node code once, nev
     assert.match(again.stdout, new RegExp(`^txid: ${txid}\nenvelope hash: e{64}\nstatus: pending\n$`));
     assert.deepEqual(JSON.parse(fake.requests.filter((q) => q.path === '/node/contract_call').at(-1)!.body), saved);
     assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent);
+    // A submission saved without its coin's evidence (written by hand, or by another tool):
+    // svc submit gathers it from its chain endpoint, checks it, and sends it along.
+    const { coin, ...bare } = saved as Record<string, unknown>;
+    assert.ok(coin, 'svc call saved the coin evidence it posted');
+    writeFileSync(join(work, 'bare.json'), JSON.stringify(bare));
+    const gathered = await svc(['submit', 'bare.json'], { SVC_NODE_URL: fake.nodeUrl, SVC_ESPLORA_URL: failing.esploraUrl }, work);
+    assert.equal(gathered.code, 0, gathered.stderr);
+    assert.deepEqual(JSON.parse(fake.requests.filter((q) => q.path === '/node/contract_call').at(-1)!.body).coin, coin);
+    assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent, 'still nothing broadcast');
   } finally {
     await failing.close();
   }
