@@ -30,7 +30,7 @@ import { sha256 } from '../src/protocol/hash.js';
 import { figure, stat, type Figure } from './harness.js';
 import { compileContract, repoRoot } from '../test/helpers/ledger-fixture.js';
 import type { FetchBlocksJob } from './lib/fetch-blocks-worker.js';
-import { chainCoinJson, fanOut, type Coin } from './lib/bank-calls.js';
+import { chainCoinJson, fanOut, spentTxids, type Coin } from './lib/bank-calls.js';
 import type { CoinJson } from '../src/protocol/coin.js';
 
 /** Coins per funding fan-out: ~3.2 KB transactions, so a call's coin evidence fits a body. */
@@ -204,7 +204,7 @@ export default async function run(): Promise<Figure[]> {
     const bank = compileContract('test/fixtures/contracts/bank.svc').artifact;
     const depCoins = [callCoins.pop()!, callCoins.pop()!];
     const dep = buildDeploy(wallet, depCoins, bank, 1);
-    dep.body.coin = coinOf([...new Set(depCoins.map((c) => c.txid))]);
+    dep.body.coin = coinOf(spentTxids(dep.anchor.hex));
     chain.submitTx(dep.anchor.hex);
     const reg = await postJson(`${restUrl}/deploy_contract`, dep.body);
     if (reg.status !== 202) throw new Error(`deploy refused: ${reg.text}`);

@@ -7,7 +7,7 @@
  * per accepted call against the CPU of one raw verify, which other load on the shared
  * cores disturbs far less than rates.
  */
-import { chainCoinJson } from './lib/bank-calls.js';
+import { chainCoinJson, spentTxids } from './lib/bank-calls.js';
 import type { CoinJson } from '../src/protocol/coin.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -132,7 +132,7 @@ export default async function run(): Promise<Figure[]> {
     const bank = compileContract('test/fixtures/contracts/bank.svc').artifact;
     const depCoins = [utxos.pop()!, utxos.pop()!];
     const dep = buildDeploy(wallet, depCoins, bank, 1);
-    dep.body.coin = chainCoinJson(devnet.chain, depCoins.map((c) => c.txid));
+    dep.body.coin = chainCoinJson(devnet.chain, spentTxids(dep.anchor.hex));
     devnet.chain.submitTx(dep.anchor.hex);
     const reg = await fetch(`${restUrl}/deploy_contract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(dep.body) });
     if (reg.status !== 202) throw new Error(`deploy refused: ${await reg.text()}`);

@@ -46,6 +46,11 @@ export function chainCoinJson(chain: DevnetChain, txids: readonly string[]): Coi
   });
 }
 
+/** The distinct txids a raw transaction's inputs spend (what its coin evidence lists). */
+export function spentTxids(hex: string): string[] {
+  return [...new Set(bitcoin.Transaction.fromHex(hex).ins.map((i) => Buffer.from(i.hash).reverse().toString('hex')))];
+}
+
 /** Signs a one-input P2WPKH transaction paying `outs` from `coin` (the funding fan-outs). */
 export function fanOut(wallet: Wallet, coin: Coin, outs: { script: Uint8Array; value: number }[]): bitcoin.Transaction {
   const tx = new bitcoin.Transaction();
@@ -106,8 +111,7 @@ export class BankCalls {
   /** The Bank deploy, its anchor broadcast (mine it after registering with the node). */
   deploy(): BuiltDeploy {
     const dep = buildDeploy(this.wallet, [this.coins.pop()!, this.coins.pop()!], compileContract('test/fixtures/contracts/bank.svc').artifact, 1);
-    const spent = [...new Set(bitcoin.Transaction.fromHex(dep.anchor.hex).ins.map((i) => Buffer.from(i.hash).reverse().toString('hex')))];
-    dep.body.coin = chainCoinJson(this.chain, spent);
+    dep.body.coin = chainCoinJson(this.chain, spentTxids(dep.anchor.hex));
     this.chain.submitTx(dep.anchor.hex);
     this.contractId = dep.contractId;
     return dep;
