@@ -30,7 +30,11 @@ import { sha256 } from '../src/protocol/hash.js';
 import { figure, stat, type Figure } from './harness.js';
 import { compileContract, repoRoot } from '../test/helpers/ledger-fixture.js';
 import type { FetchBlocksJob } from './lib/fetch-blocks-worker.js';
-import { fanOut, type Coin } from './lib/bank-calls.js';
+import { chainCoinJson, fanOut, spentTxids, type Coin } from './lib/bank-calls.js';
+import type { CoinJson } from '../src/protocol/coin.js';
+
+/** Coins per funding fan-out: ~3.2 KB transactions, so a call's coin evidence fits a body. */
+const FAN_OUT_COINS = 100;
 
 /** Measured blocks: enough for two full catch-up events and some, under ~2 minutes in all. */
 const BLOCKS = 24;
@@ -172,21 +176,35 @@ export default async function run(): Promise<Figure[]> {
   const wallet = walletFromSecret(secret, 'p2wpkh', net);
   const callerSecrets = Array.from({ length: CALLS_PER_BLOCK }, (_, i) => sha256(Buffer.from(`catch-up bench caller ${i}`)));
   const callers = callerSecrets.map((s) => ecc.xOnlyPointFromScalar(s));
-  // Funding (one block): one P2WPKH coin per call.
+  // Funding (one block): one P2WPKH coin per call, in fan-outs of FAN_OUT_COINS (a call's
+  // coin evidence carries its fan-out transaction, which must fit a 64 KiB body).
   const callCoinSats = 20_000;
-  const need = BLOCKS * CALLS_PER_BLOCK * callCoinSats + 100_000;
-  const big = chain.faucet(wallet.address, need + 50_000);
-  const fundCalls = fanOut(wallet, { ...big, value: need + 50_000 }, Array.from({ length: BLOCKS * CALLS_PER_BLOCK + 2 }, () => ({ script: wallet.outputScript, value: callCoinSats })));
-  chain.submitTx(fundCalls.toHex());
-  const fundTxid = fundCalls.getId();
+  const callCoins: Coin[] = [];
+  for (let left = BLOCKS * CALLS_PER_BLOCK + 2; left > 0; left -= FAN_OUT_COINS) {
+    const k = Math.min(FAN_OUT_COINS, left);
+    const value = k * callCoinSats + 10_000;
+    const big = chain.faucet(wallet.address, value);
+    const fund = fanOut(wallet, { ...big, value }, Array.from({ length: k }, () => ({ script: wallet.outputScript, value: callCoinSats })));
+    chain.submitTx(fund.toHex());
+    for (let i = 0; i < k; i++) callCoins.push({ txid: fund.getId(), vout: i, value: callCoinSats });
+  }
   chain.mine(1);
-  const callCoins: Coin[] = Array.from({ length: BLOCKS * CALLS_PER_BLOCK + 2 }, (_, i) => ({ txid: fundTxid, vout: i, value: callCoinSats }));
+  /** Each call's coin evidence (docs/STATE.md, "Coin evidence"), per fan-out. */
+  const coinJsons = new Map<string, CoinJson>();
+  const coinOf = (txids: string[]): CoinJson => {
+    const key = txids.join();
+    let c = coinJsons.get(key);
+    if (!c) coinJsons.set(key, (c = chainCoinJson(chain, txids)));
+    return c;
+  };
 
   const node = startNodeProcess(url, dir);
   try {
     const restUrl = await node.restUrl;
     const bank = compileContract('test/fixtures/contracts/bank.svc').artifact;
-    const dep = buildDeploy(wallet, [callCoins.pop()!, callCoins.pop()!], bank, 1);
+    const depCoins = [callCoins.pop()!, callCoins.pop()!];
+    const dep = buildDeploy(wallet, depCoins, bank, 1);
+    dep.body.coin = coinOf(spentTxids(dep.anchor.hex));
     chain.submitTx(dep.anchor.hex);
     const reg = await postJson(`${restUrl}/deploy_contract`, dep.body);
     if (reg.status !== 202) throw new Error(`deploy refused: ${reg.text}`);
@@ -203,7 +221,7 @@ export default async function run(): Promise<Figure[]> {
     let callId = 1n;
     const buildStart = performance.now();
     for (let b = 0; b < BLOCKS; b++) {
-      const bodies: { txid: string; contract_id: string; payload: string }[] = [];
+      const bodies: { txid: string; contract_id: string; payload: string; coin: CoinJson }[] = [];
       for (let i = 0; i < CALLS_PER_BLOCK; i++) {
         const u = callCoins[b * CALLS_PER_BLOCK + i]!;
         const unsigned = {
@@ -224,7 +242,7 @@ export default async function run(): Promise<Figure[]> {
         const payload = Buffer.from(bytes).toString('base64');
         const anchor = buildCallAnchor(wallet, [u], { envelope, bytes, payload, envelopeHash: envelopeHash(bytes) }, 1);
         chain.submitTx(anchor.hex);
-        bodies.push({ txid: anchor.txid, contract_id: dep.contractId, payload });
+        bodies.push({ txid: anchor.txid, contract_id: dep.contractId, payload, coin: coinOf([u.txid]) });
         anchors.push(anchor.txid);
       }
       let at = 0;

@@ -18,6 +18,8 @@ import { join } from 'node:path';
 import { figure, measureRate, stat, type Figure } from './harness.js';
 import { openEnvelope } from '../src/protocol/envelope.js';
 import { buildCall, buildCallAnchor, chooseOutpoint } from '../src/client/sdk.js';
+import { gatherCoin } from '../src/client/coin.js';
+import type { CoinJson } from '../src/protocol/coin.js';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../test/helpers/devnet-node.js';
 import { freePort, startPeerNode, waitCallKnown, waitStatus } from '../test/helpers/gossip.js';
 import type { NodeProcess } from '../test/helpers/node-process.js';
@@ -52,21 +54,22 @@ export default async function run(): Promise<Figure[]> {
       const call = buildCall({ contractId: dep.contractId, function: 'bump', args: ['u64:1'], abi: artifact.abi, callerSecret: wallet.secret, outpoint });
       const tx = buildCallAnchor(wallet, [outpoint], call, 1);
       await svc.esplora.broadcast(tx.hex);
-      await svc.node.submitCall({ txid: tx.txid, contract_id: dep.contractId, payload: call.payload });
+      // With its coin's evidence (docs/STATE.md, "Coin evidence"); the anchor is fetched by the node, as before.
+      await svc.node.submitCall({ txid: tx.txid, contract_id: dep.contractId, payload: call.payload, coin: (await gatherCoin(svc.esplora, tx.hex, outpoint, utxos)).json });
       payloads.push(call.bytes);
       utxos = utxos.filter((u) => !(u.txid === outpoint.txid && u.vout === outpoint.vout));
     }
 
     // 0. Reference: REST intake throughput on A alone (16 in flight), the same checks
     // every synced payload must pass; sync adds the fetch from the peer on the same cores.
-    const later: { txid: string; contract_id: string; payload: string }[] = [];
+    const later: { txid: string; contract_id: string; payload: string; coin: CoinJson }[] = [];
     for (let i = 0; i < M; i++) {
       const outpoint = chooseOutpoint(utxos.filter((u) => u.status?.confirmed !== false));
       utxos = utxos.filter((u) => !(u.txid === outpoint.txid && u.vout === outpoint.vout));
       const call = buildCall({ contractId: dep.contractId, function: 'bump', args: ['u64:1'], abi: artifact.abi, callerSecret: wallet.secret, outpoint });
       const tx = buildCallAnchor(wallet, [outpoint], call, 1);
       await svc.esplora.broadcast(tx.hex);
-      later.push({ txid: tx.txid, contract_id: dep.contractId, payload: call.payload });
+      later.push({ txid: tx.txid, contract_id: dep.contractId, payload: call.payload, coin: (await gatherCoin(svc.esplora, tx.hex, outpoint, utxos)).json });
     }
     const q = new PQueue({ concurrency: 16 });
     const ti = performance.now();
@@ -111,9 +114,10 @@ export default async function run(): Promise<Figure[]> {
       const call = buildCall({ contractId: dep.contractId, function: 'bump', args: ['u64:2'], abi: artifact.abi, callerSecret: wallet.secret, outpoint });
       const tx = buildCallAnchor(wallet, [outpoint], call, 1);
       await svc2.esplora.broadcast(tx.hex);
+      const coin = (await gatherCoin(svc2.esplora, tx.hex, outpoint, utxos)).json;
       const t0 = performance.now();
       const seen = waitCallKnown(C, tx.txid, 20_000);
-      await svc2.node.submitCall({ txid: tx.txid, contract_id: dep.contractId, payload: call.payload });
+      await svc2.node.submitCall({ txid: tx.txid, contract_id: dep.contractId, payload: call.payload, coin });
       local.push(performance.now() - t0);
       e2e.push((await seen).at - t0);
       await new Promise((r) => setTimeout(r, 100));

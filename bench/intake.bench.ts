@@ -7,6 +7,8 @@
  * per accepted call against the CPU of one raw verify, which other load on the shared
  * cores disturbs far less than rates.
  */
+import { chainCoinJson, spentTxids } from './lib/bank-calls.js';
+import type { CoinJson } from '../src/protocol/coin.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';
@@ -128,7 +130,9 @@ export default async function run(): Promise<Figure[]> {
     }
     devnet.chain.mine(1);
     const bank = compileContract('test/fixtures/contracts/bank.svc').artifact;
-    const dep = buildDeploy(wallet, [utxos.pop()!, utxos.pop()!], bank, 1);
+    const depCoins = [utxos.pop()!, utxos.pop()!];
+    const dep = buildDeploy(wallet, depCoins, bank, 1);
+    dep.body.coin = chainCoinJson(devnet.chain, spentTxids(dep.anchor.hex));
     devnet.chain.submitTx(dep.anchor.hex);
     const reg = await fetch(`${restUrl}/deploy_contract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(dep.body) });
     if (reg.status !== 202) throw new Error(`deploy refused: ${await reg.text()}`);
@@ -138,7 +142,7 @@ export default async function run(): Promise<Figure[]> {
     // Build every call: envelope signed with libsecp256k1 (fast), anchor spending its own UTXO.
     const contractId = Buffer.from(dep.contractId, 'hex');
     const to = { type: 'key' as const, value: sha256(Buffer.from('recipient')) };
-    const bodies: { txid: string; contract_id: string; payload: string }[] = [];
+    const bodies: { txid: string; contract_id: string; payload: string; coin: CoinJson }[] = [];
     for (let i = 0; i < total; i++) {
       const u = utxos[i]!;
       const unsigned = {
@@ -155,7 +159,8 @@ export default async function run(): Promise<Figure[]> {
       const bytes = encodeEnvelope(envelope);
       const anchor = buildCallAnchor(wallet, [u], { envelope, bytes, payload: Buffer.from(bytes).toString('base64'), envelopeHash: envelopeHash(bytes) } as never, 1);
       devnet.chain.submitTx(anchor.hex);
-      bodies.push({ txid: anchor.txid, contract_id: dep.contractId, payload: Buffer.from(bytes).toString('base64') });
+      // With the coin's evidence (docs/STATE.md, "Coin evidence"); without anchor_tx, as before: the node fetches the anchor.
+      bodies.push({ txid: anchor.txid, contract_id: dep.contractId, payload: Buffer.from(bytes).toString('base64'), coin: chainCoinJson(devnet.chain, [u.txid]) });
     }
 
     // CPU of the node's processes (supervisor, core with its threads, REST, gossip) per

@@ -17,6 +17,14 @@ export const ErrorCode = {
   anchor_mismatch: 'anchor_mismatch',
   /** Bitcoin evidence that proves nothing: forged or mismatched (wrong branch, block, transaction or header). */
   bad_evidence: 'bad_evidence',
+  /** Coin evidence that shows no coin the sender controls (a prev tx, an output, a script or signature that does not hold). */
+  bad_coin: 'bad_coin',
+  /** A payload whose anchor is not confirmed came without the coin evidence that pays for its wait. */
+  coin_missing: 'coin_missing',
+  /** The coin's transaction is neither confirmed in a header the node holds nor an anchor it holds pending (within the ancestor bound). */
+  coin_unproven: 'coin_unproven',
+  /** The coin already backs a pending payload that pays at least as much (one coin, one waiting payload). */
+  coin_in_use: 'coin_in_use',
   bad_signature: 'bad_signature',
   invalid_bytecode: 'invalid_bytecode',
   code_hash_mismatch: 'code_hash_mismatch',
@@ -46,6 +54,10 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   anchor_not_found: 422,
   anchor_mismatch: 422,
   bad_evidence: 422,
+  bad_coin: 422,
+  coin_missing: 422,
+  coin_unproven: 422,
+  coin_in_use: 422,
   bad_signature: 422,
   invalid_bytecode: 422,
   code_hash_mismatch: 422,
@@ -73,6 +85,10 @@ const GRPC_STATUS: Record<ErrorCode, number> = {
   anchor_not_found: 9, // FAILED_PRECONDITION
   anchor_mismatch: 9,
   bad_evidence: 3, // INVALID_ARGUMENT: wrong in the request itself, whatever the receiver's state
+  bad_coin: 3,
+  coin_missing: 9, // FAILED_PRECONDITION: the payload may be taken once its anchor confirms
+  coin_unproven: 9,
+  coin_in_use: 9,
   bad_signature: 3,
   invalid_bytecode: 3,
   code_hash_mismatch: 3,

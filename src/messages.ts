@@ -8,6 +8,7 @@
 import type { NodeConfig } from './config/options.js';
 import type { WireError } from './errors.js';
 import type { CallProofJson, Evidence, FoldedRoots, SpentBy } from './protocol/evidence.js';
+import type { CheckedCoin, CoinEvidence } from './protocol/coin.js';
 import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
 // Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
 export type { CallStatusBody };
@@ -89,6 +90,8 @@ export interface NodeStatus {
   /** Active gossip peers (heard from within gossip.peer_expiry_s). */
   peers: number;
   pending_calls: number;
+  /** Pending payloads evicted for others that pay more (docs/STATE.md, "Coin evidence"): replaced on their coin, outbid in a full set. */
+  pending_evicted: { replaced: number; outbid: number };
   contracts: number;
   gossip_public_key: string;
   caught_up: boolean;
@@ -144,12 +147,16 @@ export interface CallSubmission {
   anchor_tx?: Uint8Array;
   /** A peer's payload: the Bitcoin evidence it came with (checked, never trusted). */
   evidence?: Evidence;
+  /** REST `coin` (docs/STATE.md, "Coin evidence"): what pays for the call's wait. A peer's travels in `evidence`. */
+  coin?: CoinEvidence;
 }
 
 /** What a deploy registration came with besides its body: REST `anchor_tx`, or a peer's evidence. */
 export interface DeployExtras {
   anchor_tx?: Uint8Array;
   evidence?: Evidence;
+  /** REST `coin`, as for a call. */
+  coin?: CoinEvidence;
 }
 
 export interface CallAnswer {
@@ -419,6 +426,8 @@ export interface GossipCounters {
   payloads_accepted: number;
   /** Of those, refused by intake (bad signature, stamp mismatch, ...). */
   payloads_refused: number;
+  /** Of the refused, those that showed no coin paying for their wait (coin_missing, bad_coin, coin_unproven): each cost its sender inbound budget. */
+  payloads_unpaid: number;
   /** Of those, skipped as already seen. */
   payloads_duplicate: number;
   /** Payload copies sent to peers by gossip. */
@@ -459,6 +468,7 @@ export function zeroCounters(): GossipCounters {
     payloads_received: 0,
     payloads_accepted: 0,
     payloads_refused: 0,
+    payloads_unpaid: 0,
     payloads_duplicate: 0,
     payloads_forwarded: 0,
     requests_unauthenticated: 0,
@@ -660,7 +670,7 @@ export type IntakeApi = {
   ping(params: Record<string, never>): { ok: true };
   submitCall(params: CallSubmission): CallAnswer;
   /** The deploy registration record (SERVICE-SPEC section 2) as parsed JSON. */
-  submitDeploy(params: { body: Record<string, unknown>; anchor_tx?: Uint8Array }): DeployAnswer;
+  submitDeploy(params: { body: Record<string, unknown>; anchor_tx?: Uint8Array; coin?: CoinEvidence }): DeployAnswer;
   /** `proof`: add the call's Bitcoin evidence (docs/STATE.md, "Call proofs"). */
   callStatus(params: { txid: string; proof?: boolean }): CallStatusBody & { proof?: CallProofJson };
   stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string };
@@ -690,6 +700,8 @@ export interface WriterStatus {
   pendingCalls: number;
   /** Deploys registered whose anchor has not confirmed yet. */
   pendingDeploys: number;
+  /** Writer.coinEvictions: pending payloads evicted for others that pay more, since start. */
+  coinEvictions: { replaced: number; outbid: number };
   lastBlockAt: string | null;
   /** The highest verified block header held (may be above the processed height). */
   headerHeight: number | null;
@@ -809,9 +821,9 @@ export type WriterCoreApi = {
    * `evidence`: the deploy's Bitcoin evidence (its anchor; placements when known), kept with it;
    * `folded`: the roots intake's checkEvidence folded its branches to (both accepts).
    */
-  acceptDeploy(params: { record: ContractRecord; evidence?: Evidence; folded?: FoldedRoots }): { created: boolean; record: ContractRecord };
+  acceptDeploy(params: { record: ContractRecord; evidence?: Evidence; folded?: FoldedRoots; coin?: CheckedCoin | null }): { created: boolean; record: ContractRecord };
   /** `pendingCalls`: the writer's pending count once the call's batch is durable (intake's early bound check). */
-  acceptCall(params: { record: CallRecord; outpoint: OutpointCheck; evidence?: Evidence; folded?: FoldedRoots }): { created: boolean; record: CallRecord; pendingCalls: number };
+  acceptCall(params: { record: CallRecord; outpoint: OutpointCheck; evidence?: Evidence; folded?: FoldedRoots; coin?: CheckedCoin | null }): { created: boolean; record: CallRecord; pendingCalls: number };
   call(params: { txid: string }): CallRecord | null;
   applyChainUpdate(params: ChainUpdate): ChainUpdateAnswer;
   stateRoot(params: { height: number | null }): { height: number; block_hash: string; state_root: string } | null;

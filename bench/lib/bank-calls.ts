@@ -12,6 +12,8 @@ import { walletFromSecret, networkOf, type Wallet } from '../../src/client/walle
 import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../../src/protocol/envelope.js';
 import { sha256 } from '../../src/protocol/hash.js';
 import { compileContract } from '../../test/helpers/ledger-fixture.js';
+import { coinJson, type CoinJson } from '../../src/protocol/coin.js';
+import { merkleBranches } from '../../src/protocol/merkle-branch.js';
 
 export interface Coin {
   txid: string;
@@ -19,12 +21,34 @@ export interface Coin {
   value: number;
 }
 
-/** A POST /contract_call body. */
+/** A POST /contract_call body (with the coin the anchor spends: docs/STATE.md, "Coin evidence"). */
 export interface CallBody {
   txid: string;
   contract_id: string;
   payload: string;
   anchor_tx?: string;
+  coin?: CoinJson;
+}
+
+/**
+ * The coin evidence (docs/STATE.md, "Coin evidence") of an anchor spending outputs of
+ * `txids`, all confirmed in the in-process devnet chain: each transaction with its
+ * inclusion, as a client gathers them from its endpoint (src/client/coin.ts).
+ */
+export function chainCoinJson(chain: DevnetChain, txids: readonly string[]): CoinJson {
+  return coinJson({
+    prevTxs: [...new Set(txids)].map((txid) => {
+      const at = chain.txPosition(txid)!;
+      const block = chain.blockAt(at.height)!;
+      const [branch] = merkleBranches(block.txids.map((t) => Buffer.from(t, 'hex').reverse()), [at.index]);
+      return { tx: chain.getTx(txid)!.toBuffer(), at: { blockHash: block.hash, height: at.height, txIndex: at.index, branch: branch! } };
+    }),
+  });
+}
+
+/** The distinct txids a raw transaction's inputs spend (what its coin evidence lists). */
+export function spentTxids(hex: string): string[] {
+  return [...new Set(bitcoin.Transaction.fromHex(hex).ins.map((i) => Buffer.from(i.hash).reverse().toString('hex')))];
 }
 
 /** Signs a one-input P2WPKH transaction paying `outs` from `coin` (the funding fan-outs). */
@@ -39,8 +63,12 @@ export function fanOut(wallet: Wallet, coin: Coin, outs: { script: Uint8Array; v
   return tx;
 }
 
-/** Coins per fan-out transaction: ~62 KB, well inside a block. */
-const FAN_OUT = 2_000;
+/**
+ * Coins per fan-out transaction: ~3.2 KB, well inside a block. A call's coin evidence
+ * carries its whole fan-out transaction, and a REST body or gossip payload is at most
+ * 64 KiB: 100 outputs keep it a few KB (2,000, ~62 KB, would not fit).
+ */
+const FAN_OUT = 100;
 /** Sats per call coin: the anchor's stamp, change and fee at 1 sat/vB. */
 const CALL_COIN_SATS = 20_000;
 /** Distinct callers (each call is signed by one of them in turn). */
@@ -83,6 +111,7 @@ export class BankCalls {
   /** The Bank deploy, its anchor broadcast (mine it after registering with the node). */
   deploy(): BuiltDeploy {
     const dep = buildDeploy(this.wallet, [this.coins.pop()!, this.coins.pop()!], compileContract('test/fixtures/contracts/bank.svc').artifact, 1);
+    dep.body.coin = chainCoinJson(this.chain, spentTxids(dep.anchor.hex));
     this.chain.submitTx(dep.anchor.hex);
     this.contractId = dep.contractId;
     return dep;
@@ -115,6 +144,14 @@ export class BankCalls {
     const payload = Buffer.from(bytes).toString('base64');
     const anchor = buildCallAnchor(this.wallet, [u], { envelope, bytes, payload, envelopeHash: envelopeHash(bytes) }, 1);
     this.chain.submitTx(anchor.hex);
-    return { txid: anchor.txid, contract_id: this.contractId, payload, ...(withAnchor ? { anchor_tx: anchor.hex } : {}) };
+    return { txid: anchor.txid, contract_id: this.contractId, payload, ...(withAnchor ? { anchor_tx: anchor.hex } : {}), coin: this.coinOf(u.txid) };
+  }
+
+  /** The coin evidence of a call coin: its fan-out transaction with its inclusion, as a client gathers it (one per fan-out, cached). */
+  private readonly coinJsons = new Map<string, CoinJson>();
+  private coinOf(txid: string): CoinJson {
+    let c = this.coinJsons.get(txid);
+    if (!c) this.coinJsons.set(txid, (c = chainCoinJson(this.chain, [txid])));
+    return c;
   }
 }

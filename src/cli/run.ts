@@ -615,7 +615,13 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       for (const k of ['txid', 'contract_id', 'payload'] as const) if (str(k) === undefined) throw usage(`${pos[0]} is not a call submission as svc call saves it: no "${k}"`);
       const body: CallBody = { txid: hex64(str('txid'), 'txid of the submission'), contract_id: hex64(str('contract_id'), 'contract_id of the submission'), payload: str('payload') ?? '' };
       if (str('anchor_tx') !== undefined) body.anchor_tx = str('anchor_tx');
-      const { checkBodySize } = await sdk();
+      const { checkBodySize, gatherCoin, EsploraClient, outpointOfPayload } = await sdk();
+      const savedCoin = saved?.coin;
+      if (savedCoin !== undefined && savedCoin !== null) body.coin = savedCoin as CallBody['coin'];
+      else if (body.anchor_tx !== undefined) {
+        // A submission saved without its coin's evidence: gathered from this client's chain-data endpoint.
+        body.coin = (await gatherCoin(new EsploraClient(checkUrl(esploraUrl(f), 'chain-data')), body.anchor_tx, outpointOfPayload(body.payload))).json;
+      }
       checkBodySize(body);
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
       const answer = await node.submitCall(body);

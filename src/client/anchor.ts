@@ -15,7 +15,7 @@ export interface Utxo {
   txid: string;
   vout: number;
   value: number;
-  status?: { confirmed: boolean; block_height?: number };
+  status?: { confirmed: boolean; block_height?: number; block_hash?: string };
 }
 
 /** One extra output of an anchoring transaction. */

@@ -121,4 +121,22 @@ export class EsploraClient {
   async tipHeight(): Promise<number> {
     return Number((await this.call('/blocks/tip/height')).text.trim());
   }
+
+  /** GET /tx/:txid/status: whether and where the transaction is confirmed. */
+  async txStatus(txid: string): Promise<{ confirmed: boolean; block_height?: number; block_hash?: string }> {
+    const j = parseJson(await this.call(`/tx/${txid}/status`), 'chain-data endpoint') as { confirmed?: unknown; block_height?: unknown; block_hash?: unknown };
+    if (!j || typeof j.confirmed !== 'boolean') throw new ClientError('chain_error', `chain-data endpoint: malformed status of ${txid}`);
+    if (!j.confirmed) return { confirmed: false };
+    if (!Number.isInteger(j.block_height) || typeof j.block_hash !== 'string' || !HEX32.test(j.block_hash)) throw new ClientError('chain_error', `chain-data endpoint: malformed status of ${txid}`);
+    return { confirmed: true, block_height: j.block_height as number, block_hash: j.block_hash };
+  }
+
+  /** GET /tx/:txid/merkle-proof (electrum style: branch in display hex, leaf level first). */
+  async merkleProof(txid: string): Promise<{ block_height: number; merkle: string[]; pos: number }> {
+    const j = parseJson(await this.call(`/tx/${txid}/merkle-proof`), 'chain-data endpoint') as { block_height?: unknown; merkle?: unknown; pos?: unknown };
+    if (!j || !Number.isInteger(j.block_height) || !Number.isInteger(j.pos) || !Array.isArray(j.merkle) || !j.merkle.every((h) => typeof h === 'string' && HEX32.test(h))) {
+      throw new ClientError('chain_error', `chain-data endpoint: malformed merkle proof of ${txid}`);
+    }
+    return { block_height: j.block_height as number, merkle: j.merkle as string[], pos: j.pos as number };
+  }
 }

@@ -7,4 +7,5 @@ export * from './http.js';
 export * from './esplora.js';
 export * from './node.js';
 export * from './sdk.js';
+export * from './coin.js';
 export * from './stream.js';

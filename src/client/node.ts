@@ -1,4 +1,5 @@
 /** REST client of a validator node (PROTOCOL.md section 6 shapes). */
+import type { CoinJson } from '../protocol/coin.js';
 import { ClientError } from './errors.js';
 import { stream, type StreamMessage, type StreamOptions } from './stream.js';
 import { request, joinUrl, parseJson, oneLine, type HttpOptions } from './http.js';
@@ -58,6 +59,8 @@ export interface CallBody {
   payload: string;
   /** The anchoring transaction as broadcast, lowercase hex (PROTOCOL section 6; optional, svc always sends it). */
   anchor_tx?: string;
+  /** The coin the anchor spends (docs/STATE.md, "Coin evidence"); svc always sends it. */
+  coin?: CoinJson;
 }
 export interface CallAnswer {
   txid: string;

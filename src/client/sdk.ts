@@ -19,10 +19,18 @@ import { buildAnchorTx, type AnchorTx, type Payment, type Utxo } from './anchor.
 import { checkDeploy, type CheckedDeploy } from '../vm/deploy-check.js';
 import type { Wallet } from './wallet.js';
 import { EsploraClient } from './esplora.js';
+import { gatherCoin } from './coin.js';
+import type { CoinEvidence, CoinJson } from '../protocol/coin.js';
 import { NodeClient, type CallAnswer, type CallBody, type CallStatus, type ContractInfoAnswer, type DeployAnswer, type DeployBody, type WaitOptions } from './node.js';
 import { checkFee, checkFeeRate, type FeeEstimates } from './fees.js';
 import type { HttpOptions } from './http.js';
 import { HEX32 } from '../protocol/identifiers.js';
+
+/**
+ * How long deploy and call wait, before broadcasting, for the node to hold the block of a
+ * coin the client's endpoint already shows confirmed: a few of the node's block checks.
+ */
+const COIN_BLOCK_WAIT_MS = 20_000;
 
 /** Default fee rate, sat/vB: enough for regtest/signet; pass feeRate for mainnet conditions. */
 export const DEFAULT_FEE_RATE = 2;
@@ -139,9 +147,13 @@ export function checkBodySize(body: DeployBody | CallBody): void {
   throw refusal('artifact', 'payload_too_large', `its registration body would be ${size} bytes, the node reads at most ${MAX_BODY_BYTES} (the bytecode takes ${body.bytecode.length} of them as hex${anchor})`);
 }
 
-/** The body of POST /contract_call for a built call and its anchoring transaction, checked by checkBodySize. */
-export function callSubmission(call: BuiltCall, anchor: AnchorTx): CallBody {
+/**
+ * The body of POST /contract_call for a built call and its anchoring transaction (with
+ * the coin it spends: docs/STATE.md, "Coin evidence"), checked by checkBodySize.
+ */
+export function callSubmission(call: BuiltCall, anchor: AnchorTx, coin?: CoinJson): CallBody {
   const body: CallBody = { txid: anchor.txid, contract_id: toHex(call.envelope.contractId), payload: call.payload, anchor_tx: anchor.hex };
+  if (coin) body.coin = coin;
   checkBodySize(body);
   return body;
 }
@@ -313,6 +325,25 @@ export class SvcClient {
     if (known === false) throw refusal(what, 'unknown_contract', `the node does not know contract ${contractId} (not deployed, or its deploy has not reached this node yet)`);
   }
 
+  /**
+   * Waits (up to COIN_BLOCK_WAIT_MS) until the node holds the block of every coin the
+   * evidence places, so a coin just confirmed is not refused `coin_unproven` after the
+   * anchor is paid for (the node follows the chain a little behind the client's
+   * endpoint); refuses before anything is broadcast when it does not catch up.
+   */
+  private async awaitCoinBlocks(what: 'artifact' | 'call', coin: CoinEvidence): Promise<void> {
+    const need = Math.max(-1, ...coin.prevTxs.map((p) => p.at?.height ?? -1));
+    if (need < 0) return;
+    const deadline = Date.now() + COIN_BLOCK_WAIT_MS;
+    for (;;) {
+      const s = (await this.node.nodeStatus()) as { processed_height?: number | null; chain?: { header_height?: number | null } };
+      const held = Math.max(s.processed_height ?? -1, s.chain?.header_height ?? -1);
+      if (held >= need) return;
+      if (Date.now() >= deadline) throw refusal(what, 'coin_unproven', `the coin it spends is confirmed in block ${need}, and the node holds blocks up to ${held} only: try again once it has caught up`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   /** The endpoint's fee estimates for the sanity bound (null when it offers none). */
   private feeEstimates(): Promise<FeeEstimates | null> {
     return this.o.allowHighFee ? Promise.resolve(null) : this.esplora.feeEstimates();
@@ -332,6 +363,11 @@ export class SvcClient {
     checkFeeRate(feeRate, estimates, this.o.allowHighFee);
     const built = buildDeploy(wallet, utxos, artifact, feeRate);
     checkFee(built.anchor, feeRate, this.o.allowHighFee);
+    // The coin's evidence is gathered and checked as the node will before anything is paid.
+    const gathered = await gatherCoin(this.esplora, built.anchor.hex, null, utxos);
+    built.body.coin = gathered.json;
+    checkBodySize(built.body);
+    await this.awaitCoinBlocks('artifact', gathered.coin);
     await this.broadcast(built.anchor);
     const txid = built.anchor.txid;
     try {
@@ -367,6 +403,7 @@ export class SvcClient {
       throw refusal('artifact', e.code, `transaction ${txid} does not anchor this artifact: ${e.message}`);
     }
     const body = deployBody(artifact, txid, anchorTx);
+    body.coin = (await gatherCoin(this.esplora, anchorTx, null)).json;
     checkBodySize(body);
     const answer = await this.node.deployContract(body);
     const active = o.wait ? await this.node.waitForContract(contractId, o.wait === true ? {} : o.wait) : undefined;
@@ -429,7 +466,10 @@ export class SvcClient {
     checkFeeRate(feeRate, estimates, this.o.allowHighFee);
     const anchor = buildCallAnchor(wallet, utxos, call, feeRate, p.pay ?? []);
     checkFee(anchor, feeRate, this.o.allowHighFee);
-    const body = callSubmission(call, anchor);
+    // The coin's evidence is gathered and checked as the node will before anything is paid.
+    const gathered = await gatherCoin(this.esplora, anchor.hex, outpoint, utxos);
+    const body = callSubmission(call, anchor, gathered.json);
+    await this.awaitCoinBlocks('call', gathered.coin);
     await this.broadcast(anchor, body, p.unsubmitted);
     let answer: CallAnswer;
     try {

@@ -150,7 +150,7 @@ export class Core {
         return r;
       },
       submitDeploy: async (p) => {
-        const { evidence, ...r } = await this.intake.submitDeploy(p.body, { anchor_tx: p.anchor_tx });
+        const { evidence, ...r } = await this.intake.submitDeploy(p.body, { anchor_tx: p.anchor_tx, coin: p.coin });
         if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, deployPayload(p.body, evidence ?? null));
         return r;
       },
@@ -187,6 +187,7 @@ export class Core {
       halt_reason: w.haltReason,
       peers: this.peerState.peers,
       pending_calls: w.pendingCalls,
+      pending_evicted: w.coinEvictions,
       contracts: w.contracts,
       gossip_public_key: this.init.identity.publicKeyHex,
       caught_up: w.processedHeight !== null && f.chainTipHeight !== null && w.processedHeight >= f.chainTipHeight,

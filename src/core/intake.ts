@@ -29,6 +29,7 @@ import { repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
 import type { CallRecord, ContractRecord } from '../records.js';
 import { statusBody } from '../records.js';
 import { HEX32 } from '../protocol/identifiers.js';
+import type { CheckedCoin, CoinEvidence } from '../protocol/coin.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
@@ -98,8 +99,8 @@ export class Intake {
    * its own mistake (400 bad_request, PROTOCOL section 6); a peer's evidence that does
    * not hold is `bad_evidence`.
    */
-  private async evidenceOf(txid: string, outpoint: { txid: string; vout: number } | null, sent: { anchorTx?: Uint8Array; evidence?: Evidence }): Promise<{ evidence: Evidence; anchor: Transaction; folded: FoldedRoots }> {
-    const evidence: Evidence = sent.evidence ?? { anchorTx: sent.anchorTx ?? (await this.fetchAnchor(txid)), confirmed: null, spentBy: null };
+  private async evidenceOf(txid: string, outpoint: { txid: string; vout: number } | null, sent: { anchorTx?: Uint8Array; evidence?: Evidence; coin?: CoinEvidence }): Promise<{ evidence: Evidence; anchor: Transaction; folded: FoldedRoots }> {
+    const evidence: Evidence = sent.evidence ?? { anchorTx: sent.anchorTx ?? (await this.fetchAnchor(txid)), confirmed: null, spentBy: null, ...(sent.coin ? { coin: sent.coin } : {}) };
     const checked = checkEvidence(txid, outpoint, evidence);
     if (!checked.ok) {
       if (!sent.evidence && sent.anchorTx) throw new NodeError('bad_request', `anchor_tx is not the anchoring transaction ${txid}: ${checked.reason}`, { field: 'anchor_tx' });
@@ -110,15 +111,32 @@ export class Intake {
   }
 
   /**
-   * Early max_pending_calls refusal: at the bound a new call answers 503 overloaded
-   * before the signature check, the other writer look-ups and the anchor fetch. Decided
-   * on the writer's current count and holdings (one round trip, both questions in one
-   * port message, paid only at the bound): a txid the node already holds goes on (its
-   * repeat answers 200, a different payload 409), and room made since the last count
-   * heard lets the call through.
+   * The coin behind a payload whose evidence does not place its anchor in a block
+   * (src/protocol/coin.ts): checked in the pool (one signature verify), where intake's
+   * other signature work runs. Null when there is nothing to check: the anchor's
+   * confirmation pays instead, or no coin came (the writer then refuses coin_missing
+   * unless it saw the anchor confirmed itself). `outpoint` null: a deploy's anchor's
+   * first input.
    */
-  private async refuseWhenFull(txid: string): Promise<void> {
+  private async coinOf(evidence: Evidence, outpoint: { txid: string; vout: number } | null): Promise<CheckedCoin | null> {
+    if (evidence.confirmed || !evidence.coin) return null;
+    return this.d.pool.run<CheckedCoin>({ kind: 'checkCoin', anchorTx: evidence.anchorTx, outpoint, coin: evidence.coin });
+  }
+
+  /**
+   * Early max_pending_calls refusal: at the bound a call that brings no coin evidence
+   * and no confirmation (nothing that could outbid a waiting call: docs/STATE.md,
+   * "Coin evidence") answers 503 overloaded before the signature check, the other writer
+   * look-ups and the anchor fetch. Decided on the writer's current count and holdings
+   * (one round trip, both questions in one port message, paid only at the bound): a txid
+   * the node already holds goes on (its repeat answers 200, a different payload 409), and
+   * room made since the last count heard lets the call through. A call with a coin goes
+   * on: the writer decides by fee rate whether it takes the place of a waiting one.
+   */
+  private async refuseWhenFull(s: CallSubmission): Promise<void> {
     if (this.pendingKnown < this.d.maxPendingCalls) return;
+    if ((s.coin ?? s.evidence?.coin) || s.evidence?.confirmed) return;
+    const txid = s.txid;
     const [held, st] = await Promise.all([this.d.writer.call('payloadAt', { txid }), this.d.writer.call('status', {})]);
     this.pendingKnown = st.pendingCalls;
     if (held || st.pendingCalls < this.d.maxPendingCalls) return;
@@ -139,9 +157,9 @@ export class Intake {
    * on arrival order. `toStore`: the call is to be stored (submitCall), so a node at
    * max_pending_calls refuses it first; PreparePayload stores nothing and is not bounded.
    */
-  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord, { outpoint: OutpointCheck; evidence: Evidence; folded: FoldedRoots }>> {
+  private async vetCall(s: CallSubmission, toStore: boolean): Promise<Vetted<CallRecord, { outpoint: OutpointCheck; evidence: Evidence; folded: FoldedRoots; coin: CheckedCoin | null }>> {
     this.refuseWhenHalted();
-    if (toStore) await this.refuseWhenFull(s.txid);
+    if (toStore) await this.refuseWhenFull(s);
     const opened = await this.d.pool.openCall(s.payload);
     if (opened.contractId !== s.contract_id) {
       throw new NodeError('bad_request', `contract_id ${s.contract_id} does not match the envelope's contract ${opened.contractId}`, { field: 'contract_id' });
@@ -158,7 +176,8 @@ export class Intake {
       throw new NodeError('unknown_contract', `contract ${s.contract_id} is not known to this node (its deploy payload has not reached it yet)`);
     }
     const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
-    const { evidence, anchor, folded } = await this.evidenceOf(s.txid, { txid: otxid, vout: Number(ovout) }, { anchorTx: s.anchor_tx, evidence: s.evidence });
+    const named = { txid: otxid, vout: Number(ovout) };
+    const { evidence, anchor, folded } = await this.evidenceOf(s.txid, named, { anchorTx: s.anchor_tx, evidence: s.evidence, coin: s.coin });
     // The binding check reads only these fields of the envelope.
     const bindingView = {
       contractId: Buffer.from(opened.contractId, 'hex'),
@@ -167,10 +186,12 @@ export class Intake {
     } as unknown as CallEnvelope;
     const binding = checkCallBinding(anchor, bindingView, Buffer.from(opened.envelopeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
+    const coin = await this.coinOf(evidence, named);
     return {
       repeat: false,
       evidence,
       folded,
+      coin,
       outpoint: { lookedUpAt: look.lookedUpAt, spentBy: null, memoryOnly: true },
       record: {
         txid: s.txid,
@@ -192,7 +213,7 @@ export class Intake {
   }
 
   /** Every check of a deploy registration short of storing it. */
-  private async vetDeploy(body: Record<string, unknown>, extras: DeployExtras = {}): Promise<Vetted<ContractRecord, { evidence: Evidence; folded: FoldedRoots }>> {
+  private async vetDeploy(body: Record<string, unknown>, extras: DeployExtras = {}): Promise<Vetted<ContractRecord, { evidence: Evidence; folded: FoldedRoots; coin: CheckedCoin | null }>> {
     this.refuseWhenHalted();
     const txid = body['txid'];
     if (typeof txid !== 'string' || !HEX32.test(txid)) throw new NodeError('bad_request', 'txid must be 64 lowercase hex characters', { field: 'txid' });
@@ -202,13 +223,15 @@ export class Intake {
     const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
     const repeat = this.repeatOf(await this.d.writer.call('payloadAt', { txid }), txid, 'deploy', bodyHash);
     if (repeat && !extras.evidence?.confirmed) return { repeat: true, contractId: repeat.contractId };
-    const { evidence, anchor, folded } = await this.evidenceOf(txid, null, { anchorTx: extras.anchor_tx, evidence: extras.evidence });
+    const { evidence, anchor, folded } = await this.evidenceOf(txid, null, { anchorTx: extras.anchor_tx, evidence: extras.evidence, coin: extras.coin });
     const binding = checkDeployBinding(anchor, Buffer.from(checked.codeHash, 'hex'));
     if (!binding.ok) throw bindingError(binding.reason);
+    const coin = await this.coinOf(evidence, null);
     return {
       repeat: false,
       evidence,
       folded,
+      coin,
       record: {
         contract_id: contractIdHex(Buffer.from(txid, 'hex'), Buffer.from(checked.codeHash, 'hex')),
         txid,
@@ -240,7 +263,7 @@ export class Intake {
       body: { txid: rec.txid, contract_id: rec.contract_id, envelope_hash: rec.envelope_hash, status: rec.status },
     });
     if (v.repeat) return answer((await this.d.writer.call('call', { txid: s.txid }))!, false);
-    const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint, evidence: v.evidence, folded: v.folded });
+    const r = await this.d.writer.call('acceptCall', { record: v.record, outpoint: v.outpoint, evidence: v.evidence, folded: v.folded, coin: v.coin });
     this.pendingKnown = r.pendingCalls;
     if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'call', r.record.outpoint, v.evidence);
     return { ...answer(r.record, r.created), evidence: v.evidence };
@@ -253,7 +276,7 @@ export class Intake {
       body: { contract_id: rec.contract_id, txid: rec.txid, code_hash: rec.code_hash, status: rec.status },
     });
     if (v.repeat) return answer((await this.d.writer.call('contract', { id: v.contractId }))!, false);
-    const r = await this.d.writer.call('acceptDeploy', { record: v.record, evidence: v.evidence, folded: v.folded });
+    const r = await this.d.writer.call('acceptDeploy', { record: v.record, evidence: v.evidence, folded: v.folded, coin: v.coin });
     if (r.created && r.record.status === 'pending') this.d.onPending?.(r.record.txid, 'deploy', null, v.evidence);
     return { ...answer(r.record, r.created), evidence: v.evidence };
   }

@@ -40,6 +40,15 @@ export const RANGE_LIST_MAX = 128;
 export const MAX_BATCH_PAYLOADS = 64;
 
 /**
+ * Tokens of its inbound budget (gossip.inbound_rate_per_s) a peer loses for each payload
+ * it sends without a coin paying for its wait (refused coin_missing, bad_coin or coin_unproven): one
+ * request's worth, so a SubmitPayload of 64 such payloads costs 65 tokens and a peer
+ * that keeps sending them is slowed to its budget / 65 batches a second, while an honest
+ * peer, whose payloads all carry their coin, loses nothing.
+ */
+export const UNPAID_PAYLOAD_COST = 1;
+
+/**
  * Peer keys whose inbound budget is tracked at once (peer-limiter.ts). 64 times the
  * default gossip.max_peers, and two seconds of fresh identities at the default
  * gossip.global_rate_per_s; about 200 bytes each, so under 1 MiB in all.

@@ -85,6 +85,19 @@ export class PeerLimiter {
     return true;
   }
 
+  /**
+   * Takes `tokens` from `key`'s budget for bad input it sent (limits.ts,
+   * UNPAID_PAYLOAD_COST): the budget may go below zero, down to one second's worth less
+   * than empty, so its next requests wait (or are refused once its queue is full) until
+   * the refill covers the debt. A key not tracked is not charged (it has sent nothing).
+   */
+  charge(key: string, tokens: number): void {
+    const b = this.keys.get(key);
+    if (!b || !(tokens > 0)) return;
+    this.refill(b);
+    b.tokens = Math.max(-this.burst, b.tokens - tokens);
+  }
+
   /** Stops every timer; waiting jobs are dropped (shutdown). */
   close(): void {
     for (const b of this.keys.values()) {

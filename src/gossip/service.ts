@@ -37,6 +37,7 @@ import {
   LIST_WAITING,
   MAX_BATCH_PAYLOADS,
   PAGE_MAX,
+  UNPAID_PAYLOAD_COST,
   PEER_LIMITER_KEYS,
   RANGE_LIST_MAX,
   RANGES_MAX,
@@ -56,6 +57,14 @@ import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, GossipCounters, WirePayload } from '../messages.js';
 import type { GossipOptions } from '../config/options.js';
 import type { Logger } from '../log.js';
+
+/**
+ * Refusals of a payload that shows no coin paying for its wait (docs/STATE.md, "Coin
+ * evidence"): none sent, one that does not hold, or one not provable here (a made-up
+ * transaction). An honest peer sends the last only when this node lacks a header or a
+ * parent payload the peer holds: rare, and costing it one request's worth each.
+ */
+const UNPAID: ReadonlySet<string> = new Set(['coin_missing', 'bad_coin', 'coin_unproven']);
 
 /** What this node's heartbeats carry: its processed height and its header tip. */
 export interface LocalAdvert {
@@ -442,7 +451,13 @@ export class PeerService {
         // deploy not here yet, the node busy) is forgotten, so a later copy is checked again.
         // So is false evidence: the seen key covers the payload, not the evidence it came
         // with, and another sender's copy may carry the true one.
-        if (refusalIsRetryable(n.code) || n.code === 'bad_evidence') this.seen.delete(k);
+        if (refusalIsRetryable(n.code) || n.code === 'bad_evidence' || n.code === 'bad_coin' || n.code === 'coin_missing') this.seen.delete(k);
+        // A payload that shows no coin paying for its wait costs its sender inbound budget,
+        // as much as a request, so a peer that keeps sending them is slowed as a flood is.
+        if (UNPAID.has(n.code)) {
+          c.payloads_unpaid++;
+          this.limiter.charge(fromKey, UNPAID_PAYLOAD_COST);
+        }
         this.d.log.debug('peer payload refused', { txid: p.txid, kind: p.kind, code: n.code, reason: n.message });
         return { txid: p.txid, accepted: false, error_code: n.code, error_message: n.message };
       }

@@ -54,6 +54,9 @@ import type { GetPayloadsResponse, PeerRequest, PeerResponse, WireInit } from '.
 import type { PeerMethod } from './server.js';
 import { refusalIsRetryable } from '../protocol/rules.js';
 
+/** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */
+const EVIDENCE_REFUSALS: ReadonlySet<string> = new Set(['bad_evidence', 'bad_coin', 'coin_missing']);
+
 /**
  * Payloads intake refused, remembered so sync does not fetch them again every round: an
  * intrinsic refusal (src/protocol/rules.ts) for good, a retryable one (the anchor not
@@ -206,8 +209,9 @@ export class SyncEngine {
     const r = this.refused.get(key);
     if (!r) return false;
     // bad_evidence is filed per peer only, and that peer's copy is asked again after its
-    // backoff (its evidence may have named a block of a branch this node left since).
-    const retryable = r.code === 'bad_evidence' || refusalIsRetryable(r.code);
+    // backoff (its evidence may have named a block of a branch this node left since); so
+    // are the coin refusals of what a peer's copy came with (bad_coin, coin_missing).
+    const retryable = EVIDENCE_REFUSALS.has(r.code) || refusalIsRetryable(r.code);
     return !retryable || this.roundNo < r.next;
   }
 
@@ -753,7 +757,14 @@ export class SyncEngine {
       core.call('peerSyncDelivered', { height: through === Infinity ? null : through }).catch((e: unknown) => this.d.log.debug('could not tell the core how far the sync delivered', { error: (e as Error).message }));
     };
     const refused = (p: WirePayload, e: NodeError): void => {
-      if (e.code === 'bad_evidence') {
+      if (e.code === 'coin_missing') {
+        // The peer holds it paid by a confirmation this node cannot see yet (or from before
+        // coin evidence): another peer's copy, or this one once it confirms, is taken.
+        this.noteRefused(`${peer.url} ${p.txid}`, e.code);
+        this.d.log.debug('synced payload refused', { peer: peer.url, txid: p.txid, code: e.code, reason: e.message });
+        return;
+      }
+      if (e.code === 'bad_evidence' || e.code === 'bad_coin') {
         // The peer's evidence, not the payload: another peer's copy is taken.
         this.noteRefused(`${peer.url} ${p.txid}`, e.code);
         this.falseAnswer(peer, `evidence of ${p.txid}`, e);

@@ -73,11 +73,18 @@ export interface ProtoSpentBy {
   vin: number;
   at: ProtoInclusion | null;
 }
+/** proto PrevTx (header section 9). */
+export interface ProtoPrevTx {
+  tx: Bytes;
+  at: ProtoInclusion | null;
+}
 /** proto Evidence. */
 export interface ProtoEvidence {
   anchor_tx: Bytes;
   confirmed: ProtoInclusion | null;
   spent_by: ProtoSpentBy | null;
+  /** Empty: no coin evidence. */
+  coin: ProtoPrevTx[];
 }
 
 export interface SubmitPayloadRequest {

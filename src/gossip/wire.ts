@@ -3,6 +3,7 @@ import { NodeError } from '../errors.js';
 import type { WirePayload } from '../messages.js';
 import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '../protocol/evidence.js';
 import { MAX_BRANCH_DEPTH } from '../protocol/merkle-branch.js';
+import { MAX_COIN_PREV_TXS } from '../protocol/coin.js';
 import type { ProtoEvidence, ProtoInclusion, ProtoPayload } from './wire-types.js';
 
 const KIND_TO_PROTO = { call: 'PAYLOAD_KIND_CALL', deploy: 'PAYLOAD_KIND_DEPLOY' } as const;
@@ -25,6 +26,7 @@ function toProtoEvidence(e: Evidence): ProtoEvidence {
     anchor_tx: buf(e.anchorTx),
     confirmed: e.confirmed ? toProtoInclusion(e.confirmed) : null,
     spent_by: e.spentBy ? { tx: buf(e.spentBy.tx), vin: e.spentBy.vin, at: toProtoInclusion(e.spentBy.at) } : null,
+    coin: e.coin ? e.coin.prevTxs.map((p) => ({ tx: buf(p.tx), at: p.at ? toProtoInclusion(p.at) : null })) : [],
   };
 }
 
@@ -84,11 +86,22 @@ export function fromProtoEvidence(e: unknown): Evidence | null {
       at: fromProtoInclusion(q.spent_by.at, 'evidence.spent_by.at'),
     };
   }
-  return {
+  const out: Evidence = {
     anchorTx: evidenceTx(q.anchor_tx, 'evidence.anchor_tx'),
     confirmed: q.confirmed ? fromProtoInclusion(q.confirmed, 'evidence.confirmed') : null,
     spentBy,
   };
+  const coin = q.coin ?? [];
+  if (!Array.isArray(coin) || coin.length > MAX_COIN_PREV_TXS) throw new NodeError('bad_request', `evidence.coin must be at most ${MAX_COIN_PREV_TXS} prev txs`, { field: 'evidence.coin' });
+  if (coin.length > 0) {
+    out.coin = {
+      prevTxs: coin.map((p) => {
+        if (!p || typeof p !== 'object') throw new NodeError('bad_request', 'evidence.coin entry is malformed', { field: 'evidence.coin' });
+        return { tx: evidenceTx(p.tx, 'evidence.coin.tx'), at: p.at ? fromProtoInclusion(p.at, 'evidence.coin.at') : null };
+      }),
+    };
+  }
+  return out;
 }
 
 /** A decoded proto Payload as the node's WirePayload; shape errors are bad_request. */
@@ -111,7 +124,9 @@ export function encodedSize(p: WirePayload): number {
 /** Upper bound of an Evidence's encoded size (bytes, tags and length prefixes). */
 function evidenceSize(e: Evidence): number {
   const inclusion = (i: Inclusion): number => 48 + 34 * i.branch.length;
-  return 8 + e.anchorTx.length + (e.confirmed ? inclusion(e.confirmed) : 0) + (e.spentBy ? 16 + e.spentBy.tx.length + inclusion(e.spentBy.at) : 0);
+  let coin = 0;
+  for (const p of e.coin?.prevTxs ?? []) coin += 12 + p.tx.length + (p.at ? inclusion(p.at) : 0);
+  return 8 + e.anchorTx.length + (e.confirmed ? inclusion(e.confirmed) : 0) + (e.spentBy ? 16 + e.spentBy.tx.length + inclusion(e.spentBy.at) : 0) + coin;
 }
 
 /** `payloads` cut into SubmitPayload batches of at most `maxCount` payloads and `maxBytes` encoded bytes. */

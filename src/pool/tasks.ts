@@ -8,6 +8,7 @@ import { toWire, type WireError } from '../errors.js';
 import { openEnvelope } from '../protocol/envelope.js';
 import { toHex } from '../protocol/hash.js';
 import { checkDeploy } from '../vm/deploy-check.js';
+import { checkCoin, coinError, type CoinEvidence } from '../protocol/coin.js';
 import { runSimulation, type SimulateTask } from './simulate.js';
 
 export type PoolTask =
@@ -21,6 +22,13 @@ export type PoolTask =
   | { kind: 'openCalls'; payloads: Uint8Array[] }
   /** Artifact shape, bytecode verification and code hash of a deploy registration (src/vm/deploy-check.ts). */
   | { kind: 'checkDeploy'; body: Record<string, unknown> }
+  /**
+   * The coin evidence of a payload whose anchor is not confirmed (src/protocol/coin.ts,
+   * checkCoin): prev txs parsed and matched to the anchor's inputs, and the one
+   * signature verify of the input spending `outpoint` (null: the anchor's first input).
+   * The value is a CheckedCoin; a coin that does not hold is bad_coin.
+   */
+  | { kind: 'checkCoin'; anchorTx: Uint8Array; outpoint: { txid: string; vout: number } | null; coin: CoinEvidence }
   /** A read-only run against a state snapshot (src/pool/simulate.ts). */
   | ({ kind: 'simulate' } & SimulateTask);
 
@@ -60,6 +68,11 @@ export function runTask(task: PoolTask): PoolResult {
         return { ok: true, value: task.payloads.map((payload) => runTask({ kind: 'openCall', payload })) };
       case 'checkDeploy':
         return { ok: true, value: checkDeploy(task.body) };
+      case 'checkCoin': {
+        const r = checkCoin(task.anchorTx, task.outpoint, task.coin);
+        if (!r.ok) throw coinError(r.reason);
+        return { ok: true, value: r.coin };
+      }
       case 'simulate':
         return { ok: true, value: runSimulation(task) };
     }

@@ -1,6 +1,7 @@
 /**
  * PROTOCOL.md section 2: artifact core, code_hash (RFC 8785 JCS), contract_id.
  */
+import type { CoinJson } from './coin.js';
 import canonicalizeModule from 'canonicalize';
 import { NodeError } from '../errors.js';
 import { taggedHash, Tags, toHex } from './hash.js';
@@ -140,6 +141,8 @@ export interface RegistrationBody extends ArtifactCore {
   metadata?: Record<string, unknown>;
   /** The anchoring transaction as broadcast, lowercase hex (optional in the protocol; svc always sends it). */
   anchor_tx?: string;
+  /** The coin the anchor spends (docs/STATE.md, "Coin evidence"); svc always sends it. */
+  coin?: CoinJson;
 }
 
 /**

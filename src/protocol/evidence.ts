@@ -28,6 +28,7 @@ import { decodePayload, encodePayload } from './envelope.js';
 import { parseHex, txidBytes } from './hash.js';
 import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleRoot } from './merkle-branch.js';
 import { HEX32 } from './identifiers.js';
+import { MAX_COIN_PREV_TXS, type CoinEvidence, type PrevTx } from './coin.js';
 
 /** Where a transaction sits on the chain, and the branch that proves it. */
 export interface Inclusion {
@@ -61,6 +62,11 @@ export interface Evidence {
   anchorTx: Uint8Array;
   confirmed: Inclusion | null;
   spentBy: SpentBy | null;
+  /**
+   * What pays for the payload's wait while its anchor is unconfirmed: the transactions its
+   * anchor spends (src/protocol/coin.ts). Absent or null: none sent.
+   */
+  coin?: CoinEvidence | null;
 }
 
 /**
@@ -128,7 +134,7 @@ export type EvidenceCheck =
   | { ok: false; code: 'bad_evidence'; field: EvidencePart; reason: string };
 
 /** A parsed transaction of a proof, or why its bytes are not one. */
-type Parsed = { ok: true; tx: Transaction; txid: string } | { ok: false; reason: string };
+export type Parsed = { ok: true; tx: Transaction; txid: string } | { ok: false; reason: string };
 
 /**
  * Parses the bytes of a proven transaction strictly: one whole transaction (no trailing
@@ -136,7 +142,7 @@ type Parsed = { ok: true; tx: Transaction; txid: string } | { ok: false; reason:
  * section: what Bitcoin Core would write), with inputs and outputs, not 64 bytes
  * without its witness (INNER_NODE_BYTES).
  */
-function parseProven(raw: Uint8Array, innerNodeSized: 'refuse' | 'allow' = 'refuse'): Parsed {
+export function parseProven(raw: Uint8Array, innerNodeSized: 'refuse' | 'allow' = 'refuse'): Parsed {
   if (!(raw instanceof Uint8Array) || raw.length === 0) return { ok: false, reason: 'is empty' };
   if (raw.length > MAX_EVIDENCE_TX_BYTES) return { ok: false, reason: `is ${raw.length} bytes, more than any transaction (${MAX_EVIDENCE_TX_BYTES})` };
   // A plain Uint8Array view: bitcoinjs then copies each field out rather than holding views of a pooled Buffer.
@@ -168,7 +174,7 @@ export function inclusionShapeError(inc: Inclusion): string | null {
 }
 
 /** The root `inc` folds to from `txid` (display hex), or why not. */
-function foldInclusion(txid: string, inc: Inclusion): { ok: true; root: Buffer } | { ok: false; reason: string } {
+export function foldInclusion(txid: string, inc: Inclusion): { ok: true; root: Buffer } | { ok: false; reason: string } {
   const shape = inclusionShapeError(inc);
   if (shape) return { ok: false, reason: shape };
   const f = foldBranch(Uint8Array.from(txidBytes(txid)).reverse(), inc.txIndex, inc.branch);
@@ -310,8 +316,9 @@ export function stripWitness(raw: Uint8Array): Uint8Array {
 /**
  * Stored form, binary (the store keeps it beside the payload):
  *
- *   u8 format (1) | u32be len | anchor_tx | u8 parts (bit 0: confirmed, bit 1: spent_by) |
- *   [confirmed: inclusion] | [spent_by: u32be len | tx | u32be vin | inclusion]
+ *   u8 format (1) | u32be len | anchor_tx | u8 parts (bit 0: confirmed, bit 1: spent_by,
+ *   bit 2: coin) | [confirmed: inclusion] | [spent_by: u32be len | tx | u32be vin | inclusion] |
+ *   [coin: u8 count | count x (u32be len | tx | u8 has_at | [inclusion])]
  *   inclusion = block_hash[32] (display order) | u32be height | u32be tx_index |
  *               u8 depth | depth x hash[32] (internal order, leaf level first)
  *
@@ -322,8 +329,9 @@ export function stripWitness(raw: Uint8Array): Uint8Array {
 const EVIDENCE_FORMAT = 1;
 const PART_CONFIRMED = 1;
 const PART_SPENT_BY = 2;
+const PART_COIN = 4;
 /** The spender's block txids (SpentBy.blockTxids): u32be count | count x hash[32]. */
-const PART_SPENDER_BLOCK = 4;
+const PART_SPENDER_BLOCK = 8;
 
 function inclusionBytes(inc: Inclusion): number {
   return 32 + 4 + 4 + 1 + 32 * inc.branch.length;
@@ -363,12 +371,21 @@ export function encodeEvidence(ev: Evidence): Buffer {
     if (listed.length === 0 || listed.length > MAX_BLOCK_TXIDS || listed.some((t) => t.length !== 32)) throw new NodeError('bad_request', `evidence spent_by.block_txids must be 1 to ${MAX_BLOCK_TXIDS} hashes of 32 bytes`, { field: 'spent_by.block_txids' });
     len += 4 + 32 * listed.length;
   }
+  const coin = ev.coin?.prevTxs;
+  if (coin) {
+    if (coin.length === 0 || coin.length > MAX_COIN_PREV_TXS) throw new NodeError('bad_request', `evidence coin must hold 1 to ${MAX_COIN_PREV_TXS} prev txs`, { field: 'coin' });
+    len += 1;
+    for (const p of coin) {
+      checkTxBytes(p.tx, 'coin.tx');
+      len += 4 + p.tx.length + 1 + (p.at ? inclusionBytes(p.at) : 0);
+    }
+  }
   const out = Buffer.allocUnsafe(len);
   let o = out.writeUInt8(EVIDENCE_FORMAT, 0);
   o = out.writeUInt32BE(ev.anchorTx.length, o);
   out.set(ev.anchorTx, o);
   o += ev.anchorTx.length;
-  o = out.writeUInt8((ev.confirmed ? PART_CONFIRMED : 0) | (ev.spentBy ? PART_SPENT_BY : 0) | (listed ? PART_SPENDER_BLOCK : 0), o);
+  o = out.writeUInt8((ev.confirmed ? PART_CONFIRMED : 0) | (ev.spentBy ? PART_SPENT_BY : 0) | (coin ? PART_COIN : 0) | (listed ? PART_SPENDER_BLOCK : 0), o);
   if (ev.confirmed) o = writeInclusion(out, o, ev.confirmed, 'confirmed');
   if (ev.spentBy) {
     o = out.writeUInt32BE(ev.spentBy.tx.length, o);
@@ -382,6 +399,16 @@ export function encodeEvidence(ev: Evidence): Buffer {
     for (const t of listed) {
       out.set(t, o);
       o += 32;
+    }
+  }
+  if (coin) {
+    o = out.writeUInt8(coin.length, o);
+    for (const p of coin) {
+      o = out.writeUInt32BE(p.tx.length, o);
+      out.set(p.tx, o);
+      o += p.tx.length;
+      o = out.writeUInt8(p.at ? 1 : 0, o);
+      if (p.at) o = writeInclusion(out, o, p.at, 'coin.at');
     }
   }
   if (o !== len) throw new Error('evidence encoding: length mismatch');
@@ -446,7 +473,7 @@ export function decodeEvidence(bytes: Uint8Array, opts: { views?: boolean } = {}
   if (format !== EVIDENCE_FORMAT) r.fail('format', `unknown format ${format}`);
   const anchorTx = r.tx('anchor_tx');
   const parts = r.u8('parts');
-  if (parts & ~(PART_CONFIRMED | PART_SPENT_BY | PART_SPENDER_BLOCK)) r.fail('parts', `unknown part bits 0x${parts.toString(16)}`);
+  if (parts & ~(PART_CONFIRMED | PART_SPENT_BY | PART_COIN | PART_SPENDER_BLOCK)) r.fail('parts', `unknown part bits 0x${parts.toString(16)}`);
   if (parts & PART_SPENDER_BLOCK && !(parts & PART_SPENT_BY)) r.fail('parts', 'block txids without a spender');
   const confirmed = parts & PART_CONFIRMED ? r.inclusion('confirmed') : null;
   let spentBy: SpentBy | null = null;
@@ -460,8 +487,21 @@ export function decodeEvidence(bytes: Uint8Array, opts: { views?: boolean } = {}
       spentBy.blockTxids = Array.from({ length: n }, () => r.bytes(32, 'spent_by.block_txids'));
     }
   }
+  let coin: CoinEvidence | null = null;
+  if (parts & PART_COIN) {
+    const n = r.u8('coin');
+    if (n === 0 || n > MAX_COIN_PREV_TXS) r.fail('coin', `${n} prev txs, not 1 to ${MAX_COIN_PREV_TXS}`);
+    const prevTxs: PrevTx[] = [];
+    for (let i = 0; i < n; i++) {
+      const tx = r.tx('coin.tx');
+      const has = r.u8('coin.at');
+      if (has > 1) r.fail('coin.at', `flag ${has} is not 0 or 1`);
+      prevTxs.push({ tx, at: has ? r.inclusion('coin.at') : null });
+    }
+    coin = { prevTxs };
+  }
   if (r.pos !== bytes.length) r.fail('end', `${bytes.length - r.pos} trailing bytes`);
-  return { anchorTx, confirmed, spentBy };
+  return coin ? { anchorTx, confirmed, spentBy, coin } : { anchorTx, confirmed, spentBy };
 }
 
 // ------------------------------------------------------------------ JSON (REST call proofs)

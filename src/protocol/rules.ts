@@ -74,6 +74,15 @@ export const INTAKE_REFUSALS = {
   // sender the payload. Only where the evidence is all there is (a peer's answer to a
   // request for evidence) does this refusal stand alone.
   bad_evidence: 'intrinsic',
+  // Coin evidence (src/protocol/coin.ts) that shows no coin the sender controls is wrong
+  // for good. A payload sent without any (coin_missing) is refused for what it came
+  // with, like false evidence: the same payload with its coin's evidence, or once its
+  // anchor confirms, is taken. The coin not provable here yet (its block's header not
+  // held, the parent payload not here) or in use by a payload paying as much may change.
+  bad_coin: 'intrinsic',
+  coin_missing: 'intrinsic',
+  coin_unproven: 'retryable',
+  coin_in_use: 'retryable',
   conflict: 'intrinsic',
   anchor_not_found: 'retryable',
   unknown_contract: 'retryable',

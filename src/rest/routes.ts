@@ -2,6 +2,7 @@
 import { jsonBody, type Route, type RequestContext, type Reply } from './http.js';
 import { NodeError } from '../errors.js';
 import { decodePayload } from '../protocol/envelope.js';
+import { parseCoinJson } from '../protocol/coin.js';
 import type { Serving, SimulateParams } from '../messages.js';
 import type { BearerAuth } from './auth.js';
 import type { ReadCache } from './read-cache.js';
@@ -206,8 +207,9 @@ export function routes(deps: RestDeps): Route[] {
           const body = jsonBody(ctx);
           hex32(body['txid'], 'txid');
           const anchorTx = anchorTxOf(body);
-          const { anchor_tx: _sent, ...registration } = body;
-          const r = await core().call('submitDeploy', { body: registration, anchor_tx: anchorTx }, deps.intakeDeadlineMs);
+          const coin = parseCoinJson(body['coin']);
+          const { anchor_tx: _sent, coin: _coin, ...registration } = body;
+          const r = await core().call('submitDeploy', { body: registration, anchor_tx: anchorTx, coin }, deps.intakeDeadlineMs);
           return { status: r.created ? 202 : 200, body: r.body };
         }),
     },
@@ -221,7 +223,7 @@ export function routes(deps: RestDeps): Route[] {
           const txid = hex32(body['txid'], 'txid');
           const contractId = hex32(body['contract_id'], 'contract_id');
           const payload = decodePayload(body['payload']);
-          const r = await core().call('submitCall', { txid, contract_id: contractId, payload, anchor_tx: anchorTxOf(body) }, deps.intakeDeadlineMs);
+          const r = await core().call('submitCall', { txid, contract_id: contractId, payload, anchor_tx: anchorTxOf(body), coin: parseCoinJson(body['coin']) }, deps.intakeDeadlineMs);
           return { status: r.created ? 202 : 200, body: r.body };
         }),
     },

@@ -34,8 +34,8 @@ serveTransport<WriterApi>(
       const lookedUpAt = l.tip ? { height: l.tip.height, epoch: l.chainEpoch } : null;
       return { known: await l.payloadAt(p.txid), contractKnown: l.contract(p.contractId) !== null, lookedUpAt };
     },
-    acceptDeploy: (p) => writer.acceptDeploy(p.record, p.evidence, p.folded),
-    acceptCall: (p) => writer.acceptCall(p.record, p.outpoint, p.evidence, p.folded),
+    acceptDeploy: (p) => writer.acceptDeploy(p.record, p.evidence, p.folded, p.coin),
+    acceptCall: (p) => writer.acceptCall(p.record, p.outpoint, p.evidence, p.folded, p.coin),
     call: (p) => l.call(p.txid),
     applyChainUpdate: (p) => writer.applyChainUpdate(p),
     stateRoot: (p) => (p.height === null ? (l.tip ? l.stateRootAt(l.tip.height) : null) : l.stateRootAt(p.height)),

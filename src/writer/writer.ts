@@ -4,12 +4,15 @@
  * order in which concurrent requests happen to finish.
  */
 import { Db } from './db.js';
-import { meta } from './store/index.js';
+import { evidence as evidenceStore, meta } from './store/index.js';
 import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
 import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../records.js';
-import { checkEvidence, evidenceError, type Evidence, type FoldedRoots, type SpentBy } from '../protocol/evidence.js';
+import { checkEvidence, evidenceError, foldInclusion, inclusionMatchesHeader, type Evidence, type FoldedRoots, type Inclusion, type SpentBy } from '../protocol/evidence.js';
+import { txidOf as txidOfTx } from '../protocol/binding.js';
+import { MAX_UNCONFIRMED_ANCESTORS, checkCoin, provenFee, type CheckedCoin } from '../protocol/coin.js';
+import { PendingCoins, compareRate, rateText, replaces, type CoinPlace } from './pending-coins.js';
 import type { Logger } from '../log.js';
 import type { HeldPayload } from '../protocol/rules.js';
 
@@ -68,6 +71,10 @@ interface QueuedAccept {
   outpoint: OutpointCheck | undefined;
   evidence: Evidence | undefined;
   folded: FoldedRoots | undefined;
+  /** The coin intake checked (null: none, its confirmation pays). */
+  coin: CheckedCoin | null | undefined;
+  /** The place it takes in `coins`, once admitted (null: paid by its confirmation). */
+  place?: CoinPlace | null;
   resolve: (r: AcceptedCall) => void;
   reject: (e: unknown) => void;
 }
@@ -87,6 +94,13 @@ export class Writer {
   readonly payloadsStored: ((stored: StoredPayload[]) => void)[] = [];
   /** Told when pending payloads are evicted (deferred checks): the only removal from the payload bucket. */
   readonly payloadsRemoved: ((txids: string[]) => void)[] = [];
+  /**
+   * The coins behind pending payloads admitted on their coin's evidence (pending-coins.ts):
+   * node policy, kept in memory, rebuilt from the stored evidence at open.
+   */
+  readonly coins = new PendingCoins((p) => (p.kind === 'call' ? this.ledger.memory.pending.has(p.txid) : this.ledger.memory.pendingContracts.has(p.contractId)));
+  /** Pending payloads evicted for another that pays more: replaced on their coin, or outbid when the set was full. */
+  readonly coinEvictions = { replaced: 0, outbid: 0 };
 
   private constructor(
     readonly db: Db,
@@ -106,6 +120,7 @@ export class Writer {
     await ledger.load();
     log.info('database open', { db_path: dbPath, processed_height: ledger.tip?.height ?? null, contracts: ledger.contractCount, pending_calls: ledger.pendingCount });
     const writer = new Writer(db, ledger, log, limits);
+    await writer.loadCoins();
     // A late payload's replay that a stop interrupted is owed: queue it before any block.
     const owed = ledger.owedReplayHeight();
     if (owed !== null) {
@@ -162,6 +177,7 @@ export class Writer {
       contracts: l.contractCount,
       pendingCalls: l.pendingCount,
       pendingDeploys: l.memory.pendingContracts.size,
+      coinEvictions: { ...this.coinEvictions },
       lastBlockAt: l.lastBlockAt,
       headerHeight: l.headerTip?.height ?? null,
       headerHash: l.headerTip?.hash ?? null,
@@ -269,9 +285,17 @@ export class Writer {
     });
   }
 
-  acceptDeploy(record: ContractRecord, evidence?: Evidence, folded?: FoldedRoots): Promise<{ created: boolean; record: ContractRecord }> {
+  acceptDeploy(record: ContractRecord, evidence?: Evidence, folded?: FoldedRoots, coin?: CheckedCoin | null): Promise<{ created: boolean; record: ContractRecord }> {
     return this.serial(async () => {
+      let place: CoinPlace | null = null;
+      if (!(await this.ledger.payloadAt(record.txid))) {
+        place = await this.placeFor(record.txid, 'deploy', record.contract_id, evidence, folded, coin);
+        const holder = place ? this.coins.holderOf(place.outpoint) : undefined;
+        // A deploy neither replaces nor is replaced: calls to it may already wait on it.
+        if (place && holder && holder.txid !== record.txid) throw coinInUse(place, holder);
+      }
       const r = await this.ledger.acceptDeploy(record, evidence, folded);
+      if (r.created && place) this.coins.add(place);
       if (r.created) this.announce([{ txid: record.txid, held: { kind: 'deploy', contract_id: record.contract_id, body_hash: record.body_hash } }]);
       if (r.replayFrom !== null) this.scheduleReplay(r.replayFrom);
       return { created: r.created, record: r.record };
@@ -286,32 +310,201 @@ export class Writer {
    * would be; what ends up stored does not depend on that order (a txid is stored once,
    * the chain orders application).
    */
-  acceptCall(record: CallRecord, outpoint?: OutpointCheck, evidence?: Evidence, folded?: FoldedRoots): Promise<AcceptedCall> {
+  acceptCall(record: CallRecord, outpoint?: OutpointCheck, evidence?: Evidence, folded?: FoldedRoots, coin?: CheckedCoin | null): Promise<AcceptedCall> {
     return new Promise((resolve, reject) => {
-      this.accepts.push({ record, outpoint, evidence, folded, resolve, reject });
+      this.accepts.push({ record, outpoint, evidence, folded, coin, resolve, reject });
       if (this.accepts.length === 1) void this.serial(() => this.commitAccepts());
     });
   }
 
   /**
-   * The calls of a group that fit under max_pending_calls; the others are refused with
-   * 503 overloaded before anything is stored. A repeat of a call the node already holds
-   * is always let through (it is answered, not stored again).
+   * Admission of a group's new calls (docs/STATE.md, "Coin evidence"), in arrival order:
+   * each must be paid (placeFor: its anchor's confirmation, or its coin); one coin backs
+   * one waiting payload (a higher-paying anchor on the same coin replaces the waiting
+   * one); and past max_pending_calls a call waiting on its coin is taken only in place of
+   * the waiting call with the lowest fee rate, when it pays a strictly higher one
+   * (pending-coins.ts); one its confirmation pays is not bounded (it is decided at its
+   * block). The
+   * others are refused before anything is stored. A repeat of a call the node already
+   * holds is always let through (it is answered, not stored again). Returns the admitted
+   * calls and the pending payloads to evict for them.
    */
-  private async admit(group: QueuedAccept[]): Promise<QueuedAccept[]> {
+  private async admit(group: QueuedAccept[]): Promise<{ admitted: QueuedAccept[]; victims: Map<string, 'replaced' | 'outbid'> }> {
     const l = this.ledger;
-    let room = this.limits.maxPendingCalls - l.pendingCount;
-    if (room >= group.length) return group;
     const known = await Promise.all(group.map((a) => l.payloadAt(a.record.txid)));
-    return group.filter((a, i) => {
-      if (known[i]) return true;
-      if (room > 0) {
-        room--;
-        return true;
+    const victims = new Map<string, 'replaced' | 'outbid'>();
+    let count = l.pendingCount;
+    const admitted: QueuedAccept[] = [];
+    const seen = new Set<string>();
+    for (const [i, a] of group.entries()) {
+      const txid = a.record.txid;
+      if (known[i] || seen.has(txid)) {
+        admitted.push(a);
+        continue;
       }
-      a.reject(new NodeError('overloaded', `the node holds ${l.pendingCount} pending calls, its max_pending_calls; retry once blocks have confirmed some`));
-      return false;
+      try {
+        const place = await this.placeFor(txid, 'call', '', a.evidence, a.folded, a.coin);
+        if (place && place.outpoint !== a.record.outpoint) throw new NodeError('bad_coin', `the coin checked is ${place.outpoint}, not the outpoint ${a.record.outpoint} the envelope names`);
+        if (place) {
+          const holder = this.coins.holderOf(place.outpoint);
+          if (holder && !victims.has(holder.txid)) {
+            if (holder.kind !== 'call' || !replaces(place, holder) || this.coins.hasChildren(holder.txid)) throw coinInUse(place, holder);
+            victims.set(holder.txid, 'replaced');
+            count--;
+          }
+        }
+        // A call its confirmation pays (or its evidence drops) is decided at its block, not
+        // waiting on a coin: the bound, which keeps what waits unpaid-for finite, does not
+        // refuse it, so a full node never falls behind its peers on confirmed calls.
+        if (place && count >= this.limits.maxPendingCalls) {
+          const lowest = this.coins.lowestCall(new Set(victims.keys()));
+          if (!lowest || compareRate(place, lowest) <= 0) {
+            const floor = lowest ? `; the lowest fee rate waiting is ${rateText(lowest)}, this anchor pays ${rateText(place)}` : '';
+            throw new NodeError('overloaded', `the node holds ${count} pending calls, its max_pending_calls${floor}; retry once blocks have confirmed some, or pay a higher fee rate`);
+          }
+          victims.set(lowest.txid, 'outbid');
+          count--;
+        }
+        a.place = place;
+        if (place) this.coins.add(place);
+        count++;
+        seen.add(txid);
+        admitted.push(a);
+      } catch (e) {
+        a.reject(e);
+      }
+    }
+    return { admitted, victims };
+  }
+
+  /**
+   * What pays for a new payload's wait (docs/STATE.md, "Coin evidence"): null when its
+   * anchor's confirmation does (a confirmed inclusion that holds against a header this
+   * node holds, or a stamp this node saw in a block it processed), else its place from
+   * the coin intake checked (a call its evidence drops in a block this node holds waits
+   * for nothing, and pays nothing): the checked coin's transaction confirmed in a header this
+   * node holds or the anchor of a payload it holds (at most MAX_UNCONFIRMED_ANCESTORS
+   * deep), and the fee its anchor pays out of proven coins. Throws coin_missing,
+   * coin_unproven or bad_coin. A payload given without evidence at all (the node's own
+   * tools and tests, never intake, which always passes it) is not checked.
+   */
+  private async placeFor(txid: string, kind: 'call' | 'deploy', contractId: string, ev: Evidence | undefined, folded: FoldedRoots | undefined, coin: CheckedCoin | null | undefined): Promise<CoinPlace | null> {
+    const l = this.ledger;
+    if (!ev) return null;
+    if (l.memory.orphans.has(txid)) return null;
+    if (ev.confirmed) {
+      const held = await this.inclusionHolds(txid, ev.confirmed, folded?.confirmed ?? null);
+      if (held === 'holds') return null;
+      if (held === 'false') {
+        // Worded as the ledger's own refusal of a claim that does not hold (ledger/evidence.ts, placeClaim).
+        const c = ev.confirmed;
+        const header = await this.ledger.headerAt(c.height);
+        const why = header && header.hash !== c.blockHash ? `block ${c.height} of this node's chain is not ${c.blockHash}` : `its branch does not place ${txid} at index ${c.txIndex} under block ${c.blockHash}'s merkle root`;
+        throw new NodeError('bad_evidence', `the evidence sent with ${txid} does not hold against this node's chain: confirmation: ${why}`);
+      }
+      if (!coin) {
+        throw new NodeError('coin_unproven', `the anchoring transaction ${txid} is placed in block ${ev.confirmed.blockHash} at height ${ev.confirmed.height}, a header this node does not hold yet, and no coin evidence was checked`);
+      }
+    }
+    // A call its evidence drops (a confirmed spend of its outpoint, in a block this node
+    // holds) is decided on arrival, not waiting: nothing to pay for.
+    if (kind === 'call' && ev.spentBy && (await this.inclusionHolds(spenderTxid(ev.spentBy.tx), ev.spentBy.at, folded?.spender ?? null)) === 'holds') return null;
+    if (!coin || !ev.coin) {
+      throw new NodeError('coin_missing', `the anchoring transaction ${txid} is not confirmed in a block this node holds, and the payload came without the evidence of the coin it spends (docs/STATE.md, "Coin evidence")`);
+    }
+    const proven: boolean[] = [];
+    const parents: string[] = [];
+    let depth = 0;
+    for (const [i, prevTxid] of coin.prevTxids.entries()) {
+      const at = ev.coin.prevTxs[i]?.at ?? null;
+      if (at) {
+        const held = await this.inclusionHolds(prevTxid, at, null);
+        if (held === 'false') throw new NodeError('bad_coin', `the coin evidence places ${prevTxid} in block ${at.blockHash} at height ${at.height}, which does not hold against this node's header there`);
+        if (held === 'holds') {
+          proven.push(true);
+          continue;
+        }
+      }
+      const parent = await this.parentDepth(prevTxid);
+      proven.push(parent !== null);
+      if (parent !== null) {
+        depth = Math.max(depth, parent + 1);
+        parents.push(prevTxid);
+      }
+    }
+    const named = coin.inputs[coin.vin]!.prev;
+    if (!proven[named]) {
+      throw new NodeError('coin_unproven', `the coin ${coin.outpoint} comes from ${coin.prevTxids[named]}, which is neither confirmed in a block whose header this node holds nor the anchor of a payload it holds (docs/STATE.md, "Coin evidence")`);
+    }
+    if (depth > MAX_UNCONFIRMED_ANCESTORS) throw new NodeError('coin_unproven', `the coin ${coin.outpoint} hangs from ${depth} unconfirmed anchors, more than ${MAX_UNCONFIRMED_ANCESTORS}`);
+    return { txid, kind, contractId, outpoint: coin.outpoint, fee: provenFee(coin, proven), vsize: coin.vsize, depth, parents };
+  }
+
+  /**
+   * Unconfirmed anchors below the payload anchored by `txid` (0 when its anchor is
+   * confirmed, or paid by confirmation), when this node holds it undecided or confirmed;
+   * null when it holds nothing there or the payload was dropped.
+   */
+  private async parentDepth(txid: string): Promise<number | null> {
+    const l = this.ledger;
+    const place = this.coins.placeOf(txid);
+    if (place) return place.depth;
+    const held = await l.payloadAt(txid);
+    if (!held) return null;
+    if (held.kind === 'deploy') return l.contract(held.contract_id) ? 0 : null;
+    const rec = await l.call(txid);
+    return rec && rec.status !== 'dropped' ? 0 : null;
+  }
+
+  /** Whether `inc` places `txid` in a block whose header this node holds ('unknown': no header at that height). */
+  private async inclusionHolds(txid: string, inc: Inclusion, root: Uint8Array | null): Promise<'holds' | 'false' | 'unknown'> {
+    const header = await this.ledger.headerAt(inc.height);
+    if (!header) return 'unknown';
+    if (!txid) return 'false';
+    let r = root;
+    if (!r) {
+      const f = foldInclusion(txid, inc);
+      if (!f.ok) return 'false';
+      r = f.root;
+    }
+    return inclusionMatchesHeader(inc, r, Buffer.from(header.hex, 'hex')) === true ? 'holds' : 'false';
+  }
+
+  /**
+   * The places of the payloads pending at open, from their stored evidence (the coin
+   * was checked when each was admitted; what the store holds is the node's own record).
+   */
+  async loadCoins(): Promise<void> {
+    const l = this.ledger;
+    const pending = [...[...l.memory.pending.keys()].map((txid) => ({ txid, kind: 'call' as const, contractId: '', outpoint: l.memory.pending.get(txid)!.rec.outpoint })), ...[...l.memory.pendingContracts.values()].map((c) => ({ txid: c.txid, kind: 'deploy' as const, contractId: c.contract_id, outpoint: null }))];
+    const stored = await l.db.getMany(pending.map((p) => evidenceStore.key(p.txid)));
+    const found: { p: (typeof pending)[number]; coin: CheckedCoin; ev: Evidence }[] = [];
+    pending.forEach((p, i) => {
+      const v = stored[i];
+      if (!v) return;
+      const ev = evidenceStore.decode(v);
+      if (!ev.coin || ev.confirmed) return;
+      const [t, vout] = p.outpoint ? (p.outpoint.split(':') as [string, string]) : [];
+      const c = checkCoin(ev.anchorTx, t === undefined ? null : { txid: t, vout: Number(vout) }, ev.coin, { verify: false });
+      if (c.ok) found.push({ p, coin: c.coin, ev });
     });
+    const held = new Set(found.map((f) => f.p.txid));
+    // Parents before children, so each depth is read from its parent's place.
+    const byTxid = new Map(found.map((f) => [f.p.txid, f] as const));
+    const depthOf = (txid: string, guard = 0): number => {
+      const f = byTxid.get(txid);
+      if (!f || guard > MAX_UNCONFIRMED_ANCESTORS) return 0;
+      let d = 0;
+      f.coin.prevTxids.forEach((t, i) => {
+        if (!f.ev.coin!.prevTxs[i]!.at && held.has(t)) d = Math.max(d, depthOf(t, guard + 1) + 1);
+      });
+      return d;
+    };
+    for (const f of found) {
+      const proven = f.coin.prevTxids.map((t, i) => f.ev.coin!.prevTxs[i]!.at !== null || l.memory.pending.has(t) || held.has(t));
+      const parents = f.coin.prevTxids.filter((t, i) => f.ev.coin!.prevTxs[i]!.at === null && (l.memory.pending.has(t) || held.has(t)));
+      this.coins.add({ txid: f.p.txid, kind: f.p.kind, contractId: f.p.contractId, outpoint: f.coin.outpoint, fee: provenFee(f.coin, proven), vsize: f.coin.vsize, depth: depthOf(f.p.txid), parents });
+    }
   }
 
   private async commitAccepts(): Promise<void> {
@@ -320,7 +513,9 @@ export class Writer {
     if (this.accepts.length > 0) void this.serial(() => this.commitAccepts());
     let results: Awaited<ReturnType<Ledger['acceptCalls']>>;
     try {
-      group = await this.admit(group);
+      const { admitted, victims } = await this.admit(group);
+      group = admitted;
+      await this.evictForCoins(victims);
       if (group.length === 0) return;
       results = await this.ledger.acceptCalls(
         group.map((a) => a.record),
@@ -329,9 +524,17 @@ export class Writer {
         group.map((a) => a.folded),
       );
     } catch (e) {
-      for (const a of group) a.reject(e);
+      for (const a of group) {
+        if (a.place) this.coins.remove(a.record.txid);
+        a.reject(e);
+      }
       return;
     }
+    // A place taken for a call that was not stored pending goes again.
+    results.forEach((r, i) => {
+      const a = group[i]!;
+      if (a.place && (!r.ok || !r.created || r.record.status !== 'pending')) this.coins.remove(a.record.txid);
+    });
     this.announce(results.flatMap((r, i) => (r.ok && r.held ? [{ txid: group[i]!.record.txid, held: r.held }] : [])));
     const pendingCalls = this.ledger.pendingCount;
     results.forEach((r, i) => {
@@ -340,6 +543,23 @@ export class Writer {
       if (r.replayFrom !== null) this.scheduleReplay(r.replayFrom);
       a.resolve({ created: r.created, record: r.record, pendingCalls });
     });
+  }
+
+  /** Evicts the pending payloads admission chose to make room for others (logged and counted). */
+  private async evictForCoins(victims: Map<string, 'replaced' | 'outbid'>): Promise<void> {
+    if (victims.size === 0) return;
+    const gone = await this.ledger.evictPayloads([...victims.keys()]);
+    if (gone.length === 0) return;
+    this.changes++;
+    let replaced = 0;
+    for (const t of gone) {
+      this.coins.remove(t);
+      if (victims.get(t) === 'replaced') replaced++;
+    }
+    this.coinEvictions.replaced += replaced;
+    this.coinEvictions.outbid += gone.length - replaced;
+    this.log.info('pending payloads evicted for payloads that pay more', { replaced_on_their_coin: replaced, outbid_in_a_full_set: gone.length - replaced, txids: gone.slice(0, 8) });
+    for (const f of this.payloadsRemoved) f(gone);
   }
 
   /** The lowest block the replay waiting in the queue starts from; null when none waits. */
@@ -489,5 +709,22 @@ export class Writer {
     await this.db.batch([{ type: 'del', key: meta.openSince.key }], true).catch((e: Error) => this.log.warn('cannot mark the database closed', { error: e.message }));
     await this.db.close();
     this.log.info('database closed');
+  }
+}
+
+/** The refusal of a payload whose coin backs another pending payload that pays as much. */
+function coinInUse(place: CoinPlace, holder: CoinPlace): NodeError {
+  return new NodeError(
+    'coin_in_use',
+    `the coin ${place.outpoint} already backs pending ${holder.kind} ${holder.txid} (${holder.fee} sats, ${rateText(holder)}); one coin backs one waiting payload, and this anchor pays ${place.fee} sats (${rateText(place)})${holder.kind === 'call' && place.kind === 'call' ? ': a replacement must pay a higher fee and a higher fee rate' : ''}`,
+  );
+}
+
+/** A spender's txid ('' when its bytes are no transaction: then no inclusion holds for it). */
+function spenderTxid(tx: Uint8Array): string {
+  try {
+    return txidOfTx(tx);
+  } catch {
+    return '';
   }
 }

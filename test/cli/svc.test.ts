@@ -44,7 +44,7 @@ before(async () => {
   copyFileSync(join(repoRoot, 'examples', 'token.svc'), join(dir, 'token.svc'));
   notePath = join(dir, 'note.json');
   writeFileSync(notePath, JSON.stringify({ abi: [{ type: 'function', name: 'note', inputs: [{ name: 'text', type: 'string' }], outputs: [], readonly: false }] }));
-  fake = await startFake({ utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], abi: null });
+  fake = await startFake({ payTo: wallet.outputScript, utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], abi: null });
 });
 
 after(async () => {
@@ -206,7 +206,7 @@ test('call argument errors are checked against the ABI before anything is broadc
 });
 
 test('runtime errors: insufficient funds and unreachable endpoints exit 1', async () => {
-  const empty = await startFake({ utxos: [] });
+  const empty = await startFake({ payTo: wallet.outputScript, utxos: [] });
   try {
     oneLineError(
       await svc(['deploy', deployPath], { SVC_NODE_URL: empty.nodeUrl, SVC_ESPLORA_URL: empty.esploraUrl, SVC_WALLET_KEY: walletHex }),
@@ -247,7 +247,7 @@ test('call --wait: signs with the caller key, spends a wallet UTXO, submits, pol
   const j = JSON.parse(r.stdout);
   assert.equal(j.status, 'executed');
   assert.equal(j.call_id, '9');
-  assert.equal(j.outpoint, `${'77'.repeat(32)}:2`);
+  assert.equal(j.outpoint, `${fake.utxos[0]!.txid}:2`);
   const submit = JSON.parse(fake.requests.filter((q) => q.path === '/node/contract_call').at(-1)!.body);
   const posted = fake.requests.filter((q) => q.path === '/esplora/tx').at(-1)!.body;
   const e = decodeEnvelope(decodePayload(submit.payload));
@@ -324,6 +324,7 @@ test('a broadcast refused says nothing was broadcast; one with no clear answer (
 
 test('an error after the broadcast names the txid, keeps the node code once, never embeds the payload; the saved submission is sent again by svc submit', async () => {
   const failing = await startFake({
+    payTo: wallet.outputScript,
     utxos: [{ txid: '77'.repeat(32), vout: 2, value: 400_000, status: { confirmed: true } }],
     override: { '/node/contract_call': [409, { error: { code: 'conflict', message: 'txid already known with a different payload' } }] },
   });
@@ -356,6 +357,15 @@ test('an error after the broadcast names the txid, keeps the node code once, nev
     assert.match(again.stdout, new RegExp(`^txid: ${txid}\nenvelope hash: e{64}\nstatus: pending\n$`));
     assert.deepEqual(JSON.parse(fake.requests.filter((q) => q.path === '/node/contract_call').at(-1)!.body), saved);
     assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent);
+    // A submission saved without its coin's evidence (written by hand, or by another tool):
+    // svc submit gathers it from its chain endpoint, checks it, and sends it along.
+    const { coin, ...bare } = saved as Record<string, unknown>;
+    assert.ok(coin, 'svc call saved the coin evidence it posted');
+    writeFileSync(join(work, 'bare.json'), JSON.stringify(bare));
+    const gathered = await svc(['submit', 'bare.json'], { SVC_NODE_URL: fake.nodeUrl, SVC_ESPLORA_URL: failing.esploraUrl }, work);
+    assert.equal(gathered.code, 0, gathered.stderr);
+    assert.deepEqual(JSON.parse(fake.requests.filter((q) => q.path === '/node/contract_call').at(-1)!.body).coin, coin);
+    assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent, 'still nothing broadcast');
   } finally {
     await failing.close();
   }
@@ -382,7 +392,7 @@ test('a call the node would refuse costs nothing: the body as posted over 64 KiB
     [{ '/node/contracts/': [404, { error: { code: 'not_found', message: 'no such contract' } }] }, 'unknown_contract', /the node does not know contract [0-9a-f]{64} \(not deployed, or its deploy has not reached this node yet\)/],
     [{ '/node/node_status': [200, { halted: true, halt_reason: 'state divergence at 812' }] }, 'halted', /the node is halted \(state divergence at 812\) and refuses submissions until its operator clears the halt/],
   ] as const) {
-    const f = await startFake({ utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], override: override as unknown as Record<string, [number, unknown]> });
+    const f = await startFake({ payTo: wallet.outputScript, utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }], override: override as unknown as Record<string, [number, unknown]> });
     try {
       const e = await runError(['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath], { SVC_NODE_URL: f.nodeUrl, SVC_ESPLORA_URL: f.esploraUrl, SVC_WALLET_KEY: walletHex });
       assert.equal(e.code, code);
@@ -407,8 +417,8 @@ test('the body check is exact: 65,536 bytes as posted pass, 65,537 are refused',
 });
 
 test('fees: a rate above the bound (no estimates: 200 sat/vB) or a fee above 100,000 sats is refused before the broadcast; --allow-high-fee pays it', async () => {
-  const rich = await startFake({ utxos: [{ txid: '78'.repeat(32), vout: 0, value: 50_000_000, status: { confirmed: true } }] });
-  const withEstimates = await startFake({ utxos: [{ txid: '78'.repeat(32), vout: 0, value: 50_000_000, status: { confirmed: true } }], override: { '/esplora/fee-estimates': [200, { '1': 600.5, '6': 300, '144': 20 }] } });
+  const rich = await startFake({ payTo: wallet.outputScript, utxos: [{ txid: '78'.repeat(32), vout: 0, value: 50_000_000, status: { confirmed: true } }] });
+  const withEstimates = await startFake({ payTo: wallet.outputScript, utxos: [{ txid: '78'.repeat(32), vout: 0, value: 50_000_000, status: { confirmed: true } }], override: { '/esplora/fee-estimates': [200, { '1': 600.5, '6': 300, '144': 20 }] } });
   try {
     const envOf = (f: Fake) => ({ SVC_NODE_URL: f.nodeUrl, SVC_ESPLORA_URL: f.esploraUrl, SVC_WALLET_KEY: walletHex });
     const callArgs = ['call', CID, 'transfer', 'key:' + 'ab'.repeat(32), 'u64:1', '--abi', artifactPath];
@@ -436,6 +446,7 @@ test('fees: a rate above the bound (no estimates: 200 sat/vB) or a fee above 100
 
 test('call --wait gives up, in one line, once the node reports its chain-data endpoint failing poll after poll', async () => {
   const stuck = await startFake({
+    payTo: wallet.outputScript,
     utxos: [{ txid: '77'.repeat(32), vout: 2, value: 40_000, status: { confirmed: true } }],
     statuses: ['pending'],
     override: { '/node/node_status': [200, { halted: false, chain: { endpoint: 'http://chain.invalid', endpoint_ok: false, last_error: 'ECONNREFUSED' } }] },
@@ -449,7 +460,7 @@ test('call --wait gives up, in one line, once the node reports its chain-data en
     assert.deepEqual(lines, [
       `svc: chain_unavailable: call ${txid} not final: gave up waiting, the node's chain-data endpoint failed ${CHAIN_DOWN_POLLS} polls in a row (http://chain.invalid: ECONNREFUSED) and nothing confirms without it (anchoring transaction ${txid} is broadcast; the node accepted the call; follow it with: svc status ${txid} --wait)`,
     ]);
-    assert.equal(stuck.requests.filter((q) => q.path.endsWith('/status')).length, CHAIN_DOWN_POLLS);
+    assert.equal(stuck.requests.filter((q) => q.path.startsWith('/node/') && q.path.endsWith('/status')).length, CHAIN_DOWN_POLLS);
   } finally {
     await stuck.close();
   }

@@ -31,14 +31,17 @@ const utxos = [
 ];
 
 test('deploy: broadcasts the stamped tx as text/plain, then registers the artifact with its txid', async () => {
-  const fake = await startFake({ utxos });
+  const fake = await startFake({ payTo: wallet.outputScript, utxos });
   try {
     const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
     const r = await c.deploy(token);
     // read first (UTXOs, fee estimates, the node's state, in parallel), then the broadcast, then the registration
     const paths = fake.requests.map((q) => q.path);
     assert.deepEqual(paths.slice(0, 3).sort(), [`/esplora/address/${wallet.address}/utxo`, '/esplora/fee-estimates', '/node/node_status']);
-    const [tx, reg] = fake.requests.slice(3);
+    // then the coin's evidence (each spent transaction's hex and status), before anything is paid
+    const coinReads = fake.requests.slice(3).findIndex((q) => q.method !== 'GET');
+    assert.ok(coinReads >= 2 && fake.requests.slice(3, 3 + coinReads).every((q) => /^\/esplora\/tx\/[0-9a-f]{64}\/(hex|status)$/.test(q.path)));
+    const [tx, reg] = fake.requests.slice(3 + coinReads);
     assert.equal(tx!.method, 'POST');
     assert.equal(tx!.path, '/esplora/tx');
     assert.match(tx!.contentType, /^text\/plain/);
@@ -51,6 +54,7 @@ test('deploy: broadcasts the stamped tx as text/plain, then registers the artifa
       assert.deepEqual(body[k], token[k], k);
     }
     assert.equal(body.anchor_tx, r.anchor.hex);
+    assert.equal(body.coin.prev_txs.length, Transaction.fromHex(r.anchor.hex).ins.length);
     assert.equal(r.contractId, toHex(contractId(parseHex(r.anchor.txid)!, codeHash(token as never))));
     assert.equal(r.answer.status, 'pending');
   } finally {
@@ -59,7 +63,7 @@ test('deploy: broadcasts the stamped tx as text/plain, then registers the artifa
 });
 
 test('deploy: an artifact the node would refuse costs nothing (no UTXO read, no broadcast), with the node\'s code', async () => {
-  const fake = await startFake({ utxos });
+  const fake = await startFake({ payTo: wallet.outputScript, utxos });
   try {
     const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
     const bad = { ...token, bytecode: (token['bytecode'] as string).slice(0, -2) }; // a truncated last instruction
@@ -76,7 +80,7 @@ test('deploy: an artifact the node would refuse costs nothing (no UTXO read, no 
 
 test('deploy: a registration failure after the broadcast keeps the node\'s code once and names the txid; register() retries without paying', async () => {
   const override: Record<string, [number, unknown]> = { '/node/deploy_contract': [503, { error: { code: 'unavailable', message: 'node is catching up' } }] };
-  const fake = await startFake({ utxos, override });
+  const fake = await startFake({ payTo: wallet.outputScript, utxos, override });
   try {
     const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
     const e = (await c.deploy(token).then(() => null, (x: unknown) => x)) as ClientError;
@@ -89,7 +93,10 @@ test('deploy: a registration failure after the broadcast keeps the node\'s code 
     const n = fake.requests.length;
     const again = await c.register(token, e.txid!);
     assert.equal(again.contractId, toHex(contractId(parseHex(e.txid!)!, codeHash(token as never))));
-    assert.deepEqual(fake.requests.slice(n).map((q) => q.path), [`/esplora/tx/${e.txid}/hex`, '/node/deploy_contract'], 'register reads the anchor and posts the registration, nothing broadcast');
+    const paths = fake.requests.slice(n).map((q) => q.path);
+    assert.equal(paths[0], `/esplora/tx/${e.txid}/hex`, 'register reads the anchor');
+    assert.equal(paths.at(-1), '/node/deploy_contract', 'and posts the registration');
+    assert.ok(paths.slice(1, -1).every((q) => /^\/esplora\/tx\/[0-9a-f]{64}\/(hex|status)$/.test(q)), 'with its coin read between, nothing broadcast');
     assert.equal(JSON.parse(fake.requests.at(-1)!.body).anchor_tx, broadcast.body);
     // a transaction that is not the txid's, or carries no stamp of this artifact, is refused before anything is posted
     const posted = fake.requests.length;
@@ -103,7 +110,7 @@ test('deploy: a registration failure after the broadcast keeps the node\'s code 
 });
 
 test('call: falls back to the given ABI, anchors on the largest UTXO, submits the payload, polls to executed', async () => {
-  const fake = await startFake({ utxos, abi: null, statuses: ['pending', 'pending', 'executed'] });
+  const fake = await startFake({ payTo: wallet.outputScript, utxos, abi: null, statuses: ['pending', 'pending', 'executed'] });
   try {
     const caller = new Uint8Array(32).fill(0x44);
     const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, callerSecret: caller });
@@ -122,14 +129,14 @@ test('call: falls back to the given ABI, anchors on the largest UTXO, submits th
     const posted = fake.requests.find((q) => q.path === '/esplora/tx')!;
     const submit = fake.requests.find((q) => q.path === '/node/contract_call')!;
     const body = JSON.parse(submit.body);
-    assert.deepEqual(Object.keys(body).sort(), ['anchor_tx', 'contract_id', 'payload', 'txid']);
+    assert.deepEqual(Object.keys(body).sort(), ['anchor_tx', 'coin', 'contract_id', 'payload', 'txid']);
     assert.equal(body.anchor_tx, posted.body);
     assert.equal(body.contract_id, contract.contract_id);
     assert.equal(body.txid, r.anchor.txid);
     const e = decodeEnvelope(decodePayload(body.payload));
     assert.ok(verifyEnvelopeSignature(e));
     assert.deepEqual(e.caller, xOnlyPublicKey(caller));
-    assert.equal(toHex(e.outpointTxid), 'cd'.repeat(32)); // the largest confirmed UTXO
+    assert.equal(toHex(e.outpointTxid), fake.utxos[1]!.txid); // the largest confirmed UTXO
     assert.deepEqual(checkCallBinding(posted.body, e), { ok: true, stampVout: 0 });
   } finally {
     await fake.close();
@@ -138,6 +145,7 @@ test('call: falls back to the given ABI, anchors on the largest UTXO, submits th
 
 test('node errors keep their code and status; chain errors and dead endpoints are one-line ClientErrors', async () => {
   const fake = await startFake({
+    payTo: wallet.outputScript,
     utxos,
     override: { '/node/contract_call': [422, { error: { code: 'anchor_mismatch', message: 'the anchoring transaction carries no SVC stamp' } }] },
   });

@@ -20,12 +20,12 @@ let svc: SvcClient;
 let artifact: Artifact;
 let contractId = '';
 let deployBody: Record<string, unknown>;
-const calls = new Map<string, { txid: string; contract_id: string; payload: string; outpoint: { txid: string; vout: number; value: number } }>();
+const calls = new Map<string, { txid: string; contract_id: string; payload: string; coin?: unknown; outpoint: { txid: string; vout: number; value: number } }>();
 
 async function bump(name: string, n: number): Promise<string> {
   const r = await svc.call({ contractId, function: 'bump', args: [`u64:${n}`], abi: artifact.abi });
   const first = r.anchor.inputs[0]!;
-  calls.set(name, { txid: r.anchor.txid, contract_id: contractId, payload: r.call.payload, outpoint: { txid: first.txid, vout: first.vout, value: first.value } });
+  calls.set(name, { txid: r.anchor.txid, contract_id: contractId, payload: r.call.payload, coin: r.body.coin, outpoint: { txid: first.txid, vout: first.vout, value: first.value } });
   return r.anchor.txid;
 }
 
@@ -138,7 +138,7 @@ test('a fresh node on the final chain, given every payload late, reaches the sam
   assert.equal(dep.status, 202);
   replays++;
   for (const [name, c] of calls) {
-    const r = await postJson(`${nodeB.restUrl}/contract_call`, { txid: c.txid, contract_id: c.contract_id, payload: c.payload });
+    const r = await postJson(`${nodeB.restUrl}/contract_call`, { txid: c.txid, contract_id: c.contract_id, payload: c.payload, coin: c.coin });
     if (name === 'c4') {
       // The chain-data endpoint still serves the replaced anchor (electrs keeps stale
       // transactions), so intake accepts it; no block on B's chain names it, so it stays

@@ -70,7 +70,7 @@ test('a payload whose stamp was mined before it arrived: the node replays to the
   const ra = await waitSynced(a, devnet);
   const rb0 = await waitSynced(b, devnet);
   assert.notEqual(rb0.stateRoot, ra.stateRoot, 'without the payload, B cannot know the effect of the stamp');
-  const late = await postJson(`${b.restUrl}/contract_call`, { txid: call.anchor.txid, contract_id: dep.contractId, payload: call.call.payload });
+  const late = await postJson(`${b.restUrl}/contract_call`, { txid: call.anchor.txid, contract_id: dep.contractId, payload: call.call.payload, coin: call.body.coin });
   assert.equal(late.status, 202);
   await waitReplays(b, 1);
   const rb = await waitSynced(b, devnet);
@@ -107,7 +107,7 @@ test('a broken invariant halts the node; writes refused, reads served; clear_hal
   assert.equal(s['halted'], true);
   assert.match(String(s['halt_reason']), /undo log/);
 
-  const refused = await postJson(`${node.restUrl}/contract_call`, { txid: call.anchor.txid, contract_id: dep.contractId, payload: call.call.payload });
+  const refused = await postJson(`${node.restUrl}/contract_call`, { txid: call.anchor.txid, contract_id: dep.contractId, payload: call.call.payload, coin: call.body.coin });
   assert.equal(refused.status, 503);
   assert.equal(refused.body.error.code, 'halted');
   const refusedDeploy = await postJson(`${node.restUrl}/deploy_contract`, dep.body);

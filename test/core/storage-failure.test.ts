@@ -63,17 +63,17 @@ test('a full disk halts the node; freeing space and clear_halt recovers', { skip
     devnet.chain.mine(1);
     await waitSynced(node, devnet);
 
-    const refusedBodies: { txid: string; contract_id: string; payload: string }[] = [];
+    const refusedBodies: { txid: string; contract_id: string; payload: string; coin?: unknown }[] = [];
     const submit = async (n: number, mustAccept = true, burst = false): Promise<string> => {
       const c = burst
         ? await svc.call({ contractId: em.contractId, function: 'burst', args: [], abi: emitter.abi })
         : await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${n}`], abi: counter.abi });
       const contractId = burst ? em.contractId : dep.contractId;
-      const r = await postJson(`${node.restUrl}/contract_call`, { txid: c.anchor.txid, contract_id: contractId, payload: c.call.payload });
+      const r = await postJson(`${node.restUrl}/contract_call`, { txid: c.anchor.txid, contract_id: contractId, payload: c.call.payload, coin: c.body.coin });
       if (mustAccept) assert.equal(r.status, 202);
       // On a full disk the payload cannot be made durable: never 202, only 503 halted.
       else assert.ok(r.status === 202 || (r.status === 503 && r.body.error.code === 'halted'), JSON.stringify(r.body));
-      if (r.status === 503) refusedBodies.push({ txid: c.anchor.txid, contract_id: contractId, payload: c.call.payload });
+      if (r.status === 503) refusedBodies.push({ txid: c.anchor.txid, contract_id: contractId, payload: c.call.payload, coin: c.body.coin });
       return c.anchor.txid;
     };
     const before = await submit(1);

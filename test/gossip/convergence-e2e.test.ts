@@ -18,7 +18,7 @@ import type { Artifact } from '../../src/protocol/contract.js';
 import { buildCall, buildCallAnchor, type SvcClient } from '../../src/client/sdk.js';
 import { toHex } from '../../src/protocol/hash.js';
 import { EsploraClient } from '../../src/client/esplora.js';
-import { client, compileFixture, conflictingSpend, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, conflictingSpend, fund, getJson, postJson, startDevnet, testWallet, waitSynced, withCoin } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, waitStatus } from '../helpers/gossip.js';
 
 let devnet: DevnetChainHandle;
@@ -46,7 +46,7 @@ async function prepare(n: number, callId: bigint): Promise<Prepared> {
   const call = buildCall({ contractId, function: 'bump', args: [`u64:${n}`], abi: artifact.abi, callerSecret: wallet.secret, outpoint, callId });
   const anchor = buildCallAnchor(wallet, [outpoint], call, 1);
   await esplora.broadcast(anchor.hex);
-  const p = { txid: anchor.txid, body: { txid: anchor.txid, contract_id: toHex(call.envelope.contractId), payload: call.payload }, outpoint: { txid: outpoint.txid, vout: outpoint.vout, value: outpoint.value } };
+  const p = { txid: anchor.txid, body: await withCoin(devnet, { txid: anchor.txid, contract_id: toHex(call.envelope.contractId), payload: call.payload }), outpoint: { txid: outpoint.txid, vout: outpoint.vout, value: outpoint.value } };
   prepared.push(p);
   return p;
 }

@@ -17,7 +17,7 @@ import { PeerClient, RpcFailure } from '../../src/gossip/client.js';
 import { loadPeerClientCtor } from '../../src/gossip/server.js';
 import { encodeBody } from '../../src/gossip/codec.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
-import { freePort, startPeerNode, status, urlOf, waitStatus } from '../helpers/gossip.js';
+import { coinEvidenceOf, freePort, protoCoinEvidence, startPeerNode, status, urlOf, waitStatus } from '../helpers/gossip.js';
 
 let devnet: DevnetChainHandle;
 let node: NodeProcess;
@@ -123,7 +123,8 @@ test('a payload whose stamp does not match is refused; PreparePayload stores not
   const other = mk(2);
   const anchor = buildCallAnchor(wallet, utxos, real, 1);
   await svc.esplora.broadcast(anchor.hex);
-  const payload = (c: typeof real): object => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(anchor.txid, 'hex'), contract_id: Buffer.from(contractId, 'hex'), body: Buffer.from(c.bytes) });
+  const evidence = protoCoinEvidence(anchor.hex, await coinEvidenceOf(devnet, anchor.hex, outpoint));
+  const payload = (c: typeof real): object => ({ kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(anchor.txid, 'hex'), contract_id: Buffer.from(contractId, 'hex'), body: Buffer.from(c.bytes), evidence });
 
   // The anchor carries the stamp of `real`, not of `other`.
   const wrong = await pc.call('SubmitPayload', { payloads: [payload(other)] });
@@ -155,8 +156,8 @@ test('one signed batch with a call before its contract deploy: the deploy is tak
   await svc.esplora.broadcast(anchor.hex);
   const r = await pc.call('SubmitPayload', {
     payloads: [
-      { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(anchor.txid, 'hex'), contract_id: Buffer.from(dep.contractId, 'hex'), body: Buffer.from(call.bytes) },
-      { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.from(dep.anchor.txid, 'hex'), contract_id: Buffer.alloc(0), body: Buffer.from(JSON.stringify(dep.body)) },
+      { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(anchor.txid, 'hex'), contract_id: Buffer.from(dep.contractId, 'hex'), body: Buffer.from(call.bytes), evidence: protoCoinEvidence(anchor.hex, await coinEvidenceOf(devnet, anchor.hex, utxos[1]!)) },
+      { kind: 'PAYLOAD_KIND_DEPLOY', txid: Buffer.from(dep.anchor.txid, 'hex'), contract_id: Buffer.alloc(0), body: Buffer.from(JSON.stringify(dep.body)), evidence: protoCoinEvidence(dep.anchor.hex, await coinEvidenceOf(devnet, dep.anchor.hex, null)) },
     ],
   });
   assert.deepEqual(

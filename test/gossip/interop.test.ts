@@ -20,7 +20,7 @@ import type { NodeProcess } from '../helpers/node-process.js';
 import { buildDeploy } from '../../src/client/sdk.js';
 import { client, compileFixture, fund, startDevnet, testWallet } from '../helpers/devnet-node.js';
 import { packageDefinition } from '../../src/gossip/server.js';
-import { freePort, startPeerNode } from '../helpers/gossip.js';
+import { coinEvidenceOf, freePort, startPeerNode } from '../helpers/gossip.js';
 
 // --- a minimal proto3 writer ------------------------------------------------------------
 
@@ -136,7 +136,13 @@ test('every RPC accepts requests from a standard proto3 encoder: defaults omitte
   const svc = client(node, devnet, wallet);
   const dep = buildDeploy(wallet, [(await svc.esplora.utxos(wallet.address))[0]!], compileFixture('counter.svc'), 1);
   await svc.esplora.broadcast(dep.anchor.hex);
-  const deployPayload: Field[] = [{ no: 4, bytes: JSON.stringify(dep.body) }, { no: 3, bytes: Buffer.alloc(0) }, { no: 2, bytes: Buffer.from(dep.anchor.txid, 'hex') }, { no: 1, varint: 2 }, UNKNOWN];
+  // Its evidence: the anchor and the coin it spends (proto section 9), fields reordered too.
+  const coin = await coinEvidenceOf(devnet, dep.anchor.hex, null);
+  const evidence: Field[] = [
+    ...coin.prevTxs.map((p): Field => ({ no: 4, msg: [...(p.at ? [{ no: 2, msg: [...p.at.branch.map((h): Field => ({ no: 4, bytes: h })), { no: 3, varint: p.at.txIndex }, { no: 2, varint: p.at.height }, { no: 1, bytes: Buffer.from(p.at.blockHash, 'hex') }] }] : []), { no: 1, bytes: p.tx }] })),
+    { no: 1, bytes: Buffer.from(dep.anchor.hex, 'hex') },
+  ];
+  const deployPayload: Field[] = [{ no: 5, msg: evidence }, { no: 4, bytes: JSON.stringify(dep.body) }, { no: 3, bytes: Buffer.alloc(0) }, { no: 2, bytes: Buffer.from(dep.anchor.txid, 'hex') }, { no: 1, varint: 2 }, UNKNOWN];
   const prep = await ok('PreparePayload', encode([UNKNOWN, { no: 1, msg: deployPayload }]));
   assert.deepEqual([prep['valid'], prep['error_code']], [true, '']);
   const sub = await ok('SubmitPayload', encode([{ no: 1, msg: deployPayload }, UNKNOWN]));

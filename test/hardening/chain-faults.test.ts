@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil, withCoin } from '../helpers/devnet-node.js';
 import { buildCall, buildCallAnchor } from '../../src/client/sdk.js';
 
 type Mode = 'ok' | 'http500' | 'http429' | 'garbage' | 'drop' | 'slow' | 'hang';
@@ -87,11 +87,11 @@ test('chain endpoint down, erroring, rate limiting, lying or slow: reads served,
     await waitSynced(faulty, devnet);
 
     let n = 0;
-    const late: { txid: string; contract_id: string; payload: string }[] = [];
+    const late: { txid: string; contract_id: string; payload: string; coin?: unknown }[] = [];
     for (const mode of ['http500', 'garbage', 'drop', 'http429', 'slow'] as Mode[]) {
       proxy.setMode(mode);
       const c = await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${++n}`], abi: counter.abi });
-      const body = { txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload };
+      const body = { txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload, coin: c.body.coin };
       const t0 = performance.now();
       const r = await postJson(`${faulty.restUrl}/contract_call`, body);
       refusedMs[mode] = Math.round(performance.now() - t0);
@@ -158,7 +158,7 @@ test('a chain endpoint that accepts connections and never answers: intake 503 ch
     const call = buildCall({ contractId: dep.contractId, function: 'bump', args: ['u64:1'], abi: counter.abi, callerSecret: wallet.secret, outpoint: u });
     const anchor = buildCallAnchor(wallet, [u], call, 1);
     devnet.chain.submitTx(anchor.hex);
-    const body = { txid: anchor.txid, contract_id: dep.contractId, payload: call.payload };
+    const body = await withCoin(devnet, { txid: anchor.txid, contract_id: dep.contractId, payload: call.payload });
 
     proxy.setMode('hang');
     const t0 = performance.now();

@@ -15,7 +15,7 @@ const CYCLES = Number(process.env['SVC_HARDENING_CRASH_CYCLES'] ?? 30);
 const CALLS_PER_CYCLE = 3;
 
 /** Deterministic kill delays (xorshift), so a failure can be replayed from the seed. */
-type Body = { txid: string; contract_id: string; payload: string };
+type Body = { txid: string; contract_id: string; payload: string; coin?: unknown };
 
 test(`SIGKILL during intake and re-derivation, ${CYCLES} cycles: no acknowledged call lost, same state root`, { timeout: 400_000 }, async () => {
   const devnet = await startDevnet();
@@ -53,7 +53,7 @@ test(`SIGKILL during intake and re-derivation, ${CYCLES} cycles: no acknowledged
       const bodies: Body[] = [];
       for (let i = 0; i < CALLS_PER_CYCLE; i++) {
         const c = await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${cycle * 10 + i + 1}`], abi: counter.abi });
-        bodies.push({ txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload });
+        bodies.push({ txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload, coin: c.body.coin });
       }
       all.push(...bodies);
       if (cycle % 2 === 0) {

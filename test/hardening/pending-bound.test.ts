@@ -1,11 +1,13 @@
 /**
- * max_pending_calls (issue 10, RELIABILITY section 5): pending calls had no count bound.
- * With a bound of 3 on a real node: the fourth new call is refused 503 overloaded over
- * REST and over gossip, nothing of it is stored, a repeat of a held call is still
- * answered, and once a block confirms the pending ones the refused call is accepted.
- * The refusal comes early (issue 9): intake refuses before the pool and the chain, so the
- * refused calls' anchors are never asked of the chain-data endpoint (the node reaches it
- * through a recording proxy here).
+ * max_pending_calls (RELIABILITY section 5): with a bound of 3 on a real node, a full
+ * pending set takes a new call only when its anchor pays a higher fee rate than the
+ * lowest waiting (docs/STATE.md, "Coin evidence"): one paying less is refused 503
+ * overloaded over REST, one without coin evidence over gossip is refused early, nothing
+ * of either is stored, a repeat of a held call is still answered, and once a block
+ * confirms the pending ones the refused call is accepted. Calls come with their anchor
+ * and coin, so intake asks the chain-data endpoint nothing (the node reaches it through a
+ * recording proxy here); a peer's payload without evidence refused at the bound is never
+ * fetched either.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildCall, buildCallAnchor, type BuiltCall } from '../../src/client/sdk.js';
-import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced, withCoin } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, status, urlOf } from '../helpers/gossip.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
@@ -44,7 +46,7 @@ async function recordingProxy(target: string): Promise<{ url: string; paths: str
   };
 }
 
-test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded until blocks confirm some`, { timeout: 60_000 }, async () => {
+test(`max_pending_calls = ${BOUND}: a new call paying no more than the lowest waiting answers 503 overloaded until blocks confirm some; one paying more takes its place`, { timeout: 60_000 }, async () => {
   const devnet = await startDevnet();
   const proxy = await recordingProxy(devnet.url);
   const port = await freePort();
@@ -62,25 +64,26 @@ test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded unt
     devnet.chain.mine(1);
     await waitSynced(node, devnet);
 
-    // BOUND + 2 calls, each anchored on its own confirmed output.
+    // BOUND + 3 calls, each anchored on its own confirmed output: the first BOUND at 4
+    // sat/vB, the next at 1 (less than any waiting), the next (over gossip) at 1, the last at 20.
     const utxos = (await svc.esplora.utxos(wallet.address)).filter((u) => u.status?.confirmed !== false);
-    assert.ok(utxos.length >= BOUND + 2, `enough outputs: ${utxos.length}`);
-    const calls: { call: BuiltCall; txid: string; body: { txid: string; contract_id: string; payload: string } }[] = [];
-    for (let i = 0; i < BOUND + 2; i++) {
+    assert.ok(utxos.length >= BOUND + 3, `enough outputs: ${utxos.length}`);
+    const calls: { call: BuiltCall; txid: string; body: { txid: string; contract_id: string; payload: string; anchor_tx: string } }[] = [];
+    for (let i = 0; i < BOUND + 3; i++) {
       const call = buildCall({ contractId: dep.contractId, function: 'bump', args: [`u64:${i + 1}`], abi: counter.abi, callerSecret: wallet.secret, outpoint: utxos[i]! });
-      const anchor = buildCallAnchor(wallet, [utxos[i]!], call, 1);
+      const anchor = buildCallAnchor(wallet, [utxos[i]!], call, i < BOUND ? 4 : i === BOUND + 2 ? 20 : 1);
       await svc.esplora.broadcast(anchor.hex);
-      calls.push({ call, txid: anchor.txid, body: { txid: anchor.txid, contract_id: dep.contractId, payload: call.payload } });
+      calls.push({ call, txid: anchor.txid, body: await withCoin(devnet, { txid: anchor.txid, contract_id: dep.contractId, payload: call.payload, anchor_tx: anchor.hex }) });
     }
     const url = `${node.restUrl}/contract_call`;
+    const asked = proxy.paths.length;
     for (let i = 0; i < BOUND; i++) assert.equal((await postJson(url, calls[i]!.body)).status, 202, `call ${i} accepted`);
-    assert.ok(fetched(calls[0]!.txid), 'an accepted call fetched its anchor through the proxy');
 
     // Full: a new call is refused, clearly, and nothing of it is stored.
     const refused = await postJson(url, calls[BOUND]!.body);
     assert.equal(refused.status, 503);
     assert.equal(refused.body.error.code, 'overloaded');
-    assert.match(refused.body.error.message, /max_pending_calls/);
+    assert.match(refused.body.error.message, /max_pending_calls; the lowest fee rate waiting is 4\.\d{3} sat\/vB, this anchor pays 1\.\d{3} sat\/vB/);
     assert.equal((await getJson(`${node.restUrl}/contract_call/${calls[BOUND]!.txid}/status`)).status, 404);
     // A repeat of a held call is still answered as before (200, same body).
     const again = await postJson(url, calls[0]!.body);
@@ -92,22 +95,34 @@ test(`max_pending_calls = ${BOUND}: the next new call answers 503 overloaded unt
     const g = await peer.call('SubmitPayload', { payloads: [viaPeer(calls[BOUND + 1]!)] });
     assert.deepEqual(g.results.map((r) => [r.accepted, r.error_code]), [[false, 'overloaded']]);
     assert.equal((await status(node)).pending_calls, BOUND);
-    // Refused early: neither refused call's anchor was fetched (nor its signature checked).
-    assert.equal(fetched(calls[BOUND]!.txid), false, 'the call refused over REST never reached the chain endpoint');
+    // Neither refused call's anchor was fetched: intake asked the endpoint nothing at all.
     assert.equal(fetched(calls[BOUND + 1]!.txid), false, 'the call refused over gossip never reached the chain endpoint');
-    // A refused call asked again is refused again, also early.
+    // (The node's follower polls the tip meanwhile, and deferred checks may ask where the
+    // accepted calls' outpoints went: neither is intake, which would fetch an anchor.)
+    assert.deepEqual(proxy.paths.slice(asked).filter((p) => calls.some((c) => p.includes(c.txid))), [], 'no anchor fetched at intake');
+    // A refused call asked again is refused again.
     assert.equal((await postJson(url, calls[BOUND]!.body)).status, 503);
-    assert.equal(fetched(calls[BOUND]!.txid), false);
+
+    // A call paying more takes the place of the lowest (ties: the highest txid), which is gone.
+    assert.equal((await postJson(url, calls[BOUND + 2]!.body)).status, 202, 'a higher fee rate is taken while the set is full');
+    assert.equal((await status(node)).pending_calls, BOUND);
+    const gone = (await Promise.all(calls.slice(0, BOUND).map(async (c) => (await getJson(`${node.restUrl}/contract_call/${c.txid}/status`)).status))).filter((s) => s === 404).length;
+    assert.equal(gone, 1, 'exactly one waiting call was evicted');
+    assert.ok(node.lines.some((l) => l.msg === 'pending payloads evicted for payloads that pay more' && l['outbid_in_a_full_set'] === 1), 'the eviction is logged');
 
     // A block confirms the pending calls: room again, for REST and gossip alike.
     devnet.chain.mine(1);
     await waitSynced(node, devnet);
     assert.equal((await status(node)).pending_calls, 0);
     assert.equal((await postJson(url, calls[BOUND]!.body)).status, 202, 'the refused call is accepted now');
-    assert.ok(fetched(calls[BOUND]!.txid), 'and its anchor was fetched for the binding check');
     const g2 = await peer.call('SubmitPayload', { payloads: [viaPeer(calls[BOUND + 1]!)] });
     assert.deepEqual(g2.results.map((r) => [r.accepted, r.error_code]), [[true, '']]);
     devnet.chain.mine(1);
+    await waitSynced(node, devnet);
+    // Every call confirmed is applied, the evicted one too (admission is never consensus): sent again, it is taken.
+    for (const c of calls) {
+      if ((await getJson(`${node.restUrl}/contract_call/${c.txid}/status`)).status === 404) assert.equal((await postJson(url, c.body)).status, 202);
+    }
     await waitSynced(node, devnet);
     for (const c of calls) assert.equal((await getJson(`${node.restUrl}/contract_call/${c.txid}/status`)).body.status, 'executed', c.txid);
   } finally {

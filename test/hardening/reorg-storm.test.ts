@@ -17,7 +17,7 @@ test(`reorg storm, ${ROUNDS} reorgs of depth 1..10 while calls arrive: same stat
   const wallet = testWallet(51);
   const svc = client(nodeA, devnet, wallet);
   const counter = compileFixture('counter.svc');
-  const bodies: { txid: string; contract_id: string; payload: string }[] = [];
+  const bodies: { txid: string; contract_id: string; payload: string; coin?: unknown }[] = [];
   const depths: number[] = [];
   try {
     await fund(devnet, wallet, ROUNDS * 2 + 4, 200_000);
@@ -37,7 +37,7 @@ test(`reorg storm, ${ROUNDS} reorgs of depth 1..10 while calls arrive: same stat
       // One wallet: its calls go one after the other (parallel ones would spend the same coin).
       for (let i = 0; i < 2; i++) {
         const c = await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${round * 10 + i + 1}`], abi: counter.abi });
-        bodies.push({ txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload });
+        bodies.push({ txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload, coin: c.body.coin });
       }
       devnet.chain.mine(1 + rnd(3));
       // Every depth 1..10 (twice with 20 rounds), in a shuffled order.

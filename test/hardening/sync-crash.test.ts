@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCall, buildCallAnchor } from '../../src/client/sdk.js';
-import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced, waitUntil, withCoin } from '../helpers/devnet-node.js';
 import { killDelays } from '../helpers/crash-pair.js';
 import { freePort, startPeerNode, status, waitStatus } from '../helpers/gossip.js';
 import type { NodeProcess } from '../helpers/node-process.js';
@@ -44,7 +44,7 @@ test(`SIGKILL during peer sync, ${CYCLES} cycles: no stored call lost, same stat
           const call = buildCall({ contractId: dep.contractId, function: 'bump', args: [`u64:${i + j + 1}`], abi: counter.abi, callerSecret: wallet.secret, outpoint: u });
           const a = buildCallAnchor(wallet, [u], call, 1);
           await svc.esplora.broadcast(a.hex);
-          const r = await postJson(`${A.restUrl}/contract_call`, { txid: a.txid, contract_id: dep.contractId, payload: call.payload });
+          const r = await postJson(`${A.restUrl}/contract_call`, await withCoin(devnet, { txid: a.txid, anchor_tx: a.hex, contract_id: dep.contractId, payload: call.payload }));
           assert.equal(r.status, 202);
           txids.push(a.txid);
         }),

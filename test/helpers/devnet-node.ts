@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import { startNode, type NodeProcess, type StartOptions } from './node-process.js';
 import { SvcClient } from '../../src/client/sdk.js';
+import { EsploraClient } from '../../src/client/esplora.js';
+import { gatherCoin, outpointOfPayload } from '../../src/client/coin.js';
+import type { CoinJson } from '../../src/protocol/coin.js';
 import { walletFromSecret, networkOf, type Wallet } from '../../src/client/wallet.js';
 import { compileSource } from '../../src/compiler/index.js';
 import type { Artifact } from '../../src/protocol/contract.js';
@@ -137,4 +140,16 @@ export async function waitUntil(node: NodeProcess, cond: () => Promise<boolean>,
     if (left <= 0) throw new Error(`timed out waiting for ${what}`);
     await node.waitForNext(() => true, Math.min(left, 500), what).catch(() => undefined);
   }
+}
+
+/**
+ * `body` (a POST /contract_call or /deploy_contract body) with the coin evidence its
+ * anchor's inputs need (docs/STATE.md, "Coin evidence"), gathered from the devnet as
+ * svc gathers it (src/client/coin.ts): what a client built offline adds before posting.
+ */
+export async function withCoin<B extends { txid: string; anchor_tx?: string; payload?: string }>(devnet: DevnetChainHandle, body: B): Promise<B & { coin: CoinJson }> {
+  const esplora = new EsploraClient(devnet.url);
+  const anchor = body.anchor_tx ?? (await esplora.txHex(body.txid));
+  const { json } = await gatherCoin(esplora, anchor, body.payload !== undefined ? outpointOfPayload(body.payload) : null);
+  return { ...body, coin: json };
 }

@@ -22,6 +22,12 @@ export interface FakeOptions {
   statuses?: string[];
   /** Override answers: path prefix -> [status, body]. */
   override?: Record<string, [number, unknown]>;
+  /**
+   * The wallet's output script: each of `utxos` then becomes an output of a real
+   * transaction paying it (served at /esplora/tx/:txid/hex, unconfirmed), as the SDK's
+   * coin evidence needs; the UTXO's txid is that transaction's (`Fake.utxos`).
+   */
+  payTo?: Uint8Array;
 }
 
 export interface Fake {
@@ -29,7 +35,19 @@ export interface Fake {
   esploraUrl: string;
   nodeUrl: string;
   requests: Recorded[];
+  /** The UTXOs served (with `payTo`, their txids are the funding transactions'). */
+  utxos: NonNullable<FakeOptions['utxos']>;
   close(): Promise<void>;
+}
+
+/** A transaction paying `value` to `script` at `vout` (earlier outputs 1,000 sats each), spending `seed`'s outpoint so it is distinct per UTXO. */
+function fundingTx(seed: { txid: string; vout: number }, vout: number, value: number, script: Uint8Array): Transaction {
+  const tx = new Transaction();
+  tx.version = 2;
+  tx.addInput(Buffer.from(seed.txid, 'hex').reverse(), seed.vout);
+  for (let i = 0; i < vout; i++) tx.addOutput(script, 1_000n);
+  tx.addOutput(script, BigInt(value));
+  return tx;
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -44,6 +62,12 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
   let statusCalls = 0;
   /** Transactions posted to /esplora/tx, by txid, for GET /esplora/tx/:txid/hex. */
   const broadcast = new Map<string, string>();
+  const utxos = (o.utxos ?? []).map((u) => {
+    if (!o.payTo) return u;
+    const tx = fundingTx(u, u.vout, u.value, o.payTo);
+    broadcast.set(tx.getId(), tx.toHex());
+    return { ...u, txid: tx.getId() };
+  });
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const url = new URL(req.url!, 'http://x');
     const path = url.pathname;
@@ -52,7 +76,8 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
       if (path.startsWith(prefix)) return send(res, st, b);
     }
     let m: RegExpMatchArray | null;
-    if ((m = path.match(/^\/esplora\/address\/([^/]+)\/utxo$/))) return send(res, 200, o.utxos ?? []);
+    if ((m = path.match(/^\/esplora\/address\/([^/]+)\/utxo$/))) return send(res, 200, utxos);
+    if ((m = path.match(/^\/esplora\/tx\/([0-9a-f]{64})\/status$/))) return broadcast.has(m[1]!) ? send(res, 200, { confirmed: false }) : send(res, 404, 'Transaction not found');
     if ((m = path.match(/^\/esplora\/tx\/([0-9a-f]{64})\/hex$/))) {
       const hex = broadcast.get(m[1]!);
       return hex ? send(res, 200, hex) : send(res, 404, 'Transaction not found');
@@ -111,6 +136,7 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
     esploraUrl: `${url}/esplora`,
     nodeUrl: `${url}/node`,
     requests,
+    utxos,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -1,4 +1,7 @@
 /** Helpers for the peer-service tests: nodes on fixed loopback ports that know each other. */
+import { EsploraClient } from '../../src/client/esplora.js';
+import { gatherCoin } from '../../src/client/coin.js';
+import type { CoinEvidence } from '../../src/protocol/coin.js';
 import { createServer } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,4 +103,17 @@ export async function waitCallKnown(node: NodeProcess, txid: string, timeoutMs =
     if (Date.now() > deadline) throw new Error(`call ${txid} never reached ${node.restUrl}`);
     await new Promise((res) => setTimeout(res, 5));
   }
+}
+
+/** The coin evidence of an anchor whose inputs are on the devnet, gathered as svc gathers it (src/client/coin.ts). */
+export async function coinEvidenceOf(devnet: DevnetChainHandle, anchorHex: string, outpoint: { txid: string; vout: number } | null): Promise<CoinEvidence> {
+  return (await gatherCoin(new EsploraClient(devnet.url), anchorHex, outpoint)).coin;
+}
+
+/** A payload's proto Evidence with its anchor and coin (docs/STATE.md, "Coin evidence"), as a peer sends it. */
+export function protoCoinEvidence(anchorHex: string, coin: CoinEvidence): Record<string, unknown> {
+  return {
+    anchor_tx: Buffer.from(anchorHex, 'hex'),
+    coin: coin.prevTxs.map((p) => ({ tx: Buffer.from(p.tx), at: p.at ? { block_hash: Buffer.from(p.at.blockHash, 'hex'), height: p.at.height, tx_index: p.at.txIndex, branch: p.at.branch.map((h) => Buffer.from(h)) } : null })),
+  };
 }

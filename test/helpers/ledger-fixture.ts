@@ -61,6 +61,7 @@ export function unsignedCall(
   caller: Uint8Array,
   callId: bigint,
   outpointTxid: Uint8Array,
+  outpointVout = 0,
 ): { envelope: CallEnvelope; bytes: Uint8Array; envelopeHash: Uint8Array } {
   const envelope: CallEnvelope = {
     version: 1,
@@ -70,7 +71,7 @@ export function unsignedCall(
     caller,
     callId,
     outpointTxid,
-    outpointVout: 0,
+    outpointVout,
     signature: new Uint8Array(64),
   };
   const bytes = encodeEnvelope(envelope);

@@ -24,6 +24,9 @@ import { codeHash, contractId as deriveContractId } from '../../src/protocol/con
 import type { Value } from '../../src/protocol/value.js';
 import type { CallRecord, ContractRecord } from '../../src/records.js';
 import { pendingCallRecord, unsignedCall } from './ledger-fixture.js';
+import { wallet, type Wallet } from './txbuilder.js';
+import * as bitcoin from 'bitcoinjs-lib';
+import type { CoinEvidence } from '../../src/protocol/coin.js';
 
 /** Bitcoin Core's regtest genesis: the devnet's too, so activation applies as on a devnet. */
 export const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';
@@ -69,9 +72,14 @@ export interface Artifact {
   constants: unknown[];
 }
 
+/**
+ * `fund`: the transaction that created the coin the anchor spends (output 0, paying the
+ * world's wallet): the coin a client shows the node (docs/STATE.md, "Coin evidence") is
+ * real, and provable once `fund` confirms.
+ */
 export type Payload =
-  | { kind: 'deploy'; txid: string; record: ContractRecord; tx: Transaction }
-  | { kind: 'call'; txid: string; record: CallRecord; tx: Transaction; envelope: CallEnvelope; outpoint: string; conflict: Transaction | null };
+  | { kind: 'deploy'; txid: string; record: ContractRecord; tx: Transaction; fund: Transaction }
+  | { kind: 'call'; txid: string; record: CallRecord; tx: Transaction; envelope: CallEnvelope; outpoint: string; conflict: Transaction | null; fund: Transaction };
 
 export interface SimBlock {
   height: number;
@@ -117,6 +125,27 @@ function spendTx(outpointTxid: Uint8Array, vout: number, script: Uint8Array, sal
   return tx;
 }
 
+/** What each coin of the world holds, sats (its anchor pays 99,000 of it as fee). */
+const COIN_SATS = 100_000n;
+
+/**
+ * `spendTx` of the world wallet's coin `fund:vout`, signed as a P2WPKH wallet signs it.
+ * `fee`: the stamp output carries nothing and the coin less `fee` returns to the wallet
+ * (output 1: a coin the next anchor may spend, unconfirmed).
+ */
+function signedSpend(w: Wallet, fund: Transaction, script: Uint8Array, salt: number, vout = 0, fee?: bigint): Transaction {
+  const tx = spendTx(Buffer.from(fund.getId(), 'hex'), vout, script, salt);
+  const value = fund.outs[vout]!.value;
+  if (fee !== undefined) {
+    tx.outs[0]!.value = 0n;
+    tx.addOutput(Buffer.from(w.script), value - fee);
+  }
+  const code = bitcoin.payments.p2pkh({ pubkey: w.key.publicKey }).output!;
+  const h = tx.hashForWitnessV0(0, code, value, Transaction.SIGHASH_ALL);
+  tx.setWitness(0, [bitcoin.script.signature.encode(w.key.sign(h), Transaction.SIGHASH_ALL), w.key.publicKey]);
+  return tx;
+}
+
 /** A payment output script: what a conflicting, unstamped spend pays to. */
 const PAY_SCRIPT = Buffer.concat([Buffer.of(0x00, 0x14), Buffer.alloc(20, 7)]);
 
@@ -131,12 +160,15 @@ export class World {
   readonly stale: SimBlock[] = [];
   private salt = 1;
   private branch = 0;
+  /** The key of every coin the world's payloads spend. */
+  private readonly wallet: Wallet;
 
   constructor(
     readonly rng: Rng,
     readonly seed: number,
   ) {
     // Block 0 stands for regtest's genesis (its hash names the network); no header of it is read.
+    this.wallet = wallet(`sim-world:${seed}`);
     this.chain = [{ height: 0, hash: REGTEST_GENESIS, prevHash: '00'.repeat(32), txs: [this.coinbase(0)], txids: [], header: Buffer.alloc(80) }];
     this.chain[0]!.txids = [this.chain[0]!.txs[0]!.getId()];
   }
@@ -155,9 +187,19 @@ export class World {
 
   // ---------------------------------------------------------------- payloads
 
+  /** A new coin of the world's wallet: its funding transaction (`Payload.fund`; the caller broadcasts it). */
+  private newCoin(label: string): Transaction {
+    const fund = new Transaction();
+    fund.version = 2;
+    fund.addInput(Buffer.from(id32(label, this.seed, this.salt)).reverse(), 0);
+    fund.addOutput(Buffer.from(this.wallet.script), COIN_SATS);
+    return fund;
+  }
+
   deploy(artifact: Artifact): Payload & { kind: 'deploy' } {
     const ch = codeHash(artifact);
-    const tx = spendTx(id32('deploy-in', this.seed, this.salt), 0, deployStampScript(ch), this.salt++);
+    const fund = this.newCoin('deploy-in');
+    const tx = signedSpend(this.wallet, fund, deployStampScript(ch), this.salt++);
     const txid = tx.getId();
     const record: ContractRecord = {
       contract_id: toHex(deriveContractId(Buffer.from(txid, 'hex'), ch)),
@@ -169,7 +211,7 @@ export class World {
       artifact: { ...artifact, metadata: {} },
       body_hash: toHex(sha256(Buffer.from(`deploy-body:${txid}`))),
     };
-    const p = { kind: 'deploy' as const, txid, record, tx };
+    const p = { kind: 'deploy' as const, txid, record, tx, fund };
     this.payloads.push(p);
     return p;
   }
@@ -180,14 +222,18 @@ export class World {
    * (the call executes, or it is dropped). The signature is zero: intake's signature
    * check is intrinsic and arrival-independent, and the ledger never re-checks it.
    */
-  call(contractId: string, fn: string, args: Value[], caller: Uint8Array, callId: bigint, doomed: boolean): Payload & { kind: 'call' } {
-    const outpointTxid = id32('utxo', this.seed, this.salt);
-    const { envelope, bytes, envelopeHash: eh } = unsignedCall(contractId, fn, args, caller, callId, outpointTxid);
-    const tx = spendTx(outpointTxid, 0, callStampScript(envelope.contractId, eh), this.salt++);
+  call(contractId: string, fn: string, args: Value[], caller: Uint8Array, callId: bigint, doomed: boolean, opts: { coin?: { tx: Transaction; vout: number }; fee?: bigint } = {}): Payload & { kind: 'call' } {
+    // `opts.coin`: spend this coin (another payload's anchor's change, a coin already
+    // spent by another anchor) instead of a new one; `opts.fee`: what the anchor pays.
+    const fund = opts.coin?.tx ?? this.newCoin('utxo');
+    const vout = opts.coin?.vout ?? 0;
+    const outpointTxid = Buffer.from(fund.getId(), 'hex');
+    const { envelope, bytes, envelopeHash: eh } = unsignedCall(contractId, fn, args, caller, callId, outpointTxid, vout);
+    const tx = signedSpend(this.wallet, fund, callStampScript(envelope.contractId, eh), this.salt++, vout, opts.fee);
     const conflict = doomed ? spendTx(outpointTxid, 0, PAY_SCRIPT, this.salt++) : null;
     const txid = tx.getId();
     const record = pendingCallRecord(txid, contractId, envelope, bytes, eh);
-    const p = { kind: 'call' as const, txid, record, tx, envelope, outpoint: record.outpoint, conflict };
+    const p = { kind: 'call' as const, txid, record, tx, envelope, outpoint: record.outpoint, conflict, fund };
     this.payloads.push(p);
     return p;
   }
@@ -282,7 +328,12 @@ export class World {
 
   /** The evidence a peer that read the best chain sends with `p`: its anchor, where it confirmed, what spent a call's outpoint. */
   evidenceOf(p: Payload): Evidence {
-    return { anchorTx: p.tx.toBuffer(), confirmed: this.inclusionOf(p.txid), spentBy: p.kind === 'call' ? this.spenderOf(p) : null };
+    return { anchorTx: p.tx.toBuffer(), confirmed: this.inclusionOf(p.txid), spentBy: p.kind === 'call' ? this.spenderOf(p) : null, coin: this.coinOf(p) };
+  }
+
+  /** The coin evidence a client gathers for `p` from the best chain: the funding transaction, with its inclusion once confirmed. */
+  coinOf(p: Payload): CoinEvidence {
+    return { prevTxs: [{ tx: p.fund.toBuffer(), at: this.inclusionOf(p.fund.getId()) }] };
   }
 
   /** The endpoint's `/blocks[/:top]` as the header follower reads it: ten blocks from `top` (the tip without it) down, newest first. */

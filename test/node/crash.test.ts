@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { client, compileFixture, getJson, postJson, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { client, compileFixture, getJson, postJson, startDevnet, testWallet, waitSynced, withCoin } from '../helpers/devnet-node.js';
 import { deployOnBoth, killDelays, startCrashPair } from '../helpers/crash-pair.js';
 
 /** The issue asks for at least 20. */
@@ -29,7 +29,7 @@ test(`SIGKILL during block application, ${CYCLES} times: same state roots, no ac
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       for (let i = 0; i < CALLS_PER_CYCLE; i++) {
         const c = await svc.call({ contractId: dep.contractId, function: 'bump', args: [`u64:${cycle * 10 + i + 1}`], abi: counter.abi });
-        const r = await postJson(`${crashy.restUrl}/contract_call`, { txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload });
+        const r = await postJson(`${crashy.restUrl}/contract_call`, await withCoin(devnet, { txid: c.anchor.txid, contract_id: dep.contractId, payload: c.call.payload }));
         assert.equal(r.status, 202);
         acknowledged.push(c.anchor.txid);
       }

@@ -208,8 +208,8 @@ test('the storage codec refuses unknown formats and parts, empty or absurd lengt
     assert.throws(() => decodeEvidence(mutate(Buffer.from(b))), (e: NodeError) => e instanceof NodeError && e.code === 'bad_request' && re.test(e.message));
   };
   bad((c) => ((c[0] = 2), c), /unknown format 2/);
-  bad((c) => ((c[8] = 8), c), /unknown part bits/); // parts byte after 1 + 4 + 3
-  bad((c) => ((c[8] = 1 | 4), c), /block txids without a spender/);
+  bad((c) => ((c[8] = 16), c), /unknown part bits/); // parts byte after 1 + 4 + 3
+  bad((c) => ((c[8] = 1 | 8), c), /block txids without a spender/);
   bad((c) => (c.writeUInt32BE(0, 1), c), /length 0/);
   bad((c) => (c.writeUInt32BE(MAX_EVIDENCE_TX_BYTES + 1, 1), c), /length 1000001/);
   bad((c) => ((c[9 + 40] = MAX_BRANCH_DEPTH + 1), c), /18 levels/);

@@ -86,8 +86,9 @@ test('a run of header-only blocks leaves the store a block-by-block application 
     let w = await Writer.open(path, 'light', logger('test'));
     await w.initAnchor({ height: 0, hash: REGTEST_GENESIS });
     await w.putHeaders(1, world.chain.slice(1).map((b) => b.header), false);
-    await w.acceptDeploy(d.record, evidenceOf(d));
-    for (const p of world.payloads) if (p.kind === 'call') await w.acceptCall(p.record, undefined, evidenceOf(p));
+    // The ledger's acceptance, below the node's admission policy (writer.ts, admit): what is proven here is placement by evidence.
+    await w.ledger.acceptDeploy(d.record, evidenceOf(d));
+    for (const p of world.payloads) if (p.kind === 'call') await w.ledger.acceptCall(p.record, undefined, evidenceOf(p));
     await w.close();
     w = await Writer.open(path, 'light', logger('test'));
     writers.push(w);

@@ -31,8 +31,9 @@ test('takeEvidence refuses a spender that does not spend the call\'s outpoint (b
   const w = await Writer.open(join(dir, 'db'), 'n', logger('test'));
   try {
     await w.initAnchor({ height: 0, hash: REGTEST_GENESIS });
-    await w.acceptDeploy(d.record, world.evidenceOf(d));
-    await w.acceptCall(doomed.record, undefined, world.evidenceOf(doomed));
+    // The ledger's acceptance, below the node's admission policy (writer.ts, admit): what is proven here is what evidence decides.
+    await w.ledger.acceptDeploy(d.record, world.evidenceOf(d));
+    await w.ledger.acceptCall(doomed.record, undefined, world.evidenceOf(doomed));
     // Block 1 confirms the deploy, the other call and the doomed call's conflicting spend.
     for (const tx of [d.tx, other.tx, doomed.conflict!]) world.broadcast(tx);
     const b1 = world.mine(8);

@@ -281,6 +281,9 @@ export async function evidenceEffect(l: Ledger, txid: string, kind: 'call' | 'de
   const out: EvidenceEffect = { ops: [], place: null, droppedAt: null, refused: [] };
   const prev = reads.stored.get(txid) ?? null;
   const keep: Evidence = { anchorTx: prev?.anchorTx ?? ev.anchorTx, confirmed: prev?.confirmed ?? null, spentBy: prev?.spentBy ?? null };
+  // The coin that paid for the payload's wait is kept as it came first (served to peers while it waits).
+  const coin = prev?.coin ?? ev.coin;
+  if (coin) keep.coin = coin;
 
   const c = ev.confirmed;
   if (c) {
@@ -461,5 +464,8 @@ export async function payloadEvidence(
   if (!anchorTx) return null;
   const s = stored?.spentBy ?? null;
   const spentAt = s ? await standing(l, s.at, () => spenderTxidOf(s.tx), reads) : null;
-  return { anchorTx, confirmed, spentBy: s && spentAt ? s : null };
+  const out: Evidence = { anchorTx, confirmed, spentBy: s && spentAt ? s : null };
+  // The coin that paid for its wait travels while no confirmation does (docs/STATE.md, "Coin evidence").
+  if (!confirmed && stored?.coin) out.coin = stored.coin;
+  return out;
 }

@@ -30,6 +30,7 @@ import { ChainFollower } from '../../../src/core/chain-follower.js';
 import type { RpcClient } from '../../../src/ipc/rpc.js';
 import type { WriterApi } from '../../../src/messages.js';
 import { checkEvidence, type Evidence, type Inclusion } from '../../../src/protocol/evidence.js';
+import { checkCoin, type CheckedCoin, type CoinEvidence } from '../../../src/protocol/coin.js';
 import { Writer } from '../../../src/writer/writer.js';
 import { NodeError } from '../../../src/errors.js';
 import { logger } from '../../../src/log.js';
@@ -61,10 +62,14 @@ interface Outcome {
 interface Sent {
   anchorTx?: Uint8Array;
   evidence?: Evidence;
+  /** A client's coin evidence (REST `coin`), gathered from the best chain. */
+  coin?: CoinEvidence;
 }
 export type NodeKind = 'blocks' | 'light';
 
 const log = logger('sim');
+/** n2's max_pending_calls: below the calls a seed makes, so its pending set differs from the others'. */
+const SMALL_PENDING = 3;
 /** SIM_TRACE=1 prints every step of a run (to replay a failing seed with its story). */
 const trace = process.env['SIM_TRACE'] ? (m: string): void => void process.stderr.write(`sim: ${m}\n`) : (): void => undefined;
 
@@ -86,12 +91,14 @@ class SimNode {
     readonly eventBlocks: number,
     private readonly world: World,
     base: string,
+    /** Config max_pending_calls: small on one node, so nodes hold different pending sets (docs/STATE.md, "Coin evidence"). */
+    readonly maxPendingCalls = Number.POSITIVE_INFINITY,
   ) {
     this.dir = join(base, name);
   }
 
   async start(): Promise<void> {
-    this.writer = await Writer.open(join(this.dir, 'db'), this.name, log);
+    this.writer = await Writer.open(join(this.dir, 'db'), this.name, log, { maxPendingCalls: this.maxPendingCalls });
     if (this.writer.status().processedHeight === null) {
       // Default settings: the journal is anchored just below the network's activation.
       const h = journalAnchorHeight(await this.world.source().blockHashAt(0), null);
@@ -219,18 +226,25 @@ class SimNode {
       if (!evidence) {
         const anchor = sent.anchorTx ?? this.world.visible.get(p.txid)?.toBuffer();
         if (!anchor) return { receipt: 'retry', code: 'anchor_not_found' };
-        evidence = { anchorTx: anchor, confirmed: null, spentBy: null };
+        evidence = { anchorTx: anchor, confirmed: null, spentBy: null, ...(sent.coin ? { coin: sent.coin } : {}) };
       }
       const outpoint = p.kind === 'call' ? { txid: toHex(p.envelope.outpointTxid), vout: p.envelope.outpointVout } : null;
       const checked = checkEvidence(p.txid, outpoint, evidence);
       if (!checked.ok) { trace(`check: ${checked.reason}`); return { receipt: 'refused', code: sent.evidence || !sent.anchorTx ? checked.code : 'bad_request' }; }
       // As intake: what proves nothing (a 64-byte spender alone) is left out.
       evidence = checked.proven;
+      // The coin behind a payload its evidence does not place (intake's coinOf, in the pool there).
+      let coin: CheckedCoin | null = null;
+      if (!evidence.confirmed && evidence.coin) {
+        const c = checkCoin(evidence.anchorTx, outpoint, evidence.coin);
+        if (!c.ok) return { receipt: 'refused', code: 'bad_coin' };
+        coin = c.coin;
+      }
       if (p.kind === 'deploy') {
         const b = checkDeployBinding(checked.anchor, Buffer.from(p.record.code_hash, 'hex'));
         if (!b.ok) return { receipt: 'refused', code: bindingError(b.reason).code };
         await between();
-        await this.writer.acceptDeploy(p.record, evidence);
+        await this.writer.acceptDeploy(p.record, evidence, undefined, coin);
         return { receipt: held ? 'repeat' : 'accepted' };
       }
       const b = checkCallBinding(checked.anchor, p.envelope, envelopeHash(p.envelope));
@@ -242,13 +256,13 @@ class SimNode {
         // A stop right after the durable accept, before the replay a late payload owes:
         // the reopened writer must find and run it (Ledger.owedReplayHeight).
         await this.settle();
-        await this.writer.ledger.acceptCall(p.record, check, evidence);
+        await this.writer.acceptCall(p.record, check, evidence, undefined, coin);
         trace(`${this.name} stops right after accepting ${p.txid.slice(0, 8)}`);
         await this.restart();
         await this.settle();
         return { receipt: 'accepted' };
       }
-      await this.writer.acceptCall(p.record, check, evidence);
+      await this.writer.acceptCall(p.record, check, evidence, undefined, coin);
       trace(`${this.name} accepted call ${p.txid.slice(0, 8)} at tip ${l.tip?.height} with evidence ${evidence.confirmed ? `confirmed ${evidence.confirmed.height}:${evidence.confirmed.blockHash.slice(0, 8)}` : ''}${evidence.spentBy ? ` spent ${evidence.spentBy.at.height}` : ''}`);
       return { receipt: held ? 'repeat' : 'accepted' };
     } catch (e) {
@@ -309,6 +323,8 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     const forged = world.call(deploys[0]!.record.contract_id, 'bump', [{ type: 'u64', value: 1n }], callers[0]!, 99n, false);
     forged.envelope.outpointVout = 1;
     forged.record.payload = Buffer.from(encodeAgain(forged)).toString('base64');
+    // The coins the payloads spend are made now: each is provable once its funding confirms.
+    for (const p of world.payloads) world.broadcast(p.fund);
 
     // ---- the nodes: three from the start, of both kinds; a late joiner of either.
     const kinds: NodeKind[] = [0, 1, 2].map(() => (rng.chance(50) ? 'light' : 'blocks'));
@@ -318,7 +334,8 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     // Its events: the default 1,000 (a whole simulated chain at once) or a few blocks each.
     const eventBlocks = (): number => rng.pick([1_000, 1_000, 2, 5]);
     for (const [i, name] of ['n0', 'n1', 'n2'].entries()) {
-      const node = new SimNode(name, kinds[i]!, window(), eventBlocks(), world, base);
+      // n2 holds at most SMALL_PENDING calls waiting on their coins: it refuses or evicts by fee rate what the others hold.
+      const node = new SimNode(name, kinds[i]!, window(), eventBlocks(), world, base, name === 'n2' ? SMALL_PENDING : Number.POSITIVE_INFINITY);
       await node.start();
       nodes.push(node);
     }
@@ -330,7 +347,7 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
     const deep = seed % opts.deepEvery === 0;
 
     // How a client sends a payload over REST: with its anchor's bytes, or without (the node fetches them).
-    const byClient = (p: Payload): Sent => (rng.chance(50) ? { anchorTx: p.tx.toBuffer() } : {});
+    const byClient = (p: Payload): Sent => (rng.chance(50) ? { anchorTx: p.tx.toBuffer(), coin: world.coinOf(p) } : { coin: world.coinOf(p) });
     // How a peer sends a payload it holds: with the evidence it holds (what gossip and sync carry).
     const byPeer = async (from: SimNode, p: Payload): Promise<Sent> => ({ evidence: (await from.writer.payloadEvidence(p.txid)) ?? undefined });
     const none = (): Promise<void> => Promise.resolve();
@@ -380,9 +397,11 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
         else if (forgery.kind === 'chain' && forgery.namesHeight! <= tip) say(`accepted though it names block ${forgery.namesHeight}, which the node has processed`);
         return;
       }
+      // A lie that brings no coin for a payload the node does not hold may be refused for that first (coin_missing).
+      const unpaid = !wasHeld && !forgery.evidence.coin && o.code === 'coin_missing';
       if (forgery.kind === 'unproven') {
         if (o.receipt === 'refused' && o.code === 'bad_evidence') say('refused as false, though its bytes prove nothing either way');
-      } else if (o.receipt === 'refused' && o.code !== 'bad_evidence' && !(p === forged && o.code === 'anchor_mismatch')) say(`refused with ${o.code}, not bad_evidence`);
+      } else if (o.receipt === 'refused' && o.code !== 'bad_evidence' && !unpaid && !(p === forged && o.code === 'anchor_mismatch')) say(`refused with ${o.code}, not bad_evidence`);
       if (direct && forgery.kind === 'stateless' && o.receipt !== 'refused') say('taken by the writer');
       if (before !== after) say(`changed the node: ${before} -> ${after}`);
     };
@@ -485,11 +504,20 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
   const problems: string[] = [];
   const say = (s: string): void => void (problems.length < 20 && problems.push(s));
   for (const n of nodes) if (n.writer.ledger.halted) say(`${n.name} halted: ${n.writer.ledger.haltReason}`);
-  // Every node holds the same payloads.
+  // Every node holds the same payloads, but for calls still waiting at the end: a node
+  // with a small max_pending_calls holds fewer of those (admission is node policy; what
+  // the chain decided, every node holds and answers alike).
   const heldBy = await Promise.all(nodes.map(async (n) => (await Promise.all(world.payloads.map((p) => n.held(p.txid)))).map((h, i) => (h ? world.payloads[i]!.txid : null)).filter((t): t is string => t !== null)));
-  for (let i = 1; i < nodes.length; i++) if (heldBy[i]!.join() !== heldBy[0]!.join()) say(`${nodes[i]!.name} holds ${heldBy[i]!.length} payloads, ${nodes[0]!.name} ${heldBy[0]!.length}`);
   const heldSet = new Set(heldBy[0]);
   const model = runModel(world.chain, world.payloads.filter((p) => heldSet.has(p.txid)));
+  const waiting = (txid: string): boolean => model.calls.get(txid)?.status === 'pending';
+  const mayLack = (n: SimNode, txid: string): boolean => Number.isFinite(n.maxPendingCalls) && waiting(txid);
+  for (let i = 1; i < nodes.length; i++) {
+    const n = nodes[i]!;
+    const own = new Set(heldBy[i]);
+    const differ = [...heldSet].filter((t) => !own.has(t) && !mayLack(n, t)).length + heldBy[i]!.filter((t) => !heldSet.has(t)).length;
+    if (differ > 0) say(`${n.name} holds ${heldBy[i]!.length} payloads, ${nodes[0]!.name} ${heldBy[0]!.length}`);
+  }
 
   for (const n of nodes) {
     const l = n.writer.ledger;
@@ -510,6 +538,7 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
     const want = model.calls.get(p.txid);
     for (let i = 0; i < nodes.length; i++) {
       const r = recs[i] ?? null;
+      if (!r && mayLack(nodes[i]!, p.txid)) continue;
       if (JSON.stringify(r) !== JSON.stringify(recs[0] ?? null)) say(`${nodes[i]!.name} answers ${JSON.stringify(r)} for ${p.txid}, ${nodes[0]!.name} ${JSON.stringify(recs[0])}`);
       if (!want) {
         if (r) say(`${nodes[i]!.name} holds ${p.txid}, which no node should hold`);
@@ -525,6 +554,7 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
   for (const n of nodes) {
     for (const p of world.payloads) {
       if (!heldSet.has(p.txid)) continue;
+      if (mayLack(n, p.txid) && !(await n.held(p.txid))) continue;
       const want = p.kind === 'call' ? model.calls.get(p.txid) : null;
       const active = p.kind === 'deploy' && model.active.has(p.record.contract_id);
       const ev = await n.writer.payloadEvidence(p.txid);
