@@ -408,6 +408,23 @@ export interface SpentByJson extends InclusionJson {
   tx: string;
   vin: number;
 }
+/**
+ * The branch of a call's decision under the state root of the block that decided it
+ * (docs/STATE.md, "Call proofs"; the leaf's encoding and the roots are
+ * src/state/decisions.ts's): all hex, `siblings` and `leaf` as a field proof's trie part.
+ */
+export interface DecisionProofJson {
+  height: number;
+  block_hash: string;
+  /** The block's state root: `stateRootOf(contracts_root, decisions_root)`. */
+  state_root: string;
+  contracts_root: string;
+  decisions_root: string;
+  /** The trie proof of key = txid under decisions_root. */
+  siblings: string[];
+  leaf: { path: string; value: string } | null;
+}
+
 /** The `proof` member of GET /contract_call/{txid}/status?proof=true. */
 export interface CallProofJson {
   /** The anchoring transaction, raw hex. */
@@ -416,6 +433,8 @@ export interface CallProofJson {
   payload: string;
   confirmed: InclusionJson | null;
   spent_by: SpentByJson | null;
+  /** The decision's branch, for a decided call (null while pending). */
+  decision: DecisionProofJson | null;
 }
 
 /** The headers a call proof carries beside its evidence (80 bytes each). */
@@ -432,12 +451,13 @@ function inclusionJson(inc: Inclusion, header: Uint8Array | null, field: string)
 }
 
 /** The JSON proof of a call from its evidence, payload bytes and the headers of the blocks the evidence names (the node's side). */
-export function callProofJson(ev: Evidence, payload: Uint8Array, headers: ProofHeaders): CallProofJson {
+export function callProofJson(ev: Evidence, payload: Uint8Array, headers: ProofHeaders, decision: DecisionProofJson | null = null): CallProofJson {
   return {
     anchor_tx: toHexString(ev.anchorTx),
     payload: encodePayload(payload),
     confirmed: ev.confirmed ? inclusionJson(ev.confirmed, headers.confirmed, 'confirmed') : null,
     spent_by: ev.spentBy ? { tx: toHexString(ev.spentBy.tx), vin: ev.spentBy.vin, ...inclusionJson(ev.spentBy.at, headers.spentBy, 'spent_by') } : null,
+    decision,
   };
 }
 

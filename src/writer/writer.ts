@@ -9,7 +9,7 @@ import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
 import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../records.js';
-import { checkEvidence, evidenceError, type Evidence, type FoldedRoots, type SpentBy } from '../protocol/evidence.js';
+import { checkEvidence, evidenceError, type DecisionProofJson, type Evidence, type FoldedRoots, type SpentBy } from '../protocol/evidence.js';
 import type { Logger } from '../log.js';
 import type { HeldPayload } from '../protocol/rules.js';
 
@@ -104,6 +104,7 @@ export class Writer {
     if (!(await db.get(meta.nodeId.key))) await db.put(meta.nodeId.key, meta.nodeId.encode(nodeId));
     const ledger = new Ledger(db, log);
     await ledger.load();
+    await ledger.upgradeStore();
     log.info('database open', { db_path: dbPath, processed_height: ledger.tip?.height ?? null, contracts: ledger.contractCount, pending_calls: ledger.pendingCount });
     const writer = new Writer(db, ledger, log, limits);
     // A late payload's replay that a stop interrupted is owed: queue it before any block.
@@ -195,10 +196,11 @@ export class Writer {
   /**
    * What GET /contract_call/{txid}/status?proof=true proves (docs/STATE.md, "Call
    * proofs"): the call's anchor and payload, its placement once a block decided it, and
-   * for a dropped call the spender's; with the headers of the blocks they name, read in
-   * one job so they belong to one state. Null when the node holds no such call.
+   * for a dropped call the spender's; with the headers of the blocks they name, and the
+   * branch of its decision under the deciding block's state root, read in one job so they
+   * belong to one state. Null when the node holds no such call.
    */
-  callProof(txid: string): Promise<{ evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null } } | null> {
+  callProof(txid: string): Promise<{ evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null }; decision: DecisionProofJson | null } | null> {
     return this.serial(async () => {
       const l = this.ledger;
       const rec = await l.call(txid);
@@ -210,7 +212,10 @@ export class Writer {
       const confirmed = decided ? ev.confirmed : null;
       const spentBy = rec.status === 'dropped' ? ev.spentBy : null;
       const headerOf = async (h: number | undefined): Promise<Uint8Array | null> => (h === undefined ? null : ((await l.headers(h, 1))[0] ?? null));
-      return { evidence: { anchorTx: ev.anchorTx, confirmed, spentBy }, payload, headers: { confirmed: await headerOf(confirmed?.height), spentBy: await headerOf(spentBy?.at.height) } };
+      // The block that decided it: the anchor's, or for a drop the spender's.
+      const decidedAt = rec.status === 'pending' ? null : rec.status === 'dropped' ? (spentBy?.at.height ?? null) : rec.block_height;
+      const decision = decidedAt === null ? null : await l.decisionProof(decidedAt, txid);
+      return { evidence: { anchorTx: ev.anchorTx, confirmed, spentBy }, payload, headers: { confirmed: await headerOf(confirmed?.height), spentBy: await headerOf(spentBy?.at.height) }, decision };
     });
   }
 

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { LedgerBench, anchorTx, compileContract, id32 } from '../helpers/ledger-fixture.js';
+import { decodeDecision, stateRootOf } from '../../src/state/decisions.js';
 
 const PAY = Buffer.concat([Buffer.of(0x00, 0x14), Buffer.alloc(20, 1)]);
 
@@ -26,11 +27,25 @@ test('a call received after its outpoint was spent is dropped at once; a reorg o
     const h = b.height + 1;
     const { input } = await b.block([conflict], [[rec.outpoint, conflict.getId()]]);
     await b.ledger.flushBlocks();
+    const rootBefore = (await b.ledger.stateRootAt(h))!;
     const accepted = await b.ledger.acceptCall(rec, { lookedUpAt: { height: h, epoch: b.ledger.chainEpoch }, spentBy: { txid: conflict.getId(), height: h, blockHash: input.hash } });
     assert.equal(accepted.record.status, 'dropped');
     assert.equal(accepted.replayFrom, null, 'no replay: a drop changes no state');
     assert.equal((await b.ledger.call(rec.txid))!.status, 'dropped');
     assert.equal(b.ledger.pendingCount, 0);
+    // The late drop joins block h's decisions: its root is computed again, stored, published
+    // (h is the tip), and the drop is provable under it, as on a node that held the call.
+    const before = rootBefore;
+    const at = (await b.ledger.stateRootAt(h))!;
+    assert.notEqual(at.state_root, before.state_root, 'the drop moved the root of its block');
+    assert.equal(at.contracts_root, before.contracts_root, 'a drop changes no contract state');
+    assert.equal(at.state_root, Buffer.from(stateRootOf(Buffer.from(at.contracts_root!, 'hex'), Buffer.from(at.decisions_root!, 'hex'))).toString('hex'));
+    assert.equal(b.ledger.stateRoot, at.state_root);
+    const proof = (await b.ledger.decisionProof(h, rec.txid))!;
+    assert.equal(decodeDecision(Buffer.from(proof.leaf!.value, 'hex')).status, 'dropped');
+    await b.ledger.rederive(h, { dropJournalAbove: false, verifyBelow: h + 1 });
+    assert.equal(b.ledger.halted, false, 'a re-derivation from the journal reproduces the amended root');
+    assert.equal(b.ledger.stateRoot, at.state_root);
 
     // The block leaves the chain: the call is pending again, exactly as a fresh load sees it.
     await b.ledger.rewindTo(h - 1, { dropJournal: true });
