@@ -255,14 +255,19 @@ const STATUSES_AT_BLOCK: ReadonlySet<string> = new Set(['executed', 'failed', 'i
 
 /**
  * Verifies a call's status record against its call proof offline (docs/STATE.md, "Call
- * proofs"): the anchor's bytes hash to the txid; the payload decodes to an envelope whose
- * fields and hash are the record's and whose signature verifies; the anchor binds it
- * (stamp naming the contract and envelope hash, an input spending the named outpoint);
- * each inclusion's header hashes to its block_hash, meets its own bits, and commits to
- * the root the branch folds to; the anchor's (height, index) is the record's; a dropped
- * call's spender spends the named outpoint and is not the anchor. With
- * `trustedBlockHash`, each block must be the trusted one at its height. Throws
- * ClientError('bad_proof') when anything does not hold.
+ * proofs"). `status` is the record GET /contract_call/{txid}/status?proof=true answers;
+ * `proof` defaults to its `proof` member. Checked: the anchor's bytes hash to the txid;
+ * the payload decodes to an envelope whose fields and hash are the record's and whose
+ * signature verifies; the anchor binds it (stamp naming the contract and envelope hash,
+ * an input spending the named outpoint); each inclusion's header hashes to its
+ * block_hash, passes the node's proof-of-work check against `opts.network`'s limit, and
+ * commits to the root the branch folds to; the anchor's (height, index) is the record's;
+ * a dropped call's spender spends the named outpoint and is not the anchor; a decided
+ * call's decision lies under the state root of that block, and its status, position,
+ * result and error code are the record's. With `trustedBlockHash` / `trustedStateRoot`,
+ * each block / the deciding block's root must be the trusted one at its height. Returns
+ * what was proven, the outcome with its events; throws ClientError('bad_proof') when
+ * anything does not hold.
  */
 export async function verifyCallProof(status: CallStatus & { proof?: unknown }, proof: unknown = status?.proof, opts: CallProofOptions = {}): Promise<VerifiedCall> {
   const bad = (why: string): never => {

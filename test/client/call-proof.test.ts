@@ -7,6 +7,9 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '../helpers/paths.js';
 import type { AddressInfo } from 'node:net';
 import { ClientError, NodeClient, verifyCallProof, type CallStatus } from '../../src/client/index.js';
 import { callProofJson, type CallProofJson, type Evidence } from '../../src/protocol/evidence.js';
@@ -211,4 +214,11 @@ test('the proofs the node serves match docs/openapi.yaml (CallStatus.proof), exe
   }
   const bad = JSON.stringify({ ...executed.status, confirmations: 1, proof: { ...executed.proof, confirmed: { ...executed.proof.confirmed, header: 'ab' } } });
   assert.notDeepEqual(spec.check({ method: 'GET', path: `/contract_call/${executed.status.txid}/status`, status: 200, requestId: 'r', contentType: 'application/json', text: bad }), []);
+});
+
+test('the build ships type declarations for the SDK: verifyCallProof and its options are typed', () => {
+  const dts = readFileSync(join(repoRoot, 'dist/src/client/node.d.ts'), 'utf8');
+  assert.match(dts, /export declare function verifyCallProof\(status: CallStatus & \{\s*proof\?: unknown;\s*\}, proof\?: unknown, opts\?: CallProofOptions\): Promise<VerifiedCall>;/);
+  assert.match(dts, /trustedStateRoot\?: \(height: number\) => string \| Promise<string>;/);
+  assert.match(readFileSync(join(repoRoot, 'dist/src/client/index.d.ts'), 'utf8'), /export \* from '\.\/node\.js';/);
 });
