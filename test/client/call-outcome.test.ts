@@ -60,9 +60,11 @@ after(async () => {
   await devnet?.close();
 });
 
-test('executed, failed and invalid calls verify against the root the node publishes for their block, with their events', async () => {
+test('executed, failed and invalid calls verify against the root the node publishes for their block, with their events', async (t) => {
   const trustedStateRoot = rootAt;
   const e = await nc.callStatusProven(txids.executed, { trustedStateRoot });
+  const size = JSON.stringify(e.proof).length;
+  t.diagnostic(`executed call's proof: ${size} bytes of JSON, of which the decision ${JSON.stringify(e.proof.decision).length} (a block of 3 calls)`);
   assert.equal(e.status, 'executed');
   assert.equal(e.result, '5');
   const o = e.proven.outcome!;
