@@ -277,6 +277,12 @@ export class Ledger {
    */
   async upgradeStore(): Promise<void> {
     if (!this.rederiveOwed || !this.tip || !this.anchor) return;
+    // A halted store is not re-derived here (blocks are refused while halted): clearing the
+    // halt re-derives it, and the next start marks the layout.
+    if (this.halted) {
+      this.log.warn('the store holds state roots of an earlier version and is halted: they are re-derived when the halt is cleared');
+      return;
+    }
     this.log.warn('the store holds state roots of an earlier version: re-deriving them from the block journal', { to: this.tip.height });
     await this.rederive(this.tip.height, { dropJournalAbove: false, verifyBelow: 0 });
     await this.writeOrHalt([{ type: 'put', key: meta.format.key, value: meta.format.encode(STORE_FORMAT) }], true);
