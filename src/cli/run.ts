@@ -287,7 +287,8 @@ function provenLines(v: VerifiedCall): string[] {
   if (v.confirmed) lines.push(`anchor: block ${v.confirmed.blockHash} at ${v.confirmed.height}, tx index ${v.confirmed.txIndex}`);
   if (v.spentBy) lines.push(`spent by: ${v.spentBy.txid} in block ${v.spentBy.blockHash} at ${v.spentBy.height}`);
   if (v.outcome) {
-    lines.push(`outcome committed by: state root ${v.outcome.stateRoot} of block ${v.outcome.height}`);
+    // A drop is committed by no root: the spend above is its proof.
+    if (v.outcome.stateRoot !== null) lines.push(`outcome committed by: state root ${v.outcome.stateRoot} of block ${v.outcome.height}`);
     for (const e of v.outcome.events) lines.push(`event: ${e.name}(${e.params.map((x) => JSON.stringify(x.value)).join(', ')})`);
   }
   return lines;

@@ -185,16 +185,18 @@ export interface ProvenEvent {
 }
 
 /**
- * A decided call's outcome as the state root of its deciding block commits it
- * (docs/STATE.md, "Call proofs"): the record's status, position, result and error code
- * were checked against it; the events are read from it.
+ * A decided call's outcome (docs/STATE.md, "Call proofs"). Executed, failed, invalid: as
+ * the state root of its anchor's block commits it; the record's status, position, result
+ * and error code were checked against it, the events are read from it. Dropped: the
+ * spender's proven block, no position, result, error or events (drops are committed by
+ * no root: a drop depends on the payloads a node holds, the spend is a chain fact).
  */
 export interface ProvenOutcome {
   /** The deciding block: the anchor's, or for a drop the spender's. */
   height: number;
   blockHash: string;
-  /** The block's state root the outcome is committed by: compare it with other nodes' (GET /v2/state_root/{height}). */
-  stateRoot: string;
+  /** The block's state root the outcome is committed by: compare it with other nodes' (GET /v2/state_root/{height}); null for a drop. */
+  stateRoot: string | null;
   status: string;
   /** The anchor's index in the block (null for a drop). */
   txIndex: number | null;
@@ -213,7 +215,7 @@ export interface VerifiedCall {
   confirmed: ProvenPosition | null;
   /** A dropped call's conflicting spend: the spender's txid and position. */
   spentBy: (ProvenPosition & { txid: string }) | null;
-  /** The outcome its deciding block's state root commits to; null for a pending call. */
+  /** The outcome: committed by its anchor's block's state root, or a drop proven by its spender; null for a pending call. */
   outcome: ProvenOutcome | null;
 }
 
@@ -262,12 +264,13 @@ const STATUSES_AT_BLOCK: ReadonlySet<string> = new Set(['executed', 'failed', 'i
  * an input spending the named outpoint); each inclusion's header hashes to its
  * block_hash, passes the node's proof-of-work check against `opts.network`'s limit, and
  * commits to the root the branch folds to; the anchor's (height, index) is the record's;
- * a dropped call's spender spends the named outpoint and is not the anchor; a decided
- * call's decision lies under the state root of that block, and its status, position,
- * result and error code are the record's. With `trustedBlockHash` / `trustedStateRoot`,
- * each block / the deciding block's root must be the trusted one at its height. Returns
- * what was proven, the outcome with its events; throws ClientError('bad_proof') when
- * anything does not hold.
+ * a dropped call's spender spends the named outpoint and is not the anchor, and its proof
+ * carries no decision (drops are committed by no root); an executed, failed or invalid
+ * call's decision lies under the state root of its anchor's block, and its status,
+ * position, result and error code are the record's. With `trustedBlockHash` /
+ * `trustedStateRoot`, each block / the anchor's block's root must be the trusted one at
+ * its height. Returns what was proven, the outcome with its events; throws
+ * ClientError('bad_proof') when anything does not hold.
  */
 export async function verifyCallProof(status: CallStatus & { proof?: unknown }, proof: unknown = status?.proof, opts: CallProofOptions = {}): Promise<VerifiedCall> {
   const bad = (why: string): never => {
@@ -341,15 +344,20 @@ export async function verifyCallProof(status: CallStatus & { proof?: unknown }, 
     if (decision !== null) bad("a pending call's proof carries a decision");
     return { txid: status.txid, status: status.status, confirmed, spentBy, outcome: null };
   }
-  const block = status.status === 'dropped' ? spentBy! : confirmed!;
-  const outcome = await checkOutcome(status, decision, block, opts, bad);
+  if (status.status === 'dropped') {
+    // A drop is proven by its spender's inclusion alone: no root commits to it, so no decision can belong here.
+    if (decision !== null) bad("a dropped call's proof carries a decision (drops are committed by no state root)");
+    const outcome: ProvenOutcome = { height: spentBy!.height, blockHash: spentBy!.blockHash, stateRoot: null, status: 'dropped', txIndex: null, result: null, errorCode: null, events: [] };
+    return { txid: status.txid, status: status.status, confirmed, spentBy, outcome };
+  }
+  const outcome = await checkOutcome(status, decision, confirmed!, opts, bad);
   return { txid: status.txid, status: status.status, confirmed, spentBy, outcome };
 }
 
 /**
- * The outcome part of verifyCallProof: the decision's branch folds to the state root of
- * the block that decided the call (the anchor's, or the spender's for a drop), and the
- * leaf says what the record says: status, position, result and error code.
+ * The outcome part of verifyCallProof for a call its anchor's block decided: the
+ * decision's branch folds to that block's state root, and the leaf says what the record
+ * says: status, position, result and error code.
  */
 async function checkOutcome(status: CallStatus, j: unknown, block: ProvenPosition, opts: CallProofOptions, bad: (why: string) => never): Promise<ProvenOutcome> {
   if (j === null || typeof j !== 'object' || Array.isArray(j)) return bad(`a ${status.status} call's proof carries no decision`);

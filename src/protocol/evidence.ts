@@ -409,8 +409,8 @@ export interface SpentByJson extends InclusionJson {
   vin: number;
 }
 /**
- * The branch of a call's decision under the state root of the block that decided it
- * (docs/STATE.md, "Call proofs"; the leaf's encoding and the roots are
+ * The branch of a call's decision under the state root of its anchor's block (a drop
+ * has none: no root commits to it) (docs/STATE.md, "Call proofs"; the leaf's encoding and the roots are
  * src/state/decisions.ts's): all hex, `siblings` and `leaf` as a field proof's trie part.
  */
 export interface DecisionProofJson {
@@ -433,7 +433,7 @@ export interface CallProofJson {
   payload: string;
   confirmed: InclusionJson | null;
   spent_by: SpentByJson | null;
-  /** The decision's branch, for a decided call (null while pending). */
+  /** The decision's branch, for an executed, failed or invalid call (null while pending and for a drop). */
   decision: DecisionProofJson | null;
 }
 

@@ -3,12 +3,15 @@
  * state root", "Decisions"): the one home of the decision leaf's encoding, of the
  * decisions root and of how it is folded with the contracts root into the state root.
  *
- * Every call a block decides (executed, failed, invalid, dropped) is one entry of a
- * Merkle trie (trie.ts) keyed by its txid: the trie's shape, and so its root, depends on
- * the set of decisions alone, never on the order the block (or a replay, or a late
- * drop) made them. Each leaf says where in the block the call was decided and what came
- * of it; the status record a node answers, and the events it emitted, are checked
- * against it (src/client/node.ts, verifyCallProof).
+ * Every call whose anchor the block confirms (executed, failed, invalid) is one entry of
+ * a Merkle trie (trie.ts) keyed by its txid: the trie's shape, and so its root, depends
+ * on the set of decisions alone, never on the order the block (or a replay) made them.
+ * Each leaf says where in the block the call was decided and what came of it; the status
+ * record a node answers, and the events it emitted, are checked against it
+ * (src/client/node.ts, verifyCallProof). A drop has no leaf: it is known only to nodes
+ * that hold the dropped call's payload, which is node policy, not chain, so committing it
+ * would let honest nodes publish different roots for one block (a dropped call is proven
+ * by its spender's inclusion alone).
  */
 import { taggedHash } from '../protocol/hash.js';
 import { readValue, valueBytes, writeValue, type Value } from '../protocol/value.js';
@@ -22,10 +25,10 @@ import { EMPTY_ROOT, MerkleTrie, verifyTrieProof, type TrieProof } from './trie.
  */
 export const STATE_ROOT_VERSION = 2;
 
-/** A decided call's status as its leaf's first byte. */
-export const DECISION_STATUS = { executed: 1, failed: 2, invalid: 3, dropped: 4 } as const;
+/** A committed call's status as its leaf's first byte (none for a drop, above). */
+export const DECISION_STATUS = { executed: 1, failed: 2, invalid: 3 } as const;
 export type DecidedStatus = keyof typeof DECISION_STATUS;
-const STATUS_OF_BYTE: readonly (DecidedStatus | undefined)[] = [undefined, 'executed', 'failed', 'invalid', 'dropped'];
+const STATUS_OF_BYTE: readonly (DecidedStatus | undefined)[] = [undefined, 'executed', 'failed', 'invalid'];
 
 /** One event of a call, as the VM emitted it (log index = its place in the list). */
 export interface DecisionEvent {
@@ -35,11 +38,11 @@ export interface DecisionEvent {
   params: readonly Value[];
 }
 
-/** What a block decided for one call: the leaf's content. */
+/** What a block decided for one call whose anchor it confirms: the leaf's content. */
 export interface Decision {
   status: DecidedStatus;
-  /** The anchor's index in the block (executed, failed, invalid); null for a drop. */
-  txIndex: number | null;
+  /** The anchor's index in the block. */
+  txIndex: number;
   /** Executed: the function's result (null when it returns nothing). */
   result: Value | null;
   /** Failed, invalid: the error code (its message is not committed). */
@@ -52,33 +55,31 @@ export interface Decision {
  * The leaf value of a decision (the trie's entry under key = txid, 32 bytes as its display
  * hex reads):
  *
- *   u8 status (1 executed, 2 failed, 3 invalid, 4 dropped), then
+ *   u8 status (1 executed, 2 failed, 3 invalid; any other byte is refused), then
  *   executed:        u32be tx_index | u8 has_result | [value] |
  *                    u32be event count | per event in log-index order:
  *                      contract_id[32] | u16be len(name) | name (UTF-8) |
  *                      u16be param count | params as values
  *   failed, invalid: u32be tx_index | u16be len(code) | code (UTF-8)
- *   dropped:         nothing
  *
  * A value is the binary typed value of src/protocol/value.ts (u8 tag, integers
  * big-endian, string and bytes u32be length first).
  */
 export function encodeDecision(d: Decision): Buffer {
-  let len = 1;
-  if (d.status !== 'dropped') len += 4;
+  const statusByte: number | undefined = Object.hasOwn(DECISION_STATUS, d.status) ? DECISION_STATUS[d.status] : undefined;
+  if (statusByte === undefined) throw new Error(`no decision leaf for status ${String(d.status)}`);
+  let len = 1 + 4;
   if (d.status === 'executed') {
     len += 1 + (d.result ? valueBytes(d.result) : 0) + 4;
     for (const e of d.events) {
       len += 32 + 2 + Buffer.byteLength(e.name, 'utf8') + 2;
       for (const p of e.params) len += valueBytes(p);
     }
-  } else if (d.status !== 'dropped') len += 2 + Buffer.byteLength(d.errorCode ?? '', 'utf8');
+  } else len += 2 + Buffer.byteLength(d.errorCode ?? '', 'utf8');
+  if (d.txIndex === null || d.txIndex === undefined) throw new Error(`a ${d.status} decision has no transaction index`);
   const out = Buffer.allocUnsafe(len);
-  let o = out.writeUInt8(DECISION_STATUS[d.status], 0);
-  if (d.status !== 'dropped') {
-    if (d.txIndex === null) throw new Error(`a ${d.status} decision has no transaction index`);
-    o = out.writeUInt32BE(d.txIndex, o);
-  }
+  let o = out.writeUInt8(statusByte, 0);
+  o = out.writeUInt32BE(d.txIndex, o);
   if (d.status === 'executed') {
     o = out.writeUInt8(d.result ? 1 : 0, o);
     if (d.result) o = writeValue(out, o, d.result);
@@ -93,7 +94,7 @@ export function encodeDecision(d: Decision): Buffer {
       o = out.writeUInt16BE(e.params.length, o);
       for (const p of e.params) o = writeValue(out, o, p);
     }
-  } else if (d.status !== 'dropped') {
+  } else {
     const n = out.write(d.errorCode ?? '', o + 2, 'utf8');
     out.writeUInt16BE(n, o);
     o += 2 + n;
@@ -114,14 +115,11 @@ export function decodeDecision(bytes: Uint8Array): Decision {
     let o = 0;
     const status = STATUS_OF_BYTE[b.readUInt8(o++)];
     if (status === undefined) throw new Error(`unknown status byte ${b[0]}`);
-    let txIndex: number | null = null;
+    const txIndex = b.readUInt32BE(o);
+    o += 4;
     let result: Value | null = null;
     let errorCode: string | null = null;
     const events: DecisionEvent[] = [];
-    if (status !== 'dropped') {
-      txIndex = b.readUInt32BE(o);
-      o += 4;
-    }
     if (status === 'executed') {
       if (b.readUInt8(o++) === 1) [result, o] = readValue(b, o);
       const count = b.readUInt32BE(o);
@@ -143,7 +141,7 @@ export function decodeDecision(bytes: Uint8Array): Decision {
         }
         events.push({ contractId, name, params });
       }
-    } else if (status !== 'dropped') {
+    } else {
       const n = b.readUInt16BE(o);
       if (b.length - o - 2 < n) throw new Error('truncated error code');
       errorCode = b.toString('utf8', o + 2, o + 2 + n);

@@ -196,9 +196,10 @@ export class Writer {
   /**
    * What GET /contract_call/{txid}/status?proof=true proves (docs/STATE.md, "Call
    * proofs"): the call's anchor and payload, its placement once a block decided it, and
-   * for a dropped call the spender's; with the headers of the blocks they name, and the
-   * branch of its decision under the deciding block's state root, read in one job so they
-   * belong to one state. Null when the node holds no such call.
+   * for a dropped call the spender's; with the headers of the blocks they name, and for a
+   * call its anchor's block decided the branch of its decision under that block's state
+   * root (none for a drop: drops are not committed), read in one job so they belong to
+   * one state. Null when the node holds no such call.
    */
   callProof(txid: string): Promise<{ evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null }; decision: DecisionProofJson | null } | null> {
     return this.serial(async () => {
@@ -212,9 +213,8 @@ export class Writer {
       const confirmed = decided ? ev.confirmed : null;
       const spentBy = rec.status === 'dropped' ? ev.spentBy : null;
       const headerOf = async (h: number | undefined): Promise<Uint8Array | null> => (h === undefined ? null : ((await l.headers(h, 1))[0] ?? null));
-      // The block that decided it: the anchor's, or for a drop the spender's.
-      const decidedAt = rec.status === 'pending' ? null : rec.status === 'dropped' ? (spentBy?.at.height ?? null) : rec.block_height;
-      const decision = decidedAt === null ? null : await l.decisionProof(decidedAt, txid);
+      // The anchor's block commits to the decision; a drop is committed by no root (state/decisions.ts): its spender's inclusion proves it.
+      const decision = rec.status === 'pending' || rec.status === 'dropped' || rec.block_height === null ? null : await l.decisionProof(rec.block_height, txid);
       return { evidence: { anchorTx: ev.anchorTx, confirmed, spentBy }, payload, headers: { confirmed: await headerOf(confirmed?.height), spentBy: await headerOf(spentBy?.at.height) }, decision };
     });
   }

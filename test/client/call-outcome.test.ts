@@ -1,10 +1,11 @@
 /**
- * A call's outcome is provable from the real node's answers: the node commits every
- * call's decision (status, position, result or error code, events) under the state root
- * of the block that decided it and serves its branch with the call proof; the SDK
- * checks the status record against it. Each tamper an indexer could be lied to with (a
- * failed call relabelled executed, a changed result, error or event, another call's
- * decision, a root nobody publishes) is ClientError bad_proof.
+ * A call's outcome is provable from the real node's answers: the node commits the
+ * decision (status, position, result or error code, events) of every call whose anchor a
+ * block confirms under that block's state root and serves its branch with the call
+ * proof; the SDK checks the status record against it. A drop is committed by no root and
+ * proven by its spender alone. Each tamper an indexer could be lied to with (a failed
+ * call relabelled executed, a changed result, error or event, another call's decision,
+ * a root nobody publishes, a drop relabelled either way) is ClientError bad_proof.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -124,7 +125,7 @@ test('tampered outcomes are refused: relabelled status, changed result, error co
   await badProof(verifyCallProof(noDecision), /carries no decision/);
 });
 
-test('a dropped call verifies against the root of the block whose spend dropped it; relabelled executed it is refused', async () => {
+test('a dropped call is proven by its spender alone, with no decision; relabelled executed, or carrying a decision, it is refused', async () => {
   const r = await svc.call({ contractId, function: 'bump', args: ['u64:2'], abi: artifact.abi });
   const first = r.anchor.inputs[0]!;
   devnet.chain.mine(1);
@@ -133,10 +134,14 @@ test('a dropped call verifies against the root of the block whose spend dropped 
   await waitSynced(node, devnet);
   const a = await answer(r.anchor.txid);
   assert.equal(a.status, 'dropped');
+  assert.equal(a.proof.decision, null, 'no root commits to a drop');
   const v = await verifyCallProof(a, a.proof, { trustedStateRoot: rootAt });
-  assert.deepEqual([v.outcome!.status, v.outcome!.height, v.outcome!.txIndex], ['dropped', v.spentBy!.height, null]);
+  assert.deepEqual(v.outcome, { height: v.spentBy!.height, blockHash: v.spentBy!.blockHash, stateRoot: null, status: 'dropped', txIndex: null, result: null, errorCode: null, events: [] });
   await badProof(verifyCallProof({ ...a, status: 'executed', block_height: v.spentBy!.height, tx_index: 1 }), /carries no confirmation/);
-  const withAnchor = copy(a);
-  withAnchor.proof.decision = copy((await answer(txids.executed)).proof.decision);
-  await badProof(verifyCallProof(withAnchor), /not the proven block/);
+  const withDecision = copy(a);
+  withDecision.proof.decision = copy((await answer(txids.executed)).proof.decision);
+  await badProof(verifyCallProof(withDecision), /dropped call's proof carries a decision/);
+  // An executed call relabelled dropped: its proof has no spend of the outpoint.
+  const ex = await answer(txids.executed);
+  await badProof(verifyCallProof({ ...ex, status: 'dropped', block_height: null, tx_index: null }), /carries no conflicting spend/);
 });

@@ -56,8 +56,8 @@ before(() => {
   executed = { status: e.status, proof: callProofJson(ev, e.call.bytes, { confirmed: headerOf(e.block), spentBy: null }, decision) };
   const d = world.dropped;
   const dv: Evidence = { anchorTx: Buffer.from(d.anchor.hex, 'hex'), confirmed: null, spentBy: { tx: d.spender.toBuffer(), vin: d.vin, at: inclusionIn(d.block, d.spender.getId()) } };
-  const dropDecision = decisionProof(d.anchor.txid, { status: 'dropped', txIndex: null, result: null, errorCode: null, events: [] }, d.block.height, d.block.hash);
-  dropped = { status: d.status, proof: callProofJson(dv, d.call.bytes, { confirmed: null, spentBy: headerOf(d.block) }, dropDecision) };
+  // A drop is committed by no root: its proof is the spend alone.
+  dropped = { status: d.status, proof: callProofJson(dv, d.call.bytes, { confirmed: null, spentBy: headerOf(d.block) }, null) };
 });
 
 const copy = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
@@ -83,6 +83,7 @@ test('a dropped call verifies by the confirmed spend of its outpoint', async () 
   assert.equal(v.confirmed, null);
   assert.equal(v.spentBy!.txid, world.dropped.spender.getId());
   assert.equal(v.spentBy!.height, world.dropped.block.height);
+  assert.deepEqual(v.outcome, { height: world.dropped.block.height, blockHash: world.dropped.block.hash, stateRoot: null, status: 'dropped', txIndex: null, result: null, errorCode: null, events: [] });
 });
 
 test('a pending call verifies its anchor and binding alone; it cannot carry a conflicting spend', async () => {
@@ -177,6 +178,7 @@ test("forged drops are refused: the spender's input, the spender being the ancho
   await forge((p) => (p.spent_by!.tx = world.tiny.tx.toHex()), /64 bytes/);
   await forge((p) => (p.confirmed = copy(executed.proof.confirmed)), /carries a confirmation of its anchor/);
   await forge((p) => (p.spent_by = null), /carries no conflicting spend/);
+  await forge((p) => (p.decision = copy(executed.proof.decision)), /dropped call's proof carries a decision/);
 });
 
 

@@ -208,12 +208,10 @@ export async function acceptCalls(
   // removes the block makes the call pending again), in the same batch as the call, so
   // no replay is needed and a stop cannot leave it half done. An anchor placed in a
   // processed block is added to its entry with an orphan stamp: the replay starts there.
-  const journalOps = amend.empty ? { ops: [], orphans: [], roots: [] } : await amend.ops(l);
+  const journalOps = amend.empty ? { ops: [], orphans: [] } : await amend.ops(l);
   ops.push(...journalOps.ops);
   if (ops.length > 0) await l.writeOrHalt(ops);
   if (journalOps.ops.length > 0) l.journalAmendments++;
-  // A drop in the tip's block changed the root the node publishes for it.
-  for (const r of journalOps.roots) if (l.tip && r.height === l.tip.height) l.setProcessed(l.tip, r.state_root, r.decisions_root ?? null);
   const memory = l.memory;
   for (const o of journalOps.orphans) memory.orphans.set(o.txid, o);
   for (const t of heldDropped) memory.untrackPending(t);

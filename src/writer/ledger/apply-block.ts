@@ -13,7 +13,7 @@ import { execute } from '../../vm/execute.js';
 import { verifyArtifact } from '../../vm/verifier.js';
 import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp, TxParts } from '../../records.js';
 import { blockDecisions, callCounts, headers, callDecisions, contractCalls, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
-import { decisionsRoot, encodeDecision, stateRootOf, type DecisionEvent } from '../../state/decisions.js';
+import { decisionsRoot, encodeDecision, stateRootOf, type DecidedStatus, type DecisionEvent } from '../../state/decisions.js';
 import { DROPPED, bufferView, bytesOf, hexOf } from './bytes.js';
 import type { LedgerMemory, PendingCall } from './memory.js';
 import { JOURNAL_WINDOW } from './stored.js';
@@ -191,8 +191,9 @@ function finishCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, upd: Call
   const txid = p.txid;
   // A pending call has no decision record: this block creates it (its undo deletes it).
   batch.putNew(callDecisions.key(txid), callDecisions.encode(upd));
-  // Its leaf in the block's decisions, which the state root commits to.
-  batch.decisions.push([txid, encodeDecision({ status: upd.status as Exclude<typeof upd.status, 'pending'>, txIndex: upd.tx_index, result: upd.result, errorCode: upd.error?.code ?? null, events })]);
+  // Its leaf in the block's decisions, which the state root commits to. A drop has none:
+  // it depends on the pending payloads a node holds, not on the chain (state/decisions.ts).
+  if (upd.status !== 'dropped') batch.decisions.push([txid, encodeDecision({ status: upd.status as DecidedStatus, txIndex: upd.tx_index!, result: upd.result, errorCode: upd.error?.code ?? null, events })]);
   batch.delOnce(pendingCalls.key(txid), pendingCalls.VALUE);
   m.untrackPending(p.rec.txid, p);
   if (m.orphans.has(p.rec.txid)) {

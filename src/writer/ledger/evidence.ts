@@ -17,8 +17,7 @@ import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
 import { foldBranch } from '../../protocol/merkle-branch.js';
 import type { Evidence, FoldedRoots, Inclusion } from '../../protocol/evidence.js';
 import type { BlockTx, OrphanStamp } from '../../records.js';
-import { blockDecisions, callDecisions, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, stateRoots, undo, type StateRootAt, type Tip } from '../store/index.js';
-import { decisionsRoot, encodeDecision, stateRootOf } from '../../state/decisions.js';
+import { callDecisions, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
 import { NodeError } from '../../errors.js';
 import type { Ledger } from './index.js';
 
@@ -358,15 +357,14 @@ export class JournalAmendments {
    * the node did not already hold as stamps; and in each block's undo log (when still
    * kept) what a rewind of the block must undo (the stamp removed; a dropped call pending
    * again). A drop changes no state (no writes, events or claims), so it needs no replay;
-   * a placed anchor does, from its block (the caller schedules it). A drop does change
-   * the block's decisions: its leaf joins them, and the block's decisions root and state
-   * root are computed again and stored (the contracts root stays). Returns the stamps to
-   * add to memory once the batch is durable, and the roots rewritten.
+   * a placed anchor does, from its block (the caller schedules it). Nor does a drop change
+   * the block's decisions or state root: drops are not committed (state/decisions.ts), so
+   * a root once published stays. Returns the stamps to add to memory once the batch is
+   * durable.
    */
-  async ops(l: Ledger): Promise<{ ops: BatchOp[]; orphans: OrphanStamp[]; roots: StateRootAt[] }> {
+  async ops(l: Ledger): Promise<{ ops: BatchOp[]; orphans: OrphanStamp[] }> {
     const ops: BatchOp[] = [];
     const orphans: OrphanStamp[] = [];
-    const roots: StateRootAt[] = [];
     for (const [height, a] of [...this.at].sort((x, y) => x[0] - y[0])) {
       const [raw, undoRaw] = await l.db.getMany([journal.key(height), undo.key(height)]);
       if (!raw) throw new NodeError('internal', `block journal entry ${height} is missing`);
@@ -389,23 +387,9 @@ export class JournalAmendments {
         more.add(callDecisions.key(Buffer.from(t, 'hex')), null);
         more.add(pendingCalls.key(Buffer.from(t, 'hex')), pendingCalls.VALUE);
       }
-      if (newDrops.length > 0) {
-        const [leavesRaw, rootRaw] = await l.db.getMany([blockDecisions.key(height), stateRoots.key(height)]);
-        if (!rootRaw) throw new NodeError('internal', `the state root of block ${height} is missing`);
-        const leaves = leavesRaw ? blockDecisions.decode(leavesRaw) : [];
-        for (const t of newDrops) leaves.push([Buffer.from(t, 'hex'), encodeDecision({ status: 'dropped', txIndex: null, result: null, errorCode: null, events: [] })]);
-        const at = stateRoots.decode(rootRaw);
-        const contracts = stateRoots.contractsRootOf(at);
-        const decided = decisionsRoot(leaves);
-        const r: StateRootAt = { height, block_hash: at.block_hash, state_root: Buffer.from(stateRootOf(Buffer.from(contracts, 'hex'), decided)).toString('hex'), contracts_root: contracts, decisions_root: Buffer.from(decided).toString('hex') };
-        ops.push({ type: 'put', key: blockDecisions.key(height), value: blockDecisions.encode(leaves) }, { type: 'put', key: stateRoots.key(height), value: stateRoots.encode(r) });
-        // The block's own undo deletes its root; a decisions record it did not write is deleted too.
-        if (!leavesRaw) more.add(blockDecisions.key(height), null);
-        roots.push(r);
-      }
       if (undoRaw && more.bytes().length > 0) ops.push({ type: 'put', key: undo.key(height), value: undo.append(undoRaw, more) });
     }
-    return { ops, orphans, roots };
+    return { ops, orphans };
   }
 }
 

@@ -1,8 +1,7 @@
 /**
  * Bucket `decisions`: the decision leaves of each processed block (src/state/decisions.ts),
- * key u32be height, binary: what a call proof's branch is built from, and what a call
- * dropped late is added to (its block's decisions root and state root are then computed
- * again). A block creates the record and its undo deletes it.
+ * key u32be height, binary: what a call proof's branch is built from. Written once, by
+ * the block (drops have no leaf, so a late drop leaves it as it is); its undo deletes it.
  *
  *   u8 format (1) | u32be count | per leaf, ascending by txid: txid[32] | u32be len | leaf
  */

@@ -84,22 +84,20 @@ function valueBytesOf(v: Value): Buffer {
   }
 }
 
-/** docs/STATE.md, "Decisions": the leaf of one decided call. */
-function decisionLeaf(status: ModelCall['status'], txIndex: number | null, out: { result: Value | null; events: { contractId: Uint8Array; name: string; params: readonly Value[] }[] } | null, code: string | null): Buffer {
-  const parts: Buffer[] = [Buffer.of({ executed: 1, failed: 2, invalid: 3, dropped: 4, pending: 0 }[status])];
+/** docs/STATE.md, "Decisions": the leaf of one call whose anchor the block confirmed (a drop has none). */
+function decisionLeaf(status: 'executed' | 'failed' | 'invalid', txIndex: number, out: { result: Value | null; events: { contractId: Uint8Array; name: string; params: readonly Value[] }[] } | null, code: string | null): Buffer {
+  const parts: Buffer[] = [Buffer.of({ executed: 1, failed: 2, invalid: 3 }[status])];
   const u16 = (n: number): Buffer => Buffer.of(n >> 8, n & 0xff);
-  if (status !== 'dropped') {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(txIndex!);
-    parts.push(b);
-  }
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(txIndex);
+  parts.push(b);
   if (status === 'executed') {
     parts.push(out!.result ? Buffer.concat([Buffer.of(1), valueBytesOf(out!.result)]) : Buffer.of(0));
     const n = Buffer.alloc(4);
     n.writeUInt32BE(out!.events.length);
     parts.push(n);
     for (const e of out!.events) parts.push(Buffer.from(e.contractId), u16(Buffer.byteLength(e.name)), Buffer.from(e.name, 'utf8'), u16(e.params.length), ...e.params.map(valueBytesOf));
-  } else if (status !== 'dropped') parts.push(u16(Buffer.byteLength(code!)), Buffer.from(code!, 'utf8'));
+  } else parts.push(u16(Buffer.byteLength(code!)), Buffer.from(code!, 'utf8'));
   return Buffer.concat(parts);
 }
 
@@ -133,14 +131,14 @@ export function runModel(chain: readonly SimBlock[], held: readonly Payload[]): 
   for (const b of chain.slice(1)) {
     const h = b.height;
     const blockDecisions: [Uint8Array, Uint8Array][] = [];
-    // Section 5: a pending call whose outpoint another confirmed transaction spends is dropped.
+    // Section 5: a pending call whose outpoint another confirmed transaction spends is
+    // dropped. No leaf: a drop depends on the payloads a node holds (docs/STATE.md, "Decisions").
     for (const tx of b.txs.slice(1)) {
       for (const i of tx.ins) {
         const op = outpointOf(i);
         for (const c of calls.values()) {
           if (c.outpoint === op && !decided.has(c.txid) && c.txid !== tx.getId()) {
             decided.set(c.txid, { status: 'dropped', block_height: null, tx_index: null, error: null });
-            blockDecisions.push([Buffer.from(c.txid, 'hex'), decisionLeaf('dropped', null, null, null)]);
           }
         }
       }
@@ -161,7 +159,7 @@ export function runModel(chain: readonly SimBlock[], held: readonly Payload[]): 
       }
       const c = calls.get(txid);
       if (!c || decided.has(txid)) return;
-      const at = (status: ModelCall['status'], error: string | null, out: Parameters<typeof decisionLeaf>[2] = null): void => {
+      const at = (status: Parameters<typeof decisionLeaf>[0], error: string | null, out: Parameters<typeof decisionLeaf>[2] = null): void => {
         decided.set(txid, { status, block_height: h, tx_index: txIndex, error });
         blockDecisions.push([Buffer.from(txid, 'hex'), decisionLeaf(status, txIndex, out, error)]);
       };
