@@ -7,7 +7,7 @@
  */
 import type { NodeConfig } from './config/options.js';
 import type { WireError } from './errors.js';
-import type { CallProofJson, Evidence, FoldedRoots, SpentBy } from './protocol/evidence.js';
+import type { CallProofJson, DecisionProofJson, Evidence, FoldedRoots, SpentBy } from './protocol/evidence.js';
 import type { CheckedCoin, CoinEvidence } from './protocol/coin.js';
 import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
 // Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
@@ -304,7 +304,8 @@ export interface FieldReadBody {
   /** The state root at `height` (the cache key of the REST read replica; what a proof proves against). */
   state_root: string;
   block_hash?: string | null;
-  proof?: { storage_key: string; contract: ProofJson; storage: ProofJson };
+  /** `contracts_root` and `decisions_root` fold to `state_root` (src/state/decisions.ts; decisions_root null at the journal's anchor). */
+  proof?: { storage_key: string; contracts_root: string; decisions_root: string | null; contract: ProofJson; storage: ProofJson };
 }
 
 export interface EventJson {
@@ -835,7 +836,7 @@ export type WriterCoreApi = {
   /** The evidence the node holds for a payload (served to peers and clients). */
   payloadEvidence(params: { txid: string }): Evidence | null;
   /** A call's proof material: evidence as decided, payload, the named blocks' headers (null: no such call). */
-  callProof(params: { txid: string }): { evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null } } | null;
+  callProof(params: { txid: string }): { evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null }; decision: DecisionProofJson | null } | null;
   /** Evidence found for a payload the node holds (deferred checks); false when it holds none. */
   takeEvidence(params: { txid: string; evidence: Evidence }): boolean;
   /** Spender evidence of calls dropped by blocks read in full. */

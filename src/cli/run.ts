@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 // Light modules only at start-up: usage errors and node reads answer without loading
 // bitcoinjs-lib, the WASM verifier and noble (~0.25 s); deploy, call and keygen load them.
 import { ClientError } from '../client/errors.js';
-import { NodeClient, type CallBody, type CallStatus, type ContractInfoAnswer } from '../client/node.js';
+import { NodeClient, type CallBody, type CallStatus, type ContractInfoAnswer, type ProofNetwork, type VerifiedCall } from '../client/node.js';
 import { findField, findFunction, encodeFieldArg, splitTyped, argsFromText } from '../client/abi.js';
 import { DevnetControl } from '../devnet/control-client.js';
 import { typedValueToJson } from '../protocol/value.js';
@@ -34,7 +34,7 @@ commands:
                                           (readonly reads and dry runs; nothing is spent or stored)
   submit CALL.json                        post a saved call submission again (after a failed one;
                                           nothing is broadcast or paid)
-  status TXID                             status of a call
+  status TXID                             status of a call (--proof: verified against its proof)
   contract CONTRACT                       status of a deploy (pending, then active) and its position
   read CONTRACT FIELD [ARG]               read a contract field (ARG: the map key)
   events CONTRACT                         list events (--follow: then stream new ones, reorg-aware)
@@ -68,6 +68,9 @@ options:
                       (retry after a failed registration; spends nothing)
   --caller KEY        simulate: caller x-only key, 64 hex (default: the caller or wallet key's)
   --input TXID:VOUT   simulate: an input of the simulated anchoring transaction (repeatable)
+  --proof             status: ask for the call's proof and verify it before printing: the anchor
+                      in a block with the network's proof of work, the outcome committed by that
+                      block's state root (printed: compare it with other nodes' GET /v2/state_root)
   --wait              deploy: poll until active; call/status/submit: until executed, failed, invalid
                       or dropped; gives up when the node's chain-data endpoint keeps failing
   --timeout S         --wait gives up after S seconds (default 1800)
@@ -96,6 +99,7 @@ const OPTIONS = {
   outpoint: { type: 'string' },
   force: { type: 'boolean' },
   wait: { type: 'boolean' },
+  proof: { type: 'boolean' },
   timeout: { type: 'string' },
   interval: { type: 'string' },
   name: { type: 'string' },
@@ -323,6 +327,19 @@ function statusLines(s: CallStatus): string[] {
   if (s.block_height !== null && s.block_height !== undefined) lines.push(`block: ${s.block_height} (tx index ${s.tx_index})`);
   if (s.result !== null && s.result !== undefined) lines.push(`result: ${JSON.stringify(s.result)}`);
   if (s.error) lines.push(`error: ${s.error.code}: ${s.error.message}`);
+  return lines;
+}
+
+/** What `svc status --proof` verified (src/client/node.ts, VerifiedCall). */
+function provenLines(v: VerifiedCall): string[] {
+  const lines = ['proof: verified'];
+  if (v.confirmed) lines.push(`anchor: block ${v.confirmed.blockHash} at ${v.confirmed.height}, tx index ${v.confirmed.txIndex}`);
+  if (v.spentBy) lines.push(`spent by: ${v.spentBy.txid} in block ${v.spentBy.blockHash} at ${v.spentBy.height}`);
+  if (v.outcome) {
+    // A drop is committed by no root: the spend above is its proof.
+    if (v.outcome.stateRoot !== null) lines.push(`outcome committed by: state root ${v.outcome.stateRoot} of block ${v.outcome.height}`);
+    for (const e of v.outcome.events) lines.push(`event: ${e.name}(${e.params.map((x) => JSON.stringify(x.value)).join(', ')})`);
+  }
   return lines;
 }
 
@@ -600,7 +617,11 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
       try {
         const s = f.wait ? await node.waitForCall(txid, waitOptions(f, json, (x) => x.status)) : await node.callStatus(txid);
-        return { json: s, text: statusLines(s) };
+        if (!f.proof) return { json: s, text: statusLines(s) };
+        // Asked again with its proof (after a wait, the final record), verified before it is shown.
+        const p = await node.callStatusProven(txid, { network: (f.network ?? 'regtest') as ProofNetwork });
+        const { proof: _proof, proven, ...record } = p;
+        return { json: { ...record, proven }, text: [...statusLines(record), ...provenLines(proven)] };
       } catch (e) {
         if (e instanceof ClientError && e.code === 'not_found') {
           throw new ClientError(e.code, `${e.message} (for a deploy, use svc contract CONTRACT_ID or svc deploy --wait)`, e.status);

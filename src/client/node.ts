@@ -5,6 +5,7 @@ import { stream, type StreamMessage, type StreamOptions } from './stream.js';
 import { request, joinUrl, parseJson, oneLine, type HttpOptions } from './http.js';
 import { verifyFieldProof, type FieldProof } from '../state/state-tree.js';
 import type { TrieProof } from '../state/trie.js';
+import { checkRootParts, verifyDecisionProof, type Decision } from '../state/decisions.js';
 import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/storage-layout.js';
 import { valueToJson } from '../protocol/value.js';
 import type { AbiEntry } from '../vm/types.js';
@@ -13,7 +14,8 @@ import { checkEvidence, inclusionMatchesHeader, parseCallProof, type CallProofJs
 import { decodeEnvelope, envelopeHash, verifyEnvelopeSignature } from '../protocol/envelope.js';
 import { checkCallBinding } from '../protocol/binding.js';
 import { toHex } from '../protocol/hash.js';
-import { hashMeetsTarget } from '../protocol/headers.js';
+import { checkProofOfWork } from '../protocol/headers.js';
+import { ACTIVATIONS, REGTEST_POW } from '../protocol/activation.js';
 import { HEX32 } from '../protocol/identifiers.js';
 
 /** The body of POST /deploy_contract (src/protocol/contract.ts registrationBody). */
@@ -97,7 +99,11 @@ export interface ProofJson {
 export interface ProvenFieldAnswer extends FieldAnswer {
   state_root: string;
   block_hash: string | null;
-  proof: { storage_key: string; contract: ProofJson; storage: ProofJson };
+  /**
+   * `contracts_root` and `decisions_root` are the two parts `state_root` folds
+   * (docs/STATE.md, "The state root"); `decisions_root` is null at the journal's anchor.
+   */
+  proof: { storage_key: string; contracts_root: string; decisions_root: string | null; contract: ProofJson; storage: ProofJson };
 }
 
 const HEX = /^(?:[0-9a-f]{2})*$/;
@@ -134,9 +140,13 @@ export function verifyFieldAnswer(a: ProvenFieldAnswer, opts: { abi?: readonly u
   if (typeof a.proof.storage_key !== 'string' || !HEX.test(a.proof.storage_key)) throw new ClientError('bad_proof', 'malformed storage_key');
   const proof: FieldProof = { contract: proofFromJson(a.proof.contract, 'contract proof'), storage: proofFromJson(a.proof.storage, 'storage proof') };
   const storageKey = new Uint8Array(Buffer.from(a.proof.storage_key, 'hex'));
+  const { contracts_root: contractsRoot, decisions_root: decisions } = a.proof;
+  if (typeof contractsRoot !== 'string' || !HEX32.test(contractsRoot) || (decisions !== null && (typeof decisions !== 'string' || !HEX32.test(decisions)))) throw new ClientError('bad_proof', 'malformed contracts_root or decisions_root');
   let proven: Uint8Array | null;
   try {
-    proven = verifyFieldProof(new Uint8Array(Buffer.from(a.state_root, 'hex')), new Uint8Array(Buffer.from(a.contract_id, 'hex')), storageKey, proof);
+    const contracts = new Uint8Array(Buffer.from(contractsRoot, 'hex'));
+    checkRootParts(new Uint8Array(Buffer.from(a.state_root, 'hex')), contracts, decisions === null ? null : new Uint8Array(Buffer.from(decisions, 'hex')));
+    proven = verifyFieldProof(contracts, new Uint8Array(Buffer.from(a.contract_id, 'hex')), storageKey, proof);
   } catch (e) {
     throw new ClientError('bad_proof', (e as Error).message);
   }
@@ -170,6 +180,36 @@ export interface ProvenPosition {
   txIndex: number;
 }
 
+/** An event of a call as its decision commits it (parameters typed, in declaration order). */
+export interface ProvenEvent {
+  contract_id: string;
+  name: string;
+  params: { type: string; value: unknown }[];
+}
+
+/**
+ * A decided call's outcome (docs/STATE.md, "Call proofs"). Executed, failed, invalid: as
+ * the state root of its anchor's block commits it; the record's status, position, result
+ * and error code were checked against it, the events are read from it. Dropped: the
+ * spender's proven block, no position, result, error or events (drops are committed by
+ * no root: a drop depends on the payloads a node holds, the spend is a chain fact).
+ */
+export interface ProvenOutcome {
+  /** The deciding block: the anchor's, or for a drop the spender's. */
+  height: number;
+  blockHash: string;
+  /** The block's state root the outcome is committed by: compare it with other nodes' (GET /v2/state_root/{height}); null for a drop. */
+  stateRoot: string | null;
+  status: string;
+  /** The anchor's index in the block (null for a drop). */
+  txIndex: number | null;
+  /** The result as the record shows it (JSON form), null when none. */
+  result: unknown;
+  /** The error code of a failed or invalid call (its message is not committed). */
+  errorCode: string | null;
+  events: ProvenEvent[];
+}
+
 /** What verifyCallProof proved. */
 export interface VerifiedCall {
   txid: string;
@@ -178,7 +218,12 @@ export interface VerifiedCall {
   confirmed: ProvenPosition | null;
   /** A dropped call's conflicting spend: the spender's txid and position. */
   spentBy: (ProvenPosition & { txid: string }) | null;
+  /** The outcome: committed by its anchor's block's state root, or a drop proven by its spender; null for a pending call. */
+  outcome: ProvenOutcome | null;
 }
+
+/** The Bitcoin networks whose proof-of-work limit a call proof's headers can be held to (`testnet`: testnet3; `mainnet`: bitcoin). */
+export type ProofNetwork = 'bitcoin' | 'mainnet' | 'testnet' | 'testnet3' | 'testnet4' | 'signet' | 'regtest';
 
 export interface CallProofOptions {
   /**
@@ -187,26 +232,55 @@ export interface CallProofOptions {
    * of work holding the transaction, not that the block is on the best chain.
    */
   trustedBlockHash?: (height: number) => string | Promise<string>;
+  /**
+   * The state root the client trusts at a height (the same root from several nodes at
+   * GET /v2/state_root/{height}). Without it the outcome is proven committed by the root
+   * the answer names (`outcome.stateRoot`), which the client may compare later.
+   */
+  trustedStateRoot?: (height: number) => string | Promise<string>;
+  /**
+   * The network whose proof-of-work limit each header's bits must meet (Bitcoin Core's
+   * powLimit: `bitcoin` and the testnets 0x1d00ffff, signet 0x1e0377ae, regtest
+   * 0x207fffff). Default `regtest`, the easiest any network allows: a header asking less
+   * work than that is refused whatever the network, but on a real network pass it, or
+   * `trustedBlockHash`, to be shown real work.
+   */
+  network?: ProofNetwork;
+}
+
+/** The powLimit of a network by name (src/protocol/activation.ts, the node's own rules). */
+function powLimitOf(network: ProofNetwork | undefined): bigint {
+  if (network === undefined || network === 'regtest') return REGTEST_POW.powLimit;
+  const name = network === 'mainnet' ? 'bitcoin' : network === 'testnet' ? 'testnet3' : network;
+  for (const p of ACTIVATIONS.values()) if (p.network === name) return p.pow.powLimit;
+  throw new ClientError('bad_argument', `unknown network ${JSON.stringify(network)} (bitcoin, testnet, testnet4, signet, regtest)`);
 }
 
 const STATUSES_AT_BLOCK: ReadonlySet<string> = new Set(['executed', 'failed', 'invalid']);
 
 /**
  * Verifies a call's status record against its call proof offline (docs/STATE.md, "Call
- * proofs"): the anchor's bytes hash to the txid; the payload decodes to an envelope whose
- * fields and hash are the record's and whose signature verifies; the anchor binds it
- * (stamp naming the contract and envelope hash, an input spending the named outpoint);
- * each inclusion's header hashes to its block_hash, meets its own bits, and commits to
- * the root the branch folds to; the anchor's (height, index) is the record's; a dropped
- * call's spender spends the named outpoint and is not the anchor. With
- * `trustedBlockHash`, each block must be the trusted one at its height. Throws
+ * proofs"). `status` is the record GET /contract_call/{txid}/status?proof=true answers;
+ * `proof` defaults to its `proof` member. Checked: the anchor's bytes hash to the txid;
+ * the payload decodes to an envelope whose fields and hash are the record's and whose
+ * signature verifies; the anchor binds it (stamp naming the contract and envelope hash,
+ * an input spending the named outpoint); each inclusion's header hashes to its
+ * block_hash, passes the node's proof-of-work check against `opts.network`'s limit, and
+ * commits to the root the branch folds to; the anchor's (height, index) is the record's;
+ * a dropped call's spender spends the named outpoint and is not the anchor, and its proof
+ * carries no decision (drops are committed by no root); an executed, failed or invalid
+ * call's decision lies under the state root of its anchor's block, and its status,
+ * position, result and error code are the record's. With `trustedBlockHash` /
+ * `trustedStateRoot`, each block / the anchor's block's root must be the trusted one at
+ * its height. Returns what was proven, the outcome with its events; throws
  * ClientError('bad_proof') when anything does not hold.
  */
-export async function verifyCallProof(status: CallStatus, proof: unknown, opts: CallProofOptions = {}): Promise<VerifiedCall> {
+export async function verifyCallProof(status: CallStatus & { proof?: unknown }, proof: unknown = status?.proof, opts: CallProofOptions = {}): Promise<VerifiedCall> {
   const bad = (why: string): never => {
     throw new ClientError('bad_proof', `call ${String(status?.txid)}: ${why}`);
   };
   if (!status || typeof status.txid !== 'string' || !HEX32.test(status.txid)) bad('the status record carries no txid');
+  const powLimit = powLimitOf(opts.network);
   let parsed: ReturnType<typeof parseCallProof>;
   try {
     parsed = parseCallProof(proof);
@@ -240,7 +314,10 @@ export async function verifyCallProof(status: CallStatus, proof: unknown, opts: 
   const place = async (inc: Inclusion, root: Buffer, header: Uint8Array | null, what: string): Promise<ProvenPosition> => {
     const matches = inclusionMatchesHeader(inc, root, header!);
     if (matches !== true) bad(`${what}: ${matches}`);
-    if (!hashMeetsTarget(inc.blockHash, Buffer.from(header!).readUInt32LE(72))) bad(`${what}: block ${inc.blockHash} does not meet its own proof-of-work target`);
+    // The node's own check (Bitcoin Core's CheckProofOfWork): bits that decode to a
+    // positive target no easier than the network's limit, and a hash that meets it.
+    const work = checkProofOfWork(inc.blockHash, Buffer.from(header!).readUInt32LE(72), powLimit);
+    if (work !== true) bad(`${what}: block ${inc.blockHash} fails its proof of work: ${work}`);
     if (opts.trustedBlockHash) {
       const trusted = await opts.trustedBlockHash(inc.height);
       if (trusted !== inc.blockHash) bad(`${what}: block ${inc.blockHash} is not the trusted block ${String(trusted)} at height ${inc.height}`);
@@ -266,7 +343,61 @@ export async function verifyCallProof(status: CallStatus, proof: unknown, opts: 
   }
   if (evidence.confirmed) confirmed = await place(evidence.confirmed, checked.confirmedRoot!, headers.confirmed, 'confirmed');
   if (evidence.spentBy) spentBy = { txid: checked.spenderTxid!, ...(await place(evidence.spentBy.at, checked.spenderRoot!, headers.spentBy, 'spent_by')) };
-  return { txid: status.txid, status: status.status, confirmed, spentBy };
+  const decision = (proof as { decision?: unknown }).decision ?? null;
+  if (status.status === 'pending') {
+    if (decision !== null) bad("a pending call's proof carries a decision");
+    return { txid: status.txid, status: status.status, confirmed, spentBy, outcome: null };
+  }
+  if (status.status === 'dropped') {
+    // A drop is proven by its spender's inclusion alone: no root commits to it, so no decision can belong here.
+    if (decision !== null) bad("a dropped call's proof carries a decision (drops are committed by no state root)");
+    const outcome: ProvenOutcome = { height: spentBy!.height, blockHash: spentBy!.blockHash, stateRoot: null, status: 'dropped', txIndex: null, result: null, errorCode: null, events: [] };
+    return { txid: status.txid, status: status.status, confirmed, spentBy, outcome };
+  }
+  const outcome = await checkOutcome(status, decision, confirmed!, opts, bad);
+  return { txid: status.txid, status: status.status, confirmed, spentBy, outcome };
+}
+
+/**
+ * The outcome part of verifyCallProof for a call its anchor's block decided: the
+ * decision's branch folds to that block's state root, and the leaf says what the record
+ * says: status, position, result and error code.
+ */
+async function checkOutcome(status: CallStatus, j: unknown, block: ProvenPosition, opts: CallProofOptions, bad: (why: string) => never): Promise<ProvenOutcome> {
+  if (j === null || typeof j !== 'object' || Array.isArray(j)) return bad(`a ${status.status} call's proof carries no decision`);
+  const o = j as Record<string, unknown>;
+  const hex32 = (k: string): Uint8Array => {
+    const v = o[k];
+    if (typeof v !== 'string' || !HEX32.test(v)) bad(`decision.${k} is not 64 lowercase hex`);
+    return new Uint8Array(Buffer.from(v as string, 'hex'));
+  };
+  const stateRoot = hex32('state_root');
+  const contracts = hex32('contracts_root');
+  const decisions = hex32('decisions_root');
+  if (o['height'] !== block.height || o['block_hash'] !== block.blockHash) bad(`the decision is of block ${String(o['block_hash'])} at ${String(o['height'])}, not the proven block ${block.blockHash} at ${block.height}`);
+  const trie = proofFromJson({ siblings: o['siblings'], leaf: o['leaf'] }, 'decision proof');
+  let d: Decision | null;
+  try {
+    d = verifyDecisionProof(stateRoot, contracts, decisions, new Uint8Array(Buffer.from(status.txid, 'hex')), trie);
+  } catch (e) {
+    return bad(`decision: ${(e as Error).message}`);
+  }
+  if (d === null) return bad(`the state root of block ${block.height} commits to no decision for this call`);
+  const rootHex = o['state_root'] as string;
+  if (opts.trustedStateRoot) {
+    const trusted = await opts.trustedStateRoot(block.height);
+    if (trusted !== rootHex) bad(`decision: state root ${rootHex} is not the trusted root ${String(trusted)} at height ${block.height}`);
+  }
+  const result = d!.result === null ? null : valueToJson(d!.result);
+  const said: [string, unknown, unknown][] = [
+    ['status', d!.status, status.status],
+    ['tx_index', d!.txIndex, status.tx_index],
+    ['result', result, status.result ?? null],
+    ['error code', d!.errorCode, status.error?.code ?? null],
+  ];
+  for (const [name, proven, record] of said) if (proven !== record) bad(`the record's ${name} ${JSON.stringify(record)} is not the committed ${JSON.stringify(proven)}`);
+  const events = d!.events.map((e) => ({ contract_id: toHex(e.contractId), name: e.name, params: e.params.map((p) => ({ type: p.type, value: valueToJson(p) as unknown })) }));
+  return { height: block.height, blockHash: block.blockHash, stateRoot: rootHex, status: d!.status, txIndex: d!.txIndex, result, errorCode: d!.errorCode, events };
 }
 
 /** Storage bytes of a field key from its JSON form (the answer's `key`). */

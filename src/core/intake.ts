@@ -288,7 +288,7 @@ export class Intake {
     if (!proof) return body;
     const p = await this.d.writer.call('callProof', { txid });
     if (!p) throw new NodeError('not_found', `no call with txid ${txid}`);
-    return { ...body, proof: callProofJson(p.evidence, p.payload, p.headers) };
+    return { ...body, proof: callProofJson(p.evidence, p.payload, p.headers, p.decision) };
   }
 
 

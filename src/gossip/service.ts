@@ -20,6 +20,7 @@
  *      says is trusted for a result.
  */
 import * as grpc from '@grpc/grpc-js';
+import { STATE_ROOT_VERSION } from '../state/decisions.js';
 import { createHash } from 'node:crypto';
 import { NodeError } from '../errors.js';
 import { refusalIsRetryable } from '../protocol/rules.js';
@@ -316,6 +317,7 @@ export class PeerService {
           roots: r.roots.map((x) => ({ height: String(x.height), block_hash: Buffer.from(x.block_hash, 'hex'), state_root: Buffer.from(x.state_root, 'hex') })),
           anchor_height: String(r.anchor_height ?? 0),
           tip_height: String(r.tip_height ?? 0),
+          root_version: STATE_ROOT_VERSION,
         };
       },
     };

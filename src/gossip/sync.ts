@@ -37,6 +37,7 @@
  *    payloads and the peer is not trusted.
  */
 import PQueue from 'p-queue';
+import { STATE_ROOT_VERSION } from '../state/decisions.js';
 import { fromWire, NodeError, type WireError } from '../errors.js';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { packPayload, unpackPayload } from '../packed-payload.js';
@@ -438,13 +439,15 @@ export class SyncEngine {
 
   // ------------------------------------------------------------ state roots
 
-  private async remoteRoots(peer: Peer, from: number, to: number): Promise<StateRootRange> {
+  private async remoteRoots(peer: Peer, from: number, to: number): Promise<StateRootRange & { root_version: number }> {
     const r = await this.ask(peer, 'GetStateRoots', { from_height: String(from), to_height: String(to) });
     const tip = Number(r.tip_height);
     return {
       roots: r.roots.map((x) => ({ height: Number(x.height), block_hash: hex(x.block_hash), state_root: hex(x.state_root) })),
       anchor_height: tip > 0 ? Number(r.anchor_height) : null,
       tip_height: tip > 0 ? tip : null,
+      // Absent (0): a node of an earlier release, whose roots are of version 1.
+      root_version: r.root_version || 1,
     };
   }
 
@@ -458,9 +461,18 @@ export class SyncEngine {
     return !!x.l && !!x.r && x.l.block_hash === x.r.block_hash && x.l.state_root !== x.r.state_root;
   }
 
+  /** Peers already logged as publishing roots of another version. */
+  private readonly otherRootVersion = new Set<string>();
+
   /** Finds the first height where this node and the peer disagree, by bisection. */
   async checkRoots(peer: Peer): Promise<DivergenceReport | null> {
     const [local, remote] = await Promise.all([this.d.core().call('peerStateRoots', { from: 0, to: 0 }), this.remoteRoots(peer, 0, 0)]);
+    // Roots that commit to other things differ without any divergence of state: not compared.
+    if (remote.root_version !== STATE_ROOT_VERSION) {
+      if (!this.otherRootVersion.has(peer.url)) this.d.log.info('peer publishes state roots of another version: not compared', { peer: peer.url, peer_root_version: remote.root_version, root_version: STATE_ROOT_VERSION });
+      this.otherRootVersion.add(peer.url);
+      return null;
+    }
     if (local.anchor_height === null || local.tip_height === null || remote.anchor_height === null || remote.tip_height === null) return null;
     const lo = Math.max(local.anchor_height, remote.anchor_height);
     const hi = Math.min(local.tip_height, remote.tip_height);

@@ -200,6 +200,8 @@ export interface GetStateRootsResponse {
   roots: StateRootAt[];
   anchor_height: U64;
   tip_height: U64;
+  /** docs/STATE.md, "Root version" (0: a node of an earlier release, version 1). */
+  root_version: number;
 }
 export interface StateRootAt {
   height: U64;

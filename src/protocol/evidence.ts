@@ -523,6 +523,23 @@ export interface SpentByJson extends InclusionJson {
   /** Only for a spender of 64 bytes without its witness: every txid of its block, hex of internal-order bytes, in block order. */
   block_txids?: string[];
 }
+/**
+ * The branch of a call's decision under the state root of its anchor's block (a drop
+ * has none: no root commits to it) (docs/STATE.md, "Call proofs"; the leaf's encoding and the roots are
+ * src/state/decisions.ts's): all hex, `siblings` and `leaf` as a field proof's trie part.
+ */
+export interface DecisionProofJson {
+  height: number;
+  block_hash: string;
+  /** The block's state root: `stateRootOf(contracts_root, decisions_root)`. */
+  state_root: string;
+  contracts_root: string;
+  decisions_root: string;
+  /** The trie proof of key = txid under decisions_root. */
+  siblings: string[];
+  leaf: { path: string; value: string } | null;
+}
+
 /** The `proof` member of GET /contract_call/{txid}/status?proof=true. */
 export interface CallProofJson {
   /** The anchoring transaction, raw hex. */
@@ -531,6 +548,8 @@ export interface CallProofJson {
   payload: string;
   confirmed: InclusionJson | null;
   spent_by: SpentByJson | null;
+  /** The decision's branch, for an executed, failed or invalid call (null while pending and for a drop). */
+  decision: DecisionProofJson | null;
 }
 
 /** The headers a call proof carries beside its evidence (80 bytes each). */
@@ -547,7 +566,7 @@ function inclusionJson(inc: Inclusion, header: Uint8Array | null, field: string)
 }
 
 /** The JSON proof of a call from its evidence, payload bytes and the headers of the blocks the evidence names (the node's side). */
-export function callProofJson(ev: Evidence, payload: Uint8Array, headers: ProofHeaders): CallProofJson {
+export function callProofJson(ev: Evidence, payload: Uint8Array, headers: ProofHeaders, decision: DecisionProofJson | null = null): CallProofJson {
   return {
     anchor_tx: toHexString(ev.anchorTx),
     payload: encodePayload(payload),
@@ -555,6 +574,7 @@ export function callProofJson(ev: Evidence, payload: Uint8Array, headers: ProofH
     spent_by: ev.spentBy
       ? { tx: toHexString(ev.spentBy.tx), vin: ev.spentBy.vin, ...inclusionJson(ev.spentBy.at, headers.spentBy, 'spent_by'), ...(ev.spentBy.blockTxids ? { block_txids: ev.spentBy.blockTxids.map(toHexString) } : {}) }
       : null,
+    decision,
   };
 }
 

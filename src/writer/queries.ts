@@ -139,7 +139,7 @@ export class WriterQueries {
       if (p.proof) {
         const proof = l.prove(p.contract_id, storageKey);
         body.block_hash = l.tip?.hash ?? null;
-        body.proof = { storage_key: toHex(storageKey), contract: proofToJson(proof.contract), storage: proofToJson(proof.storage) };
+        body.proof = { storage_key: toHex(storageKey), contracts_root: l.memory.root(), decisions_root: l.decisionsRoot, contract: proofToJson(proof.contract), storage: proofToJson(proof.storage) };
       }
       return body;
     });

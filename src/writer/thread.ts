@@ -38,7 +38,11 @@ serveTransport<WriterApi>(
     acceptCall: (p) => writer.acceptCall(p.record, p.outpoint, p.evidence, p.folded, p.coin),
     call: (p) => l.call(p.txid),
     applyChainUpdate: (p) => writer.applyChainUpdate(p),
-    stateRoot: (p) => (p.height === null ? (l.tip ? l.stateRootAt(l.tip.height) : null) : l.stateRootAt(p.height)),
+    // The published answer (PROTOCOL section 6): the root's parts are served in proofs.
+    stateRoot: async (p) => {
+      const r = p.height === null ? (l.tip ? await l.stateRootAt(l.tip.height) : null) : await l.stateRootAt(p.height);
+      return r && { height: r.height, block_hash: r.block_hash, state_root: r.state_root };
+    },
     clearHalt: () => writer.clearHalt(),
     putHeaders: (p) => writer.putHeaders(p.from, p.headers, p.truncate),
     headers: (p) => l.headers(p.from, p.count),

@@ -9,7 +9,7 @@ import { Ledger } from './ledger/index.js';
 import { NodeError } from '../errors.js';
 import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../records.js';
-import { checkEvidence, evidenceError, foldInclusion, inclusionMatchesHeader, type Evidence, type FoldedRoots, type Inclusion, type SpentBy } from '../protocol/evidence.js';
+import { checkEvidence, evidenceError, foldInclusion, inclusionMatchesHeader, type Evidence, type DecisionProofJson, type FoldedRoots, type Inclusion, type SpentBy } from '../protocol/evidence.js';
 import { txidOf as txidOfTx } from '../protocol/binding.js';
 import { MAX_UNCONFIRMED_ANCESTORS, checkCoin, provenFee, type CheckedCoin } from '../protocol/coin.js';
 import { PendingCoins, compareRate, rateText, replaces, type CoinPlace } from './pending-coins.js';
@@ -118,6 +118,7 @@ export class Writer {
     if (!(await db.get(meta.nodeId.key))) await db.put(meta.nodeId.key, meta.nodeId.encode(nodeId));
     const ledger = new Ledger(db, log);
     await ledger.load();
+    await ledger.upgradeStore();
     log.info('database open', { db_path: dbPath, processed_height: ledger.tip?.height ?? null, contracts: ledger.contractCount, pending_calls: ledger.pendingCount });
     const writer = new Writer(db, ledger, log, limits);
     await writer.loadCoins();
@@ -211,10 +212,12 @@ export class Writer {
   /**
    * What GET /contract_call/{txid}/status?proof=true proves (docs/STATE.md, "Call
    * proofs"): the call's anchor and payload, its placement once a block decided it, and
-   * for a dropped call the spender's; with the headers of the blocks they name, read in
-   * one job so they belong to one state. Null when the node holds no such call.
+   * for a dropped call the spender's; with the headers of the blocks they name, and for a
+   * call its anchor's block decided the branch of its decision under that block's state
+   * root (none for a drop: drops are not committed), read in one job so they belong to
+   * one state. Null when the node holds no such call.
    */
-  callProof(txid: string): Promise<{ evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null } } | null> {
+  callProof(txid: string): Promise<{ evidence: Evidence; payload: Uint8Array; headers: { confirmed: Uint8Array | null; spentBy: Uint8Array | null }; decision: DecisionProofJson | null } | null> {
     return this.serial(async () => {
       const l = this.ledger;
       const rec = await l.call(txid);
@@ -226,7 +229,9 @@ export class Writer {
       const confirmed = decided ? ev.confirmed : null;
       const spentBy = rec.status === 'dropped' ? ev.spentBy : null;
       const headerOf = async (h: number | undefined): Promise<Uint8Array | null> => (h === undefined ? null : ((await l.headers(h, 1))[0] ?? null));
-      return { evidence: { anchorTx: ev.anchorTx, confirmed, spentBy }, payload, headers: { confirmed: await headerOf(confirmed?.height), spentBy: await headerOf(spentBy?.at.height) } };
+      // The anchor's block commits to the decision; a drop is committed by no root (state/decisions.ts): its spender's inclusion proves it.
+      const decision = rec.status === 'pending' || rec.status === 'dropped' || rec.block_height === null ? null : await l.decisionProof(rec.block_height, txid);
+      return { evidence: { anchorTx: ev.anchorTx, confirmed, spentBy }, payload, headers: { confirmed: await headerOf(confirmed?.height), spentBy: await headerOf(spentBy?.at.height) }, decision };
     });
   }
 

@@ -63,6 +63,19 @@ test('compile -o, svc deploy, svc call, svc status --wait: a call executed throu
   const s = JSON.parse(st.stdout) as { status: string; result: string };
   assert.equal(s.status, 'executed');
   assert.equal(s.result, '4');
+  // --proof: the record verified against its proof, with the root its outcome is committed by.
+  const proven = await svc(['status', c.txid, '--proof', '--json']);
+  assert.equal(proven.code, 0, proven.stderr);
+  const p = JSON.parse(proven.stdout) as { status: string; proof?: unknown; proven: { outcome: { stateRoot: string; height: number; events: { name: string }[] } } };
+  assert.equal(p.status, 'executed');
+  assert.equal(p.proof, undefined, 'the verified facts are printed, not the raw proof');
+  assert.equal(p.proven.outcome.stateRoot, (await (await fetch(`${node.restUrl}/v2/state_root/${p.proven.outcome.height}`)).json() as { state_root: string }).state_root);
+  assert.deepEqual(p.proven.outcome.events.map((e) => e.name), ['Bumped']);
+  const text = await svc(['status', c.txid, '--proof']);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /^proof: verified$/m);
+  assert.match(text.stdout, /^outcome committed by: state root [0-9a-f]{64} of block \d+$/m);
+  assert.match(text.stdout, /^event: Bumped\("[0-9a-f]{64}", "4", "4"\)$/m);
 
   // Without --abi the CLI takes the ABI from the node (GET /contracts/{id}/abi).
   const noAbi = await svc(['call', d.contract_id, 'bump', 'u64:3', '--json']);

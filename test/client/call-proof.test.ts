@@ -7,6 +7,9 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '../helpers/paths.js';
 import type { AddressInfo } from 'node:net';
 import { ClientError, NodeClient, verifyCallProof, type CallStatus } from '../../src/client/index.js';
 import { callProofJson, type CallProofJson, type Evidence } from '../../src/protocol/evidence.js';
@@ -14,6 +17,31 @@ import { envelopeHash, toHex } from '../../src/protocol/index.js';
 import { headerHash } from '../../src/protocol/headers.js';
 import { SpecChecker } from '../helpers/openapi-check.js';
 import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from '../helpers/evidence-chain.js';
+import { decisionsRoot, encodeDecision, proveDecision, stateRootOf, type Decision } from '../../src/state/decisions.js';
+import { sha256 } from '../../src/protocol/hash.js';
+import type { DecisionProofJson } from '../../src/protocol/evidence.js';
+
+/**
+ * The decision branch a node would serve for `txid` decided `d` in block (height, hash),
+ * among two other decisions of the block, under a made-up contracts root.
+ */
+function decisionProof(txid: string, d: Decision, height: number, blockHash: string): DecisionProofJson {
+  const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+  const others: [Uint8Array, Uint8Array][] = [1, 2].map((i) => [sha256(Uint8Array.of(i)), encodeDecision({ status: 'failed', txIndex: 100 + i, result: null, errorCode: 'boom', events: [] })]);
+  const leaves: [Uint8Array, Uint8Array][] = [[Buffer.from(txid, 'hex'), encodeDecision(d)], ...others];
+  const contracts = sha256(Uint8Array.of(9));
+  const decided = decisionsRoot(leaves);
+  const p = proveDecision(leaves, Buffer.from(txid, 'hex'));
+  return {
+    height,
+    block_hash: blockHash,
+    state_root: hex(stateRootOf(contracts, decided)),
+    contracts_root: hex(contracts),
+    decisions_root: hex(decided),
+    siblings: p.siblings.map(hex),
+    leaf: p.leaf && { path: hex(p.leaf.path), value: hex(p.leaf.value) },
+  };
+}
 
 let world: EvidenceWorld;
 let executed: { status: CallStatus; proof: CallProofJson };
@@ -23,10 +51,13 @@ before(() => {
   world = evidenceWorld();
   const e = world.executed;
   const ev: Evidence = { anchorTx: Buffer.from(e.anchor.hex, 'hex'), confirmed: inclusionIn(e.block, e.anchor.txid), spentBy: null };
-  executed = { status: e.status, proof: callProofJson(ev, e.call.bytes, { confirmed: headerOf(e.block), spentBy: null }) };
+  const at = world.chain.txPosition(e.anchor.txid)!;
+  const decision = decisionProof(e.anchor.txid, { status: 'executed', txIndex: at.index, result: null, errorCode: null, events: [] }, e.block.height, e.block.hash);
+  executed = { status: e.status, proof: callProofJson(ev, e.call.bytes, { confirmed: headerOf(e.block), spentBy: null }, decision) };
   const d = world.dropped;
   const dv: Evidence = { anchorTx: Buffer.from(d.anchor.hex, 'hex'), confirmed: null, spentBy: { tx: d.spender.toBuffer(), vin: d.vin, at: inclusionIn(d.block, d.spender.getId()) } };
-  dropped = { status: d.status, proof: callProofJson(dv, d.call.bytes, { confirmed: null, spentBy: headerOf(d.block) }) };
+  // A drop is committed by no root: its proof is the spend alone.
+  dropped = { status: d.status, proof: callProofJson(dv, d.call.bytes, { confirmed: null, spentBy: headerOf(d.block) }, null) };
 });
 
 const copy = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
@@ -38,7 +69,8 @@ async function badProof(p: Promise<unknown>, re: RegExp): Promise<void> {
 test('an executed call verifies: its position is the record\'s, and the block is the one the client trusts', async () => {
   const v = await verifyCallProof(executed.status, executed.proof);
   const at = world.chain.txPosition(world.executed.anchor.txid)!;
-  assert.deepEqual(v, { txid: world.executed.anchor.txid, status: 'executed', confirmed: { blockHash: world.executed.block.hash, height: at.height, txIndex: at.index }, spentBy: null });
+  const outcome = { height: at.height, blockHash: world.executed.block.hash, stateRoot: executed.proof.decision!.state_root, status: 'executed', txIndex: at.index, result: null, errorCode: null, events: [] };
+  assert.deepEqual(v, { txid: world.executed.anchor.txid, status: 'executed', confirmed: { blockHash: world.executed.block.hash, height: at.height, txIndex: at.index }, spentBy: null, outcome });
   const trusted = (h: number) => world.chain.blockAt(h)!.hash;
   assert.deepEqual(await verifyCallProof(executed.status, executed.proof, { trustedBlockHash: trusted }), v);
   assert.deepEqual(await verifyCallProof(executed.status, executed.proof, { trustedBlockHash: async (h) => trusted(h) }), v);
@@ -51,11 +83,12 @@ test('a dropped call verifies by the confirmed spend of its outpoint', async () 
   assert.equal(v.confirmed, null);
   assert.equal(v.spentBy!.txid, world.dropped.spender.getId());
   assert.equal(v.spentBy!.height, world.dropped.block.height);
+  assert.deepEqual(v.outcome, { height: world.dropped.block.height, blockHash: world.dropped.block.hash, stateRoot: null, status: 'dropped', txIndex: null, result: null, errorCode: null, events: [] });
 });
 
 test('a pending call verifies its anchor and binding alone; it cannot carry a conflicting spend', async () => {
   const status = { ...executed.status, status: 'pending', block_height: null, tx_index: null };
-  const v = await verifyCallProof(status, { ...executed.proof, confirmed: null });
+  const v = await verifyCallProof(status, { ...executed.proof, confirmed: null, decision: null });
   assert.equal(v.confirmed, null);
   await badProof(verifyCallProof({ ...dropped.status, status: 'pending' }, dropped.proof), /pending call's proof carries a conflicting spend/);
 });
@@ -93,7 +126,8 @@ test('forged proofs are refused: branch, header, block hash, proof of work, anch
     h.writeUInt32LE(0x03000001, 72);
     p.confirmed!.header = h.toString('hex');
     p.confirmed!.block_hash = headerHash(h);
-  }, /proof-of-work/);
+    p.decision!.block_hash = p.confirmed!.block_hash;
+  }, /is above the target of its bits/);
   await forge((p) => (p.anchor_tx = Buffer.from(world.dropped.anchor.hex, 'hex').toString('hex')), /hashes to/);
   await forge((p) => (p.anchor_tx = p.anchor_tx + '00'), /does not parse/);
   await forge((p) => (p.payload = dropped.proof.payload), /call_id|envelope_hash/);
@@ -112,6 +146,27 @@ test('forged proofs are refused: branch, header, block hash, proof of work, anch
   await forge((p) => (p.payload = dropped.proof.payload), /does not bind the envelope \(stamp_mismatch\)/, unbound);
 });
 
+test('a made-up header whose bits ask less work than the network allows (0x2100ffff: any hash meets it) is refused without trustedBlockHash', async () => {
+  const zeroWork = (p: CallProofJson, bits: number): void => {
+    const h = Buffer.from(p.confirmed!.header, 'hex');
+    h.writeUInt32LE(bits, 72);
+    p.confirmed!.header = h.toString('hex');
+    p.confirmed!.block_hash = headerHash(h);
+    p.decision!.block_hash = p.confirmed!.block_hash;
+  };
+  for (const bits of [0x2100ffff, 0x207fffff + 1, 0x1d00ffff]) {
+    const p = copy(executed.proof);
+    zeroWork(p, bits);
+    // 0x207fffff + 1 (0x20800000) is negative; 0x1d00ffff is mainnet's limit, which the devnet's block does not meet.
+    await badProof(verifyCallProof(executed.status, p), /ask less work than the network's minimum|do not decode to a positive target|is above the target/);
+  }
+  // Regtest's own limit is taken by default, and the devnet's real header passes it; under
+  // mainnet's limit the devnet's easy header is refused.
+  await verifyCallProof(executed.status, executed.proof);
+  await badProof(verifyCallProof(executed.status, executed.proof, { network: 'bitcoin' }), /ask less work than the network's minimum/);
+  await assert.rejects(verifyCallProof(executed.status, executed.proof, { network: 'nowhere' as never }), (e: unknown) => e instanceof ClientError && e.code === 'bad_argument');
+});
+
 test("forged drops are refused: the spender's input, the spender being the anchor, a 64-byte spender, a confirmation beside it", async () => {
   const forge = async (mutate: (p: CallProofJson) => void, re: RegExp): Promise<void> => {
     const p = copy(dropped.proof);
@@ -123,6 +178,7 @@ test("forged drops are refused: the spender's input, the spender being the ancho
   await forge((p) => (p.spent_by!.tx = world.tiny.tx.toHex()), /does not spend|64 bytes/);
   await forge((p) => (p.confirmed = copy(executed.proof.confirmed)), /carries a confirmation of its anchor/);
   await forge((p) => (p.spent_by = null), /carries no conflicting spend/);
+  await forge((p) => (p.decision = copy(executed.proof.decision)), /dropped call's proof carries a decision/);
 });
 
 
@@ -160,4 +216,11 @@ test('the proofs the node serves match docs/openapi.yaml (CallStatus.proof), exe
   }
   const bad = JSON.stringify({ ...executed.status, confirmations: 1, proof: { ...executed.proof, confirmed: { ...executed.proof.confirmed, header: 'ab' } } });
   assert.notDeepEqual(spec.check({ method: 'GET', path: `/contract_call/${executed.status.txid}/status`, status: 200, requestId: 'r', contentType: 'application/json', text: bad }), []);
+});
+
+test('the build ships type declarations for the SDK: verifyCallProof and its options are typed', () => {
+  const dts = readFileSync(join(repoRoot, 'dist/src/client/node.d.ts'), 'utf8');
+  assert.match(dts, /export declare function verifyCallProof\(status: CallStatus & \{\s*proof\?: unknown;\s*\}, proof\?: unknown, opts\?: CallProofOptions\): Promise<VerifiedCall>;/);
+  assert.match(dts, /trustedStateRoot\?: \(height: number\) => string \| Promise<string>;/);
+  assert.match(readFileSync(join(repoRoot, 'dist/src/client/index.d.ts'), 'utf8'), /export \* from '\.\/node\.js';/);
 });

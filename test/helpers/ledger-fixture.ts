@@ -100,6 +100,12 @@ export function pendingCallRecord(anchorTxid: string, contractId: string, env: C
 export class LedgerBench {
   height = 0;
   hash = toHex(id32('block', 0));
+  /**
+   * Other nodes on the same chain: each applies every block and takes every deploy this
+   * one does (opened empty, anchored at the same block), but holds only the calls given
+   * to it, so what they hold pending may differ.
+   */
+  readonly followers: Ledger[] = [];
   private constructor(
     readonly ledger: Ledger,
     readonly dir: string,
@@ -137,6 +143,7 @@ export class LedgerBench {
     await this.ledger.applyBlock(input);
     const ms = performance.now() - t0;
     const cpuNs = threadCpuNs() - c0;
+    for (const f of this.followers) await f.applyBlock(input);
     this.height = height;
     this.hash = hash;
     return { ms, cpuNs, input };
@@ -158,6 +165,7 @@ export class LedgerBench {
       body_hash: toHex(sha256(Buffer.from(txid))),
     };
     await this.ledger.acceptDeploy(rec);
+    for (const f of this.followers) await f.acceptDeploy(rec);
     await this.block([tx]);
     return cid;
   }

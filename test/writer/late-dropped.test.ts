@@ -3,13 +3,24 @@
  * received after a processed block spent its outpoint by another transaction is stored
  * decided `dropped`, recorded in that block's journal entry and undo log, so it has the
  * record and the fate in a reorg that it has on a node that held it before the block.
+ * A drop is committed by no root (docs/STATE.md, "Decisions"): the root of the spending
+ * block is the same whether a node held the call, never holds it, or learns it late.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { LedgerBench, anchorTx, compileContract, id32 } from '../helpers/ledger-fixture.js';
+import { verifyDecisionProof, type Decision } from '../../src/state/decisions.js';
+import type { Ledger } from '../../src/writer/ledger/index.js';
 
 const PAY = Buffer.concat([Buffer.of(0x00, 0x14), Buffer.alloc(20, 1)]);
+
+/** What block `height`'s state root commits to for `txid` (null: nothing), checked from the branch the node serves. */
+async function committed(l: Ledger, height: number, txid: string): Promise<Decision | null> {
+  const p = (await l.decisionProof(height, txid))!;
+  const b = (hex: string): Buffer => Buffer.from(hex, 'hex');
+  return verifyDecisionProof(b(p.state_root), b(p.contracts_root), b(p.decisions_root), b(txid), { siblings: p.siblings.map(b), leaf: p.leaf && { path: b(p.leaf.path), value: b(p.leaf.value) } });
+}
 
 function spendOf(outpoint: string): ReturnType<typeof anchorTx> {
   const [txid, vout] = outpoint.split(':') as [string, string];
@@ -26,11 +37,20 @@ test('a call received after its outpoint was spent is dropped at once; a reorg o
     const h = b.height + 1;
     const { input } = await b.block([conflict], [[rec.outpoint, conflict.getId()]]);
     await b.ledger.flushBlocks();
+    const rootBefore = (await b.ledger.stateRootAt(h))!;
     const accepted = await b.ledger.acceptCall(rec, { lookedUpAt: { height: h, epoch: b.ledger.chainEpoch }, spentBy: { txid: conflict.getId(), height: h, blockHash: input.hash } });
     assert.equal(accepted.record.status, 'dropped');
     assert.equal(accepted.replayFrom, null, 'no replay: a drop changes no state');
     assert.equal((await b.ledger.call(rec.txid))!.status, 'dropped');
     assert.equal(b.ledger.pendingCount, 0);
+    // The late drop leaves block h's published root as it was (h is the tip): a drop is
+    // committed by no root, and the block's decisions show no leaf for the call.
+    assert.deepEqual(await b.ledger.stateRootAt(h), rootBefore, 'a late drop does not rewrite its block\'s root');
+    assert.equal(b.ledger.stateRoot, rootBefore.state_root);
+    assert.equal(await committed(b.ledger, h, rec.txid), null);
+    await b.ledger.rederive(h, { dropJournalAbove: false, verifyBelow: h + 1 });
+    assert.equal(b.ledger.halted, false, 'a re-derivation from the journal (which records the drop) reproduces the root');
+    assert.equal(b.ledger.stateRoot, rootBefore.state_root);
 
     // The block leaves the chain: the call is pending again, exactly as a fresh load sees it.
     await b.ledger.rewindTo(h - 1, { dropJournal: true });
@@ -75,5 +95,36 @@ test('a block applied between intake\'s look-up and the store is checked from me
     assert.equal(await b.ledger.call(rec2.txid), null);
   } finally {
     await b.close();
+  }
+});
+
+test('two nodes, one holding a call whose outpoint a block spends and one not, publish the same root for that block', async () => {
+  const holder = await LedgerBench.open();
+  const other = await LedgerBench.open();
+  holder.followers.push(other.ledger);
+  try {
+    const cid = await holder.deploy(compileContract('test/fixtures/contracts/counter.svc').artifact as never);
+    // A call both hold, executed in the block, and one only `holder` holds, dropped by it.
+    const kept = holder.callRecord(cid, 'bump', [{ type: 'u64', value: 2n }], id32('late-dropped', 4), 1n);
+    const lost = holder.callRecord(cid, 'bump', [{ type: 'u64', value: 3n }], id32('late-dropped', 5), 1n);
+    await holder.ledger.acceptCalls([kept.rec, lost.rec]);
+    await other.ledger.acceptCall(kept.rec);
+    const conflict = spendOf(lost.rec.outpoint);
+    await holder.block([kept.tx, conflict], [[lost.rec.outpoint, conflict.getId()]]);
+    const h = holder.height;
+    await Promise.all([holder.ledger.flushBlocks(), other.ledger.flushBlocks()]);
+
+    assert.equal((await holder.ledger.call(lost.rec.txid))!.status, 'dropped');
+    assert.equal(await other.ledger.call(lost.rec.txid), null);
+    assert.equal((await other.ledger.call(kept.rec.txid))!.status, 'executed');
+    const root = (await holder.ledger.stateRootAt(h))!;
+    assert.deepEqual(await other.ledger.stateRootAt(h), root, 'the same root whichever pending calls a node held');
+    assert.equal(other.ledger.stateRoot, holder.ledger.stateRoot);
+    // The block's decisions commit to the executed call, not to the drop.
+    assert.equal((await committed(holder.ledger, h, kept.rec.txid))?.status, 'executed');
+    assert.equal(await committed(holder.ledger, h, lost.rec.txid), null);
+  } finally {
+    await holder.close();
+    await other.close();
   }
 });

@@ -12,7 +12,8 @@ import { contractId as deriveContractId } from '../../protocol/contract.js';
 import { execute } from '../../vm/execute.js';
 import { verifyArtifact } from '../../vm/verifier.js';
 import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp, TxParts } from '../../records.js';
-import { callCounts, headers, callDecisions, contractCalls, contractDrops, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
+import { blockDecisions, callCounts, headers, callDecisions, contractCalls, contractDrops, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
+import { decisionsRoot, encodeDecision, stateRootOf, type DecidedStatus, type DecisionEvent } from '../../state/decisions.js';
 import { DROPPED, bufferView, bytesOf, hexOf } from './bytes.js';
 import type { LedgerMemory, PendingCall } from './memory.js';
 import { JOURNAL_WINDOW, REPLAY_WINDOW } from './stored.js';
@@ -113,11 +114,14 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
     }
   }
 
-  // 3. The state root and the journal.
+  // 3. The state root (the contracts and this block's decisions) and the journal.
   batch.flushStorage();
-  const root = m.root();
+  const contractsRoot = m.state.root();
+  const decided = decisionsRoot(batch.decisions);
+  const root = hexOf(stateRootOf(contractsRoot, decided));
   const record: BlockRecord = { height, hash: b.hash, prevHash: b.prevHash, txs: b.txs.map((t) => ({ txIndex: t.txIndex, txid: t.txid, hex: t.hex, branch: t.branch ?? null })), dropped, unstamped, state_root: root };
-  batch.put(stateRoots.key(height), stateRoots.encode({ height, block_hash: b.hash, state_root: root }), null);
+  batch.put(stateRoots.key(height), stateRoots.encode({ height, block_hash: b.hash, state_root: root, contracts_root: hexOf(contractsRoot), decisions_root: hexOf(decided) }), null);
+  if (batch.decisions.length > 0) batch.putNew(blockDecisions.key(height), blockDecisions.encode(batch.decisions));
   batch.put(meta.tip.key, meta.tip.encode({ height, hash: b.hash }), meta.tip.encode(prevTip));
   batch.raw({ type: 'put', key: journal.key(height), value: journal.encode(record) });
   // The header chain is not undone by a rewind: the new branch's blocks replace it.
@@ -159,7 +163,7 @@ export async function applyBlock(l: Ledger, b: ApplicableBlock, opts: { sync?: b
   // A reorg's rewind forgets its blocks' spends; replays bring none (the journal keeps the verdicts).
   if (b.spends) m.rememberSpends(height, b.spends);
   if (b.header && (!l.headerTip || height >= l.headerTip.height)) l.headerTip = { height, hash: b.hash };
-  l.setProcessed({ height, hash: b.hash }, root);
+  l.setProcessed({ height, hash: b.hash }, root, hexOf(decided));
   l.lastBlockAt = new Date().toISOString();
   return { ...record, drops };
 }
@@ -185,10 +189,13 @@ function putOrphan(m: LedgerMemory, batch: UndoBatch, o: OrphanStamp): void {
   m.orphans.set(o.txid, o);
 }
 
-function finishCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, upd: CallOutcome): void {
+function finishCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, upd: CallOutcome, events: readonly DecisionEvent[] = []): void {
   const txid = p.txid;
   // A pending call has no decision record: this block creates it (its undo deletes it).
   batch.putNew(callDecisions.key(txid), callDecisions.encode(upd));
+  // Its leaf in the block's decisions, which the state root commits to. A drop has none:
+  // it depends on the pending payloads a node holds, not on the chain (state/decisions.ts).
+  if (upd.status !== 'dropped') batch.decisions.push([txid, encodeDecision({ status: upd.status as DecidedStatus, txIndex: upd.tx_index!, result: upd.result, errorCode: upd.error?.code ?? null, events })]);
   batch.delOnce(pendingCalls.key(txid), pendingCalls.VALUE);
   m.untrackPending(p.rec.txid, p);
   if (m.orphans.has(p.rec.txid)) {
@@ -266,14 +273,20 @@ function decideCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, tx: TxPar
   out.events.forEach((ev, logIndex) => {
     batch.contractLog(contractHex(ev.contractId, p), ev.contractId).events.push([txIndex, logIndex, ev.name, ev.params, p.txid]);
   });
-  finishCall(m, batch, p, {
-    status: 'executed',
-    block_height: height,
-    tx_index: txIndex,
-    result: out.result,
-    error: null,
-    instructions: out.instructions,
-  });
+  finishCall(
+    m,
+    batch,
+    p,
+    {
+      status: 'executed',
+      block_height: height,
+      tx_index: txIndex,
+      result: out.result,
+      error: null,
+      instructions: out.instructions,
+    },
+    out.events,
+  );
 }
 
 /** Hex of a contract id the call touched: the called contract's without converting (nearly always). */

@@ -363,8 +363,10 @@ export class JournalAmendments {
    * the node did not already hold as stamps; and in each block's undo log (when still
    * kept) what a rewind of the block must undo (the stamp removed; a dropped call pending
    * again). A drop changes no state (no writes, events or claims), so it needs no replay;
-   * a placed anchor does, from its block (the caller schedules it). Returns the stamps to
-   * add to memory once the batch is durable.
+   * a placed anchor does, from its block (the caller schedules it). Nor does a drop change
+   * the block's decisions or state root: drops are not committed (state/decisions.ts), so
+   * a root once published stays. Returns the stamps to add to memory once the batch is
+   * durable.
    */
   async ops(l: Ledger): Promise<{ ops: BatchOp[]; orphans: OrphanStamp[] }> {
     const ops: BatchOp[] = [];

@@ -27,7 +27,7 @@ import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../..
 import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, undo, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
 import { headerHash, headerPrevHash, type ParsedHeader } from '../../protocol/bitcoin.js';
 import { HEADER_BYTES } from '../../protocol/headers.js';
-import { settlesAt, type Evidence, type FoldedRoots, type SpentBy } from '../../protocol/evidence.js';
+import { settlesAt, type DecisionProofJson, type Evidence, type FoldedRoots, type SpentBy } from '../../protocol/evidence.js';
 import { bytesOf } from './bytes.js';
 import { LedgerMemory } from './memory.js';
 import { loadFromDisk } from './load.js';
@@ -37,7 +37,7 @@ import { rewindTo } from './rewind.js';
 import { rederive, replayFrom } from './replay.js';
 import { clearHalt, halt } from './halt.js';
 import type { HaltKind } from '../store/meta.js';
-import { owedReplayHeight, readCall, readCallIdUsed, readCalls, readCallPayload, readCallTxids, readCallsOf, readEvents, readForPeers, readPayloadAt, readStateRootAt, type PeerPayloadRead } from './reads.js';
+import { owedReplayHeight, readDecisionProof, readCall, readCallIdUsed, readCalls, readCallPayload, readCallTxids, readCallsOf, readEvents, readForPeers, readPayloadAt, readStateRootAt, type PeerPayloadRead } from './reads.js';
 import { evidenceBlocks, evidenceEffect, type EvidenceEffect, type HeaderOnlyBlock, type EvidenceReads, readForEvidence, headerAt, headersFrom, type JournalReads, loadHeaderTip, payloadEvidence, putHeaders } from './evidence.js';
 import { JOURNAL_WINDOW, REPLAY_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
@@ -118,6 +118,16 @@ export class Ledger {
     return this.processedRoot;
   }
 
+  /**
+   * The root of `tip`'s decisions, which the state root folds with the contracts root
+   * (src/state/decisions.ts); null at the journal's anchor, whose root is the contracts
+   * root (empty). What a field proof carries beside its contracts proof.
+   */
+  get decisionsRoot(): string | null {
+    return this.processedDecisionsRoot;
+  }
+  private processedDecisionsRoot: string | null = null;
+
   /** Registers an observer, called from here on (observer.ts). */
   observe(o: LedgerObserver): void {
     this.observers.push(o);
@@ -127,9 +137,10 @@ export class Ledger {
    * Sets the processed tip and state root together and tells the observers, synchronously
    * (or once, later, while notices are held: `holdStateNotices`).
    */
-  setProcessed(tip: Tip | null, stateRoot: string | null): void {
+  setProcessed(tip: Tip | null, stateRoot: string | null, decisionsRoot: string | null): void {
     this.processedTip = tip;
     this.processedRoot = stateRoot;
+    this.processedDecisionsRoot = decisionsRoot;
     if (this.stateHeld > 0) {
       this.stateOwed = true;
       return;
@@ -242,6 +253,8 @@ export class Ledger {
    */
   async load(): Promise<void> {
     const loaded = await loadFromDisk(this.db);
+    // The tip's root as stored: memory holds the contracts, the stored record the block's decisions too.
+    const at = loaded.tip ? await readStateRootAt(this.db, loaded.tip.height) : null;
     // Swap in one synchronous step.
     this.memory = loaded.memory;
     this.anchor = loaded.anchor;
@@ -249,10 +262,33 @@ export class Ledger {
     // A halt stored before halts had kinds was never a storage failure (those are not stored).
     this.haltKind = loaded.halt ? (loaded.halt.kind ?? 'internal_error') : null;
     this.haltReason = loaded.halt?.reason ?? null;
-    this.setProcessed(loaded.tip, loaded.memory.root());
+    this.rederiveOwed = loaded.rederiveOwed;
+    this.setProcessed(loaded.tip, at?.state_root ?? loaded.memory.root(), at?.decisions_root ?? null);
     this.headerTip = await loadHeaderTip(this);
     const [low] = await this.db.rangeOf(undo.all(), { limit: 1 });
     this.undoLow = low ? undo.heightOf(low.key) : Infinity;
+  }
+
+  /** The store is of an earlier layout whose state roots are of another version (load.ts): Writer.open re-derives it. */
+  rederiveOwed = false;
+
+  /**
+   * Re-derives a store of an earlier layout (every stored root of root version 1) from its
+   * journal, then marks its layout current: a stop before the end leaves the old layout
+   * marked, and the next start re-derives again.
+   */
+  async upgradeStore(): Promise<void> {
+    if (!this.rederiveOwed || !this.tip || !this.anchor) return;
+    // A halted store is not re-derived here (blocks are refused while halted): clearing the
+    // halt re-derives it, and the next start marks the layout.
+    if (this.halted) {
+      this.log.warn('the store holds state roots of an earlier version and is halted: they are re-derived when the halt is cleared');
+      return;
+    }
+    this.log.warn('the store holds state roots of an earlier version: re-deriving them from the block journal', { to: this.tip.height });
+    await this.rederive(this.tip.height, { dropJournalAbove: false, verifyBelow: 0 });
+    await this.writeOrHalt([{ type: 'put', key: meta.format.key, value: meta.format.encode(STORE_FORMAT) }], true);
+    this.rederiveOwed = false;
   }
 
   /** What tests compare after a rewind: the memory a full load from disk would build. */
@@ -328,6 +364,15 @@ export class Ledger {
     return readStateRootAt(this.db, height);
   }
 
+  /**
+   * The branch of call `txid`'s decision under the state root of block `height`
+   * (src/state/decisions.ts): its leaf, or where its path ends when the block decided
+   * nothing for it. Null when the node holds no version-2 root for the block.
+   */
+  decisionProof(height: number, txid: string): Promise<DecisionProofJson | null> {
+    return readDecisionProof(this.db, height, txid);
+  }
+
   isCallIdUsed(caller: Uint8Array, callId: bigint): Promise<boolean> {
     return readCallIdUsed(this.db, caller, callId);
   }
@@ -364,7 +409,7 @@ export class Ledger {
     await this.writeOrHalt(ops);
     this.anchor = tip;
     this.memory.recentHashes.set(tip.height, tip.hash);
-    this.setProcessed(tip, this.memory.root());
+    this.setProcessed(tip, this.memory.root(), null);
     this.log.info('anchored block journal', { height: tip.height, hash: tip.hash });
   }
 

@@ -17,10 +17,17 @@ export interface Loaded {
   anchor: Tip | null;
   /** The stored halt, null when the node is not halted. */
   halt: { reason: string; kind?: HaltKind } | null;
+  /** The store's layout is an earlier one whose derived state must be re-derived (Writer.open). */
+  rederiveOwed: boolean;
 }
 
-/** The one earlier layout this node takes over in place (see loadFromDisk). */
-const UPGRADABLE_FORMAT = 4;
+/**
+ * Earlier layouts this node takes over (see loadFromDisk): their records read as they are
+ * (format 4 is format 5 without headers, evidence and journal branches; journal entries
+ * of format 1 have no branches), but their state roots are of root version 1, so their
+ * derived state is re-derived from the journal before the layout is marked current.
+ */
+const REDERIVED_FORMATS: readonly number[] = [4, 5];
 
 export async function loadFromDisk(db: Db): Promise<Loaded> {
   const memory = new LedgerMemory();
@@ -31,15 +38,11 @@ export async function loadFromDisk(db: Db): Promise<Loaded> {
   const tip = await read(meta.tip);
   const anchor = await read(meta.anchor);
   const halt = await read(meta.halt);
-  let format = await read(meta.format);
-  if (tip && format === UPGRADABLE_FORMAT) {
-    // Format 4 is format 5 without headers, evidence and journal branches: its records
-    // read as they are (journal entries of format 1 have no branches), so it is taken
-    // over in place; the chain follower fills the header chain from the anchor up.
-    await db.put(meta.format.key, meta.format.encode(STORE_FORMAT));
-    format = STORE_FORMAT;
-  }
-  if (tip && format !== STORE_FORMAT) {
+  const format = await read(meta.format);
+  // Taken over in place (the chain follower fills a format-4 store's header chain from the
+  // anchor up) once Writer.open has re-derived it; until then it reads as it is.
+  const rederiveOwed = tip !== null && format !== null && REDERIVED_FORMATS.includes(format);
+  if (tip && format !== STORE_FORMAT && !rederiveOwed) {
     throw new Error(`the data directory ${db.path} holds storage format ${format ?? 1}, this node reads format ${STORE_FORMAT}: move it aside and let the node sync again`);
   }
 
@@ -71,7 +74,7 @@ export async function loadFromDisk(db: Db): Promise<Loaded> {
     for (const [h, hash] of await journalHashes(db, top - 2 * JOURNAL_WINDOW, top + 1)) memory.recentHashes.set(h, hash);
     if (anchor) memory.recentHashes.set(anchor.height, anchor.hash);
   }
-  return { memory, tip, anchor, halt };
+  return { memory, tip, anchor, halt, rederiveOwed };
 }
 
 async function activateStored(db: Db, memory: LedgerMemory, rec: ContractRecord): Promise<void> {

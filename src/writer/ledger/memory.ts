@@ -260,6 +260,7 @@ export class LedgerMemory {
       case Bucket.orphanStamp:
       case Bucket.callCount:
       case Bucket.stateRoot:
+      case Bucket.decisions:
       case Bucket.event:
       case Bucket.contractCalls:
       case Bucket.contractDrops:

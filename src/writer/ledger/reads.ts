@@ -4,7 +4,10 @@
  */
 import type { Db } from '../db.js';
 import type { CallRecord, EventRecord } from '../../records.js';
-import { callBodies, callDecisions, callIds, calls, contractCalls, evidence as evidenceStore, events, payloads, stateRoots, type StateRootAt } from '../store/index.js';
+import { blockDecisions, callBodies, callDecisions, callIds, calls, contractCalls, evidence as evidenceStore, events, payloads, stateRoots, type StateRootAt } from '../store/index.js';
+import { proveDecision } from '../../state/decisions.js';
+import { toHex } from '../../protocol/hash.js';
+import type { DecisionProofJson } from '../../protocol/evidence.js';
 import { bytesOf } from './bytes.js';
 import type { LedgerMemory } from './memory.js';
 import type { HeldPayload } from '../../protocol/rules.js';
@@ -104,6 +107,24 @@ export async function readForPeers(db: Db, m: LedgerMemory, txids: readonly stri
 export async function readStateRootAt(db: Db, height: number): Promise<StateRootAt | null> {
   const v = await db.get(stateRoots.key(height));
   return v ? stateRoots.decode(v) : null;
+}
+
+/** The branch of `txid`'s decision in block `height` (Ledger.decisionProof). */
+export async function readDecisionProof(db: Db, height: number, txid: string): Promise<DecisionProofJson | null> {
+  const [rootRaw, leavesRaw] = await db.getMany([stateRoots.key(height), blockDecisions.key(height)]);
+  if (!rootRaw) return null;
+  const at = stateRoots.decode(rootRaw);
+  if (at.decisions_root === undefined || at.contracts_root === undefined) return null;
+  const p = proveDecision(leavesRaw ? blockDecisions.decode(leavesRaw) : [], bytesOf(txid));
+  return {
+    height,
+    block_hash: at.block_hash,
+    state_root: at.state_root,
+    contracts_root: at.contracts_root,
+    decisions_root: at.decisions_root,
+    siblings: p.siblings.map(toHex),
+    leaf: p.leaf === null ? null : { path: toHex(p.leaf.path), value: toHex(p.leaf.value) },
+  };
 }
 
 export async function readCallIdUsed(db: Db, caller: Uint8Array, callId: bigint): Promise<boolean> {

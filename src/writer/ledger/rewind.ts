@@ -96,8 +96,11 @@ async function restoreFromUndo(l: Ledger, height: number, undone: UndoEntry[][],
   // One synchronous step from here.
   const memory = l.memory;
   const tip = memory.restoreFromUndo(undone, records, l.tip, { drop: dropJournal ? { above: height, upTo: oldTip } : null, set: refill });
+  // The restored contracts trie must give the fork point's stored contracts root; the
+  // block's decisions are read with it (memory holds contract state only).
   const root = memory.root();
-  l.setProcessed(tip, root);
-  const want = stored ? stateRoots.decode(stored).state_root : null;
-  if (want !== null && want !== root) return fallback(`restored state root ${root} is not the stored ${want}`);
+  const at = stored ? stateRoots.decode(stored) : null;
+  l.setProcessed(tip, at?.state_root ?? root, at?.decisions_root ?? null);
+  const want = at ? stateRoots.contractsRootOf(at) : null;
+  if (want !== null && want !== root) return fallback(`restored contracts root ${root} is not the stored ${want}`);
 }

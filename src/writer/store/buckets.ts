@@ -58,6 +58,8 @@ export const BUCKETS = {
   evidenceAt: { id: 0x13, derived: false },
   /** Calls of a contract a block dropped (no position: beside its call log). */
   contractDrops: { id: 0x14, derived: true },
+  /** The decision leaves of each processed block (src/state/decisions.ts). */
+  decisions: { id: 0x15, derived: true },
 } as const satisfies Record<string, { id: number; derived: boolean }>;
 
 export type BucketName = keyof typeof BUCKETS;
@@ -81,6 +83,9 @@ export const DERIVED_BUCKETS: readonly BucketName[] = (Object.keys(BUCKETS) as B
  * from the Merkle trie (stored roots of format 2 would not replay), events in runs of
  * EVENT_CHUNK per key; 4: a call's decision in its own record (callDecision), event runs,
  * decisions and journal entries binary; 5: block headers, payloads' Bitcoin evidence and
- * merkle branches in journal entries (a format-4 store is taken over in place: load.ts).
+ * merkle branches in journal entries (a format-4 store is taken over in place: load.ts);
+ * 6: state roots of version 2 (a block's decisions committed beside the contracts,
+ * src/state/decisions.ts) with their two parts, each block's decision leaves (a format-5
+ * store is re-derived from its journal at start: Writer.open).
  */
-export const STORE_FORMAT = 5;
+export const STORE_FORMAT = 6;

@@ -25,6 +25,7 @@ export * as payloads from './payloads.js';
 export * as headers from './headers.js';
 export * as evidence from './evidence.js';
 export * as evidenceAt from './evidence-at.js';
+export * as blockDecisions from './decisions.js';
 export type { Tip } from './meta.js';
 export type { StateRootAt } from './state-roots.js';
 export type { StoredEventRow } from './events.js';

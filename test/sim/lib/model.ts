@@ -1,8 +1,9 @@
 /**
  * A small reference model of PROTOCOL sections 4 and 5, written apart from the ledger:
  * given the best chain and every payload held, it decides each call in position order
- * and computes the state root at every height from scratch, with a trie written from
- * docs/STATE.md (no incremental bookkeeping, no undo logs, no replays, no arrival order).
+ * and computes the state root at every height from scratch, with a trie and decision
+ * leaves written from docs/STATE.md (no incremental bookkeeping, no undo logs, no
+ * replays, no arrival order).
  * The VM is shared: the model is of ordering and outcomes, not of the instruction set.
  */
 import { Transaction } from 'bitcoinjs-lib';
@@ -14,6 +15,7 @@ import { envelopeHash } from '../../../src/protocol/envelope.js';
 import { execute } from '../../../src/vm/execute.js';
 import { verifyArtifact } from '../../../src/vm/verifier.js';
 import type { Program } from '../../../src/vm/types.js';
+import type { Value } from '../../../src/protocol/value.js';
 import { outpointOf, type Payload, type SimBlock } from '../../helpers/sim-world.js';
 
 export interface ModelCall {
@@ -55,6 +57,50 @@ export function trieRoot(entries: [Uint8Array, Uint8Array][]): Uint8Array {
   return rec(withPaths, 0);
 }
 
+/** docs/STATE.md, "Decisions": a typed value as a decision leaf writes it. */
+function valueBytesOf(v: Value): Buffer {
+  const tag = Buffer.of(['u64', 'i64', 'u128', 'bool', 'string', 'bytes', 'key'].indexOf(v.type));
+  const u32 = (n: number): Buffer => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(n);
+    return b;
+  };
+  switch (v.type) {
+    case 'u64':
+    case 'i64':
+    case 'u128': {
+      const width = v.type === 'u128' ? 16 : 8;
+      const n = BigInt.asUintN(width * 8, v.value);
+      return Buffer.concat([tag, Buffer.from(n.toString(16).padStart(width * 2, '0'), 'hex')]);
+    }
+    case 'bool':
+      return Buffer.concat([tag, Buffer.of(v.value ? 1 : 0)]);
+    case 'key':
+      return Buffer.concat([tag, Buffer.from(v.value)]);
+    case 'string':
+      return Buffer.concat([tag, u32(Buffer.byteLength(v.value)), Buffer.from(v.value, 'utf8')]);
+    case 'bytes':
+      return Buffer.concat([tag, u32(v.value.length), Buffer.from(v.value)]);
+  }
+}
+
+/** docs/STATE.md, "Decisions": the leaf of one call whose anchor the block confirmed (a drop has none). */
+function decisionLeaf(status: 'executed' | 'failed' | 'invalid', txIndex: number, out: { result: Value | null; events: { contractId: Uint8Array; name: string; params: readonly Value[] }[] } | null, code: string | null): Buffer {
+  const parts: Buffer[] = [Buffer.of({ executed: 1, failed: 2, invalid: 3 }[status])];
+  const u16 = (n: number): Buffer => Buffer.of(n >> 8, n & 0xff);
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(txIndex);
+  parts.push(b);
+  if (status === 'executed') {
+    parts.push(out!.result ? Buffer.concat([Buffer.of(1), valueBytesOf(out!.result)]) : Buffer.of(0));
+    const n = Buffer.alloc(4);
+    n.writeUInt32BE(out!.events.length);
+    parts.push(n);
+    for (const e of out!.events) parts.push(Buffer.from(e.contractId), u16(Buffer.byteLength(e.name)), Buffer.from(e.name, 'utf8'), u16(e.params.length), ...e.params.map(valueBytesOf));
+  } else parts.push(u16(Buffer.byteLength(code!)), Buffer.from(code!, 'utf8'));
+  return Buffer.concat(parts);
+}
+
 export function runModel(chain: readonly SimBlock[], held: readonly Payload[]): ModelResult {
   const deploys = new Map<string, Payload & { kind: 'deploy' }>(); // by txid
   const calls = new Map<string, Payload & { kind: 'call' }>(); // by txid
@@ -69,24 +115,31 @@ export function runModel(chain: readonly SimBlock[], held: readonly Payload[]): 
   const events: ModelEvent[] = [];
   const roots: string[] = [];
 
-  const root = (): string => {
+  const contractsRoot = (): Uint8Array => {
     const top: [Uint8Array, Uint8Array][] = [];
     for (const [cid, c] of active) {
       const st = [...(storage.get(cid) ?? new Map<string, Uint8Array>())].map(([k, v]): [Uint8Array, Uint8Array] => [Buffer.from(k, 'hex'), v]);
       top.push([c.id, Buffer.concat([c.codeHash, trieRoot(st)])]);
     }
-    return toHex(trieRoot(top));
+    return trieRoot(top);
   };
+  /** docs/STATE.md, "The state root": root version 2 folds the block's decisions in. */
+  const root = (blockDecisions: [Uint8Array, Uint8Array][]): string => toHex(taggedHash('SVC/root', Buffer.of(2), contractsRoot(), trieRoot(blockDecisions)));
 
-  roots.push(root());
+  // The journal's anchor: no block applied, the empty root.
+  roots.push(toHex(contractsRoot()));
   for (const b of chain.slice(1)) {
     const h = b.height;
-    // Section 5: a pending call whose outpoint another confirmed transaction spends is dropped.
+    const blockDecisions: [Uint8Array, Uint8Array][] = [];
+    // Section 5: a pending call whose outpoint another confirmed transaction spends is
+    // dropped. No leaf: a drop depends on the payloads a node holds (docs/STATE.md, "Decisions").
     for (const tx of b.txs.slice(1)) {
       for (const i of tx.ins) {
         const op = outpointOf(i);
         for (const c of calls.values()) {
-          if (c.outpoint === op && !decided.has(c.txid) && c.txid !== tx.getId()) decided.set(c.txid, { status: 'dropped', block_height: null, tx_index: null, error: null });
+          if (c.outpoint === op && !decided.has(c.txid) && c.txid !== tx.getId()) {
+            decided.set(c.txid, { status: 'dropped', block_height: null, tx_index: null, error: null });
+          }
         }
       }
     }
@@ -106,7 +159,10 @@ export function runModel(chain: readonly SimBlock[], held: readonly Payload[]): 
       }
       const c = calls.get(txid);
       if (!c || decided.has(txid)) return;
-      const at = (status: ModelCall['status'], error: string | null): void => void decided.set(txid, { status, block_height: h, tx_index: txIndex, error });
+      const at = (status: Parameters<typeof decisionLeaf>[0], error: string | null, out: Parameters<typeof decisionLeaf>[2] = null): void => {
+        decided.set(txid, { status, block_height: h, tx_index: txIndex, error });
+        blockDecisions.push([Buffer.from(txid, 'hex'), decisionLeaf(status, txIndex, out, error)]);
+      };
       if (!stamp.ok) return at('invalid', 'anchor_mismatch');
       if (!checkCallBindingWithStamp(tx, stamp, c.envelope, envelopeHash(c.envelope)).ok) return at('invalid', 'anchor_mismatch');
       const con = active.get(c.record.contract_id);
@@ -137,9 +193,9 @@ export function runModel(chain: readonly SimBlock[], held: readonly Payload[]): 
         else st.delete(toHex(w.key));
       }
       out.events.forEach((ev, logIndex) => events.push({ contract_id: toHex(ev.contractId), txid, block_height: h, tx_index: txIndex, log_index: logIndex, name: ev.name }));
-      at('executed', null);
+      at('executed', null, out);
     });
-    roots.push(root());
+    roots.push(root(blockDecisions));
   }
   const all = new Map<string, ModelCall>();
   for (const txid of calls.keys()) all.set(txid, decided.get(txid) ?? { status: 'pending', block_height: null, tx_index: null, error: null });
