@@ -67,8 +67,10 @@ before(async () => {
   // 100 requests a second per address, 10 at once; the node polls once a second, so the
   // allowance given back while svc waits (an hour of it at each wait line) is svc's.
   devnet = await startDevnetChain({ initialBlocks: 101, publicMode: { requestsPerHour: 360_000, burst: 10 }, now: clock });
-  await fund(devnet, wallet, 4);
   node = await startDevnetNode(devnet, { env: { SVC_START_HEIGHT: String(devnet.chain.height), SVC_BLOCK_CHECK_INTERVAL_S: '1' } });
+  // Funded above the node's start: a coin at or below it has no header there to prove it (docs/STATE.md, "Coin evidence").
+  await fund(devnet, wallet, 4);
+  await waitSynced(node, devnet);
   const d = await client(node, devnet, wallet).deploy(compileFixture('counter.svc'));
   devnet.chain.mine(1);
   await waitSynced(node, devnet);

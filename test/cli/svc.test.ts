@@ -300,14 +300,15 @@ test('call of a readonly function is refused before anything is built, pointing 
 test('a broadcast refused says nothing was broadcast; one with no clear answer (a 502) names the txid to look up and saves the submission', async () => {
   const utxos = [{ txid: '78'.repeat(32), vout: 1, value: 400_000, status: { confirmed: true } }];
   const args = ['call', CID, 'note', 'string:hi', '--abi', notePath];
-  const refusing = await startFake({ utxos, override: { '/esplora/tx': [400, 'sendrawtransaction RPC error: {"code":-26,"message":"min relay fee not met"}'] } });
-  const unsure = await startFake({ utxos, override: { '/esplora/tx': [502, 'Bad Gateway'] } });
+  // payTo: the fake serves the coin's funding transaction, as svc gathers it before paying.
+  const refusing = await startFake({ payTo: wallet.outputScript, utxos, override: { '/esplora/tx': [400, 'sendrawtransaction RPC error: {"code":-26,"message":"min relay fee not met"}'] } });
+  const unsure = await startFake({ payTo: wallet.outputScript, utxos, override: { '/esplora/tx': [502, 'Bad Gateway'] } });
   try {
     const work = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
     const refused = await svc(args, { SVC_NODE_URL: refusing.nodeUrl, SVC_ESPLORA_URL: refusing.esploraUrl, SVC_WALLET_KEY: walletHex }, work);
     oneLineError(refused, 'chain_error', 1, /answered 400: .*min relay fee not met.* \(nothing was broadcast\)$/);
     const r = await svc(args, { SVC_NODE_URL: unsure.nodeUrl, SVC_ESPLORA_URL: unsure.esploraUrl, SVC_WALLET_KEY: walletHex }, work);
-    const txid = Transaction.fromHex(unsure.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
+    const txid = Transaction.fromHex(unsure.requests.find((q) => q.path === '/esplora/tx')?.body ?? assert.fail(r.stderr)).getId();
     const file = `svc-call-${txid}.json`;
     oneLineError(r, 'chain_error', 1);
     assert.equal(

@@ -20,7 +20,7 @@ export interface FakeOptions {
   abi?: unknown[] | null;
   /** Status answers in order; the last one repeats. */
   statuses?: string[];
-  /** Override answers: path prefix -> [status, body]. */
+  /** Override answers: path -> [status, body]; a path ending in `/` also answers every path under it. */
   override?: Record<string, [number, unknown]>;
   /**
    * The wallet's output script: each of `utxos` then becomes an output of a real
@@ -73,7 +73,7 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
     const path = url.pathname;
     requests.push({ method: req.method!, path: req.url!, contentType: req.headers['content-type'] ?? '', body });
     for (const [prefix, [st, b]] of Object.entries(o.override ?? {})) {
-      if (path.startsWith(prefix)) return send(res, st, b);
+      if (path === prefix || (prefix.endsWith('/') && path.startsWith(prefix))) return send(res, st, b);
     }
     let m: RegExpMatchArray | null;
     if ((m = path.match(/^\/esplora\/address\/([^/]+)\/utxo$/))) return send(res, 200, utxos);
