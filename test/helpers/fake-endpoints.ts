@@ -20,7 +20,7 @@ export interface FakeOptions {
   abi?: unknown[] | null;
   /** Status answers in order; the last one repeats. */
   statuses?: string[];
-  /** Override answers: path prefix -> [status, body]. */
+  /** Override answers: path prefix -> [status, body]; `POST /esplora/tx` (a method first) matches that request exactly. */
   override?: Record<string, [number, unknown]>;
   /**
    * The wallet's output script: each of `utxos` then becomes an output of a real
@@ -73,7 +73,8 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
     const path = url.pathname;
     requests.push({ method: req.method!, path: req.url!, contentType: req.headers['content-type'] ?? '', body });
     for (const [prefix, [st, b]] of Object.entries(o.override ?? {})) {
-      if (path.startsWith(prefix)) return send(res, st, b);
+      const exact = /^(GET|POST) (.*)$/.exec(prefix);
+      if (exact ? req.method === exact[1] && path === exact[2] : path.startsWith(prefix)) return send(res, st, b);
     }
     let m: RegExpMatchArray | null;
     if ((m = path.match(/^\/esplora\/address\/([^/]+)\/utxo$/))) return send(res, 200, utxos);
