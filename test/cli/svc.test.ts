@@ -5,7 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -319,6 +319,27 @@ test('the node takes the call before its anchor is broadcast: a broadcast then r
   } finally {
     await refusing.close();
     await unsure.close();
+  }
+});
+
+test('Ctrl-C while the node has the call but before the broadcast: "interrupted: nothing was broadcast", exit 130, nothing posted to /tx', async () => {
+  const hung = await startFake({ payTo: wallet.outputScript, utxos: [{ txid: '79'.repeat(32), vout: 0, value: 400_000, status: { confirmed: true } }], hang: 'POST /node/contract_call' });
+  try {
+    const child = spawn(process.execPath, [svcJs, 'call', CID, 'note', 'string:hi', '--abi', notePath], {
+      env: { PATH: process.env.PATH ?? '', SVC_NODE_URL: hung.nodeUrl, SVC_ESPLORA_URL: hung.esploraUrl, SVC_WALLET_KEY: walletHex },
+      cwd: mkdtempSync(join(tmpdir(), 'svc-cwd-')),
+    });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    const code = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    // Poll the fake's record until svc waits on the node (its request, no fixed sleep).
+    while (!hung.requests.some((q) => q.path === '/node/contract_call')) await new Promise((r) => setTimeout(r, 10));
+    child.kill('SIGINT');
+    assert.equal(await code, 130);
+    assert.equal(stdout, 'interrupted: nothing was broadcast\n');
+    assert.equal(hung.requests.filter((q) => q.path === '/esplora/tx').length, 0);
+  } finally {
+    await hung.close();
   }
 });
 
