@@ -32,7 +32,7 @@ commands:
                                           e.g. u64:5 i64:-3 bool:true string:hello bytes:beef key:<64 hex>)
   simulate CONTRACT FUNCTION [ARG...]     run a call against the node's state without anchoring
                                           (readonly reads and dry runs; nothing is spent or stored)
-  submit CALL.json                        post a saved call submission again (after a failed one;
+  submit CALL.json                        post a saved call submission again (after an interrupt;
                                           nothing is broadcast or paid)
   status TXID                             status of a call (--proof: verified against its proof)
   contract CONTRACT                       status of a deploy (pending, then active) and its position
@@ -224,9 +224,9 @@ let broadcasting = false;
 
 /**
  * What svc.ts prints when the command is interrupted (SIGINT): for deploy and call, whether
- * anything was broadcast, and after a broadcast its txid, the call's submission (saved to
- * a file, as after a failed submission) and what to do next, so nothing paid is lost and
- * nothing is paid twice. null for the other commands.
+ * anything was broadcast (the node takes a submission before its anchor is broadcast),
+ * and once a broadcast may have started its txid, the call's submission (saved to a file)
+ * and what to do next, so nothing paid is lost and nothing is paid twice. null for the other commands.
  */
 export function interruptReport(): { json: Record<string, unknown>; text: string[] } | null {
   if (!broadcasting) return null;
@@ -267,8 +267,9 @@ async function client(f: Flags, next?: (txid: string) => string) {
 }
 
 /**
- * Saves a call submission the node did not accept (its anchor is broadcast, its fee spent)
- * for `svc submit`: in the current directory, else the temporary one. Answers the path.
+ * Saves the submission of a call interrupted once its anchor may be broadcast, for
+ * `svc submit` should the node not know it: in the current directory, else the temporary
+ * one. Answers the path.
  */
 function saveSubmission(body: CallBody): string {
   const name = `svc-call-${body.txid}.json`;
@@ -559,10 +560,6 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
         pay,
         outpoint,
         wait: f.wait ? waitOptions(f, json, (s) => s.status) : undefined,
-        unsubmitted: (body) => {
-          const file = saveSubmission(body);
-          return `the node has not accepted the call; its submission is saved in ${file}: send it again without paying with svc submit ${file}`;
-        },
       });
       const out = {
         txid: r.anchor.txid,

@@ -26,7 +26,7 @@ export class ClientError extends Error {
   readonly status: number | undefined;
   /** Set when the failure came after the anchoring transaction was broadcast (its fee is spent). */
   readonly txid: string | undefined;
-  /** A call's POST /contract_call body, when its submission failed after the broadcast (submit it again; nothing more to pay). */
+  /** A call's POST /contract_call body, when its broadcast's outcome is unclear (the node holds it; posting it again pays nothing). */
   submission: CallBody | undefined;
   constructor(code: ClientErrorCode | string, message: string, status?: number, txid?: string) {
     super(message);

@@ -225,6 +225,16 @@ export function buildDeploy(wallet: Wallet, utxos: readonly Utxo[], artifact: Ar
 }
 
 /**
+ * The node's refusal of a submission posted before its anchor is broadcast: nothing is
+ * paid, so the error keeps the node's code and status and says so.
+ */
+export function beforeBroadcast(e: unknown): unknown {
+  if (!(e instanceof ClientError || e instanceof NodeError)) return e;
+  if (e.message.includes('nothing was broadcast')) return e;
+  return new ClientError(e.code, `${e.message} (nothing was broadcast)`, e instanceof ClientError ? e.status : undefined);
+}
+
+/**
  * An error after the anchoring transaction was broadcast: its fee is spent, so the error
  * keeps the original code and names the txid (in the message and as `txid`), with what to do next.
  */
@@ -246,10 +256,10 @@ export interface SvcClientOptions {
   allowHighFee?: boolean;
   http?: HttpOptions;
   /**
-   * Told as an anchoring transaction goes out: `sending` just before POST /tx (from then on
-   * it may be broadcast), `sent` once the endpoint took it, `refused` when it answered a
-   * refusal (nothing went out); with a call's submission. The CLI names them when
-   * interrupted (src/cli/svc.ts).
+   * Told as an anchoring transaction goes out, after the node accepted its submission:
+   * `sending` just before POST /tx (from then on it may be broadcast), `sent` once the
+   * endpoint took it, `refused` when it answered a refusal (nothing went out); with a
+   * call's submission. The CLI names them when interrupted (src/cli/svc.ts).
    */
   onBroadcast?: (txid: string, state: 'sending' | 'sent' | 'refused', submission?: CallBody) => void;
 }
@@ -283,14 +293,14 @@ export class SvcClient {
   }
 
   /**
-   * POST /tx. A refusal (a 4xx answer, 429 included) broadcast nothing: its error is
-   * thrown as is. Any other failure (no answer, a timeout, a 5xx, an answer that is not
-   * the txid) may have left the transaction with the endpoint: the error names the txid
-   * and says to look it up before paying again, and, for a call, carries its submission
-   * (`submission`, `unsubmitted` says what to do with it), which is all that is left to
-   * send when the transaction did go out.
+   * POST /tx, once the node accepted the submission (`what`, followed by `follow` once
+   * the anchor is out). A refusal (a 4xx answer, 429 included) broadcast nothing: its
+   * error says nothing is paid and that the node drops what it took, its anchor never
+   * appearing (docs/STATE.md, "Expiry"). Any other failure (no answer, a timeout, a 5xx,
+   * an answer that is not the txid) may have left the transaction with the endpoint: the
+   * error names the txid and says to look it up before paying again.
    */
-  private async broadcast(anchor: AnchorTx, submission?: CallBody, unsubmitted?: (body: CallBody) => string): Promise<void> {
+  private async broadcast(anchor: AnchorTx, what: 'call' | 'deploy', follow: string, submission?: CallBody): Promise<void> {
     let txid: string;
     this.o.onBroadcast?.(anchor.txid, 'sending', submission);
     try {
@@ -298,11 +308,10 @@ export class SvcClient {
     } catch (e) {
       if (e instanceof ClientError && e.status !== undefined && e.status >= 400 && e.status < 500) {
         this.o.onBroadcast?.(anchor.txid, 'refused', submission);
-        throw e;
+        throw new ClientError(e.code, `${e.message} (nothing was broadcast, nothing is paid: the node took the ${what} and drops it, its anchor ${anchor.txid} never appearing)`, e.status);
       }
       const code = e instanceof ClientError ? e.code : 'internal';
-      const then = submission ? `; if it is there, ${unsubmitted?.(submission) ?? 'post error.submission to POST /contract_call (nothing more to pay)'}` : '';
-      const err = new ClientError(code, `${(e as Error)?.message ?? String(e)} (anchoring transaction ${anchor.txid} may have been broadcast: look it up, GET /tx/${anchor.txid}, before paying again${then})`, e instanceof ClientError ? e.status : undefined, anchor.txid);
+      const err = new ClientError(code, `${(e as Error)?.message ?? String(e)} (anchoring transaction ${anchor.txid} may have been broadcast: look it up, GET /tx/${anchor.txid}, before paying again; the node holds the ${what}: if the transaction is there, ${follow}; if not, nothing is paid and the node drops the ${what})`, e instanceof ClientError ? e.status : undefined, anchor.txid);
       err.submission = submission;
       throw err;
     }
@@ -351,9 +360,10 @@ export class SvcClient {
 
   /**
    * Check the artifact as the node will (nothing is spent when it would be refused), anchor
-   * the deploy stamp, check the fee, broadcast, register with the node (anchor_tx
-   * included); with `wait`, poll until active. `retry(txid)` says how to register again
-   * when the registration fails after the broadcast (default: SvcClient.register).
+   * the deploy stamp, check the fee, register with the node (anchor_tx and coin included)
+   * and only once it accepted broadcast, so a registration the node refuses pays nothing;
+   * with `wait`, poll until active. `retry(txid)` says what to do when the wait fails after
+   * the broadcast (default: SvcClient.register, which registers again paying nothing).
    */
   async deploy(artifact: unknown, o: { feeRate?: number; wait?: boolean | WaitOptions<ContractInfoAnswer>; retry?: (txid: string) => string } = {}): Promise<DeployResult> {
     checkArtifact(artifact);
@@ -368,11 +378,11 @@ export class SvcClient {
     built.body.coin = gathered.json;
     checkBodySize(built.body);
     await this.awaitCoinBlocks('artifact', gathered.coin);
-    await this.broadcast(built.anchor);
+    const answer = await this.node.deployContract(built.body).catch((e: unknown) => Promise.reject(beforeBroadcast(e)));
     const txid = built.anchor.txid;
+    await this.broadcast(built.anchor, 'deploy', `it activates once mined (GET /contracts/${built.contractId})`);
+    const result: DeployResult = { ...built, answer };
     try {
-      const answer = await this.node.deployContract(built.body);
-      const result: DeployResult = { ...built, answer };
       if (o.wait) result.active = await this.node.waitForContract(built.contractId, o.wait === true ? {} : o.wait);
       return result;
     } catch (e) {
@@ -426,9 +436,9 @@ export class SvcClient {
   /**
    * Checks everything the node would refuse (node halted, contract unknown, arguments
    * against the ABI, the envelope and body sizes with anchor_tx) and the fee, then
-   * broadcasts the anchor and submits; optionally waits until final. When the submission
-   * fails after the broadcast, the error carries the body (`submission`) and `unsubmitted(body)`
-   * says how to submit it again (default: post error.submission to POST /contract_call).
+   * submits (anchor_tx and coin included) and only once the node accepted broadcasts the
+   * anchor, so a call the node refuses (`coin_in_use`, `overloaded`, ...) pays nothing;
+   * optionally waits until final.
    */
   async call(p: {
     contractId: string;
@@ -442,7 +452,6 @@ export class SvcClient {
     /** The wallet UTXO the envelope names (e.g. the outpoint holding a token balance); default: chooseOutpoint. */
     outpoint?: { txid: string; vout: number };
     wait?: boolean | WaitOptions<CallStatus>;
-    unsubmitted?: (body: CallBody) => string;
   }): Promise<CallResult> {
     const wallet = this.wallet();
     const contractHex = toHex(contractIdBytes(p.contractId));
@@ -470,15 +479,8 @@ export class SvcClient {
     const gathered = await gatherCoin(this.esplora, anchor.hex, outpoint, utxos);
     const body = callSubmission(call, anchor, gathered.json);
     await this.awaitCoinBlocks('call', gathered.coin);
-    await this.broadcast(anchor, body, p.unsubmitted);
-    let answer: CallAnswer;
-    try {
-      answer = await this.node.submitCall(body);
-    } catch (e) {
-      const err = afterBroadcast(e, anchor.txid, p.unsubmitted?.(body) ?? 'the node has not accepted the call: post error.submission to POST /contract_call again (nothing more to pay)');
-      err.submission = body;
-      throw err;
-    }
+    const answer: CallAnswer = await this.node.submitCall(body).catch((e: unknown) => Promise.reject(beforeBroadcast(e)));
+    await this.broadcast(anchor, 'call', `follow it with: svc status ${anchor.txid} --wait`, body);
     const result: CallResult = { call, anchor, body, answer };
     try {
       if (p.wait) result.status = await this.node.waitForCall(anchor.txid, p.wait === true ? {} : p.wait);

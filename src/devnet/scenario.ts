@@ -57,11 +57,11 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
     if (s.status !== 'executed') throw new Error(`${label} ended ${s.status}`);
     return s;
   };
-  // A step failing after its broadcast ends the devnet, and its in-memory chain with it:
-  // nothing to register or submit again.
+  // A deploy's wait failing after its broadcast ends the devnet, and its in-memory chain
+  // with it: nothing to register again.
   const over = (): string => 'the devnet stops, and its in-memory chain with it';
   const call = async (label: string, contractId: string, fn: string, args: string[], abi: unknown[]): Promise<CallStatus & { txid: string }> => {
-    const r = await svc.call({ contractId, function: fn, args, abi, unsubmitted: over });
+    const r = await svc.call({ contractId, function: fn, args, abi });
     say(`  ${label}: anchored in ${r.anchor.txid}, node says ${r.answer.status}`);
     return { ...(await settle(label, r.anchor.txid)), txid: r.anchor.txid };
   };
@@ -97,7 +97,6 @@ export async function runScenario(o: { nodeUrl: string; esploraUrl: string; chai
     abi: token.abi,
     outpoint: { txid: init.txid, vout: 1 },
     pay: [{ address: recipient.address, value: RECIPIENT_SATS }],
-    unsubmitted: over,
   });
   say(`  token.transfer: anchored in ${tr.anchor.txid}, spending ${init.txid}:1, output 1 pays ${recipient.address}, change at output ${tr.anchor.changeVout}`);
   await settle('token.transfer', tr.anchor.txid);

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import { fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { compileFixture, fund, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { EsploraClient, buildCall, buildCallAnchor, callSubmission, gatherCoin } from '../../src/client/index.js';
 import { repoRoot } from '../helpers/paths.js';
 import { withClosedStdout } from '../helpers/closed-stdout.js';
 import { toHex } from '../../src/protocol/hash.js';
@@ -96,6 +97,42 @@ test('compile -o, svc deploy, svc call, svc status --wait: a call executed throu
   assert.equal(bad.code, 2);
   assert.match(bad.stderr.trim(), /^svc: .*nosuch/);
   assert.equal(bad.stderr.trim().split('\n').length, 1);
+});
+
+test('a call the node refuses for a reason only it knows (coin_in_use) is refused before its anchor is paid: nothing in the mempool, the balance unchanged', async () => {
+  const counter = compileFixture('counter.svc');
+  const artifact = join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'counter.json');
+  writeFileSync(artifact, JSON.stringify(counter));
+  const dep = await svc(['deploy', artifact, '--json']);
+  assert.equal(dep.code, 0, dep.stderr);
+  const contractId = (JSON.parse(dep.stdout) as { contract_id: string }).contract_id;
+  devnet.chain.mine(1);
+  await waitSynced(node, devnet);
+
+  // Another client's call on coin X waits at the node, its anchor (5 sat/vB) not broadcast yet.
+  const esplora = new EsploraClient(devnet.url);
+  const utxos = await esplora.utxos(wallet.address);
+  const x = utxos[0]!;
+  const first = buildCall({ contractId, function: 'bump', args: ['u64:1'], abi: counter.abi as unknown[], callerSecret: wallet.secret, outpoint: x });
+  const firstAnchor = buildCallAnchor(wallet, utxos, first, 5);
+  const firstBody = callSubmission(first, firstAnchor, (await gatherCoin(esplora, firstAnchor.hex, x, utxos)).json);
+  const held = await postJson(`${node.restUrl}/contract_call`, firstBody);
+  assert.equal(held.status, 202, JSON.stringify(held.body));
+
+  // svc names the same coin at 1 sat/vB: only the node knows X backs a waiting call.
+  const balance = async () => (await esplora.utxos(wallet.address)).reduce((sum, u) => sum + u.value, 0);
+  const before = { mempool: devnet.chain.mempoolTxids().length, balance: await balance() };
+  const r = await svc(['call', contractId, 'bump', 'u64:2', '--outpoint', `${x.txid}:${x.vout}`]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^svc: coin_in_use: .* \(nothing was broadcast\)\n$/);
+  assert.deepEqual({ mempool: devnet.chain.mempoolTxids().length, balance: await balance() }, before);
+
+  // The waiting call's anchor broadcast and mined: it executes (and frees X for the tests after).
+  await esplora.broadcast(firstAnchor.hex);
+  devnet.chain.mine(1);
+  await waitSynced(node, devnet);
+  const st = await svc(['status', firstAnchor.txid, '--wait', '--json']);
+  assert.equal((JSON.parse(st.stdout) as { status: string }).status, 'executed', st.stderr);
 });
 
 /** Waits (polling the in-process chain, no fixed sleep) until the mempool holds a transaction, then mines it. */

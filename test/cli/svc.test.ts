@@ -5,7 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, rmSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -297,33 +297,53 @@ test('call of a readonly function is refused before anything is built, pointing 
   assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, sent + 1);
 });
 
-test('a broadcast refused says nothing was broadcast; one with no clear answer (a 502) names the txid to look up and saves the submission', async () => {
+test('the node takes the call before its anchor is broadcast: a broadcast then refused says nothing is paid; one with no clear answer (a 502) names the txid to look up', async () => {
   const utxos = [{ txid: '78'.repeat(32), vout: 1, value: 400_000, status: { confirmed: true } }];
   const args = ['call', CID, 'note', 'string:hi', '--abi', notePath];
-  // payTo: the fake serves the coin's funding transaction, as svc gathers it before paying.
-  const refusing = await startFake({ payTo: wallet.outputScript, utxos, override: { '/esplora/tx': [400, 'sendrawtransaction RPC error: {"code":-26,"message":"min relay fee not met"}'] } });
-  const unsure = await startFake({ payTo: wallet.outputScript, utxos, override: { '/esplora/tx': [502, 'Bad Gateway'] } });
+  const refusing = await startFake({ payTo: wallet.outputScript, utxos, override: { 'POST /esplora/tx': [400, 'sendrawtransaction RPC error: {"code":-26,"message":"min relay fee not met"}'] } });
+  const unsure = await startFake({ payTo: wallet.outputScript, utxos, override: { 'POST /esplora/tx': [502, 'Bad Gateway'] } });
   try {
     const work = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
     const refused = await svc(args, { SVC_NODE_URL: refusing.nodeUrl, SVC_ESPLORA_URL: refusing.esploraUrl, SVC_WALLET_KEY: walletHex }, work);
-    oneLineError(refused, 'chain_error', 1, /answered 400: .*min relay fee not met.* \(nothing was broadcast\)$/);
+    oneLineError(refused, 'chain_error', 1, /answered 400: .*min relay fee not met.* \(nothing was broadcast, nothing is paid: the node took the call and drops it, its anchor [0-9a-f]{64} never appearing\)$/);
+    const order = (f: Fake) => f.requests.map((q) => q.path).filter((q) => q === '/node/contract_call' || q === '/esplora/tx');
+    assert.deepEqual(order(refusing), ['/node/contract_call', '/esplora/tx'], 'submitted, then broadcast');
     const r = await svc(args, { SVC_NODE_URL: unsure.nodeUrl, SVC_ESPLORA_URL: unsure.esploraUrl, SVC_WALLET_KEY: walletHex }, work);
-    const txid = Transaction.fromHex(unsure.requests.find((q) => q.path === '/esplora/tx')?.body ?? assert.fail(r.stderr)).getId();
-    const file = `svc-call-${txid}.json`;
+    const txid = Transaction.fromHex(unsure.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
     oneLineError(r, 'chain_error', 1);
     assert.equal(
       r.stderr,
-      `svc: chain_error: chain-data endpoint POST /tx answered 502: Bad Gateway (anchoring transaction ${txid} may have been broadcast: look it up, GET /tx/${txid}, before paying again; if it is there, the node has not accepted the call; its submission is saved in ${file}: send it again without paying with svc submit ${file})\n`,
+      `svc: chain_error: chain-data endpoint POST /tx answered 502: Bad Gateway (anchoring transaction ${txid} may have been broadcast: look it up, GET /tx/${txid}, before paying again; the node holds the call: if the transaction is there, follow it with: svc status ${txid} --wait; if not, nothing is paid and the node drops the call)\n`,
     );
-    assert.equal(JSON.parse(readFileSync(join(work, file), 'utf8')).txid, txid);
-    assert.equal(unsure.requests.filter((q) => q.path === '/node/contract_call').length, 0);
+    assert.deepEqual(order(unsure), ['/node/contract_call', '/esplora/tx']);
   } finally {
     await refusing.close();
     await unsure.close();
   }
 });
 
-test('an error after the broadcast names the txid, keeps the node code once, never embeds the payload; the saved submission is sent again by svc submit', async () => {
+test('Ctrl-C while the node has the call but before the broadcast: "interrupted: nothing was broadcast", exit 130, nothing posted to /tx', async () => {
+  const hung = await startFake({ payTo: wallet.outputScript, utxos: [{ txid: '79'.repeat(32), vout: 0, value: 400_000, status: { confirmed: true } }], hang: 'POST /node/contract_call' });
+  try {
+    const child = spawn(process.execPath, [svcJs, 'call', CID, 'note', 'string:hi', '--abi', notePath], {
+      env: { PATH: process.env.PATH ?? '', SVC_NODE_URL: hung.nodeUrl, SVC_ESPLORA_URL: hung.esploraUrl, SVC_WALLET_KEY: walletHex },
+      cwd: mkdtempSync(join(tmpdir(), 'svc-cwd-')),
+    });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    const code = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    // Poll the fake's record until svc waits on the node (its request, no fixed sleep).
+    while (!hung.requests.some((q) => q.path === '/node/contract_call')) await new Promise((r) => setTimeout(r, 10));
+    child.kill('SIGINT');
+    assert.equal(await code, 130);
+    assert.equal(stdout, 'interrupted: nothing was broadcast\n');
+    assert.equal(hung.requests.filter((q) => q.path === '/esplora/tx').length, 0);
+  } finally {
+    await hung.close();
+  }
+});
+
+test('the node refusing the submission is heard before the broadcast: its code once, (nothing was broadcast), no payload in the line; svc submit sends a saved submission as it is', async () => {
   const failing = await startFake({
     payTo: wallet.outputScript,
     utxos: [{ txid: '77'.repeat(32), vout: 2, value: 400_000, status: { confirmed: true } }],
@@ -334,24 +354,20 @@ test('an error after the broadcast names the txid, keeps the node code once, nev
     const work = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
     const args = ['call', CID, 'note', `string:${'x'.repeat(30_000)}`, '--abi', notePath];
     const text = await svc(args, env, work);
-    const txid = Transaction.fromHex(failing.requests.find((q) => q.path === '/esplora/tx')!.body).getId();
     oneLineError(text, 'conflict', 1);
+    assert.equal(text.stderr, 'svc: conflict: txid already known with a different payload (nothing was broadcast)\n');
+    assert.equal(failing.requests.filter((q) => q.path === '/esplora/tx').length, 0, 'the node refused before the broadcast');
+    const saved = JSON.parse(failing.requests.find((q) => q.path === '/node/contract_call')!.body) as Record<string, string>;
+    const txid = saved['txid']!;
+    assert.equal(Transaction.fromHex(saved['anchor_tx']!).getId(), txid);
     const file = `svc-call-${txid}.json`;
-    assert.equal(
-      text.stderr,
-      `svc: conflict: txid already known with a different payload (anchoring transaction ${txid} is broadcast; the node has not accepted the call; its submission is saved in ${file}: send it again without paying with svc submit ${file})\n`,
-    );
-    const saved = JSON.parse(readFileSync(join(work, file), 'utf8')) as Record<string, string>;
-    const posted = JSON.parse(failing.requests.find((q) => q.path === '/node/contract_call')!.body) as Record<string, string>;
-    assert.deepEqual(saved, posted);
-    assert.equal(saved['anchor_tx'], failing.requests.find((q) => q.path === '/esplora/tx')!.body);
+    writeFileSync(join(work, file), JSON.stringify(saved));
     const j = await svc([...args, '--json'], env, work);
     const e = JSON.parse(j.stderr).error;
     assert.equal(e.code, 'conflict');
-    assert.match(e.txid, /^[0-9a-f]{64}$/);
-    assert.ok(e.message.includes(e.txid));
+    assert.equal(e.txid, undefined, 'nothing paid, no txid to follow');
     assert.ok(j.stderr.length < 600, `short: ${j.stderr.length} bytes`);
-    // svc submit posts the saved body as it is, broadcasting nothing
+    // svc submit posts a saved body as it is, broadcasting nothing
     const sent = fake.requests.filter((q) => q.path === '/esplora/tx').length;
     const again = await svc(['submit', file], endpoints(), work);
     assert.equal(again.code, 0, again.stderr);
@@ -361,7 +377,7 @@ test('an error after the broadcast names the txid, keeps the node code once, nev
     // A submission saved without its coin's evidence (written by hand, or by another tool):
     // svc submit gathers it from its chain endpoint, checks it, and sends it along.
     const { coin, ...bare } = saved as Record<string, unknown>;
-    assert.ok(coin, 'svc call saved the coin evidence it posted');
+    assert.ok(coin, 'svc call posted the coin evidence');
     writeFileSync(join(work, 'bare.json'), JSON.stringify(bare));
     const gathered = await svc(['submit', 'bare.json'], { SVC_NODE_URL: fake.nodeUrl, SVC_ESPLORA_URL: failing.esploraUrl }, work);
     assert.equal(gathered.code, 0, gathered.stderr);

@@ -30,18 +30,18 @@ const utxos = [
   { txid: 'cd'.repeat(32), vout: 0, value: 90_000, status: { confirmed: true } },
 ];
 
-test('deploy: broadcasts the stamped tx as text/plain, then registers the artifact with its txid', async () => {
+test('deploy: registers the artifact with its txid, anchor_tx and coin, then broadcasts the stamped tx as text/plain', async () => {
   const fake = await startFake({ payTo: wallet.outputScript, utxos });
   try {
     const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
     const r = await c.deploy(token);
-    // read first (UTXOs, fee estimates, the node's state, in parallel), then the broadcast, then the registration
+    // read first (UTXOs, fee estimates, the node's state, in parallel), then the registration, then the broadcast
     const paths = fake.requests.map((q) => q.path);
     assert.deepEqual(paths.slice(0, 3).sort(), [`/esplora/address/${wallet.address}/utxo`, '/esplora/fee-estimates', '/node/node_status']);
     // then the coin's evidence (each spent transaction's hex and status), before anything is paid
     const coinReads = fake.requests.slice(3).findIndex((q) => q.method !== 'GET');
     assert.ok(coinReads >= 2 && fake.requests.slice(3, 3 + coinReads).every((q) => /^\/esplora\/tx\/[0-9a-f]{64}\/(hex|status)$/.test(q.path)));
-    const [tx, reg] = fake.requests.slice(3 + coinReads);
+    const [reg, tx] = fake.requests.slice(3 + coinReads);
     assert.equal(tx!.method, 'POST');
     assert.equal(tx!.path, '/esplora/tx');
     assert.match(tx!.contentType, /^text\/plain/);
@@ -78,21 +78,25 @@ test('deploy: an artifact the node would refuse costs nothing (no UTXO read, no 
   }
 });
 
-test('deploy: a registration failure after the broadcast keeps the node\'s code once and names the txid; register() retries without paying', async () => {
+test('deploy: the node refusing the registration is heard before the broadcast (its code once, nothing broadcast); register() sends it again without paying', async () => {
   const override: Record<string, [number, unknown]> = { '/node/deploy_contract': [503, { error: { code: 'unavailable', message: 'node is catching up' } }] };
   const fake = await startFake({ payTo: wallet.outputScript, utxos, override });
   try {
     const c = new SvcClient({ nodeUrl: fake.nodeUrl, esploraUrl: fake.esploraUrl, wallet, feeRate: 2 });
-    const e = (await c.deploy(token).then(() => null, (x: unknown) => x)) as ClientError;
-    const broadcast = fake.requests.find((q) => q.path === '/esplora/tx')!;
-    assert.ok(broadcast, 'the anchor was broadcast');
-    assert.equal(e.code, 'unavailable');
-    assert.match(e.txid ?? '', /^[0-9a-f]{64}$/);
-    assert.equal(e.message, `node is catching up (anchoring transaction ${e.txid} is broadcast; register it again without paying: SvcClient.register(artifact, "${e.txid}"))`);
+    const refused = (await c.deploy(token).then(() => null, (x: unknown) => x)) as ClientError;
+    assert.equal(refused.code, 'unavailable');
+    assert.equal(refused.txid, undefined);
+    assert.equal(refused.message, 'node is catching up (nothing was broadcast)');
+    assert.equal(fake.requests.filter((q) => q.path === '/esplora/tx').length, 0, 'nothing was broadcast');
     delete override['/node/deploy_contract'];
+    const paid = await c.deploy(token);
+    const paths0 = fake.requests.map((q) => q.path).filter((q) => q === '/node/deploy_contract' || q === '/esplora/tx');
+    assert.deepEqual(paths0, ['/node/deploy_contract', '/node/deploy_contract', '/esplora/tx'], 'registered, then broadcast');
+    const broadcast = fake.requests.find((q) => q.path === '/esplora/tx')!;
+    const e = { txid: paid.anchor.txid };
     const n = fake.requests.length;
-    const again = await c.register(token, e.txid!);
-    assert.equal(again.contractId, toHex(contractId(parseHex(e.txid!)!, codeHash(token as never))));
+    const again = await c.register(token, e.txid);
+    assert.equal(again.contractId, toHex(contractId(parseHex(e.txid)!, codeHash(token as never))));
     const paths = fake.requests.slice(n).map((q) => q.path);
     assert.equal(paths[0], `/esplora/tx/${e.txid}/hex`, 'register reads the anchor');
     assert.equal(paths.at(-1), '/node/deploy_contract', 'and posts the registration');
@@ -128,6 +132,7 @@ test('call: falls back to the given ABI, anchors on the largest UTXO, submits th
     assert.equal(r.status?.status, 'executed');
     const posted = fake.requests.find((q) => q.path === '/esplora/tx')!;
     const submit = fake.requests.find((q) => q.path === '/node/contract_call')!;
+    assert.ok(fake.requests.indexOf(submit) < fake.requests.indexOf(posted), 'submitted before the broadcast');
     const body = JSON.parse(submit.body);
     assert.deepEqual(Object.keys(body).sort(), ['anchor_tx', 'coin', 'contract_id', 'payload', 'txid']);
     assert.equal(body.anchor_tx, posted.body);

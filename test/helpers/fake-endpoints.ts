@@ -20,7 +20,7 @@ export interface FakeOptions {
   abi?: unknown[] | null;
   /** Status answers in order; the last one repeats. */
   statuses?: string[];
-  /** Override answers: path -> [status, body]; a path ending in `/` also answers every path under it. */
+  /** Override answers: path prefix -> [status, body]; `POST /esplora/tx` (a method first) matches that request exactly. */
   override?: Record<string, [number, unknown]>;
   /**
    * The wallet's output script: each of `utxos` then becomes an output of a real
@@ -28,6 +28,8 @@ export interface FakeOptions {
    * coin evidence needs; the UTXO's txid is that transaction's (`Fake.utxos`).
    */
   payTo?: Uint8Array;
+  /** A request (`POST /node/contract_call`) recorded and never answered: a client is caught waiting on it. */
+  hang?: string;
 }
 
 export interface Fake {
@@ -72,8 +74,10 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
     const url = new URL(req.url!, 'http://x');
     const path = url.pathname;
     requests.push({ method: req.method!, path: req.url!, contentType: req.headers['content-type'] ?? '', body });
+    if (o.hang === `${req.method} ${path}`) return;
     for (const [prefix, [st, b]] of Object.entries(o.override ?? {})) {
-      if (path === prefix || (prefix.endsWith('/') && path.startsWith(prefix))) return send(res, st, b);
+      const exact = /^(GET|POST) (.*)$/.exec(prefix);
+      if (exact ? req.method === exact[1] && path === exact[2] : path.startsWith(prefix)) return send(res, st, b);
     }
     let m: RegExpMatchArray | null;
     if ((m = path.match(/^\/esplora\/address\/([^/]+)\/utxo$/))) return send(res, 200, utxos);
@@ -137,7 +141,11 @@ export async function startFake(o: FakeOptions = {}): Promise<Fake> {
     nodeUrl: `${url}/node`,
     requests,
     utxos,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections(); // a hung request's too
+      }),
   };
 }
 
