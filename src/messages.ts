@@ -119,6 +119,8 @@ export interface NodeStatus {
   uptime_s: number;
   /** Gossip and sync counters (issue 8); zeros until the gossip process reports. */
   gossip: GossipCounters;
+  /** Peers' payloads kept while this node's header chain catches up (docs/STATE.md, "Coin evidence"). */
+  unproven_pool: UnprovenPoolStatus;
   /** The last state divergence found against a peer, or null. */
   divergence: DivergenceReport | null;
 }
@@ -416,6 +418,23 @@ export interface WirePayload {
  */
 export type PackedPayload = Uint8Array;
 
+/**
+ * node_status.unproven_pool (src/core/unproven-pool.ts): peers' payloads refused
+ * `coin_unproven` for a header this node lacks yet, kept until its header tip reaches it.
+ */
+export interface UnprovenPoolStatus {
+  /** Payloads kept now, and their bytes. */
+  held: number;
+  bytes: number;
+  /** Since start: kept; tried again after the header tip advanced; stored by intake on a retry; dropped still unproven past their wait; tried again and refused for another reason; dropped for a bound by a better ranked one. */
+  kept: number;
+  retried: number;
+  taken: number;
+  expired: number;
+  refused: number;
+  evicted: number;
+}
+
 /** Payload announced by the core to the gossip process after REST intake stored it. */
 export const PAYLOAD_ACCEPTED_EVENT = 'payload_accepted';
 
@@ -507,7 +526,8 @@ export interface DivergenceReport {
 /** What the gossip process asks of the core (issue 8). Payloads go through intake. */
 export type PeerApi = {
   /** Runs intake on a peer's payload (the same checks as REST) and stores it. */
-  peerSubmit(params: { payload: PackedPayload }): { created: boolean };
+  /** `from`: the sending peer's key (a payload refused only for a header this node lacks yet is kept for it: core/unproven-pool.ts). */
+  peerSubmit(params: { payload: PackedPayload; from?: string }): { created: boolean };
   /**
    * peerSubmit for several payloads in one round trip (sync hands a fetched page at
    * once); one result per payload, in order: a refusal fails only its own entry.

@@ -13,11 +13,13 @@ import { Intake } from './intake.js';
 import { settlesAt, type Evidence } from '../protocol/evidence.js';
 import { StateVersions } from './state-version.js';
 import { readHandlers } from './read-handlers.js';
-import { peerHandlers, PeerState, callPayload, deployPayload } from './peer-handlers.js';
+import { peerHandlers, PeerState, callPayload, deployPayload, submitPeerPayload } from './peer-handlers.js';
+import { UnprovenPool } from './unproven-pool.js';
+import { unpackOwn } from '../packed-payload.js';
 import { NodeError } from '../errors.js';
 import { logger } from '../log.js';
 import { secretsOf } from '../config/options.js';
-import { PAYLOAD_ACCEPTED_EVENT, type ChainBudgetStatus, type CoreApi, type NodeStatus, type WriterApi, type WriterInit, type WriterStatus } from '../messages.js';
+import { PAYLOAD_ACCEPTED_EVENT, type ChainBudgetStatus, type CoreApi, type NodeStatus, type PackedPayload, type WriterApi, type WriterInit, type WriterStatus } from '../messages.js';
 import type { InitMessage } from '../supervisor/child.js';
 
 const log = logger('core');
@@ -44,6 +46,10 @@ export class Core {
   readonly peerState = new PeerState();
   /** The processed state version as the writer announces it (state-version.ts). */
   readonly state: StateVersions;
+  /** Peers' payloads waiting for a header this node lacks yet (unproven-pool.ts). */
+  readonly unproven = new UnprovenPool<PackedPayload>();
+  /** The header tip the unproven pool last saw: a higher one tries its payloads again. */
+  private unprovenTip = -1;
 
   private constructor(
     private readonly init: InitMessage,
@@ -98,7 +104,66 @@ export class Core {
     this.writerStatus = s;
     this.intake.notePending(s.pendingCalls);
     if (s.processedHeight !== null) this.deferred.processedAt(s.processedHeight, s.headerHeight ?? s.processedHeight);
+    if (s.headerHeight !== null && s.headerHeight !== this.unprovenTip) {
+      const advanced = s.headerHeight > this.unprovenTip;
+      this.unprovenTip = s.headerHeight;
+      if (advanced && this.unproven.size > 0) this.retryUnproven();
+    }
     return s;
+  }
+
+  /**
+   * A peer's payload was refused: when only because its evidence names a block above this
+   * node's header tip (the writer's coin_unproven with `awaits_header`) or its coin's
+   * parent payload is not here yet (`awaits_parent`), it is kept in the unproven pool to
+   * be tried again when the header tip advances. Any other refusal is not kept.
+   */
+  holdUnproven(payload: PackedPayload, from: string, e: unknown): void {
+    const tip = this.writerStatus?.headerHeight ?? null;
+    const awaits = tip === null ? null : this.awaitedHeader(e, tip);
+    if (awaits === null) return;
+    if (this.unproven.offer({ txid: unpackOwn(payload).txid, from, payload, bytes: payload.length, awaits }, tip!)) {
+      // The header may have come while intake ran: the advance that would retry it is past.
+      this.retryUnproven();
+    }
+  }
+
+  /** The header height a refusal waits for, null when it is no wait for a header (see holdUnproven). */
+  private awaitedHeader(e: unknown, tip: number): number | null {
+    if (!(e instanceof NodeError) || e.code !== 'coin_unproven') return null;
+    const h = e.detail?.['awaits_header'];
+    if (typeof h === 'number') return h > tip ? h : null;
+    return typeof e.detail?.['awaits_parent'] === 'string' ? tip + 1 : null;
+  }
+
+  /**
+   * The header tip advanced: each kept payload whose awaited header it reaches goes
+   * through a peer payload's intake again; one taken is announced as REST's are, so
+   * gossip forwards it; one still unproven is kept until its wait ends.
+   */
+  private retryUnproven(): void {
+    const tip = this.unprovenTip;
+    for (const x of this.unproven.due(tip)) {
+      void submitPeerPayload(this, x.payload).then(
+        (r) => {
+          if (!r.created) return;
+          this.unproven.noteTaken();
+          this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, unpackOwn(x.payload));
+        },
+        (e: unknown) => {
+          const now = this.unprovenTip;
+          const awaits = this.awaitedHeader(e, now);
+          if (awaits === null) {
+            if (e instanceof NodeError && e.code === 'coin_unproven') this.unproven.noteExpired();
+            else this.unproven.noteRefused();
+            return;
+          }
+          if (this.unproven.has(x.txid)) return; // kept again meanwhile, from another copy
+          if (!this.unproven.offer({ txid: x.txid, from: x.from, payload: x.payload, bytes: x.bytes, awaits }, now, x.expiresAt)) this.unproven.noteExpired();
+          else if (this.unprovenTip > now) this.retryUnproven();
+        },
+      );
+    }
   }
 
   static async start(init: InitMessage): Promise<Core> {
@@ -208,6 +273,7 @@ export class Core {
       last_block_processed_at: w.lastBlockAt,
       uptime_s: Math.floor((Date.now() - this.startedAt) / 1000),
       gossip: this.peerState.counters,
+      unproven_pool: this.unproven.status(),
       divergence: this.peerState.divergence,
     };
   }

@@ -138,7 +138,7 @@ async function takePeerEvidence(core: Core, txid: string, sent: Evidence): Promi
 }
 
 /** A peer's payload through REST's intake, its evidence first checked against this node's headers. */
-async function submitPeerPayload(core: Core, sent: PackedPayload, held?: HeldHashes): Promise<{ created: boolean }> {
+export async function submitPeerPayload(core: Core, sent: PackedPayload, held?: HeldHashes): Promise<{ created: boolean }> {
   // A copy of its own: the views it unpacks to go on to the pool and the writer.
   const payload = unpackOwn(sent);
   const input = intakeInput(payload);
@@ -156,7 +156,15 @@ function known<T>(contractId: string, answer: T | null): T {
 export function peerHandlers(core: Core): Handlers<PeerApi> {
   const w = core.writer;
   return {
-    peerSubmit: (p) => submitPeerPayload(core, p.payload),
+    peerSubmit: async (p) => {
+      try {
+        return await submitPeerPayload(core, p.payload);
+      } catch (e) {
+        // Refused only for a header this node lacks yet: kept to be tried again once it arrives.
+        if (typeof p.from === 'string' && p.from !== '') core.holdUnproven(p.payload, p.from, e);
+        throw e;
+      }
+    },
     peerSubmitMany: async (p) => {
       // Only sync sends many at once: its first round holds block application while it delivers.
       core.follower.notePeerPayloads(p.payloads.length);

@@ -440,7 +440,7 @@ export class PeerService {
     }
     const verdict = (async (): Promise<PayloadVerdict> => {
       try {
-        const r = await this.d.core().call('peerSubmit', { payload: packPayload(p) });
+        const r = await this.d.core().call('peerSubmit', { payload: packPayload(p), from: fromKey });
         if (r.created) {
           c.payloads_accepted++;
           this.d.forwarder.forward(p, fromKey);

@@ -408,7 +408,7 @@ export class Writer {
         throw new NodeError('bad_evidence', `the evidence sent with ${txid} does not hold against this node's chain: confirmation: ${why}`);
       }
       if (!coin) {
-        throw new NodeError('coin_unproven', `the anchoring transaction ${txid} is placed in block ${ev.confirmed.blockHash} at height ${ev.confirmed.height}, a header this node does not hold yet, and no coin evidence was checked`);
+        throw new NodeError('coin_unproven', `the anchoring transaction ${txid} is placed in block ${ev.confirmed.blockHash} at height ${ev.confirmed.height}, a header this node does not hold yet, and no coin evidence was checked`, { awaits_header: ev.confirmed.height });
       }
     }
     // A call its evidence drops (a confirmed spend of its outpoint, in a block this node
@@ -439,7 +439,10 @@ export class Writer {
     }
     const named = coin.inputs[coin.vin]!.prev;
     if (!proven[named]) {
-      throw new NodeError('coin_unproven', `the coin ${coin.outpoint} comes from ${coin.prevTxids[named]}, which is neither confirmed in a block whose header this node holds nor the anchor of a payload it holds (docs/STATE.md, "Coin evidence")`);
+      // What it waits for (core/unproven-pool.ts): the header its inclusion names, else the parent payload.
+      const at = ev.coin.prevTxs[named]?.at ?? null;
+      const awaits = at ? { awaits_header: at.height } : { awaits_parent: coin.prevTxids[named]! };
+      throw new NodeError('coin_unproven', `the coin ${coin.outpoint} comes from ${coin.prevTxids[named]}, which is neither confirmed in a block whose header this node holds nor the anchor of a payload it holds (docs/STATE.md, "Coin evidence")`, awaits);
     }
     if (depth > MAX_UNCONFIRMED_ANCESTORS) throw new NodeError('coin_unproven', `the coin ${coin.outpoint} hangs from ${depth} unconfirmed anchors, more than ${MAX_UNCONFIRMED_ANCESTORS}`);
     return { txid, kind, contractId, outpoint: coin.outpoint, fee: provenFee(coin, proven), vsize: coin.vsize, depth, parents };

@@ -68,6 +68,12 @@ test('pending calls wait only on real coins: one coin one call, a higher fee rep
     await refused(a1, 'coin_missing', /came without the evidence of the coin/, { anchorTx: a1.tx.toBuffer(), confirmed: null, spentBy: null });
     await refused(unfunded, 'coin_unproven', /neither confirmed in a block whose header this node holds nor the anchor of a payload it holds/);
     const ev = world.evidenceOf(a1);
+    // What an unproven coin waits for (core/unproven-pool.ts keeps a peer's payload for it):
+    // its parent payload when no inclusion came, the header its inclusion names when above the tip.
+    const awaits = async (p: Payload & { kind: 'call' }, e?: Evidence) => accept(p, e).then(() => null, (x: NodeError) => ({ code: x.code, detail: x.detail }));
+    assert.deepEqual(await awaits(unfunded), { code: 'coin_unproven', detail: { awaits_parent: unfunded.fund.getId() } });
+    const above = { ...ev, coin: { prevTxs: [{ tx: ev.coin!.prevTxs[0]!.tx, at: { ...ev.coin!.prevTxs[0]!.at!, height: 2 } }] } };
+    assert.deepEqual(await awaits(a1, above), { code: 'coin_unproven', detail: { awaits_header: 2 } });
     const forged = { ...ev, coin: { prevTxs: [{ tx: ev.coin!.prevTxs[0]!.tx, at: { ...ev.coin!.prevTxs[0]!.at!, txIndex: 2 } }] } };
     await refused(a1, 'bad_coin', /does not hold against this node's header/, forged);
     assert.equal(await held(a1), null);
