@@ -1,0 +1,229 @@
+/**
+ * svc-node's answers to the conformance operations (conformance/README.md, "Operations"):
+ * one function per vector file, taking a case's `input` and returning its `output`. The
+ * generator fills every case's `expected` with these answers (the reference fills the
+ * fixtures, as in Ethereum's execution-spec-tests), and the command-line adapter
+ * (svc-node.mjs) answers the runner with them. Only the node's own functions decide:
+ * this file translates JSON to their arguments and their results back to JSON.
+ */
+import { NodeError } from '../../src/errors.js';
+import { parseHex, sha256, toHex } from '../../src/protocol/hash.js';
+import { valueFromJson, writeValue, valueBytes, typedValueFromJson, isValueType, type Value } from '../../src/protocol/value.js';
+import { decodeEnvelope, encodeEnvelope, envelopeFromJson, envelopeHash, envelopeToJson, signingMessage, verifyEnvelopeSignature } from '../../src/protocol/envelope.js';
+import { codeHash, contractId } from '../../src/protocol/contract.js';
+import { findStampInOutputs } from '../../src/protocol/stamp.js';
+import { checkCallBinding, checkDeployBinding } from '../../src/protocol/binding.js';
+import { verifyArtifact } from '../../src/vm/verifier.js';
+import type { ArtifactCore } from '../../src/protocol/contract.js';
+import { MerkleTrie } from '../../src/state/trie.js';
+import { StateTree } from '../../src/state/state-tree.js';
+import { decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '../../src/state/decisions.js';
+import { foldBranch, merkleRoot } from '../../src/protocol/merkle-branch.js';
+import { checkEvidence, coinbaseDepth, parseProven, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
+
+/** What an operation answers: `output` is compared with a case's `expected`; `note` is for people only. */
+export interface Answer {
+  output: unknown;
+  note?: string;
+}
+
+type Json = Record<string, unknown>;
+type Operation = (input: Json) => Answer;
+
+/** Hex -> bytes for inputs the vectors hold; a malformed vector is the kit's bug, so it throws. */
+function bytes(hex: unknown, what: string): Uint8Array {
+  const b = typeof hex === 'string' ? parseHex(hex) : null;
+  if (!b) throw new Error(`input ${what} is not lowercase hex`);
+  return b;
+}
+
+/** A refusal as the node states it: its stable code and, where it names one, the field. */
+function refusal(e: unknown): Answer {
+  if (!(e instanceof NodeError)) throw e;
+  const field = typeof e.detail?.field === 'string' ? e.detail.field : undefined;
+  return { output: field === undefined ? { ok: false, code: e.code } : { ok: false, code: e.code, field }, note: e.message };
+}
+
+function refused(reason: string): Answer {
+  return { output: { ok: false }, note: reason };
+}
+
+function valueHex(v: Value): string {
+  const out = Buffer.alloc(valueBytes(v));
+  writeValue(out, 0, v);
+  return out.toString('hex');
+}
+
+function inclusion(j: unknown): Inclusion {
+  const o = j as Json;
+  return { blockHash: o.block_hash as string, height: o.height as number, txIndex: o.tx_index as number, branch: (o.branch as string[]).map((h, i) => bytes(h, `branch[${i}]`)) };
+}
+
+const operations: Record<string, Operation> = {
+  'codec.value-binary': (input) => {
+    try {
+      if (!isValueType(input.type)) throw new NodeError('bad_request', `unknown value type ${JSON.stringify(input.type)}`);
+      return { output: { ok: true, hex: valueHex(valueFromJson(input.type, input.value)) } };
+    } catch (e) {
+      return refusal(e);
+    }
+  },
+
+  'codec.envelope-decode': (input) => {
+    try {
+      const raw = bytes(input.hex, 'hex');
+      const e = decodeEnvelope(raw);
+      return {
+        output: {
+          ok: true,
+          envelope: envelopeToJson(e),
+          envelope_hash: toHex(envelopeHash(raw)),
+          signing_message: toHex(signingMessage(e)),
+          signature_valid: verifyEnvelopeSignature(e),
+        },
+      };
+    } catch (e) {
+      return refusal(e);
+    }
+  },
+
+  'codec.envelope-encode': (input) => {
+    try {
+      const e = envelopeFromJson(input.envelope);
+      const raw = encodeEnvelope(e);
+      return { output: { ok: true, bytes: raw.length, envelope_hash: toHex(envelopeHash(raw)), sha256_of_bytes: toHex(sha256(raw)) } };
+    } catch (e) {
+      return refusal(e);
+    }
+  },
+
+  'codec.artifact': (input) => {
+    try {
+      const hash = codeHash(input.artifact as ArtifactCore);
+      return { output: { ok: true, code_hash: toHex(hash), contract_id: toHex(contractId(bytes(input.deploy_txid, 'deploy_txid'), hash)) } };
+    } catch (e) {
+      return refusal(e);
+    }
+  },
+
+  'binding.stamp': (input) => {
+    const r = findStampInOutputs((input.outputs as string[]).map((s, i) => bytes(s, `outputs[${i}]`)));
+    if (!r.ok) return { output: { ok: false, reason: r.reason } };
+    const s = r.stamp;
+    return {
+      output: s.kind === 'deploy'
+        ? { ok: true, kind: 'deploy', vout: s.vout, code_hash: toHex(s.codeHash) }
+        : { ok: true, kind: 'call', vout: s.vout, contract_id: toHex(s.contractId), envelope_hash: toHex(s.envelopeHash) },
+    };
+  },
+
+  'binding.call': (input) => {
+    try {
+      const r = checkCallBinding(input.tx_hex as string, decodeEnvelope(bytes(input.envelope_hex, 'envelope_hex')));
+      return { output: r.ok ? { binds: true, stamp_vout: r.stampVout } : { binds: false, reason: r.reason } };
+    } catch (e) {
+      return refusal(e);
+    }
+  },
+
+  'binding.deploy': (input) => {
+    try {
+      const r = checkDeployBinding(input.tx_hex as string, bytes(input.code_hash, 'code_hash'));
+      return { output: r.ok ? { binds: true, stamp_vout: r.stampVout } : { binds: false, reason: r.reason } };
+    } catch (e) {
+      return refusal(e);
+    }
+  },
+
+  'verifier.artifact': (input) => {
+    const r = verifyArtifact(input.artifact as ArtifactCore);
+    return r.ok ? { output: { accepted: true } } : { output: { accepted: false, offset: r.offset }, note: r.reason };
+  },
+
+  'roots.contracts': (input) => {
+    const tree = new StateTree();
+    const storageRoots: Record<string, string> = {};
+    for (const c of input.contracts as Json[]) {
+      const entries = (c.storage as [string, string][]).map(([k, v], i): [Uint8Array, Uint8Array] => [bytes(k, `storage[${i}] key`), bytes(v, `storage[${i}] value`)]);
+      tree.addContract(bytes(c.contract_id, 'contract_id'), bytes(c.code_hash, 'code_hash'), entries);
+      storageRoots[c.contract_id as string] = toHex(new MerkleTrie(entries).rootHash());
+    }
+    return { output: { contracts_root: toHex(tree.root()), storage_roots: storageRoots } };
+  },
+
+  'roots.decisions': (input) => {
+    const leaves: [Uint8Array, Uint8Array][] = [];
+    const leafHex: Record<string, string> = {};
+    for (const d of input.decisions as Json[]) {
+      const decision: Decision = {
+        status: d.status as DecidedStatus,
+        txIndex: d.tx_index as number,
+        result: d.result === null ? null : typedValueFromJson(d.result),
+        errorCode: d.error_code as string | null,
+        events: (d.events as Json[]).map((e) => ({ contractId: bytes(e.contract_id, 'event contract_id'), name: e.name as string, params: (e.params as unknown[]).map((p) => typedValueFromJson(p)) })),
+      };
+      const leaf = encodeDecision(decision);
+      leaves.push([bytes(d.txid, 'txid'), leaf]);
+      leafHex[d.txid as string] = leaf.toString('hex');
+    }
+    const root = decisionsRoot(leaves);
+    return { output: { leaves: leafHex, decisions_root: toHex(root), state_root: toHex(stateRootOf(bytes(input.contracts_root, 'contracts_root'), root)) } };
+  },
+
+  'evidence.merkle-root': (input) => {
+    const r = merkleRoot((input.txids_internal as string[]).map((h, i) => bytes(h, `txids_internal[${i}]`)));
+    return { output: { root_internal: toHex(r.root), mutated: r.mutated } };
+  },
+
+  'evidence.branch-fold': (input) => {
+    const r = foldBranch(bytes(input.leaf_internal, 'leaf_internal'), input.index as number, (input.branch as string[]).map((h, i) => bytes(h, `branch[${i}]`)));
+    return r.ok ? { output: { ok: true, root_internal: toHex(r.root) } } : refused(r.reason);
+  },
+
+  'evidence.proven-tx': (input) => {
+    const r = parseProven(bytes(input.tx_hex, 'tx_hex'));
+    return r.ok ? { output: { ok: true, txid: r.txid } } : refused(r.reason);
+  },
+
+  'evidence.check': (input) => {
+    const ev = input.evidence as Json;
+    const spent = ev.spent_by as Json | null;
+    const evidence: Evidence = {
+      anchorTx: bytes(ev.anchor_tx, 'anchor_tx'),
+      confirmed: ev.confirmed === null ? null : inclusion(ev.confirmed),
+      spentBy: spent === null ? null : {
+        tx: bytes(spent.tx, 'spent_by.tx'),
+        vin: spent.vin as number,
+        at: inclusion(spent.at),
+        ...(spent.block_txids_internal ? { blockTxids: (spent.block_txids_internal as string[]).map((h, i) => bytes(h, `block_txids_internal[${i}]`)) } : {}),
+      },
+    };
+    const r = checkEvidence(input.claimed_txid as string, input.outpoint as { txid: string; vout: number } | null, evidence);
+    if (!r.ok) return { output: { ok: false, code: r.code, field: r.field }, note: r.reason };
+    return {
+      output: {
+        ok: true,
+        confirmed_root_internal: r.confirmedRoot ? toHex(r.confirmedRoot) : null,
+        spender_root_internal: r.spenderRoot ? toHex(r.spenderRoot) : null,
+        spender_txid: r.spenderTxid,
+        spender_unproven: r.spenderUnproven,
+      },
+    };
+  },
+
+  'evidence.coinbase-depth': (input) => {
+    const r = coinbaseDepth(bytes(input.coinbase_tx, 'coinbase_tx'), (input.branch as string[]).map((h, i) => bytes(h, `branch[${i}]`)), bytes(input.header, 'header'));
+    return r.ok ? { output: { ok: true, depth: r.depth } } : refused(r.reason);
+  },
+};
+
+/** The operations this adapter answers (the vector files' names without ".json"). */
+export const OPERATIONS: readonly string[] = Object.keys(operations).sort();
+
+/** One case's answer. Throws Error on an unknown operation or a malformed input (a fault of the kit, not a refusal). */
+export function answer(op: string, input: unknown): Answer {
+  const f = Object.hasOwn(operations, op) ? operations[op] : undefined;
+  if (!f) throw new Error(`unknown operation ${JSON.stringify(op)}`);
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new Error('input must be a JSON object');
+  return f(input as Json);
+}
