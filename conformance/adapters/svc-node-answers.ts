@@ -19,6 +19,9 @@ import { MerkleTrie } from '../../src/state/trie.js';
 import { StateTree } from '../../src/state/state-tree.js';
 import { decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '../../src/state/decisions.js';
 import { foldBranch, merkleRoot } from '../../src/protocol/merkle-branch.js';
+import { execute } from '../../src/vm/execute.js';
+import { MemHost } from '../../src/vm/mem-host.js';
+import { typedValueToJson } from '../../src/protocol/value.js';
 import { checkEvidence, coinbaseDepth, parseProven, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
 
 /** What an operation answers: `output` is compared with a case's `expected`; `note` is for people only. */
@@ -207,6 +210,47 @@ const operations: Record<string, Operation> = {
         spender_root_internal: r.spenderRoot ? toHex(r.spenderRoot) : null,
         spender_txid: r.spenderTxid,
         spender_unproven: r.spenderUnproven,
+      },
+    };
+  },
+
+  'execution.call': (input) => {
+    const host = new MemHost();
+    for (const c of input.contracts as Json[]) {
+      const id = bytes(c.contract_id, 'contract_id');
+      host.deploy(id, c.artifact as ArtifactCore);
+      const m = new Map<string, Uint8Array>();
+      for (const [k, v] of c.storage as [string, string][]) m.set(k, bytes(v, 'storage value'));
+      host.store.set(c.contract_id as string, m);
+    }
+    const call = input.call as Json;
+    const ctx = input.context as Json;
+    const r = execute({
+      contractId: bytes(call.contract_id, 'call.contract_id'),
+      function: call.function as string,
+      args: (call.args as unknown[]).map((a, i) => typedValueFromJson(a, `args[${i}]`)),
+      context: {
+        height: ctx.height as number,
+        txid: bytes(ctx.txid, 'context.txid'),
+        caller: bytes(ctx.caller, 'context.caller'),
+        callId: BigInt(ctx.call_id as string),
+        inputs: (ctx.inputs as Json[]).map((i) => ({ txid: bytes(i.txid, 'input txid'), vout: i.vout as number })),
+        outputs: (ctx.outputs as Json[]).map((o) => ({ value: BigInt(o.value as string), script: bytes(o.script, 'output script') })),
+      },
+      host,
+    });
+    if (r.status === 'failed') return { output: { status: 'failed', code: r.code, instructions: r.instructions }, note: r.message };
+    // Writes are a set of final values per (contract, key): listed sorted, so any order an implementation makes them in compares equal.
+    const writes = r.writes
+      .map((w) => ({ contract_id: toHex(w.contractId), key: toHex(w.key), value: w.value === null ? null : toHex(w.value) }))
+      .sort((a, b) => (a.contract_id + a.key < b.contract_id + b.key ? -1 : a.contract_id + a.key > b.contract_id + b.key ? 1 : 0));
+    return {
+      output: {
+        status: 'executed',
+        result: r.result === null ? null : typedValueToJson(r.result),
+        events: r.events.map((e) => ({ contract_id: toHex(e.contractId), name: e.name, params: e.params.map(typedValueToJson) })),
+        writes,
+        instructions: r.instructions,
       },
     };
   },

@@ -15,6 +15,7 @@ import { bindingArea } from './binding.js';
 import { verifierArea } from './verifier.js';
 import { rootsArea } from './roots.js';
 import { evidenceArea } from './evidence.js';
+import { executionArea } from './execution.js';
 
 /** conformance/vectors, found from the compiled location dist/conformance/generate/main.js. */
 export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/', import.meta.url));
@@ -22,7 +23,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export function generateVectors(): Map<string, string> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), evidenceArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), evidenceArea(), executionArea()];
   const files = new Map<string, string>();
   for (const area of areas) {
     for (const [op, cases] of Object.entries(area)) files.set(`${op}.json`, canonicalJson(fill(op, cases)));
