@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateVectors, vectorsDir } from '../conformance/generate/main.js';
+import { generateVectors, opcodeCensus, vectorsDir } from '../conformance/generate/main.js';
 import { repoRoot } from './helpers/paths.js';
 
 const runner = join(repoRoot, 'conformance', 'run.mjs');
@@ -28,6 +28,11 @@ test('regenerated vectors are identical to the committed ones', () => {
   for (const [name, text] of generated) {
     assert.ok(readFileSync(join(vectorsDir, name), 'utf8') === text, `${name} differs from what the code generates: a rule changed (review, then npm run conformance:generate)`);
   }
+});
+
+test('the execution vectors run every opcode of the instruction set at least once', () => {
+  const cases = JSON.parse(readFileSync(join(vectorsDir, 'execution.call.json'), 'utf8')) as { input: Record<string, unknown> }[];
+  assert.deepEqual(opcodeCensus(cases).never, []);
 });
 
 test('the runner passes every vector through svc-node\'s adapter', () => {

@@ -21,6 +21,7 @@ import { decisionsRoot, encodeDecision, stateRootOf, type Decision, type Decided
 import { foldBranch, merkleRoot } from '../../src/protocol/merkle-branch.js';
 import { execute } from '../../src/vm/execute.js';
 import { MemHost } from '../../src/vm/mem-host.js';
+import type { ExecResult, TraceHook } from '../../src/vm/types.js';
 import { typedValueToJson } from '../../src/protocol/value.js';
 import { checkEvidence, coinbaseDepth, parseProven, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
 
@@ -60,6 +61,35 @@ function valueHex(v: Value): string {
 function inclusion(j: unknown): Inclusion {
   const o = j as Json;
   return { blockHash: o.block_hash as string, height: o.height as number, txIndex: o.tx_index as number, branch: (o.branch as string[]).map((h, i) => bytes(h, `branch[${i}]`)) };
+}
+
+/** Runs an `execution.call` input on an in-memory host; `trace` sees every instruction (the generator's opcode census). */
+export function executeCase(input: Json, trace?: TraceHook): ExecResult {
+  const host = new MemHost();
+  for (const c of input.contracts as Json[]) {
+    const id = bytes(c.contract_id, 'contract_id');
+    host.deploy(id, c.artifact as ArtifactCore);
+    const m = new Map<string, Uint8Array>();
+    for (const [k, v] of c.storage as [string, string][]) m.set(k, bytes(v, 'storage value'));
+    host.store.set(c.contract_id as string, m);
+  }
+  const call = input.call as Json;
+  const ctx = input.context as Json;
+  const request = {
+    contractId: bytes(call.contract_id, 'call.contract_id'),
+    function: call.function as string,
+    args: (call.args as unknown[]).map((a, i) => typedValueFromJson(a, `args[${i}]`)),
+    context: {
+      height: ctx.height as number,
+      txid: bytes(ctx.txid, 'context.txid'),
+      caller: bytes(ctx.caller, 'context.caller'),
+      callId: BigInt(ctx.call_id as string),
+      inputs: (ctx.inputs as Json[]).map((i) => ({ txid: bytes(i.txid, 'input txid'), vout: i.vout as number })),
+      outputs: (ctx.outputs as Json[]).map((o) => ({ value: BigInt(o.value as string), script: bytes(o.script, 'output script') })),
+    },
+    host,
+  };
+  return execute(request, trace ? { trace } : undefined);
 }
 
 const operations: Record<string, Operation> = {
@@ -215,30 +245,7 @@ const operations: Record<string, Operation> = {
   },
 
   'execution.call': (input) => {
-    const host = new MemHost();
-    for (const c of input.contracts as Json[]) {
-      const id = bytes(c.contract_id, 'contract_id');
-      host.deploy(id, c.artifact as ArtifactCore);
-      const m = new Map<string, Uint8Array>();
-      for (const [k, v] of c.storage as [string, string][]) m.set(k, bytes(v, 'storage value'));
-      host.store.set(c.contract_id as string, m);
-    }
-    const call = input.call as Json;
-    const ctx = input.context as Json;
-    const r = execute({
-      contractId: bytes(call.contract_id, 'call.contract_id'),
-      function: call.function as string,
-      args: (call.args as unknown[]).map((a, i) => typedValueFromJson(a, `args[${i}]`)),
-      context: {
-        height: ctx.height as number,
-        txid: bytes(ctx.txid, 'context.txid'),
-        caller: bytes(ctx.caller, 'context.caller'),
-        callId: BigInt(ctx.call_id as string),
-        inputs: (ctx.inputs as Json[]).map((i) => ({ txid: bytes(i.txid, 'input txid'), vout: i.vout as number })),
-        outputs: (ctx.outputs as Json[]).map((o) => ({ value: BigInt(o.value as string), script: bytes(o.script, 'output script') })),
-      },
-      host,
-    });
+    const r = executeCase(input);
     if (r.status === 'failed') return { output: { status: 'failed', code: r.code, instructions: r.instructions }, note: r.message };
     // Writes are a set of final values per (contract, key): listed sorted, so any order an implementation makes them in compares equal.
     const writes = r.writes

@@ -62,6 +62,34 @@ const CTX_SRC = `contract Ctx {
   pub readonly fn hash(b: bytes) -> key { return sha256(b); }
 }`;
 
+/** The opcodes no other contract here runs: u128 and i64 arithmetic, comparisons, NOT, TRUE, casts, to_bytes, to_key, a discarded result. */
+const OPS_SRC = `contract Ops {
+  pub readonly fn run(a: u64, b: u64, x: i64, y: i64, p: u128, q: u128, k: bytes) -> bytes {
+    let r = concat(to_bytes(a % b), to_bytes(x - y));
+    r = concat(r, to_bytes(x * y));
+    r = concat(r, to_bytes(x / y));
+    r = concat(r, to_bytes(x % y));
+    r = concat(r, to_bytes(-x));
+    r = concat(r, to_bytes(p + q));
+    r = concat(r, to_bytes(p - q));
+    r = concat(r, to_bytes(p / q));
+    r = concat(r, to_bytes(p % q));
+    let flags: u64 = 0;
+    if a < b { flags = flags + 1; }
+    if a <= b { flags = flags + 2; }
+    if a != b { flags = flags + 4; }
+    let t = true;
+    if !t { flags = flags + 8; }
+    r = concat(r, to_bytes(flags));
+    r = concat(r, to_bytes(to_key(concat(k, k))));
+    r = concat(r, to_bytes(a as u128));
+    r = concat(r, to_bytes(p as u64));
+    one();
+    return r;
+  }
+  readonly fn one() -> u64 { return 1; }
+}`;
+
 /** Stack: entry -> a, b, c, d (255 locals each) -> e (x locals, one operand). */
 function stackSrc(x: number): string {
   const lets = (n: number): string => Array.from({ length: n }, (_, i) => `let v${i} = 0;`).join(' ');
@@ -174,6 +202,15 @@ export function executionArea(): Area {
     c('ctx-output-value', 'output_value(i) up to 2^64-1', cx, L, 'outv', [u64(1)]),
     c('ctx-output-script', 'output_script(i) is the output\'s script bytes', cx, L, 'outs', [u64(0)]),
     c('ctx-sha256', 'sha256() of bytes', cx, L, 'hash', [{ type: 'bytes', value: '616263' }]),
+  );
+
+  // The remaining opcodes, each run once (the generator's opcode census checks it).
+  const ops = [one(L, core(OPS_SRC, 'ops.svc'))];
+  const opsArgs = (p: bigint, k: string): ValueJson[] => [u64(7), u64(3), { type: 'i64', value: '-7' }, { type: 'i64', value: '2' }, { type: 'u128', value: String(p) }, { type: 'u128', value: '3' }, { type: 'bytes', value: k }];
+  cases.push(
+    c('ops-every-remaining', 'u64 %, i64 - * / % and negation (truncating toward zero), u128 + - / %, < <= != !, casts, to_bytes of integers and keys, to_key, a discarded result', ops, L, 'run', opsArgs(10n, '11'.repeat(16))),
+    c('ops-cast-overflow', 'a cast of a u128 above 2^64-1 to u64 fails: arithmetic_overflow', ops, L, 'run', opsArgs(1n << 64n, '11'.repeat(16))),
+    c('ops-to-key-short', 'to_key of 30 bytes fails: revert', ops, L, 'run', opsArgs(10n, '11'.repeat(15))),
   );
 
   // Instructions: one call at exactly the budget and one instruction past it.

@@ -16,6 +16,8 @@ import { verifierArea } from './verifier.js';
 import { rootsArea } from './roots.js';
 import { evidenceArea } from './evidence.js';
 import { executionArea } from './execution.js';
+import { executeCase } from '../adapters/svc-node-answers.js';
+import { OPINFO } from '../../src/vm/isa.js';
 
 /** conformance/vectors, found from the compiled location dist/conformance/generate/main.js. */
 export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/', import.meta.url));
@@ -31,6 +33,14 @@ export function generateVectors(): Map<string, string> {
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
+/** Which opcodes the execution vectors run (traced), and which of the instruction set they never do. */
+export function opcodeCensus(cases: { input: Record<string, unknown> }[]): { executed: number; never: string[] } {
+  const seen = new Set<string>();
+  for (const c of cases) executeCase(c.input, (step) => seen.add(step.op));
+  const all = Object.values(OPINFO).filter((i): i is NonNullable<typeof i> => i !== undefined).map((i) => i.name);
+  return { executed: all.filter((n) => seen.has(n)).length, never: all.filter((n) => !seen.has(n)).sort() };
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const files = generateVectors();
   mkdirSync(vectorsDir, { recursive: true });
@@ -43,4 +53,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     console.log(`${name}: ${n} cases`);
   }
   console.log(`${files.size} files, ${cases} cases in ${vectorsDir}`);
+  const { executed, never } = opcodeCensus(JSON.parse(files.get('execution.call.json')!) as { input: Record<string, unknown> }[]);
+  console.log(`opcodes executed by execution.call: ${executed} of ${executed + never.length}${never.length ? `; never: ${never.join(' ')}` : ''}`);
 }
