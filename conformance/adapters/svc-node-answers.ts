@@ -23,6 +23,8 @@ import { execute } from '../../src/vm/execute.js';
 import { MemHost } from '../../src/vm/mem-host.js';
 import type { ExecResult, TraceHook } from '../../src/vm/types.js';
 import { typedValueToJson } from '../../src/protocol/value.js';
+import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHeaderRun } from '../../src/protocol/headers.js';
+import { networkParams } from '../../src/protocol/activation.js';
 import { checkEvidence, coinbaseDepth, parseProven, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
 
 /** What an operation answers: `output` is compared with a case's `expected`; `note` is for people only. */
@@ -242,6 +244,28 @@ const operations: Record<string, Operation> = {
         spender_unproven: r.spenderUnproven,
       },
     };
+  },
+
+  'headers.compact': (input) => {
+    const d = decodeCompact(input.bits as number);
+    return { output: { target: d.target.toString(16), negative: d.negative, overflow: d.overflow, compact: d.negative || d.overflow ? null : encodeCompact(d.target) } };
+  },
+
+  'headers.next-work': (input) => {
+    const pow = networkParams(input.genesis_hash as string).pow;
+    return { output: { bits: nextWorkRequired(input.first as { timestamp: number; bits: number }, input.last as { timestamp: number; bits: number }, pow) } };
+  },
+
+  'headers.run': (input) => {
+    const pow = networkParams(input.genesis_hash as string).pow;
+    const start = input.start as Json;
+    const header = (h: unknown, what: string) => parseHeader80(bytes(h, what));
+    const r = verifyHeaderRun(
+      { height: start.height as number, prev: start.prev === null ? null : header(start.prev, 'start.prev'), periodFirst: start.period_first === null ? null : header(start.period_first, 'start.period_first') },
+      (input.run as string[]).map((h, i) => header(h, `run[${i}]`)),
+      pow,
+    );
+    return r.ok ? { output: { ok: true } } : { output: { ok: false, index: r.index }, note: r.reason };
   },
 
   'execution.call': (input) => {
