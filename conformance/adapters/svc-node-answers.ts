@@ -25,6 +25,8 @@ import type { ExecResult, TraceHook } from '../../src/vm/types.js';
 import { typedValueToJson } from '../../src/protocol/value.js';
 import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHeaderRun } from '../../src/protocol/headers.js';
 import { networkParams } from '../../src/protocol/activation.js';
+import { Verifier, signingBytes, verifyIdentityProof } from '../../src/gossip/auth.js';
+import type { PeerMethod } from '../../src/gossip/server.js';
 import { checkEvidence, coinbaseDepth, parseProven, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
 
 /** What an operation answers: `output` is compared with a case's `expected`; `note` is for people only. */
@@ -267,6 +269,28 @@ const operations: Record<string, Operation> = {
     );
     return r.ok ? { output: { ok: true } } : { output: { ok: false, index: r.index }, note: r.reason };
   },
+
+  'peer.verify': (input) => {
+    const req = input.request as Json;
+    const auth = req.auth as Json | null;
+    const r = new Verifier(bytes(input.receiver_public_key, 'receiver_public_key')).verify(
+      input.method as PeerMethod,
+      {
+        body: bytes(req.body, 'body'),
+        auth: auth === null ? null : { public_key: bytes(auth.public_key, 'public_key'), signature: bytes(auth.signature, 'signature'), sent_at_ms: auth.sent_at_ms as string, receiver_public_key: bytes(auth.receiver_public_key, 'receiver_public_key') },
+      },
+      input.now_ms as number,
+    );
+    return r.ok ? { output: { ok: true, sender: r.key } } : { output: { ok: false }, note: r.reason };
+  },
+
+  'peer.signing-bytes': (input) => ({
+    output: { hex: toHex(signingBytes(input.method as string, bytes(input.receiver_public_key, 'receiver'), bytes(input.sender_public_key, 'sender'), BigInt(input.sent_at_ms as string), bytes(input.body, 'body'))) },
+  }),
+
+  'peer.identity-proof': (input) => ({
+    output: { valid: verifyIdentityProof(bytes(input.public_key, 'public_key'), bytes(input.challenge, 'challenge'), bytes(input.signature, 'signature')) },
+  }),
 
   'execution.call': (input) => {
     const r = executeCase(input);
