@@ -17,7 +17,8 @@ import { verifyArtifact } from '../../src/vm/verifier.js';
 import type { ArtifactCore } from '../../src/protocol/contract.js';
 import { MerkleTrie } from '../../src/state/trie.js';
 import { StateTree } from '../../src/state/state-tree.js';
-import { decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '../../src/state/decisions.js';
+import { callVerdict, refusalIsRetryable } from '../../src/protocol/rules.js';
+import { decodeDecision, decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '../../src/state/decisions.js';
 import { foldBranch, merkleRoot } from '../../src/protocol/merkle-branch.js';
 import { execute } from '../../src/vm/execute.js';
 import { MemHost } from '../../src/vm/mem-host.js';
@@ -291,6 +292,39 @@ const operations: Record<string, Operation> = {
   'peer.identity-proof': (input) => ({
     output: { valid: verifyIdentityProof(bytes(input.public_key, 'public_key'), bytes(input.challenge, 'challenge'), bytes(input.signature, 'signature')) },
   }),
+
+  'decision.call-verdict': (input) => {
+    const pos = (p: unknown) => ({ height: (p as Json).height as number, txIndex: (p as Json).tx_index as number });
+    const b = input.binding as Json | null;
+    const r = callVerdict({
+      binding: b === null ? null : b.ok === true ? { ok: true, stampVout: b.stamp_vout as number } : { ok: false, reason: b.reason as never },
+      deployAt: input.deploy_at === null ? null : pos(input.deploy_at),
+      at: pos(input.at),
+      claimTaken: input.claim_taken as boolean,
+    });
+    return r.execute ? { output: { execute: true } } : { output: { execute: false, code: r.code }, note: r.message };
+  },
+
+  'decision.intake-refusal': (input) => ({ output: { retryable: refusalIsRetryable(input.code as string) } }),
+
+  'decision.leaf-decode': (input) => {
+    let d: Decision;
+    try {
+      d = decodeDecision(bytes(input.hex, 'hex'));
+    } catch (e) {
+      return refused((e as Error).message);
+    }
+    return {
+      output: {
+        ok: true,
+        status: d.status,
+        tx_index: d.txIndex,
+        result: d.result === null ? null : typedValueToJson(d.result),
+        error_code: d.errorCode,
+        events: d.events.map((e) => ({ contract_id: toHex(e.contractId), name: e.name, params: e.params.map(typedValueToJson) })),
+      },
+    };
+  },
 
   'execution.call': (input) => {
     const r = executeCase(input);
