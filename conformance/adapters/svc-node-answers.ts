@@ -15,7 +15,7 @@ import { findStampInOutputs } from '../../src/protocol/stamp.js';
 import { checkCallBinding, checkDeployBinding } from '../../src/protocol/binding.js';
 import { verifyArtifact } from '../../src/vm/verifier.js';
 import type { ArtifactCore } from '../../src/protocol/contract.js';
-import { MerkleTrie } from '../../src/state/trie.js';
+import { MerkleTrie, verifyTrieProof } from '../../src/state/trie.js';
 import { StateTree } from '../../src/state/state-tree.js';
 import { callVerdict, refusalIsRetryable } from '../../src/protocol/rules.js';
 import { decodeDecision, decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '../../src/state/decisions.js';
@@ -206,6 +206,20 @@ const operations: Record<string, Operation> = {
     }
     const root = decisionsRoot(leaves);
     return { output: { leaves: leafHex, decisions_root: toHex(root), state_root: toHex(stateRootOf(bytes(input.contracts_root, 'contracts_root'), root)) } };
+  },
+
+  'roots.trie-proof': (input) => {
+    const p = input.proof as Json;
+    const leaf = p.leaf as Json | null;
+    try {
+      const v = verifyTrieProof(bytes(input.root, 'root'), bytes(input.key, 'key'), {
+        siblings: (p.siblings as string[]).map((h, i) => bytes(h, `siblings[${i}]`)),
+        leaf: leaf === null ? null : { path: bytes(leaf.path, 'leaf.path'), value: bytes(leaf.value, 'leaf.value') },
+      });
+      return { output: { ok: true, value: v === null ? null : toHex(v) } };
+    } catch (e) {
+      return refused((e as Error).message);
+    }
   },
 
   'evidence.merkle-root': (input) => {

@@ -2,6 +2,7 @@
  * State roots: contracts and their storage -> the contracts root; a block's decisions ->
  * their leaves, the decisions root and the version-2 state root (docs/STATE.md).
  */
+import { MerkleTrie, type TrieProof } from '../../src/state/trie.js';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { seeded } from './keys.js';
 
@@ -56,4 +57,28 @@ function decisionsCases(): CaseInput[] {
 
 export function rootsArea(): Area {
   return { 'roots.contracts': contractsCases(), 'roots.decisions': decisionsCases() };
+}
+
+/** Proofs of a trie entry (docs/STATE.md, "Proofs"): present, absent, and broken ones. */
+export function proofArea(): Area {
+  const entries: [Uint8Array, Uint8Array][] = Array.from({ length: 6 }, (_, i) => [seeded(`proof key ${i}`).subarray(0, 8 + i), Uint8Array.of(i, i)]);
+  const trie = new MerkleTrie(entries);
+  const root = hex(trie.rootHash());
+  const proofJson = (p: TrieProof) => ({ siblings: p.siblings.map(hex), leaf: p.leaf === null ? null : { path: hex(p.leaf.path), value: hex(p.leaf.value) } });
+  const present = proofJson(trie.prove(entries[2]![0]));
+  const absentKey = seeded('proof absent key');
+  const absent = proofJson(trie.prove(absentKey));
+  const c = (id: string, key: string, proof: unknown, pins: string, r = root): CaseInput => ({ id, pins, input: { root: r, key, proof } });
+  const flip = (h: string) => (h[0] === '0' ? '1' : '0') + h.slice(1);
+  const trieCases = [
+    c('present', hex(entries[2]![0]), present, 'a present key: the siblings fold its leaf to the root, the value is proven'),
+    c('absent', hex(absentKey), absent, 'an absent key: the proof ends at another path\'s leaf or an empty subtree, proving absence'),
+    c('single-entry', '00', proofJson(new MerkleTrie([[Uint8Array.of(0), Uint8Array.of(1)]]).prove(Uint8Array.of(0))), 'a one-entry trie: no siblings, the root is the leaf hash', hex(new MerkleTrie([[Uint8Array.of(0), Uint8Array.of(1)]]).rootHash())),
+    c('empty-trie', '00', { siblings: [], leaf: null }, 'the empty trie (root of 32 zero bytes) proves every key absent', '00'.repeat(32)),
+    c('value-changed', hex(entries[2]![0]), { ...present, leaf: { ...present.leaf!, value: 'ffff' } }, 'another value does not fold to the root: refused'),
+    c('sibling-changed', hex(entries[2]![0]), { ...present, siblings: [flip(present.siblings[0]!), ...present.siblings.slice(1)] }, 'a changed sibling does not fold to the root: refused'),
+    c('other-key', hex(entries[3]![0]), present, 'a proof of one key does not prove another: refused'),
+    c('too-deep', hex(entries[2]![0]), { siblings: Array.from({ length: 257 }, () => '00'.repeat(32)), leaf: present.leaf }, 'more than 256 siblings: refused'),
+  ];
+  return { 'roots.trie-proof': trieCases };
 }
