@@ -17,6 +17,7 @@ import { verifyArtifact } from '../../src/vm/verifier.js';
 import type { ArtifactCore } from '../../src/protocol/contract.js';
 import { MerkleTrie, verifyTrieProof } from '../../src/state/trie.js';
 import { StateTree } from '../../src/state/state-tree.js';
+import { SortedMerkleTree } from '../../src/state/merkle.js';
 import { callVerdict, refusalIsRetryable } from '../../src/protocol/rules.js';
 import { decodeDecision, decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '../../src/state/decisions.js';
 import { foldBranch, merkleRoot } from '../../src/protocol/merkle-branch.js';
@@ -206,6 +207,11 @@ const operations: Record<string, Operation> = {
     }
     const root = decisionsRoot(leaves);
     return { output: { leaves: leafHex, decisions_root: toHex(root), state_root: toHex(stateRootOf(bytes(input.contracts_root, 'contracts_root'), root)) } };
+  },
+
+  'roots.summary': (input) => {
+    const tree = new SortedMerkleTree((input.entries as [string, string][]).map(([k, v], i): [Uint8Array, Uint8Array] => [bytes(k, `entries[${i}] key`), bytes(v, `entries[${i}] value`)]));
+    return { output: { root: toHex(tree.root()) } };
   },
 
   'roots.trie-proof': (input) => {

@@ -13,7 +13,7 @@ import { canonicalJson, fill, type Area } from './kit.js';
 import { codecArea } from './codec.js';
 import { bindingArea } from './binding.js';
 import { verifierArea } from './verifier.js';
-import { proofArea, rootsArea } from './roots.js';
+import { proofArea, rootsArea, summaryArea } from './roots.js';
 import { evidenceArea } from './evidence.js';
 import { executionArea } from './execution.js';
 import { headersArea } from './headers.js';
@@ -28,7 +28,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export function generateVectors(): Map<string, string> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), decisionsArea(), evidenceArea(), headersArea(), peersArea(), executionArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), headersArea(), peersArea(), executionArea()];
   const files = new Map<string, string>();
   for (const area of areas) {
     for (const [op, cases] of Object.entries(area)) files.set(`${op}.json`, canonicalJson(fill(op, cases)));

@@ -82,3 +82,24 @@ export function proofArea(): Area {
   ];
   return { 'roots.trie-proof': trieCases };
 }
+
+/**
+ * Contract summaries (docs/STATE.md, "Contract summaries"): the sorted Merkle tree peers
+ * compare before transferring payloads. History, not state: no root of a block commits to
+ * it, but two nodes holding the same payloads must answer the same root.
+ */
+export function summaryArea(): Area {
+  const e = (i: number): [string, string] => [hex(seeded(`summary txid ${i}`)), hex(seeded(`summary payload hash ${i}`))];
+  const c = (id: string, entries: [string, string][], pins: string): CaseInput => ({ id, pins, input: { entries } });
+  const five = [0, 1, 2, 3, 4].map(e);
+  const cases = [
+    c('empty', [], 'no entries: 32 zero bytes'),
+    c('one', [e(0)], 'one entry: the root is its leaf, TH("SVC/leaf", u32le(len key) || key || value)'),
+    c('two', [e(0), e(1)], 'two entries sorted by key: TH("SVC/node", left || right)'),
+    c('three', [e(0), e(1), e(2)], 'an odd level carries its last node up unchanged (never duplicated)'),
+    c('five', five, 'five entries: a carried node at two levels'),
+    c('five-other-order', [...five].reverse(), 'the order entries are given in does not change the root'),
+    c('short-keys', [['00', '01'], ['0000', '01'], ['01', '']], 'keys of different lengths sort bytewise, a shorter prefix first; the key length is committed'),
+  ];
+  return { 'roots.summary': cases };
+}
