@@ -21,6 +21,7 @@ import { SortedMerkleTree } from '../../src/state/merkle.js';
 import { callVerdict, refusalIsRetryable } from '../../src/protocol/rules.js';
 import { decodeDecision, decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '../../src/state/decisions.js';
 import { foldBranch, merkleRoot } from '../../src/protocol/merkle-branch.js';
+import { parseRawBlock } from '../../src/protocol/bitcoin.js';
 import { execute } from '../../src/vm/execute.js';
 import { MemHost } from '../../src/vm/mem-host.js';
 import type { ExecResult, TraceHook } from '../../src/vm/types.js';
@@ -223,6 +224,15 @@ const operations: Record<string, Operation> = {
         leaf: leaf === null ? null : { path: bytes(leaf.path, 'leaf.path'), value: bytes(leaf.value, 'leaf.value') },
       });
       return { output: { ok: true, value: v === null ? null : toHex(v) } };
+    } catch (e) {
+      return refused((e as Error).message);
+    }
+  },
+
+  'blocks.parse': (input) => {
+    try {
+      const b = parseRawBlock(bytes(input.block_hex, 'block_hex'), input.expected_hash === null ? undefined : (input.expected_hash as string));
+      return { output: { ok: true, hash: b.hash, txids: b.txids } };
     } catch (e) {
       return refused((e as Error).message);
     }

@@ -19,6 +19,7 @@ import { executionArea } from './execution.js';
 import { headersArea } from './headers.js';
 import { peersArea } from './peers.js';
 import { decisionsArea } from './decisions.js';
+import { blocksArea } from './blocks.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
 import { OPINFO } from '../../src/vm/isa.js';
 
@@ -28,7 +29,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export function generateVectors(): Map<string, string> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), headersArea(), peersArea(), executionArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea()];
   const files = new Map<string, string>();
   for (const area of areas) {
     for (const [op, cases] of Object.entries(area)) files.set(`${op}.json`, canonicalJson(fill(op, cases)));
