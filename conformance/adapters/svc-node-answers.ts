@@ -30,7 +30,7 @@ import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHe
 import { networkParams } from '../../src/protocol/activation.js';
 import { Verifier, signingBytes, verifyIdentityProof } from '../../src/gossip/auth.js';
 import type { PeerMethod } from '../../src/gossip/server.js';
-import { checkEvidence, coinbaseDepth, parseProven, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
+import { checkEvidence, coinbaseDepth, inclusionMatchesHeader, parseProven, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
 
 /** What an operation answers: `output` is compared with a case's `expected`; `note` is for people only. */
 export interface Answer {
@@ -372,6 +372,11 @@ const operations: Record<string, Operation> = {
         instructions: r.instructions,
       },
     };
+  },
+
+  'evidence.header-match': (input) => {
+    const r = inclusionMatchesHeader(inclusion(input.inclusion), bytes(input.root_internal, 'root_internal'), bytes(input.header, 'header'));
+    return r === true ? { output: { ok: true } } : refused(r);
   },
 
   'evidence.coinbase-depth': (input) => {

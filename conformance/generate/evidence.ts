@@ -177,6 +177,18 @@ function coinbaseCases(): CaseInput[] {
   ];
 }
 
+function headerMatchCases(): CaseInput[] {
+  const { b101, b102 } = world();
+  const root = hex(merkleRoot(b101.txidsInternal).root);
+  const c = (id: string, inc: unknown, rootHex: string, header: Uint8Array, pins: string): CaseInput => ({ id, pins, input: { inclusion: inc, root_internal: rootHex, header: hex(header) } });
+  return [
+    c('matches', inclusion(b101, 2), root, b101.header, 'the header at the inclusion\'s height hashes to its block hash and commits to the folded root'),
+    c('other-block', inclusion(b101, 2), root, b102.header, 'the node\'s header at that height is another block: refused'),
+    c('other-root', inclusion(b101, 2), hex(merkleRoot(b102.txidsInternal).root), b101.header, 'a root the header does not commit to: refused'),
+    c('short-header', inclusion(b101, 2), root, b101.header.subarray(0, 79), 'a header of 79 bytes: refused'),
+  ];
+}
+
 export function evidenceArea(): Area {
   return {
     'evidence.merkle-root': merkleRootCases(),
@@ -184,5 +196,6 @@ export function evidenceArea(): Area {
     'evidence.proven-tx': provenCases(),
     'evidence.check': checkCases(),
     'evidence.coinbase-depth': coinbaseCases(),
+    'evidence.header-match': headerMatchCases(),
   };
 }
