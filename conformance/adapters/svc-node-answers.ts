@@ -8,13 +8,12 @@
  */
 import { NodeError } from '../../src/errors.js';
 import { parseHex, sha256, toHex } from '../../src/protocol/hash.js';
-import { valueFromJson, writeValue, valueBytes, typedValueFromJson, isValueType, type Value } from '../../src/protocol/value.js';
+import { isValueType, typedValueFromJson, typedValueToJson, valueBytes, valueFromJson, writeValue, type Value } from '../../src/protocol/value.js';
 import { decodeEnvelope, encodeEnvelope, envelopeFromJson, envelopeHash, envelopeToJson, signingMessage, verifyEnvelopeSignature } from '../../src/protocol/envelope.js';
-import { codeHash, contractId } from '../../src/protocol/contract.js';
+import { codeHash, contractId, type ArtifactCore } from '../../src/protocol/contract.js';
 import { findStampInOutputs } from '../../src/protocol/stamp.js';
 import { checkCallBinding, checkDeployBinding } from '../../src/protocol/binding.js';
 import { verifyArtifact } from '../../src/vm/verifier.js';
-import type { ArtifactCore } from '../../src/protocol/contract.js';
 import { MerkleTrie, verifyTrieProof } from '../../src/state/trie.js';
 import { StateTree } from '../../src/state/state-tree.js';
 import { SortedMerkleTree } from '../../src/state/merkle.js';
@@ -25,7 +24,6 @@ import { parseRawBlock } from '../../src/protocol/bitcoin.js';
 import { execute } from '../../src/vm/execute.js';
 import { MemHost } from '../../src/vm/mem-host.js';
 import type { ExecResult, TraceHook } from '../../src/vm/types.js';
-import { typedValueToJson } from '../../src/protocol/value.js';
 import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHeaderRun } from '../../src/protocol/headers.js';
 import { networkParams } from '../../src/protocol/activation.js';
 import { Verifier, signingBytes, verifyIdentityProof } from '../../src/gossip/auth.js';
@@ -55,6 +53,7 @@ function refusal(e: unknown): Answer {
   return { output: field === undefined ? { ok: false, code: e.code } : { ok: false, code: e.code, field }, note: e.message };
 }
 
+/** A refusal the protocol states without an error code: only that it is refused counts; the reason is the note. */
 function refused(reason: string): Answer {
   return { output: { ok: false }, note: reason };
 }
