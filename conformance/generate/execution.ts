@@ -1,0 +1,257 @@
+/**
+ * Execution: contracts (verified artifacts and their storage before), a call and its
+ * Bitcoin context -> status, result, events, storage written, instructions used, error
+ * code. Every VM limit at its value and one past it (instructions, shared by nested
+ * frames; value stack; call depth; storage bytes; value size), the failure codes, the
+ * context built-ins. Contracts are compiled from source by the project's compiler.
+ */
+import { compileSource } from '../../src/compiler/index.js';
+import { execute } from '../../src/vm/execute.js';
+import { LIMITS } from '../../src/vm/isa.js';
+import { MemHost } from '../../src/vm/mem-host.js';
+import { encodeStorageValue, fieldKey } from '../../src/vm/storage-layout.js';
+import type { Value } from '../../src/protocol/value.js';
+import type { ArtifactCore } from '../../src/protocol/contract.js';
+import type { ExecContext } from '../../src/vm/types.js';
+import { hex, type Area, type CaseInput } from './kit.js';
+import { fixtureArtifact } from './codec.js';
+
+function core(source: string, name: string): ArtifactCore {
+  const r = compileSource(source, name);
+  if (!r.ok) throw new Error(`execution: ${name} does not compile: ${r.errors.map((e) => e.message).join('; ')}`);
+  const { metadata: _m, ...c } = r.artifact;
+  return c;
+}
+
+const LIMITS_SRC = `contract Limits {
+  field data: map<u64, bytes>;
+  pub fn burn(n1: u64, n2: u64) {
+    for i in 0..100000 { if i >= n1 { break; } }
+    for j in 0..100000 { if j >= n2 { break; } let x = j + 1; }
+  }
+  pub fn nested(n1: u64, other: key, m1: u64, m2: u64) {
+    burn(n1, 0);
+    call(other, "burn", m1, m2);
+  }
+  pub fn dive(n: u64) -> u64 {
+    if n == 0 { return 0; }
+    return call<u64>(self_id(), "dive", n - 1) + 1;
+  }
+  pub fn put(k: u64, v: bytes) { data[k] = v; }
+  pub readonly fn grow(b: bytes, extra: bytes) -> u64 { return len(concat(b, extra)); }
+}`;
+
+const ARITH_SRC = `contract Arith {
+  pub readonly fn add(a: u64, b: u64) -> u64 { return a + b; }
+  pub readonly fn sub(a: u64, b: u64) -> u64 { return a - b; }
+  pub readonly fn div(a: u64, b: u64) -> u64 { return a / b; }
+  pub readonly fn addi(a: i64, b: i64) -> i64 { return a + b; }
+  pub readonly fn mul128(a: u128, b: u128) -> u128 { return a * b; }
+}`;
+
+const CTX_SRC = `contract Ctx {
+  pub readonly fn h() -> u64 { return height(); }
+  pub readonly fn t() -> key { return txid(); }
+  pub readonly fn who() -> key { return caller(); }
+  pub readonly fn cid() -> u64 { return call_id(); }
+  pub readonly fn me() -> key { return self_id(); }
+  pub readonly fn counts() -> u64 { return input_count() * 1000 + output_count(); }
+  pub readonly fn inp(i: u64) -> bytes { return outpoint(input_txid(i), input_vout(i)); }
+  pub readonly fn outv(i: u64) -> u64 { return output_value(i); }
+  pub readonly fn outs(i: u64) -> bytes { return output_script(i); }
+  pub readonly fn hash(b: bytes) -> key { return sha256(b); }
+}`;
+
+/** The opcodes no other contract here runs: u128 and i64 arithmetic, comparisons, NOT, TRUE, casts, to_bytes, to_key, a discarded result. */
+const OPS_SRC = `contract Ops {
+  pub readonly fn run(a: u64, b: u64, x: i64, y: i64, p: u128, q: u128, k: bytes) -> bytes {
+    let r = concat(to_bytes(a % b), to_bytes(x - y));
+    r = concat(r, to_bytes(x * y));
+    r = concat(r, to_bytes(x / y));
+    r = concat(r, to_bytes(x % y));
+    r = concat(r, to_bytes(-x));
+    r = concat(r, to_bytes(p + q));
+    r = concat(r, to_bytes(p - q));
+    r = concat(r, to_bytes(p / q));
+    r = concat(r, to_bytes(p % q));
+    let flags: u64 = 0;
+    if a < b { flags = flags + 1; }
+    if a <= b { flags = flags + 2; }
+    if a != b { flags = flags + 4; }
+    let t = true;
+    if !t { flags = flags + 8; }
+    r = concat(r, to_bytes(flags));
+    r = concat(r, to_bytes(to_key(concat(k, k))));
+    r = concat(r, to_bytes(a as u128));
+    r = concat(r, to_bytes(p as u64));
+    one();
+    return r;
+  }
+  readonly fn one() -> u64 { return 1; }
+}`;
+
+/** Stack: entry -> a, b, c, d (255 locals each) -> e (x locals, one operand). */
+function stackSrc(x: number): string {
+  const lets = (n: number): string => Array.from({ length: n }, (_, i) => `let v${i} = 0;`).join(' ');
+  return `contract S { pub fn go() { a(); } fn a() { ${lets(255)} b(); } fn b() { ${lets(255)} c(); } fn c() { ${lets(255)} d(); } fn d() { ${lets(255)} e(); } fn e() { ${lets(x)} } }`;
+}
+
+const cid = (n: number) => 'c0' + '00'.repeat(30) + n.toString(16).padStart(2, '0');
+const L = cid(1);
+const M = cid(2);
+
+const CONTEXT = {
+  height: 812_345,
+  txid: 'ab'.repeat(32),
+  caller: 'cd'.repeat(32),
+  call_id: '18446744073709551615',
+  inputs: [{ txid: '01'.repeat(32), vout: 7 }, { txid: '02'.repeat(32), vout: 4294967295 }],
+  outputs: [{ value: '2100000000000000', script: '6a' }, { value: '18446744073709551615', script: '5120' }],
+};
+
+type ValueJson = { type: string; value: string | boolean };
+const u64 = (n: number | bigint): ValueJson => ({ type: 'u64', value: String(n) });
+const bytesOf = (n: number): ValueJson => ({ type: 'bytes', value: '00'.repeat(n) });
+
+interface ContractJson { contract_id: string; artifact: ArtifactCore; storage: [string, string][] }
+
+function contextOf(c: typeof CONTEXT): ExecContext {
+  return {
+    height: c.height,
+    txid: Buffer.from(c.txid, 'hex'),
+    caller: Buffer.from(c.caller, 'hex'),
+    callId: BigInt(c.call_id),
+    inputs: c.inputs.map((i) => ({ txid: Buffer.from(i.txid, 'hex'), vout: i.vout })),
+    outputs: c.outputs.map((o) => ({ value: BigInt(o.value), script: Buffer.from(o.script, 'hex') })),
+  };
+}
+
+/** Instructions a call uses, to place the budget's edge exactly (inputs only: `expected` comes from the adapter). */
+function instructionsOf(contracts: ContractJson[], to: string, fn: string, args: Value[]): number {
+  const host = new MemHost();
+  for (const c of contracts) host.deploy(Buffer.from(c.contract_id, 'hex'), c.artifact);
+  return execute({ contractId: Buffer.from(to, 'hex'), function: fn, args, context: contextOf(CONTEXT), host }).instructions;
+}
+
+/** One storage entry [key, value] (hex) of a field, as the VM lays it out (src/vm/storage-layout.ts). */
+function stored(artifact: ArtifactCore, field: string, mapKey: Value | null, value: Value): [string, string] {
+  return [hex(fieldKey(artifact.abi as never, field, mapKey)), hex(encodeStorageValue(value))];
+}
+
+/** x, y >= 0 with base + x*kx + y*ky === target. */
+function solve(base: number, kx: number, ky: number, target: number): [number, number] {
+  for (let y = 0; y <= kx; y++) {
+    const rest = target - base - y * ky;
+    if (rest >= 0 && rest % kx === 0) return [rest / kx, y];
+  }
+  throw new Error('execution: no call uses exactly that many instructions');
+}
+
+export function executionArea(): Area {
+  const limits = core(LIMITS_SRC, 'limits.svc');
+  const arith = core(ARITH_SRC, 'arith.svc');
+  const ctx = core(CTX_SRC, 'ctx.svc');
+  const { metadata: _m, ...counter } = fixtureArtifact('counter.svc') as unknown as ArtifactCore & { metadata: unknown };
+  const one = (id: string, artifact: ArtifactCore, storage: [string, string][] = []): ContractJson => ({ contract_id: id, artifact, storage });
+  const c = (id: string, pins: string, contracts: ContractJson[], to: string, fn: string, args: ValueJson[], context = CONTEXT): CaseInput => ({
+    id, pins, input: { contracts, call: { contract_id: to, function: fn, args }, context },
+  });
+  const lim = [one(L, limits), one(M, limits)];
+  const cases: CaseInput[] = [];
+
+  // Counter (test/fixtures/contracts/counter.svc): results, writes, events, reverts.
+  const counterOnly = [one(L, counter)];
+  cases.push(
+    c('counter-bump', 'an executed call returns its result, writes its fields and emits its events in order', counterOnly, L, 'bump', [u64(5)]),
+    c('counter-bump-again', 'storage before is read: a count of 10 bumped by 5 returns 15', [one(L, counter, [stored(counter, 'count', null, { type: 'u64', value: 10n })])], L, 'bump', [u64(5)]),
+    c('counter-require', 'a failed require reverts with code revert', counterOnly, L, 'bump', [u64(0)]),
+    c('counter-boom', 'a call that writes and emits, then reverts, reports only the failure', counterOnly, L, 'boom', [u64(1)]),
+    c('counter-get', 'a readonly call writes nothing', counterOnly, L, 'get', []),
+    c('unknown-function', 'a function the abi does not list: unknown_function', counterOnly, L, 'nope', []),
+    c('too-few-args', 'one argument short: bad_arguments', counterOnly, L, 'bump', []),
+    c('wrong-arg-type', 'an argument of another type: bad_arguments', counterOnly, L, 'bump', [{ type: 'i64', value: '5' }]),
+    c('unknown-contract', 'a call to a contract that does not exist: unknown_contract', counterOnly, M, 'bump', [u64(1)]),
+  );
+
+  // Arithmetic.
+  const ar = [one(L, arith)];
+  const U64_MAX = (1n << 64n) - 1n;
+  cases.push(
+    c('add-max', 'u64 addition up to 2^64-1', ar, L, 'add', [u64(U64_MAX - 1n), u64(1)]),
+    c('add-overflow', 'u64 addition past 2^64-1: arithmetic_overflow', ar, L, 'add', [u64(U64_MAX), u64(1)]),
+    c('sub-underflow', 'u64 subtraction below 0: arithmetic_overflow', ar, L, 'sub', [u64(0), u64(1)]),
+    c('div-zero', 'division by zero: division_by_zero', ar, L, 'div', [u64(1), u64(0)]),
+    c('div-truncates', 'u64 division truncates', ar, L, 'div', [u64(7), u64(2)]),
+    c('i64-overflow', 'i64 addition past 2^63-1: arithmetic_overflow', ar, L, 'addi', [{ type: 'i64', value: '9223372036854775807' }, { type: 'i64', value: '1' }]),
+    c('i64-negative', 'i64 addition of negatives', ar, L, 'addi', [{ type: 'i64', value: '-9223372036854775807' }, { type: 'i64', value: '-1' }]),
+    c('u128-overflow', 'u128 multiplication past 2^128-1: arithmetic_overflow', ar, L, 'mul128', [{ type: 'u128', value: String(1n << 64n) }, { type: 'u128', value: String(1n << 64n) }]),
+    c('u128-max', 'u128 multiplication up to 2^128-1', ar, L, 'mul128', [{ type: 'u128', value: String(U64_MAX + 2n) }, { type: 'u128', value: String(U64_MAX) }]),
+  );
+
+  // The Bitcoin context.
+  const cx = [one(L, ctx)];
+  cases.push(
+    c('ctx-height', 'height() is the height of the block applying the call', cx, L, 'h', []),
+    c('ctx-txid', 'txid() is the anchoring transaction\'s id (display order)', cx, L, 't', []),
+    c('ctx-caller', 'caller() is the envelope\'s caller key', cx, L, 'who', []),
+    c('ctx-call-id', 'call_id() is the envelope\'s call_id, up to 2^64-1', cx, L, 'cid', []),
+    c('ctx-self', 'self_id() is the called contract\'s id', cx, L, 'me', []),
+    c('ctx-counts', 'input_count() and output_count() of the anchoring transaction', cx, L, 'counts', []),
+    c('ctx-input', 'outpoint(input_txid(i), input_vout(i)) of input 1 (vout 2^32-1)', cx, L, 'inp', [u64(1)]),
+    c('ctx-input-missing', 'an input index past the inputs fails', cx, L, 'inp', [u64(2)]),
+    c('ctx-output-value', 'output_value(i) up to 2^64-1', cx, L, 'outv', [u64(1)]),
+    c('ctx-output-script', 'output_script(i) is the output\'s script bytes', cx, L, 'outs', [u64(0)]),
+    c('ctx-sha256', 'sha256() of bytes', cx, L, 'hash', [{ type: 'bytes', value: '616263' }]),
+  );
+
+  // The remaining opcodes, each run once (the generator's opcode census checks it).
+  const ops = [one(L, core(OPS_SRC, 'ops.svc'))];
+  const opsArgs = (p: bigint, k: string): ValueJson[] => [u64(7), u64(3), { type: 'i64', value: '-7' }, { type: 'i64', value: '2' }, { type: 'u128', value: String(p) }, { type: 'u128', value: '3' }, { type: 'bytes', value: k }];
+  cases.push(
+    c('ops-every-remaining', 'u64 %, i64 - * / % and negation (truncating toward zero), u128 + - / %, < <= != !, casts, to_bytes of integers and keys, to_key, a discarded result', ops, L, 'run', opsArgs(10n, '11'.repeat(16))),
+    c('ops-cast-overflow', 'a cast of a u128 above 2^64-1 to u64 fails: arithmetic_overflow', ops, L, 'run', opsArgs(1n << 64n, '11'.repeat(16))),
+    c('ops-to-key-short', 'to_key of 30 bytes fails: revert', ops, L, 'run', opsArgs(10n, '11'.repeat(15))),
+  );
+
+  // Instructions: one call at exactly the budget and one instruction past it.
+  const cost = (a: number, b: number) => instructionsOf(lim, L, 'burn', [{ type: 'u64', value: BigInt(a) }, { type: 'u64', value: BigInt(b) }]);
+  const base = cost(0, 0);
+  const [a, b] = solve(base, cost(1, 0) - base, cost(0, 1) - base, LIMITS.instructions);
+  const [a2, b2] = solve(base, cost(1, 0) - base, cost(0, 1) - base, LIMITS.instructions + 1);
+  cases.push(
+    c('instructions-at-limit', `a call of exactly ${LIMITS.instructions} instructions executes`, lim, L, 'burn', [u64(a), u64(b)]),
+    c('instructions-past-limit', `a call of ${LIMITS.instructions + 1} instructions fails: out_of_instructions`, lim, L, 'burn', [u64(a2), u64(b2)]),
+  );
+  const nested = (m1: number, m2: number) => instructionsOf(lim, L, 'nested', [{ type: 'u64', value: 5000n }, { type: 'key', value: Buffer.from(M, 'hex') }, { type: 'u64', value: BigInt(m1) }, { type: 'u64', value: BigInt(m2) }]);
+  const nb = nested(0, 0);
+  const [n1, n2] = solve(nb, nested(1, 0) - nb, nested(0, 1) - nb, LIMITS.instructions);
+  const [n3, n4] = solve(nb, nested(1, 0) - nb, nested(0, 1) - nb, LIMITS.instructions + 1);
+  const keyM = { type: 'key', value: M };
+  cases.push(
+    c('instructions-nested-at-limit', 'the budget is shared by a cross-contract callee: exactly the limit executes', lim, L, 'nested', [u64(5000), keyM, u64(n1), u64(n2)]),
+    c('instructions-nested-past-limit', 'the budget is shared by a cross-contract callee: one past fails', lim, L, 'nested', [u64(5000), keyM, u64(n3), u64(n4)]),
+  );
+
+  // Call depth, value stack, storage, value size.
+  cases.push(
+    c('depth-at-limit', `${LIMITS.callDepth} frames (the entry is depth 1) execute`, lim, L, 'dive', [u64(LIMITS.callDepth - 1)]),
+    c('depth-past-limit', `${LIMITS.callDepth + 1} frames fail: call_depth_exceeded`, lim, L, 'dive', [u64(LIMITS.callDepth)]),
+    c('stack-at-limit', `${LIMITS.stack} value slots (locals and operands of all frames) execute`, [one(L, core(stackSrc(3), 's3.svc'))], L, 'go', []),
+    c('stack-past-limit', `${LIMITS.stack + 1} value slots fail: stack_overflow`, [one(L, core(stackSrc(4), 's4.svc'))], L, 'go', []),
+    c('value-at-limit', `a bytes value of ${LIMITS.valueBytes} bytes can be built`, lim, L, 'grow', [bytesOf(65_000), bytesOf(LIMITS.valueBytes - 65_000)]),
+    c('value-past-limit', `a bytes value of ${LIMITS.valueBytes + 1} bytes fails: value_too_large`, lim, L, 'grow', [bytesOf(65_000), bytesOf(LIMITS.valueBytes - 65_000 + 1)]),
+  );
+  // Storage: key + value bytes of a contract after the call, at most the limit. Storage
+  // before holds one entry of data[1]; put(2, v) adds a 13-byte key and v.
+  const dataKey = (k: number): Value => ({ type: 'u64', value: BigInt(k) });
+  const keyBytes = fieldKey(limits.abi as never, 'data', dataKey(1)).length;
+  const room = 20;
+  const big = stored(limits, 'data', dataKey(1), { type: 'bytes', value: new Uint8Array(LIMITS.storageBytes - keyBytes - keyBytes - room) });
+  const full = [one(L, limits, [big])];
+  cases.push(
+    c('storage-at-limit', `a call leaving exactly ${LIMITS.storageBytes} bytes of storage executes`, full, L, 'put', [u64(2), bytesOf(room)]),
+    c('storage-past-limit', `a call leaving ${LIMITS.storageBytes + 1} bytes of storage fails: storage_limit_exceeded`, full, L, 'put', [u64(2), bytesOf(room + 1)]),
+    c('storage-shrink', 'writing a field\'s default value deletes its entry (a write of null)', full, L, 'put', [u64(1), bytesOf(0)]),
+  );
+  return { 'execution.call': cases };
+}

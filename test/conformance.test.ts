@@ -1,0 +1,64 @@
+/**
+ * The conformance kit (conformance/README.md) stays true to the code: the vectors
+ * regenerated in memory are byte for byte the committed ones (a changed consensus rule
+ * fails here until `npm run conformance:generate` shows it as a diff of the vectors), and
+ * the runner passes every vector through svc-node's adapter and fails a vector that
+ * disagrees with it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateVectors, opcodeCensus, vectorsDir } from '../conformance/generate/main.js';
+import { repoRoot } from './helpers/paths.js';
+
+const runner = join(repoRoot, 'conformance', 'run.mjs');
+
+function run(args: string[]): { status: number | null; stdout: string } {
+  const r = spawnSync(process.execPath, [runner, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout };
+}
+
+test('regenerated vectors are identical to the committed ones', () => {
+  const generated = generateVectors();
+  const committed = readdirSync(vectorsDir).filter((f) => f.endsWith('.json')).sort();
+  assert.deepEqual(committed, [...generated.keys()], 'the vector files are the ones the generator writes (run npm run conformance:generate)');
+  for (const [name, text] of generated) {
+    assert.ok(readFileSync(join(vectorsDir, name), 'utf8') === text, `${name} differs from what the code generates: a rule changed (review, then npm run conformance:generate)`);
+  }
+});
+
+test('the execution vectors run every opcode of the instruction set at least once', () => {
+  const cases = JSON.parse(readFileSync(join(vectorsDir, 'execution.call.json'), 'utf8')) as { input: Record<string, unknown> }[];
+  assert.deepEqual(opcodeCensus(cases).never, []);
+});
+
+test('the runner passes every vector through svc-node\'s adapter', () => {
+  const cases = [...generateVectors().values()].reduce((n, text) => n + (JSON.parse(text) as unknown[]).length, 0);
+  const r = run([]);
+  assert.equal(r.status, 0, r.stdout.split('\n').filter((l) => l.startsWith('not ok')).slice(0, 5).join('\n'));
+  const summary = r.stdout.trimEnd().split('\n').at(-1)!;
+  assert.match(summary, new RegExp(`^# conformance: ${cases} passed, 0 failed, 0 skipped of ${cases} cases`));
+});
+
+test('the runner, copied out alone, fails a case whose expected answer is not the implementation\'s', () => {
+  // The runner needs nothing beside itself: a copy in an empty folder, with svc-node's adapter named by path.
+  const dir = mkdtempSync(join(tmpdir(), 'conformance-'));
+  try {
+    copyFileSync(runner, join(dir, 'run.mjs'));
+    mkdirSync(join(dir, 'vectors'));
+    const cases = JSON.parse(readFileSync(join(vectorsDir, 'roots.decisions.json'), 'utf8')) as { id: string; expected: { state_root: string } }[];
+    const changed = cases.find((c) => c.id === 'none')!;
+    changed.expected.state_root = '00'.repeat(32); // what a root of version 1 over no contracts would be
+    writeFileSync(join(dir, 'vectors', 'roots.decisions.json'), JSON.stringify(cases));
+    const adapter = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(repoRoot, 'conformance', 'adapters', 'svc-node.mjs'))}`;
+    const r = spawnSync(process.execPath, [join(dir, 'run.mjs'), '--adapter', adapter], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /^not ok \d+ roots\.decisions none - /m);
+    assert.match(r.stdout, new RegExp(`# conformance: ${cases.length - 1} passed, 1 failed, 0 skipped`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
