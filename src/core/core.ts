@@ -120,19 +120,26 @@ export class Core {
    */
   holdUnproven(payload: PackedPayload, from: string, e: unknown): void {
     const tip = this.writerStatus?.headerHeight ?? null;
-    const awaits = tip === null ? null : this.awaitedHeader(e, tip);
+    // The refusal may be older than the tip read here: the awaited header can have come while
+    // intake ran (the writer applied its block between the refusal and this status), so a
+    // header at or below the tip is still waited for, and the retry below takes it at once.
+    const awaits = tip === null ? null : this.awaitedHeader(e, tip, true);
     if (awaits === null) return;
-    if (this.unproven.offer({ txid: unpackOwn(payload).txid, from, payload, bytes: payload.length, awaits }, tip!)) {
+    if (this.unproven.offer({ txid: unpackOwn(payload).txid, from, payload, bytes: payload.length, awaits }, tip!, undefined, this.follower.chainTipHeight ?? undefined)) {
       // The header may have come while intake ran: the advance that would retry it is past.
       this.retryUnproven();
     }
   }
 
-  /** The header height a refusal waits for, null when it is no wait for a header (see holdUnproven). */
-  private awaitedHeader(e: unknown, tip: number): number | null {
+  /**
+   * The header height a refusal waits for, null when it is no wait for a header (see
+   * holdUnproven). `fresh`: the refusal of a payload's first intake, which may predate the
+   * tip known now; a retry's refusal at or below the tip is final (the header is not coming).
+   */
+  private awaitedHeader(e: unknown, tip: number, fresh = false): number | null {
     if (!(e instanceof NodeError) || e.code !== 'coin_unproven') return null;
     const h = e.detail?.['awaits_header'];
-    if (typeof h === 'number') return h > tip ? h : null;
+    if (typeof h === 'number') return h > tip || fresh ? h : null;
     return typeof e.detail?.['awaits_parent'] === 'string' ? tip + 1 : null;
   }
 

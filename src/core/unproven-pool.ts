@@ -29,8 +29,8 @@ export const UNPROVEN_POOL_PEER_MAX_BYTES = UNPROVEN_POOL_MAX_BYTES / 4;
  * that tip the block it awaits may be. Ordinary lag between nodes is a block or two (a
  * header arrives by the node's own poll or a peer's tip announcement within seconds of
  * the block); three covers a block found while the header of the one before is still on
- * its way. A node further behind is catching up, and the sync round that follows brings
- * what its peers hold.
+ * its way. A node further behind is catching up: it counts the wait from the chain
+ * endpoint's tip it knows of instead (`offer`'s `known`), since the blocks up to it exist.
  */
 export const UNPROVEN_WAIT_BLOCKS = 3;
 
@@ -89,13 +89,15 @@ export class UnprovenPool<P> {
 
   /**
    * Keeps a refused payload awaiting header `awaits`, refused at header tip `tip`
-   * (`again`: its expiry, when it was kept before and is offered back after a retry). False when
-   * not kept: already held, awaiting a block beyond the wait, larger than a peer's share,
-   * or ranked out by the bounds.
+   * (`again`: its expiry, when it was kept before and is offered back after a retry;
+   * `known`: the highest block the node knows exists, its chain endpoint's tip, when above
+   * `tip`: a node still catching up waits for a block it knows is coming, as a node at the
+   * tip waits for the next few). False when not kept: already held, awaiting a block beyond
+   * the wait, larger than a peer's share, or ranked out by the bounds.
    */
-  offer(e: { txid: string; from: string; payload: P; bytes: number; awaits: number }, tip: number, again?: number): boolean {
+  offer(e: { txid: string; from: string; payload: P; bytes: number; awaits: number }, tip: number, again?: number, known?: number): boolean {
     const L = this.limits;
-    const expiresAt = again ?? tip + L.waitBlocks;
+    const expiresAt = again ?? Math.max(tip, known ?? tip) + L.waitBlocks;
     if (this.entries.has(e.txid) || e.awaits > expiresAt || tip >= expiresAt || e.bytes > L.peerMaxBytes) return false;
     const entry: UnprovenEntry<P> = { ...e, expiresAt };
     this.entries.set(e.txid, entry);

@@ -33,6 +33,16 @@ test(`a payload waits at most ${UNPROVEN_WAIT_BLOCKS} blocks past the tip it was
   assert.equal(pool.due(102).length, 1);
 });
 
+test('a node still catching up keeps a payload awaiting a block it knows exists, up to the wait past that block', () => {
+  const pool = new UnprovenPool<number>();
+  // Header tip 96, the chain endpoint's tip 103: a coin of block 102 is coming, not made up.
+  assert.equal(pool.offer(entry(1, 'a', 102), 96), false, 'without the known tip it is beyond the wait');
+  assert.equal(pool.offer(entry(1, 'a', 102), 96, undefined, 103), true);
+  assert.equal(pool.offer(entry(2, 'a', 103 + UNPROVEN_WAIT_BLOCKS + 1), 96, undefined, 103), false, 'beyond the wait past the known tip');
+  assert.deepEqual(pool.due(101), []);
+  assert.deepEqual(pool.due(102).map((x) => x.payload), [1]);
+});
+
 test('bounds: count, bytes and each peer\'s share; an entry larger than a share is never kept', () => {
   const pool = new UnprovenPool<number>(small);
   for (let i = 0; i < 10; i++) pool.offer(entry(i, 'a', 101), 100);
