@@ -9,6 +9,7 @@ import type { NodeConfig } from './config/options.js';
 import type { WireError } from './errors.js';
 import type { CallProofJson, DecisionProofJson, Evidence, FoldedRoots, SpentBy } from './protocol/evidence.js';
 import type { CheckedCoin, CoinEvidence } from './protocol/coin.js';
+import type { FeedEvent } from './protocol/feed.js';
 import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
 // Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
 export type { CallStatusBody };
@@ -310,14 +311,8 @@ export interface FieldReadBody {
   proof?: { storage_key: string; contracts_root: string; decisions_root: string | null; contract: ProofJson; storage: ProofJson };
 }
 
-export interface EventJson {
-  name: string;
-  params: Record<string, unknown>;
-  txid: string;
-  block_height: number;
-  tx_index: number;
-  log_index: number;
-}
+/** An event as GET /events lists it (and the feed's `event` carries it). */
+export type EventJson = FeedEvent;
 
 export interface EventsParams {
   contract_id: string;

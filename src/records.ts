@@ -6,6 +6,7 @@
  * txids and contract ids in display order (PROTOCOL section 1).
  */
 import type { ErrorCode } from './errors.js';
+import type { FeedCall } from './protocol/feed.js';
 import type { StampResult } from './protocol/stamp.js';
 import type { Value } from './protocol/value.js';
 import type { ArtifactCore } from './protocol/contract.js';
@@ -153,8 +154,8 @@ export interface DecideOutcome {
   code?: ErrorCode | string;
 }
 
-/** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations). */
-export type CallStatusBody = Omit<CallRecord, 'payload' | 'outpoint' | 'instructions'> & { confirmations: number | null };
+/** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations): the feed's `call` carries it too. */
+export type CallStatusBody = FeedCall;
 
 /** GET /contract_call/{txid}/status from a stored record; `tip` gives confirmations. */
 export function statusBody(rec: CallRecord, tip: number | null): CallStatusBody {

@@ -781,10 +781,11 @@ async function follow(node: NodeClient, contract: string, f: Flags, json: boolea
   });
   for await (const m of feed) {
     if (json) io.write(JSON.stringify(m));
-    else if (m.type === 'event') io.write(`${m['block_height']}:${m['tx_index']}:${m['log_index']} ${m['name']} ${JSON.stringify(m['params'])} tx ${m['txid']} cursor ${m['cursor']}`);
-    else if (m.type === 'rollback') io.write(`rollback: blocks from ${m['fork_height']} left the chain; retracted ${(m['retracted'] as string[]).length} event(s) after cursor ${m['cursor']}`);
-    else if (m.type === 'synced') io.write(`-- synced at height ${m['height']}; following`);
-    else if (m.type === 'error') throw new ClientError(String(m['code']), String(m['message']));
+    else if (m.type === 'event') io.write(`${m.block_height}:${m.tx_index}:${m.log_index} ${m.name} ${JSON.stringify(m.params)} tx ${m.txid} cursor ${m.cursor}`);
+    // An events subscription's rollbacks are the events form (retracted cursors).
+    else if (m.type === 'rollback' && 'retracted' in m) io.write(`rollback: blocks from ${m.fork_height} left the chain; retracted ${m.retracted.length} event(s) after cursor ${m.cursor}`);
+    else if (m.type === 'synced') io.write(`-- synced at height ${m.height}; following`);
+    else if (m.type === 'error') throw new ClientError(m.code, m.message);
   }
   return { json: null, text: [], streamed: true };
 }

@@ -9,6 +9,7 @@
  * included, misses nothing and applies nothing twice.
  */
 import WebSocket from 'ws';
+import type { FeedMessage } from '../protocol/feed.js';
 import { ClientError } from './errors.js';
 
 export type StreamSubscription =
@@ -16,8 +17,8 @@ export type StreamSubscription =
   | { kind: 'blocks'; id: string; fromHeight?: number }
   | { kind: 'calls'; id: string; contractId?: string; txids?: string[]; cursor?: string; fromHeight?: number };
 
-/** A feed message (see docs/STREAM.md for each type's fields). */
-export type StreamMessage = { type: string; sub?: string } & Record<string, unknown>;
+/** A feed message (src/protocol/feed.ts; docs/STREAM.md for each type's fields). */
+export type StreamMessage = FeedMessage;
 
 export interface StreamOptions {
   subscriptions: StreamSubscription[];
@@ -66,20 +67,21 @@ function subscribeFrame(r: Resume): Record<string, unknown> {
 function advance(r: Resume, m: StreamMessage): void {
   if (r.sub.kind === 'events' || (r.sub.kind === 'calls' && !r.sub.txids)) {
     const moved = m.type === (r.sub.kind === 'events' ? 'event' : 'call') || m.type === 'rollback' || m.type === 'synced';
-    if (moved && typeof m['cursor'] === 'string') {
+    const cursor = 'cursor' in m ? m.cursor : undefined;
+    if (moved && typeof cursor === 'string') {
       // Everything through the cursor was delivered; it names its branch, so a reorg
       // while away is rolled back on resume.
-      r.cursor = m['cursor'] as string;
+      r.cursor = cursor;
       r.fromHeight = null;
     } else if (m.type === 'rollback') {
       // Rolled back below every block the node holds: start over from the fork.
       r.cursor = null;
-      r.fromHeight = m['fork_height'] as number;
+      r.fromHeight = m.fork_height;
     }
   } else if (r.sub.kind === 'blocks') {
-    if (m.type === 'block') r.fromHeight = (m['height'] as number) + 1;
-    else if (m.type === 'rollback') r.fromHeight = m['fork_height'] as number;
-    else if (m.type === 'synced' && typeof m['height'] === 'number') r.fromHeight = (m['height'] as number) + 1;
+    if (m.type === 'block') r.fromHeight = m.height + 1;
+    else if (m.type === 'rollback') r.fromHeight = m.fork_height;
+    else if (m.type === 'synced' && typeof m.height === 'number') r.fromHeight = m.height + 1;
   }
 }
 

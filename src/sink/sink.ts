@@ -21,6 +21,7 @@ import pg from 'pg';
 import WebSocket from 'ws';
 import { ClientError } from '../client/errors.js';
 import { blockTag, decodeCursor, encodeCursor, endOf, locatorHeights } from '../protocol/cursor.js';
+import type { CallMessage, FeedMessage } from '../protocol/feed.js';
 import { arrayLiteral, byteaHex, copyRows, insertSql, sqlLiteral } from './copy.js';
 import { createViews, ensureSchema, q, snake } from './schema.js';
 import { HEX32 } from '../protocol/identifiers.js';
@@ -328,7 +329,7 @@ export class PostgresSink {
   private async follow(): Promise<void> {
     const url = `${this.o.nodeUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/v2/stream`;
     const ws = new WebSocket(url, { perMessageDeflate: false });
-    const queue: Record<string, any>[] = [];
+    const queue: FeedMessage[] = [];
     let closed: { code: number; reason: string } | null = null;
     let notify: (() => void) | null = null;
     const poke = (): void => {
@@ -342,7 +343,7 @@ export class PostgresSink {
     });
     ws.on('error', () => undefined);
     ws.on('message', (data) => {
-      queue.push(JSON.parse(String(data)) as Record<string, any>);
+      queue.push(JSON.parse(String(data)) as FeedMessage);
       if (queue.length >= QUEUE_HIGH) ws.pause();
       poke();
     });
@@ -433,23 +434,23 @@ export class PostgresSink {
         while (queue.length > 0 && !failure) {
           const m = queue.shift()!;
           if (ws.isPaused && queue.length < QUEUE_LOW && events.length < ROWS_HIGH && !committing) ws.resume();
-          const sub = m['sub'] === undefined ? undefined : subs.get(m['sub']);
-          switch (m['type']) {
+          const sub = m.sub === undefined ? undefined : subs.get(m.sub);
+          switch (m.type) {
             case 'block':
-              blocks.push({ height: m['height'], block_hash: m['block_hash'], state_root: m['state_root'] });
-              sub!.progress = Math.max(sub!.progress, m['height']);
+              blocks.push({ height: m.height, block_hash: m.block_hash, state_root: m.state_root });
+              sub!.progress = Math.max(sub!.progress, m.height);
               break;
             case 'event': {
-              const contract = subOf.get(m['sub'])!;
-              const params = m['params'] as Record<string, unknown>;
+              const contract = subOf.get(m.sub)!;
+              const params = m.params;
               const values: string[] = [];
               for (const k in params) values.push(String(params[k]));
               events.push({
                 contract,
-                height: m['block_height'],
-                row: [byteaHex(contract), String(m['block_height']), String(m['tx_index']), String(m['log_index']), m['name'], JSON.stringify(params), arrayLiteral(values), byteaHex(m['txid']), m['cursor']],
+                height: m.block_height,
+                row: [byteaHex(contract), String(m.block_height), String(m.tx_index), String(m.log_index), m.name, JSON.stringify(params), arrayLiteral(values), byteaHex(m.txid), m.cursor],
               });
-              sub!.progress = Math.max(sub!.progress, m['block_height'] - 1);
+              sub!.progress = Math.max(sub!.progress, m.block_height - 1);
               break;
             }
             case 'call': {
@@ -457,30 +458,30 @@ export class PostgresSink {
               // rollback carry none (the rollback itself already made them pending here). The
               // cursor's height is the block that decided the call: a dropped call has no
               // block_height, and is listed at the block whose transaction spent its outpoint.
-              if (typeof m['cursor'] !== 'string' || m['status'] === 'pending') break;
-              const height = decodeCursor(m['cursor']).pos[0];
-              calls.push({ contract: m['contract_id'], height, row: callRow(m, height) });
+              if (typeof m.cursor !== 'string' || m.status === 'pending') break;
+              const height = decodeCursor(m.cursor).pos[0];
+              calls.push({ contract: m.contract_id, height, row: callRow(m, height) });
               sub!.progress = Math.max(sub!.progress, height - 1);
               break;
             }
             case 'progress':
             case 'synced':
-              if (typeof m['height'] === 'number') sub!.progress = Math.max(sub!.progress, m['height']);
+              if (typeof m.height === 'number') sub!.progress = Math.max(sub!.progress, m.height);
               break;
             case 'rollback': {
               // Retracted: everything from the fork up, in one transaction; then subscribe again.
               ws.pause();
               await settle();
               if (failure) break;
-              const fork = m['fork_height'] as number;
-              this.o.log(`svc sink: rollback to height ${fork} (${m['sub']})`);
+              const fork = m.fork_height;
+              this.o.log(`svc sink: rollback to height ${fork} (${m.sub})`);
               await this.rollback(fork);
               ws.terminate();
               return;
             }
             case 'error':
-              if (m['code'] === 'not_found') throw new Fatal('not_found', `the node holds no contract ${m['sub'] ? subOf.get(m['sub']) ?? '' : ''}: ${m['message']}`);
-              throw new Fatal(String(m['code']), `the node refused a subscription: ${m['message']}`);
+              if (m.code === 'not_found') throw new Fatal('not_found', `the node holds no contract ${m.sub ? subOf.get(m.sub) ?? '' : ''}: ${m.message}`);
+              throw new Fatal(m.code, `the node refused a subscription: ${m.message}`);
             default:
               break; // subscribed, unsubscribed
           }
@@ -666,20 +667,20 @@ export function commitTarget(done: number, ready: number, buffers: readonly (rea
 const EVENT_COLUMNS = ['contract_id', 'block_height', 'tx_index', 'log_index', 'name', 'params', 'param_values', 'txid', 'cursor'];
 const CALL_COLUMNS = ['txid', 'contract_id', 'envelope_hash', 'function', 'caller', 'call_id', 'status', 'block_height', 'tx_index', 'result', 'error_code', 'error_message', 'decided_height'];
 
-function callRow(m: Record<string, any>, decidedHeight: number): unknown[] {
+function callRow(m: CallMessage, decidedHeight: number): unknown[] {
   return [
-    Buffer.from(m['txid'], 'hex'),
-    Buffer.from(m['contract_id'], 'hex'),
-    Buffer.from(m['envelope_hash'], 'hex'),
-    m['function'],
-    Buffer.from(m['caller'], 'hex'),
-    String(m['call_id']),
-    m['status'],
-    m['block_height'],
-    m['tx_index'],
-    m['result'] === null || m['result'] === undefined ? null : JSON.stringify(m['result']),
-    m['error']?.code ?? null,
-    m['error']?.message ?? null,
+    Buffer.from(m.txid, 'hex'),
+    Buffer.from(m.contract_id, 'hex'),
+    Buffer.from(m.envelope_hash, 'hex'),
+    m.function,
+    Buffer.from(m.caller, 'hex'),
+    String(m.call_id),
+    m.status,
+    m.block_height,
+    m.tx_index,
+    m.result === null || m.result === undefined ? null : JSON.stringify(m.result),
+    m.error?.code ?? null,
+    m.error?.message ?? null,
     decidedHeight,
   ];
 }

@@ -4,6 +4,7 @@
  * subscriptions at the same height); at the head they get each step's new blocks.
  */
 import type { StreamBlock } from '../../messages.js';
+import { blockMessage, rollbackBlocksMessage, syncedBlocksMessage } from '../../protocol/feed.js';
 import type { Connection } from './connection.js';
 import type { SubscribeRequest } from './protocol.js';
 import type { StepPlan, StepResult, Subscription } from './subscription.js';
@@ -34,7 +35,7 @@ export class BlocksSubscription implements Subscription {
 
   rollback(fork: number): boolean {
     if (this.next === null || this.next <= fork) return false;
-    this.conn.send(JSON.stringify({ type: 'rollback', sub: this.id, fork_height: fork, retracted_heights: [fork, this.next - 1] }));
+    this.conn.send(rollbackBlocksMessage(this.id, fork, this.next - 1));
     this.next = fork;
     this.synced = false;
     return true;
@@ -44,7 +45,7 @@ export class BlocksSubscription implements Subscription {
     if (this.next !== null) return;
     this.next = step.to + 1;
     this.synced = true;
-    this.conn.send(JSON.stringify({ type: 'synced', sub: this.id, height: step.to }));
+    this.conn.send(syncedBlocksMessage(this.id, step.to));
   }
 
   behind(head: number): boolean {
@@ -69,13 +70,13 @@ export class BlocksSubscription implements Subscription {
     if (this.conn.closed || this.conn.subs.get(this.id) !== this) return;
     for (const b of blocks) {
       if (b.height < this.next!) continue;
-      if (!this.conn.send(JSON.stringify({ type: 'block', sub: this.id, height: b.height, block_hash: b.block_hash, state_root: b.state_root }))) return;
+      if (!this.conn.send(blockMessage(this.id, b))) return;
       this.next = b.height + 1;
     }
     this.next = Math.max(this.next!, through + 1);
     if (!this.synced && this.next > (step.head ?? through)) {
       this.synced = true;
-      this.conn.send(JSON.stringify({ type: 'synced', sub: this.id, height: this.next - 1 }));
+      this.conn.send(syncedBlocksMessage(this.id, this.next - 1));
     }
   }
 }

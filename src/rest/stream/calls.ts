@@ -6,9 +6,10 @@
  */
 import type { CallStatusBody, StreamCall } from '../../messages.js';
 import { endOf, type Cursor, type Pos } from '../../protocol/cursor.js';
+import { callTail, feedHead, rollbackLogMessage, splicedMessage, syncedTxidsMessage, type FeedHead } from '../../protocol/feed.js';
 import type { Connection } from './connection.js';
 import { RETAIN_PER_SUB } from './protocol.js';
-import { LogSubscription, rollbackMessage, type LogItem, type StepPlan, type StepResult, type Subscription } from './subscription.js';
+import { LogSubscription, type LogItem, type StepPlan, type StepResult, type Subscription } from './subscription.js';
 
 /** Decided calls per page for a contract's call log that is behind (whole blocks: a page may hold more). */
 const CALLS_PAGE = 1000;
@@ -33,26 +34,26 @@ class DecidedCalls {
    * delivered as decided from the fork on, each then back to `pending`. Sent when there
    * were any, or `always`; false when nothing was sent.
    */
-  rollback(sub: string, conn: Connection, prefix: string, fork: number, cursor: string, always: boolean): boolean {
+  rollback(sub: string, conn: Connection, head: FeedHead<'call'>, fork: number, cursor: string, always: boolean): boolean {
     const gone = [...this.byTxid.values()].filter((d) => d.height >= fork).map((d) => d.b);
     if (gone.length === 0 && !always) return false;
     const complete = !this.cut || [...this.byTxid.values()].some((d) => d.height < fork);
-    conn.send(rollbackMessage(sub, fork, cursor, 'txids', gone.map((b) => b.txid), complete));
+    conn.send(rollbackLogMessage(sub, fork, cursor, 'txids', gone.map((b) => b.txid), complete));
     for (const b of gone) {
       this.byTxid.delete(b.txid);
       const pending: CallStatusBody = { ...b, status: 'pending', block_height: null, tx_index: null, result: null, error: null, confirmations: null };
-      conn.send(prefix + JSON.stringify(pending).slice(1));
+      conn.send(splicedMessage(head, callTail(pending)));
     }
     return true;
   }
 }
 
-interface CallItem extends LogItem {
+interface CallItem extends LogItem<'call'> {
   body: CallStatusBody;
 }
 
 /** A contract's call log: decided calls, each with its status and a cursor. */
-export class ContractCallsSubscription extends LogSubscription<CallItem> {
+export class ContractCallsSubscription extends LogSubscription<'call', CallItem> {
   protected readonly retractedField = 'txids';
   private readonly decided = new DecidedCalls();
 
@@ -72,7 +73,7 @@ export class ContractCallsSubscription extends LogSubscription<CallItem> {
   rollback(fork: number, step: StepResult): boolean {
     const resume = endOf(Math.max(0, fork - 1));
     const log = this.covered !== null && (this.readAfter()?.[0] ?? -1) >= fork;
-    if (!this.decided.rollback(this.id, this.conn, this.prefix, fork, step.cursorOf(resume), log) || !log) return false;
+    if (!this.decided.rollback(this.id, this.conn, this.head, fork, step.cursorOf(resume), log) || !log) return false;
     this.rewind(fork, resume);
     return true;
   }
@@ -81,7 +82,7 @@ export class ContractCallsSubscription extends LogSubscription<CallItem> {
   static deliver(_subs: readonly Subscription[], step: StepResult): void {
     for (const read of step.plan.reads<ContractCallsSubscription>(step.plan.callPages)) {
       const page = step.answer.call_pages[read.index]!;
-      const items = page.calls.map((c): CallItem => ({ pos: c.pos, body: c.body, text: `"cursor":"${step.cursorOf(c.pos)}",${JSON.stringify(c.body).slice(1)}` }));
+      const items = page.calls.map((c): CallItem => ({ pos: c.pos, body: c.body, text: callTail(c.body, step.cursorOf(c.pos)) }));
       LogSubscription.deliverPage(read.subs, page, items, step);
     }
   }
@@ -89,7 +90,7 @@ export class ContractCallsSubscription extends LogSubscription<CallItem> {
 
 /** A list of txids: the current status of each the node knows, then every change. */
 export class TxidCallsSubscription implements Subscription {
-  private readonly prefix: string;
+  private readonly head: FeedHead<'call'>;
   private readonly txids: Set<string>;
   /** Txids whose status the node did not know yet (asked again each step). */
   private readonly unknown: Set<string>;
@@ -104,7 +105,7 @@ export class TxidCallsSubscription implements Subscription {
     readonly id: string,
     txids: string[],
   ) {
-    this.prefix = `{"type":"call","sub":${JSON.stringify(id)},`;
+    this.head = feedHead('call', id);
     this.txids = new Set(txids);
     this.unknown = new Set(txids);
   }
@@ -117,7 +118,7 @@ export class TxidCallsSubscription implements Subscription {
 
   /** Its calls decided from the fork on go back to `pending`; the new branch's decisions come as call messages. */
   rollback(fork: number, step: StepResult): boolean {
-    this.decided.rollback(this.id, this.conn, this.prefix, fork, step.cursorOf(endOf(Math.max(0, fork - 1))), false);
+    this.decided.rollback(this.id, this.conn, this.head, fork, step.cursorOf(endOf(Math.max(0, fork - 1))), false);
     return false;
   }
 
@@ -154,7 +155,7 @@ export class TxidCallsSubscription implements Subscription {
     }
     if (!this.started) {
       this.started = true;
-      this.conn.send(JSON.stringify({ type: 'synced', sub: this.id, height: step.head, unknown: [...this.unknown] }));
+      this.conn.send(syncedTxidsMessage(this.id, step.head, [...this.unknown]));
     }
     // Decisions of this step's blocks (only for contracts whose call logs were read).
     for (const cid of this.contracts) {
@@ -169,7 +170,7 @@ export class TxidCallsSubscription implements Subscription {
 
   /** `height`: the block that decided it, when known (a status read alone does not say where a drop was decided). */
   private sendStatus(b: CallStatusBody, height?: number): void {
-    this.conn.send(this.prefix + JSON.stringify(b).slice(1));
+    this.conn.send(splicedMessage(this.head, callTail(b)));
     const at = height ?? b.block_height;
     if (at !== null && b.status !== 'pending') this.decided.add(b, at);
   }

@@ -4,6 +4,7 @@
  * per step and one serialisation per event.
  */
 import { endOf, type Pos } from '../../protocol/cursor.js';
+import { eventTail } from '../../protocol/feed.js';
 import type { Connection } from './connection.js';
 import { RECENT_BLOCKS, RETAIN_PER_SUB, type SubscribeRequest } from './protocol.js';
 import { LogSubscription, type LogItem, type StepPlan, type StepResult, type Subscription } from './subscription.js';
@@ -11,11 +12,11 @@ import { LogSubscription, type LogItem, type StepPlan, type StepResult, type Sub
 /** Events per read: a page is a few hundred KiB of JSON at most. */
 const EVENTS_PAGE = 1000;
 
-interface EventItem extends LogItem {
+interface EventItem extends LogItem<'event'> {
   cursor: string;
 }
 
-export class EventsSubscription extends LogSubscription<EventItem> {
+export class EventsSubscription extends LogSubscription<'event', EventItem> {
   protected readonly retractedField = 'retracted';
   private readonly name: string | null;
   /** Delivered cursors of the recent blocks (for rollback messages), oldest first. */
@@ -62,7 +63,7 @@ export class EventsSubscription extends LogSubscription<EventItem> {
       const items = page.events.map((e): EventItem => {
         const pos: Pos = [e.block_height, e.tx_index, e.log_index];
         const cursor = step.cursorOf(pos);
-        return { pos, cursor, text: `"cursor":"${cursor}",${JSON.stringify(e).slice(1)}` };
+        return { pos, cursor, text: eventTail(cursor, e) };
       });
       LogSubscription.deliverPage(read.subs, page, items, step);
     }

@@ -26,6 +26,7 @@ import { Connection, type FeedCounters, type StreamSocket } from './connection.j
 import { KINDS, subscription } from './kinds.js';
 import { CLOSE_FEED_RESET, MAX_SUBSCRIPTIONS, RECENT_BLOCKS, errorMessage, parseClientMessage } from './protocol.js';
 import { StepPlan, StepResult, type Subscription } from './subscription.js';
+import { subscribedMessage, unsubscribedMessage } from '../../protocol/feed.js';
 
 const log = logger('rest::stream');
 
@@ -114,14 +115,14 @@ export class StreamHub {
     }
     if (m.type === 'unsubscribe') {
       if (!c.subs.delete(m.id)) return void c.send(errorMessage(new NodeError('not_found', `no subscription ${m.id}`), m.id));
-      c.send(JSON.stringify({ type: 'unsubscribed', sub: m.id }));
+      c.send(unsubscribedMessage(m.id));
       return;
     }
     const r = m.sub;
     if (c.subs.has(r.id)) return void c.send(errorMessage(new NodeError('bad_request', `subscription id ${r.id} is in use on this connection`, { field: 'id' }), r.id));
     if (c.subs.size >= MAX_SUBSCRIPTIONS) return void c.send(errorMessage(new NodeError('overloaded', `at most ${MAX_SUBSCRIPTIONS} subscriptions per connection`), r.id));
     c.subs.set(r.id, subscription(c, r));
-    c.send(JSON.stringify({ type: 'subscribed', sub: r.id, kind: r.kind }));
+    c.send(subscribedMessage(r.id, r.kind));
     this.kick();
   }
 

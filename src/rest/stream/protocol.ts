@@ -5,6 +5,7 @@
  */
 import { NodeError } from '../../errors.js';
 import { decodeCursor, type Cursor } from '../../protocol/cursor.js';
+import { errorMessage as feedError, type FeedErrorCode } from '../../protocol/feed.js';
 import { HEX32, isName } from '../../protocol/identifiers.js';
 
 export const STREAM_PATH = '/v2/stream';
@@ -158,5 +159,7 @@ export function parseClientMessage(text: string): ClientMessage {
 
 /** An `error` message (optionally about one subscription). */
 export function errorMessage(e: NodeError, sub?: string): string {
-  return JSON.stringify({ type: 'error', ...(sub === undefined ? {} : { sub }), code: e.code, message: e.message });
+  // The feed refuses with these codes only: parseClientMessage throws bad_request (nothing
+  // else gets past it), the hub not_found and overloaded.
+  return feedError(sub, e.code as FeedErrorCode, e.message);
 }

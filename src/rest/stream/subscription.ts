@@ -9,6 +9,7 @@
  */
 import { NodeError } from '../../errors.js';
 import { cursorAt, endOf, type Cursor, type Pos } from '../../protocol/cursor.js';
+import { feedHead, progressMessage, rollbackLogMessage, splicedMessage, syncedLogMessage, type FeedHead, type FeedTail } from '../../protocol/feed.js';
 import type { StreamStep, StreamStepParams } from '../../messages.js';
 import type { Connection, FeedCounters } from './connection.js';
 import { errorMessage } from './protocol.js';
@@ -116,22 +117,13 @@ export interface Kind {
   deliver(subs: readonly Subscription[], step: StepResult): void;
 }
 
-/**
- * The `rollback` of an events or calls subscription: everything after `cursor` (null:
- * everything) is retracted; `retracted` lists what it had delivered from the fork on, as
- * event cursors or txids, and `complete` says whether that list was cut.
- */
-export function rollbackMessage(sub: string, fork: number, cursor: string | null, field: 'retracted' | 'txids', retracted: string[], complete: boolean): string {
-  return JSON.stringify({ type: 'rollback', sub, fork_height: fork, cursor, [field]: retracted, complete });
-}
-
 let nextUid = 0;
 
 /** One item of a log page, serialised once for every subscription that shares the read. */
-export interface LogItem {
+export interface LogItem<T extends 'event' | 'call'> {
   pos: Pos;
   /** The message after `"sub":...,`. */
-  text: string;
+  text: FeedTail<T>;
 }
 
 /** What the writer answers for one log read. */
@@ -148,11 +140,11 @@ export interface LogPage {
  * calls): complete through a height (`covered`), delivered up to a position (`pos`); the
  * next read starts after the later of the two.
  */
-export abstract class LogSubscription<Item extends LogItem> implements Subscription {
+export abstract class LogSubscription<T extends 'event' | 'call', Item extends LogItem<T>> implements Subscription {
   /** Distinguishes reads that must not be shared (a cursor not yet checked against the chain). */
   protected readonly uid = nextUid++;
   /** `{"type":...,"sub":...,` of its messages. */
-  protected readonly prefix: string;
+  protected readonly head: FeedHead<T>;
   /** Last item delivered (or the client's cursor). */
   protected pos: Pos | null;
   /** Every item up to this height has been delivered; null: start at the head. */
@@ -166,14 +158,14 @@ export abstract class LogSubscription<Item extends LogItem> implements Subscript
   constructor(
     readonly id: string,
     readonly conn: Connection,
-    type: 'event' | 'call',
+    type: T,
     protected readonly contract: string,
     after: Cursor | null,
     fromHeight: number | null,
     /** Send `progress` messages (complete through a height). */
     private readonly progress: boolean,
   ) {
-    this.prefix = `{"type":"${type}","sub":${JSON.stringify(id)},`;
+    this.head = feedHead(type, id);
     // A cursor inside block h: everything through h - 1 was delivered.
     this.covered = after ? after.pos[0] - 1 : fromHeight !== null ? fromHeight - 1 : null;
     this.pos = after?.pos ?? null;
@@ -221,7 +213,7 @@ export abstract class LogSubscription<Item extends LogItem> implements Subscript
     this.covered = step.to;
     this.synced = true;
     this.reported = step.to;
-    this.conn.send(JSON.stringify({ type: 'synced', sub: this.id, height: step.to, cursor: step.cursorOf(endOf(step.to)) }));
+    this.conn.send(syncedLogMessage(this.id, step.to, step.cursorOf(endOf(step.to))));
   }
 
   behind(head: number): boolean {
@@ -237,7 +229,7 @@ export abstract class LogSubscription<Item extends LogItem> implements Subscript
   }
 
   protected rollbackMessage(fork: number, cursor: string | null, retracted: string[], complete: boolean): string {
-    return rollbackMessage(this.id, fork, cursor, this.retractedField, retracted, complete);
+    return rollbackLogMessage(this.id, fork, cursor, this.retractedField, retracted, complete);
   }
 
   /**
@@ -245,12 +237,12 @@ export abstract class LogSubscription<Item extends LogItem> implements Subscript
    * items after its own position; a page that reached the step's height completes them
    * through it (`synced` once at the head).
    */
-  static deliverPage<Item extends LogItem>(subs: LogSubscription<Item>[], page: LogPage, items: Item[], step: StepResult): void {
+  static deliverPage<T extends 'event' | 'call', Item extends LogItem<T>>(subs: LogSubscription<T, Item>[], page: LogPage, items: Item[], step: StepResult): void {
     if (page.unknown) {
       for (const s of subs) s.notFound();
       return;
     }
-    const live = (s: LogSubscription<Item>): boolean => !s.conn.closed && !step.rolledBack.has(s) && s.conn.subs.get(s.id) === s;
+    const live = (s: LogSubscription<T, Item>): boolean => !s.conn.closed && !step.rolledBack.has(s) && s.conn.subs.get(s.id) === s;
     if (page.fork !== undefined) {
       for (const s of subs) if (live(s)) s.staleCursor(page.fork, step);
       return;
@@ -262,7 +254,7 @@ export abstract class LogSubscription<Item extends LogItem> implements Subscript
       if (s.tags && s.pos && s.pos[0] <= step.to) s.tags = null; // checked: on the chain
       for (const it of items) {
         if (s.pos && cmp(it.pos, s.pos) <= 0) continue;
-        if (!s.conn.send(s.prefix + it.text)) break;
+        if (!s.conn.send(splicedMessage(s.head, it.text))) break;
         s.pos = it.pos;
         s.sent(it, step);
       }
@@ -270,7 +262,7 @@ export abstract class LogSubscription<Item extends LogItem> implements Subscript
         s.covered = Math.max(s.covered!, step.to);
         if (!s.synced && s.covered >= head) {
           s.synced = true;
-          s.conn.send(JSON.stringify({ type: 'synced', sub: s.id, height: s.covered, cursor: step.cursorOf(endOf(s.covered)) }));
+          s.conn.send(syncedLogMessage(s.id, s.covered, step.cursorOf(endOf(s.covered))));
         }
       }
       s.reportProgress();
@@ -283,7 +275,7 @@ export abstract class LogSubscription<Item extends LogItem> implements Subscript
     const through = Math.max(this.covered, this.pos ? this.pos[0] - 1 : -1);
     if (through <= this.reported) return;
     this.reported = through;
-    this.conn.send(JSON.stringify({ type: 'progress', sub: this.id, height: through }));
+    this.conn.send(progressMessage(this.id, through));
   }
 
   /** The subscription's contract is not on this node: an error closes it. */

@@ -1,7 +1,16 @@
-/** A live-feed client for tests over the `ws` library: collects messages, waits for conditions. */
+/**
+ * A live-feed client for tests over the `ws` library: collects messages, waits for
+ * conditions, and checks each message against docs/stream.asyncapi.yaml (feed-check.ts).
+ */
 import WebSocket from 'ws';
+import type * as Wire from '../../../src/protocol/feed.js';
+import { checkFeedMessage } from '../../helpers/feed-check.js';
 
-export type FeedMessage = Record<string, any> & { type: string };
+/**
+ * A message as tests read it: the feed's own type (src/protocol/feed.ts), narrowed by
+ * `type`; the index signature lets a test read a field across kinds without narrowing.
+ */
+export type FeedMessage = Wire.FeedMessage & Record<string, any>;
 
 export class FeedClient {
   readonly messages: FeedMessage[] = [];
@@ -10,7 +19,9 @@ export class FeedClient {
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data, isBinary) => {
-      this.messages.push(JSON.parse(isBinary ? '{"type":"binary"}' : String(data)) as FeedMessage);
+      const m = JSON.parse(isBinary ? '{"type":"binary"}' : String(data)) as FeedMessage;
+      checkFeedMessage(m);
+      this.messages.push(m);
       this.wake();
     });
     this.closed = new Promise((resolve) => {

@@ -6,6 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertFeedMatchesSpec } from '../../helpers/feed-check.js';
 import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../../helpers/node-process.js';
 import type { Artifact } from '../../../src/protocol/contract.js';
@@ -252,4 +253,9 @@ test('svc events CONTRACT --follow prints the history, then new events as they a
   assert.equal(out.streamed, true);
   const last = lines.filter((l) => / Bumped /.test(l)).at(-1)!;
   assert.match(last, /^\d+:\d+:0 Bumped \{.*"n":"7".*\} tx [0-9a-f]{64} cursor [A-Za-z0-9_-]+$/);
+});
+
+// Last: the tests above ran; every message they received is what the spec documents.
+test('every feed message received above matches docs/stream.asyncapi.yaml, with no undocumented field', () => {
+  assertFeedMatchesSpec();
 });

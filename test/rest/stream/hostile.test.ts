@@ -4,6 +4,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertFeedMatchesSpec } from '../../helpers/feed-check.js';
 import { startNode, type NodeProcess } from '../../helpers/node-process.js';
 import { FeedClient } from './feed-client.js';
 import { MAX_FRAME_BYTES, MAX_SUBSCRIPTIONS } from '../../../src/rest/stream/protocol.js';
@@ -109,4 +110,9 @@ test('a connection that goes away mid-frame does not hurt the front', async () =
   c.send({ type: 'subscribe', id: 'ok', kind: 'blocks' });
   await c.waitFor((m) => m.type === 'subscribed');
   c.close();
+});
+
+// Last: the tests above ran; every message they received is what the spec documents.
+test('every feed message received above matches docs/stream.asyncapi.yaml, with no undocumented field', () => {
+  assertFeedMatchesSpec();
 });

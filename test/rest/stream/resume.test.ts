@@ -7,6 +7,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertFeedMatchesSpec } from '../../helpers/feed-check.js';
 import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../../helpers/node-process.js';
 import type { Artifact } from '../../../src/protocol/contract.js';
@@ -162,4 +163,9 @@ test('an events subscription to a contract the node does not hold, from the head
   await c.waitFor((m) => m.type === 'subscribed' && m['sub'] === 's15');
   assert.ok(!c.messages.some((m) => m.type === 'error' && m['code'] === 'overloaded'), 'the refused one does not count toward the limit');
   c.close();
+});
+
+// Last: the tests above ran; every message they received is what the spec documents.
+test('every feed message received above matches docs/stream.asyncapi.yaml, with no undocumented field', () => {
+  assertFeedMatchesSpec();
 });

@@ -6,6 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertFeedMatchesSpec, checkFeedMessage } from '../../helpers/feed-check.js';
 import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../../helpers/node-process.js';
 import type { SvcClient } from '../../../src/client/sdk.js';
@@ -111,9 +112,10 @@ test('the SDK iterator, stalled, is cut off, reconnects and resumes with no gap 
     const r = await feed.next();
     assert.ok(!r.done);
     const m = r.value;
+    checkFeedMessage(m);
     const list = m.sub === undefined ? undefined : lists.get(m.sub);
-    if (list && m.type === 'event') list.push({ cursor: m['cursor'] as string, height: m['block_height'] as number });
-    if (list && m.type === 'rollback') while (list.length > 0 && list[list.length - 1]!.height >= (m['fork_height'] as number)) list.pop();
+    if (list && m.type === 'event') list.push({ cursor: m.cursor, height: m.block_height });
+    if (list && m.type === 'rollback') while (list.length > 0 && list[list.length - 1]!.height >= m.fork_height) list.pop();
     return m;
   };
   // Backlog first (paced by the socket: never cut), until every subscription is live.
@@ -133,4 +135,9 @@ test('the SDK iterator, stalled, is cut off, reconnects and resumes with no gap 
   await feed.return();
   assert.ok(reconnects.includes(CLOSE_SLOW_CONSUMER), `reconnected after ${reconnects.join(',')}`);
   for (const id of ids) assert.deepEqual(lists.get(id)!.map((e) => at(e.cursor)), all, id);
+});
+
+// Last: the tests above ran; every message they received is what the spec documents.
+test('every feed message received above matches docs/stream.asyncapi.yaml, with no undocumented field', () => {
+  assertFeedMatchesSpec();
 });
