@@ -358,6 +358,7 @@ class World {
     const tx = this.wallet.anchor(coin, deployStamp(ch));
     const body = { ...artifact, txid: tx.txid, anchor_tx: tx.hex, coin: await this.wallet.coinEvidence(coin) };
     const id = contractId(tx.txid, ch);
+    await this.synced(to);
     for (const n of to) {
       const r = await n.post('/deploy_contract', body);
       this.tap.check(`${n.name}: POST /deploy_contract answers 202 pending with the contract id and code hash of PROTOCOL section 2`, { http: r.status, ...r.json }, { http: 202, contract_id: id, txid: tx.txid, code_hash: ch.toString('hex'), status: 'pending' });
@@ -370,24 +371,33 @@ class World {
     this.contract = id;
     return id;
   }
-  /** A call bump(n) submitted to every node in `to` and broadcast (not mined). */
-  async call(to, n) {
+  /** A call fn(n) (bump unless said) submitted to every node in `to` and broadcast (not mined). */
+  async call(to, n, fn = 'bump') {
     const coin = this.wallet.take();
-    const env = signedEnvelope({ contractId: this.contract, fn: 'bump', args: [{ type: 'u64', value: String(n) }], secret: CALLER_SECRET, callId: ++this.callId, outpoint: coin });
+    const env = signedEnvelope({ contractId: this.contract, fn, args: [{ type: 'u64', value: String(n) }], secret: CALLER_SECRET, callId: ++this.callId, outpoint: coin });
     const tx = this.wallet.anchor(coin, callStamp(this.contract, env.hash));
     const body = { txid: tx.txid, contract_id: this.contract, payload: env.bytes.toString('base64'), anchor_tx: tx.hex, coin: await this.wallet.coinEvidence(coin) };
+    await this.synced(to);
     for (const node of to) {
       const r = await node.post('/contract_call', body);
-      this.tap.check(`${node.name}: POST /contract_call bump(${n}) answers 202 pending with the envelope hash of PROTOCOL section 3`, { http: r.status, ...r.json }, { http: 202, txid: tx.txid, contract_id: this.contract, envelope_hash: env.hash.toString('hex'), status: 'pending' });
+      this.tap.check(`${node.name}: POST /contract_call ${fn}(${n}) answers 202 pending with the envelope hash of PROTOCOL section 3`, { http: r.status, ...r.json }, { http: 202, txid: tx.txid, contract_id: this.contract, envelope_hash: env.hash.toString('hex'), status: 'pending' });
     }
     await this.chain.broadcast(tx.hex);
     this.calls.push(tx.txid);
     this.lastCall = { envelope_hash: env.hash.toString('hex'), caller: env.caller, call_id: String(this.callId) };
     return tx.txid;
   }
+  /**
+   * Every node in `nodes` at the chain's tip. Before a submission too: the coin evidence
+   * names a block, and a node that has not seen its header yet answers coin_unproven
+   * (retryable) rather than taking the payload.
+   */
+  async synced(nodes) {
+    for (const n of nodes) await n.synced();
+  }
   /** Every node in `nodes` at the tip; their roots from `from` to the tip equal, one check. */
   async sameRoots(nodes, from, what) {
-    for (const n of nodes) await n.synced();
+    await this.synced(nodes);
     const [first, ...rest] = nodes;
     const want = await first.rootsFrom(from);
     const complete = Object.values(want).every((r) => typeof r === 'string' && /^[0-9a-f]{64}$/.test(r));
@@ -456,6 +466,45 @@ const SCENARIOS = [
   reorgScenario(1, 2),
   reorgScenario(6, 3),
   {
+    name: 'failed and refused calls',
+    async play(w) {
+      const [a, b] = w.nodes;
+      // boom(n) writes, emits, then reverts: failed, and nothing of it applies.
+      const txid = await w.call([a, b], 4, 'boom');
+      await w.chain.mine(1);
+      const height = await w.chain.tipHeight();
+      await w.expectStatus([a, b], txid, { status: 'failed', block_height: height, tx_index: 1, result: null, error: { code: 'revert' } }, 'boom(4) is failed with the code revert');
+      await w.expectCount([a, b], w.count, 'after a failed call');
+      await w.sameRoots([a, b], height - 1, 'after a failed call');
+      // The same (caller, call_id) as an executed call: taken at intake, decided invalid on
+      // chain (docs/ARCHITECTURE.md: the pair is claimed by what confirms first), never run.
+      const coin = w.wallet.take();
+      const env = signedEnvelope({ contractId: w.contract, fn: 'bump', args: [{ type: 'u64', value: '1' }], secret: CALLER_SECRET, callId: 1, outpoint: coin });
+      const tx = w.wallet.anchor(coin, callStamp(w.contract, env.hash));
+      const body = { txid: tx.txid, contract_id: w.contract, payload: env.bytes.toString('base64'), anchor_tx: tx.hex, coin: await w.wallet.coinEvidence(coin) };
+      await w.synced([a, b]);
+      for (const n of [a, b]) {
+        const r = await n.post('/contract_call', body);
+        w.tap.check(`${n.name}: a call reusing an executed call's (caller, call_id) is taken pending`, { http: r.status, ...r.json }, { http: 202, status: 'pending', envelope_hash: env.hash.toString('hex') });
+      }
+      await w.chain.broadcast(tx.hex);
+      w.calls.push(tx.txid);
+      await w.chain.mine(1);
+      await w.expectStatus([a, b], tx.txid, { status: 'invalid', block_height: height + 1, tx_index: 1, result: null, error: { code: 'duplicate_call_id' } }, '(a reused call_id) is invalid with the code duplicate_call_id');
+      await w.expectCount([a, b], w.count, 'after an invalid call');
+      await w.sameRoots([a, b], height - 1, 'after an invalid call');
+      // A call to a contract no deploy made.
+      const coin2 = w.wallet.take();
+      const unknown = '00'.repeat(32);
+      const env2 = signedEnvelope({ contractId: unknown, fn: 'bump', args: [{ type: 'u64', value: '1' }], secret: CALLER_SECRET, callId: 1000, outpoint: coin2 });
+      const tx2 = w.wallet.anchor(coin2, callStamp(unknown, env2.hash));
+      for (const n of [a, b]) {
+        const r = await n.post('/contract_call', { txid: tx2.txid, contract_id: unknown, payload: env2.bytes.toString('base64'), anchor_tx: tx2.hex, coin: await w.wallet.coinEvidence(coin2) });
+        w.tap.check(`${n.name}: a call to a contract nobody deployed is refused 422 unknown_contract`, { http: r.status, code: r.json?.error?.code }, { http: 422, code: 'unknown_contract' });
+      }
+    },
+  },
+  {
     name: 'late joiner',
     async play(w) {
       const [a, b] = w.nodes;
@@ -508,7 +557,7 @@ async function main() {
   try {
     chain = await Chain.start(opts.chainCmd);
     w = new World(opts, chain, tap);
-    await w.wallet.fund(8);
+    await w.wallet.fund(10);
     await w.node('node-A');
     await w.node('node-B');
   } catch (e) {
