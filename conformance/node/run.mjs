@@ -2,8 +2,8 @@
 /**
  * The black-box node runner (conformance/README.md, "The node runner"): starts a devnet
  * chain it controls and nodes under test as processes, drives them only through their
- * REST API and the devnet's HTTP control, plays scripted histories and compares every
- * answer with the one the protocol expects. TAP version 13 on stdout, one line per check,
+ * REST API and live feed and the devnet's HTTP control, plays scripted histories and
+ * compares every answer with the one the protocol expects. TAP version 13 on stdout, one line per check,
  * then a summary line. Exit 0: every check passed; 1: a check failed; 2: it could not start.
  */
 import { spawn } from 'node:child_process';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import * as bitcoin from 'bitcoinjs-lib';
 import { ECPairFactory } from 'ecpair';
 import * as ecc from 'tiny-secp256k1';
+import WebSocket from 'ws';
 import artifact from './counter.artifact.json' with { type: 'json' };
 import { callStamp, codeHash, contractId, deployStamp, signedEnvelope } from './protocol.mjs';
 
@@ -239,6 +240,23 @@ class Node {
       return s && s.height === tip && s.block_hash === tipHash;
     });
   }
+  /**
+   * The live feed (docs/STREAM.md): a `calls` subscription to `txids` on ws://REST/v2/stream.
+   * `messages` collects every server message in arrival order; `close()` ends it.
+   */
+  async feedCalls(txids) {
+    const ws = new WebSocket(`ws://127.0.0.1:${this.restPort}/v2/stream`);
+    const messages = [];
+    ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.send(JSON.stringify({ type: 'subscribe', id: 'calls', kind: 'calls', txids }));
+    // Registered and its current statuses sent: what happens from here on is on the feed.
+    await waitUntil(`${this.name}'s feed answering synced`, () => messages.some((m) => m.type === 'synced' && m.sub === 'calls'));
+    return { messages, close: () => ws.close() };
+  }
   async callStatus(txid) {
     return (await this.get(`/contract_call/${txid}/status`)).json;
   }
@@ -426,6 +444,7 @@ function reorgScenario(depth, n) {
     async play(w) {
       const [a, b] = w.nodes;
       const txid = await w.call([a, b], n);
+      const feeds = await Promise.all([a, b].map((x) => x.feedCalls([txid])));
       await w.chain.mine(depth);
       const height = (await w.chain.tipHeight()) - depth + 1;
       await w.expectStatus([a, b], txid, { status: 'executed', block_height: height, tx_index: 1 }, `is executed ${depth} block(s) deep`);
@@ -439,6 +458,15 @@ function reorgScenario(depth, n) {
       w.count += n;
       await w.expectCount([a, b], w.count, `after bump(${n}) on the new branch`);
       await w.sameRoots([a, b], height - 1, `after the depth ${depth} reorg is decided`);
+      // The feed told the same story as it happened: pending, executed, pending again, executed.
+      const final = await w.chain.tipHeight();
+      for (const [i, x] of [a, b].entries()) {
+        const calls = () => feeds[i].messages.filter((m) => m.type === 'call' && m.txid === txid);
+        await waitUntil(`${x.name}'s feed reporting the call executed at ${final}`, () => calls().some((m) => m.status === 'executed' && m.block_height === final)).catch(() => undefined);
+        const story = calls().map((m) => `${m.status}${m.block_height === null ? '' : `@${m.block_height}`}`).filter((v, j, all) => j === 0 || v !== all[j - 1]);
+        w.tap.check(`${x.name}: the live feed's calls subscription says pending, executed, pending, executed across the depth ${depth} reorg`, story, ['pending', `executed@${height}`, 'pending', `executed@${final}`]);
+        feeds[i].close();
+      }
     },
   };
 }
