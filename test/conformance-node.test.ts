@@ -2,7 +2,7 @@
  * The black-box node runner (conformance/node/run.mjs, conformance/README.md "The node
  * runner") passes every check against the built node, and says so in TAP; a node command
  * that never answers is a bail-out (exit 2), never a pass. About 25 s of wall time on this
- * machine: the devnet chain and three node processes, six scenarios.
+ * machine: the devnet chain and three node processes, seven scenarios.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,9 +32,9 @@ test('the node runner passes every scenario against the built node', async () =>
   const failed = r.stdout.split('\n').filter((l) => l.startsWith('not ok') || l.startsWith('Bail out!') || l.startsWith('  '));
   assert.deepEqual(failed, [], r.stdout.slice(-4000));
   assert.equal(r.status, 0);
-  for (const s of ['deploy then call', 'reorg of depth 1', 'reorg of depth 6', 'failed and refused calls', 'late joiner', 'restart']) assert.ok(r.stdout.includes(`# ${s}\n`), `scenario ${s} played`);
-  const summary = /^# conformance:node: (\d+) passed, 0 failed of (\d+) checks in 6 scenarios/m.exec(r.stdout);
-  assert.ok(summary && summary[1] === summary[2] && Number(summary[1]) >= 80, r.stdout.slice(-500));
+  for (const s of ['deploy then call', 'reorg of depth 1', 'reorg of depth 6', 'failed and refused calls', 'drop', 'late joiner', 'restart']) assert.ok(r.stdout.includes(`# ${s}\n`), `scenario ${s} played`);
+  const summary = /^# conformance:node: (\d+) passed, 0 failed of (\d+) checks in 7 scenarios/m.exec(r.stdout);
+  assert.ok(summary && summary[1] === summary[2] && Number(summary[1]) >= 98, r.stdout.slice(-500));
 });
 
 test('a node command that never answers is a bail-out, not a pass', async () => {

@@ -296,11 +296,11 @@ class Wallet {
     if (!c) throw new Error('the runner ran out of faucet coins');
     return c;
   }
-  /** A signed transaction spending `coin`: the stamp at vout 0, the change at vout 1. */
+  /** A signed transaction spending `coin`: the stamp at vout 0 (none: a plain spend), the change last. */
   anchor(coin, stamp) {
     const psbt = new bitcoin.Psbt({ network: NETWORK });
     psbt.addInput({ hash: coin.txid, index: coin.vout, witnessUtxo: { script: WALLET_SCRIPT, value: coin.value } });
-    psbt.addOutput({ script: stamp, value: 0n });
+    if (stamp) psbt.addOutput({ script: stamp, value: 0n });
     psbt.addOutput({ script: WALLET_SCRIPT, value: coin.value - FEE_SATS });
     psbt.signInput(0, { publicKey: Buffer.from(WALLET.publicKey), sign: (h) => Buffer.from(WALLET.sign(h)) });
     psbt.finalizeAllInputs();
@@ -360,6 +360,8 @@ class World {
     this.nodes = [];
     this.callId = 0;
     this.calls = [];
+    // The coin each call's envelope names, by its anchor's txid (a drop spends it elsewhere).
+    this.coins = new Map();
     // The counter's value the calls so far must have left: every scenario adds to it.
     this.count = 0;
   }
@@ -402,8 +404,12 @@ class World {
     }
     await this.chain.broadcast(tx.hex);
     this.calls.push(tx.txid);
+    this.coins.set(tx.txid, coin);
     this.lastCall = { envelope_hash: env.hash.toString('hex'), caller: env.caller, call_id: String(this.callId) };
     return tx.txid;
+  }
+  coinOf(txid) {
+    return this.coins.get(txid);
   }
   /**
    * Every node in `nodes` at the chain's tip. Before a submission too: the coin evidence
@@ -533,6 +539,22 @@ const SCENARIOS = [
     },
   },
   {
+    name: 'drop',
+    async play(w) {
+      const [a, b] = w.nodes;
+      const txid = await w.call([a, b], 6);
+      const coin = w.coinOf(txid);
+      await w.expectStatus([a, b], txid, { status: 'pending', block_height: null }, 'is pending while its anchor is in the mempool');
+      // Another transaction spending the call's outpoint confirms: the anchor can never
+      // confirm, so the call is dropped (PROTOCOL section 5), and nothing of it applies.
+      const height = await w.chain.tipHeight();
+      await w.chain.reorg({ depth: 1, blocks: 2, txs: [w.wallet.anchor(coin, null).hex] });
+      await w.expectStatus([a, b], txid, { status: 'dropped', block_height: null, tx_index: null, result: null }, 'is dropped once a conflicting spend of its outpoint confirmed');
+      await w.expectCount([a, b], w.count, 'after a dropped call');
+      await w.sameRoots([a, b], height - 1, 'after a dropped call');
+    },
+  },
+  {
     name: 'late joiner',
     async play(w) {
       const [a, b] = w.nodes;
@@ -585,7 +607,7 @@ async function main() {
   try {
     chain = await Chain.start(opts.chainCmd);
     w = new World(opts, chain, tap);
-    await w.wallet.fund(10);
+    await w.wallet.fund(12);
     await w.node('node-A');
     await w.node('node-B');
   } catch (e) {
