@@ -18,8 +18,9 @@ import WebSocket from 'ws';
 import artifact from './counter.artifact.json' with { type: 'json' };
 import { callStamp, codeHash, contractId, deployStamp, signedEnvelope } from './protocol.mjs';
 
-const USAGE = `usage: node conformance/node/run.mjs [--node-cmd CMD] [--chain-cmd CMD] [--only SUBSTRING] [--keep-data]
-  --node-cmd   the node under test, run through the shell with the SVC_* environment below (default: "node dist/src/main.js")
+const USAGE = `usage: node conformance/node/run.mjs [--node-cmd CMD] [--other-cmd CMD] [--chain-cmd CMD] [--only SUBSTRING] [--keep-data]
+  --node-cmd   the node under test (node-A), run through the shell with the SVC_* environment of conformance/README.md (default: "node dist/src/main.js")
+  --other-cmd  nodes B and C, compared with A (default: the --node-cmd): another implementation, or another version
   --chain-cmd  the devnet chain; prints its base URL as its first stdout line (default: "node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101")
   --only       play only the scenarios whose name contains SUBSTRING (and the first, which deploys the contract)
   --keep-data  leave the nodes' data directories (their paths are printed)`;
@@ -36,7 +37,7 @@ const COIN_SATS = 1_000_000;
 const FEE_SATS = 1_000n;
 
 function parseArgs(argv) {
-  const o = { nodeCmd: 'node dist/src/main.js', chainCmd: 'node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101', only: '', keepData: false };
+  const o = { nodeCmd: 'node dist/src/main.js', otherCmd: null, chainCmd: 'node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101', only: '', keepData: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const need = () => {
@@ -44,6 +45,7 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === '--node-cmd') o.nodeCmd = need();
+    else if (a === '--other-cmd') o.otherCmd = need();
     else if (a === '--chain-cmd') o.chainCmd = need();
     else if (a === '--only') o.only = need();
     else if (a === '--keep-data') o.keepData = true;
@@ -366,7 +368,7 @@ class World {
     this.count = 0;
   }
   async node(name, peers = []) {
-    const n = new Node(name, this.opts.nodeCmd, this.chain);
+    const n = new Node(name, name === 'node-A' ? this.opts.nodeCmd : (this.opts.otherCmd ?? this.opts.nodeCmd), this.chain);
     this.nodes.push(n);
     await n.start(peers);
     return n;
