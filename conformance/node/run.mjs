@@ -1,0 +1,659 @@
+#!/usr/bin/env node
+/**
+ * The black-box node runner (conformance/README.md, "The node runner"): starts a devnet
+ * chain it controls and nodes under test as processes, drives them only through their
+ * REST API and live feed and the devnet's HTTP control, plays scripted histories and
+ * compares every answer with the one the protocol expects. TAP version 13 on stdout, one line per check,
+ * then a summary line. Exit 0: every check passed; 1: a check failed; 2: it could not start.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as bitcoin from 'bitcoinjs-lib';
+import { ECPairFactory } from 'ecpair';
+import * as ecc from 'tiny-secp256k1';
+import WebSocket from 'ws';
+import artifact from './counter.artifact.json' with { type: 'json' };
+import { callStamp, codeHash, contractId, deployStamp, signedEnvelope } from './protocol.mjs';
+
+const USAGE = `usage: node conformance/node/run.mjs [--node-cmd CMD] [--other-cmd CMD] [--chain-cmd CMD] [--only SUBSTRING] [--keep-data]
+  --node-cmd   the node under test (node-A), run through the shell with the SVC_* environment of conformance/README.md (default: "node dist/src/main.js")
+  --other-cmd  nodes B and C, compared with A (default: the --node-cmd): another implementation, or another version
+  --chain-cmd  the devnet chain; prints its base URL as its first stdout line (default: "node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101")
+  --only       play only the scenarios whose name contains SUBSTRING (and the first, which deploys the contract)
+  --keep-data  leave the nodes' data directories (their paths are printed)`;
+
+// How long a node may take to answer after its start, and a state to settle: generous, a
+// shared 2-core machine under load started the node in over 20 s.
+const START_TIMEOUT_MS = 60_000;
+const SETTLE_TIMEOUT_MS = 30_000;
+// Polling interval while waiting for a node to reach a state: short next to a block check.
+const POLL_MS = 100;
+// Faucet coins (sats) and the fee each anchor pays: the devnet mines any fee; 1,000 sats
+// is above any relay minimum for a one-input, two-output transaction.
+const COIN_SATS = 1_000_000;
+const FEE_SATS = 1_000n;
+
+function parseArgs(argv) {
+  const o = { nodeCmd: 'node dist/src/main.js', otherCmd: null, chainCmd: 'node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101', only: '', keepData: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const need = () => {
+      if (argv[i + 1] === undefined) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--node-cmd') o.nodeCmd = need();
+    else if (a === '--other-cmd') o.otherCmd = need();
+    else if (a === '--chain-cmd') o.chainCmd = need();
+    else if (a === '--only') o.only = need();
+    else if (a === '--keep-data') o.keepData = true;
+    else if (a === '--help' || a === '-h') {
+      console.log(USAGE);
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}\n${USAGE}`);
+  }
+  return o;
+}
+
+// ---------- processes ----------
+
+const started = new Set();
+
+/** Runs `cmd` through the shell in its own process group (so stopping it stops its children). */
+function startProcess(cmd, env) {
+  const p = spawn(cmd, { shell: true, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  p.lines = [];
+  const keep = (d) => {
+    // Access-log lines say only what the runner asked: left out of a failure's last lines.
+    for (const l of String(d).split('\n')) if (l && !l.includes('"rest::access"')) p.lines.push(l);
+    if (p.lines.length > 200) p.lines.splice(0, p.lines.length - 200);
+  };
+  p.stdout.on('data', keep);
+  p.stderr.on('data', keep);
+  p.done = new Promise((r) => p.once('exit', (code, sig) => r(code ?? sig)));
+  started.add(p);
+  p.done.then(() => started.delete(p));
+  return p;
+}
+
+/** SIGTERM to the process group, SIGKILL after 15 s. */
+async function stopProcess(p) {
+  if (!started.has(p)) return;
+  try {
+    process.kill(-p.pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const t = setTimeout(() => {
+    try {
+      process.kill(-p.pid, 'SIGKILL');
+    } catch {}
+  }, 15_000);
+  await p.done;
+  // The shell is gone; wait for the rest of its group (a supervisor's workers) too.
+  await waitUntil(`process group ${p.pid} gone`, () => {
+    try {
+      process.kill(-p.pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  }, 20_000).catch(() => undefined);
+  clearTimeout(t);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// ---------- HTTP ----------
+
+async function http(method, url, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    init.headers['content-type'] = typeof body === 'string' ? 'text/plain' : 'application/json';
+  }
+  const r = await fetch(url, init);
+  const text = await r.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: r.status, json, text };
+}
+
+/** An error that ends a wait at once (a process that exited), where others are retried until the timeout. */
+class Fatal extends Error {}
+
+async function waitUntil(what, fn, timeoutMs = SETTLE_TIMEOUT_MS) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      if (e instanceof Fatal) throw e;
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+// ---------- the devnet chain ----------
+
+class Chain {
+  constructor(proc, url) {
+    this.proc = proc;
+    this.url = url;
+  }
+  static async start(cmd) {
+    const proc = startProcess(cmd, {});
+    const url = await waitUntil('the devnet chain URL on its stdout', () => proc.lines.find((l) => /^https?:\/\//.test(l)) ?? (proc.exitCode !== null ? Promise.reject(new Fatal(`chain exited: ${proc.lines.slice(-5).join(' | ')}`)) : null), START_TIMEOUT_MS);
+    return new Chain(proc, url.trim());
+  }
+  async control(what, body) {
+    const r = await http('POST', `${this.url}/devnet/${what}`, body);
+    if (r.status !== 200) throw new Error(`devnet ${what}: ${r.status} ${r.text}`);
+    return r.json;
+  }
+  mine(blocks = 1) {
+    return this.control('mine', { blocks });
+  }
+  reorg(body) {
+    return this.control('reorg', body);
+  }
+  async tipHeight() {
+    return Number((await http('GET', `${this.url}/blocks/tip/height`)).text);
+  }
+  async broadcast(hex) {
+    const r = await http('POST', `${this.url}/tx`, hex);
+    if (r.status !== 200) throw new Error(`broadcast: ${r.status} ${r.text}`);
+    return r.text.trim();
+  }
+  async get(path) {
+    const r = await http('GET', `${this.url}${path}`);
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
+    return r;
+  }
+}
+
+// ---------- the node under test ----------
+
+class Node {
+  constructor(name, cmd, chain) {
+    this.name = name;
+    this.cmd = cmd;
+    this.chain = chain;
+    this.dataDir = mkdtempSync(join(tmpdir(), `conformance-${name}-`));
+    writeFileSync(join(this.dataDir, 'config.toml'), '# the runner configures the node through SVC_* variables\n');
+  }
+  /** Starts (or restarts, keeping its data directory and ports) and waits until it answers GET /node_status. */
+  async start(peers = []) {
+    this.restPort ??= await freePort();
+    this.grpcPort ??= await freePort();
+    this.url = `http://127.0.0.1:${this.restPort}`;
+    this.grpcUrl = `http://127.0.0.1:${this.grpcPort}`;
+    this.proc = startProcess(this.cmd, {
+      SVC_CONFIG: join(this.dataDir, 'config.toml'),
+      SVC_DB_PATH: join(this.dataDir, 'db'),
+      SVC_REST_ADDRESS: `127.0.0.1:${this.restPort}`,
+      SVC_BIND_ADDRESS: `127.0.0.1:${this.grpcPort}`,
+      SVC_PUBLIC_URL: this.grpcUrl,
+      SVC_PEERS: peers.map((p) => p.grpcUrl).join(','),
+      SVC_ESPLORA_URL: this.chain.url,
+      // A devnet on loopback: check for blocks often, and no request budget to wait on.
+      SVC_BLOCK_CHECK_INTERVAL_S: '0.05',
+      SVC_ESPLORA_REQUESTS_PER_HOUR: '1000000000',
+      SVC_ESPLORA_BURST: '100000',
+      SVC_WORKERS_POOL_SIZE: '1',
+    });
+    await waitUntil(`${this.name} answering GET /node_status`, async () => {
+      if (this.proc.exitCode !== null) throw new Fatal(`${this.name} exited (code ${this.proc.exitCode}): ${this.proc.lines.slice(-5).join(' | ')}`);
+      return (await http('GET', `${this.url}/node_status`)).status === 200;
+    }, START_TIMEOUT_MS);
+  }
+  stop() {
+    return stopProcess(this.proc);
+  }
+  get(path) {
+    return http('GET', `${this.url}${path}`);
+  }
+  post(path, body) {
+    return http('POST', `${this.url}${path}`, body);
+  }
+  /** Waits until the node has processed the chain's tip. */
+  async synced() {
+    const tip = await this.chain.tipHeight();
+    const tipHash = (await this.chain.get(`/block-height/${tip}`)).text.trim();
+    await waitUntil(`${this.name} processing height ${tip}`, async () => {
+      const s = (await this.get('/v2/state_root')).json;
+      return s && s.height === tip && s.block_hash === tipHash;
+    });
+  }
+  /**
+   * The live feed (docs/STREAM.md): a `calls` subscription to `txids` on ws://REST/v2/stream.
+   * `messages` collects every server message in arrival order; `close()` ends it.
+   */
+  async feedCalls(txids) {
+    const ws = new WebSocket(`ws://127.0.0.1:${this.restPort}/v2/stream`);
+    const messages = [];
+    ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.send(JSON.stringify({ type: 'subscribe', id: 'calls', kind: 'calls', txids }));
+    // Registered and its current statuses sent: what happens from here on is on the feed.
+    await waitUntil(`${this.name}'s feed answering synced`, () => messages.some((m) => m.type === 'synced' && m.sub === 'calls'));
+    return { messages, close: () => ws.close() };
+  }
+  async callStatus(txid) {
+    return (await this.get(`/contract_call/${txid}/status`)).json;
+  }
+  async rootsFrom(height) {
+    const tip = await this.chain.tipHeight();
+    const out = {};
+    for (let h = height; h <= tip; h++) out[h] = (await this.get(`/v2/state_root/${h}`)).json?.state_root ?? null;
+    return out;
+  }
+}
+
+// ---------- the wallet: real regtest P2WPKH transactions ----------
+
+const NETWORK = bitcoin.networks.regtest;
+const ECPair = ECPairFactory(ecc);
+// Fixed test keys (never real): the wallet's and the caller's.
+const WALLET = ECPair.fromPrivateKey(Buffer.alloc(32, 0x11), { network: NETWORK });
+const CALLER_SECRET = Buffer.alloc(32, 0x22);
+const WALLET_SCRIPT = bitcoin.payments.p2wpkh({ pubkey: Buffer.from(WALLET.publicKey), network: NETWORK }).output;
+const WALLET_ADDRESS = bitcoin.address.fromOutputScript(WALLET_SCRIPT, NETWORK);
+
+class Wallet {
+  constructor(chain) {
+    this.chain = chain;
+    this.coins = [];
+  }
+  /** `n` faucet coins to the wallet, confirmed in one block. */
+  async fund(n) {
+    for (let i = 0; i < n; i++) {
+      const { txid, vout } = await this.chain.control('faucet', { address: WALLET_ADDRESS, sats: COIN_SATS });
+      this.coins.push({ txid, vout, value: BigInt(COIN_SATS) });
+    }
+    await this.chain.mine(1);
+  }
+  take() {
+    const c = this.coins.shift();
+    if (!c) throw new Error('the runner ran out of faucet coins');
+    return c;
+  }
+  /** A signed transaction spending `coin`: the stamp at vout 0 (none: a plain spend), the change last. */
+  anchor(coin, stamp) {
+    const psbt = new bitcoin.Psbt({ network: NETWORK });
+    psbt.addInput({ hash: coin.txid, index: coin.vout, witnessUtxo: { script: WALLET_SCRIPT, value: coin.value } });
+    if (stamp) psbt.addOutput({ script: stamp, value: 0n });
+    psbt.addOutput({ script: WALLET_SCRIPT, value: coin.value - FEE_SATS });
+    psbt.signInput(0, { publicKey: Buffer.from(WALLET.publicKey), sign: (h) => Buffer.from(WALLET.sign(h)) });
+    psbt.finalizeAllInputs();
+    const tx = psbt.extractTransaction();
+    return { hex: tx.toHex(), txid: tx.getId() };
+  }
+  /** The coin evidence of an anchor spending a confirmed `coin` (docs/openapi.yaml, CoinEvidence). */
+  async coinEvidence(coin) {
+    const tx = (await this.chain.get(`/tx/${coin.txid}/hex`)).text.trim();
+    const proof = (await this.chain.get(`/tx/${coin.txid}/merkle-proof`)).json;
+    const blockHash = (await this.chain.get(`/block-height/${proof.block_height}`)).text.trim();
+    const branch = proof.merkle.map((h) => Buffer.from(h, 'hex').reverse().toString('hex'));
+    return { prev_txs: [{ tx, at: { block_hash: blockHash, height: proof.block_height, tx_index: proof.pos, branch } }] };
+  }
+}
+
+// ---------- TAP ----------
+
+class Tap {
+  constructor() {
+    this.n = 0;
+    this.failed = 0;
+    console.log('TAP version 13');
+  }
+  line(ok, name, detail) {
+    this.n++;
+    if (!ok) this.failed++;
+    console.log(`${ok ? 'ok' : 'not ok'} ${this.n} ${name}`);
+    if (!ok && detail) {
+      console.log('  ---');
+      for (const [k, v] of Object.entries(detail)) console.log(`  ${k}: ${JSON.stringify(v)}`);
+      console.log('  ...');
+    }
+  }
+  /** One check: `got` equals `expected` as JSON (objects: only the keys `expected` names). */
+  check(name, got, expected) {
+    this.line(matches(got, expected), name, { expected, got });
+  }
+}
+
+function matches(got, expected) {
+  if (expected !== null && typeof expected === 'object' && !Array.isArray(expected)) {
+    return got !== null && typeof got === 'object' && Object.keys(expected).every((k) => matches(got[k], expected[k]));
+  }
+  return JSON.stringify(got) === JSON.stringify(expected);
+}
+
+// ---------- scenarios ----------
+
+/** What every scenario shares: the chain, the wallet, nodes A and B, and the contract. */
+class World {
+  constructor(opts, chain, tap) {
+    this.opts = opts;
+    this.chain = chain;
+    this.tap = tap;
+    this.wallet = new Wallet(chain);
+    this.nodes = [];
+    this.callId = 0;
+    this.calls = [];
+    // The coin each call's envelope names, by its anchor's txid (a drop spends it elsewhere).
+    this.coins = new Map();
+    // The counter's value the calls so far must have left: every scenario adds to it.
+    this.count = 0;
+  }
+  async node(name, peers = []) {
+    const n = new Node(name, name === 'node-A' ? this.opts.nodeCmd : (this.opts.otherCmd ?? this.opts.nodeCmd), this.chain);
+    this.nodes.push(n);
+    await n.start(peers);
+    return n;
+  }
+  /** Deploys the counter through every node in `to`: anchor built, submitted, broadcast, mined. */
+  async deploy(to) {
+    const ch = codeHash(artifact);
+    const coin = this.wallet.take();
+    const tx = this.wallet.anchor(coin, deployStamp(ch));
+    const body = { ...artifact, txid: tx.txid, anchor_tx: tx.hex, coin: await this.wallet.coinEvidence(coin) };
+    const id = contractId(tx.txid, ch);
+    await this.synced(to);
+    for (const n of to) {
+      const r = await n.post('/deploy_contract', body);
+      this.tap.check(`${n.name}: POST /deploy_contract answers 202 pending with the contract id and code hash of PROTOCOL section 2`, { http: r.status, ...r.json }, { http: 202, contract_id: id, txid: tx.txid, code_hash: ch.toString('hex'), status: 'pending' });
+      const again = await n.post('/deploy_contract', body);
+      this.tap.check(`${n.name}: the same deploy body again answers 200 with the same answer`, { http: again.status, ...again.json }, { http: 200, contract_id: id, status: 'pending' });
+    }
+    await this.chain.broadcast(tx.hex);
+    await this.chain.mine(1);
+    this.deployHeight = await this.chain.tipHeight();
+    this.contract = id;
+    return id;
+  }
+  /** A call fn(n) (bump unless said) submitted to every node in `to` and broadcast (not mined). */
+  async call(to, n, fn = 'bump') {
+    const coin = this.wallet.take();
+    const env = signedEnvelope({ contractId: this.contract, fn, args: [{ type: 'u64', value: String(n) }], secret: CALLER_SECRET, callId: ++this.callId, outpoint: coin });
+    const tx = this.wallet.anchor(coin, callStamp(this.contract, env.hash));
+    const body = { txid: tx.txid, contract_id: this.contract, payload: env.bytes.toString('base64'), anchor_tx: tx.hex, coin: await this.wallet.coinEvidence(coin) };
+    await this.synced(to);
+    for (const node of to) {
+      const r = await node.post('/contract_call', body);
+      this.tap.check(`${node.name}: POST /contract_call ${fn}(${n}) answers 202 pending with the envelope hash of PROTOCOL section 3`, { http: r.status, ...r.json }, { http: 202, txid: tx.txid, contract_id: this.contract, envelope_hash: env.hash.toString('hex'), status: 'pending' });
+    }
+    await this.chain.broadcast(tx.hex);
+    this.calls.push(tx.txid);
+    this.coins.set(tx.txid, coin);
+    this.lastCall = { envelope_hash: env.hash.toString('hex'), caller: env.caller, call_id: String(this.callId) };
+    return tx.txid;
+  }
+  coinOf(txid) {
+    return this.coins.get(txid);
+  }
+  /**
+   * Every node in `nodes` at the chain's tip. Before a submission too: the coin evidence
+   * names a block, and a node that has not seen its header yet answers coin_unproven
+   * (retryable) rather than taking the payload.
+   */
+  async synced(nodes) {
+    for (const n of nodes) await n.synced();
+  }
+  /** Every node in `nodes` at the tip; their roots from `from` to the tip equal, one check. */
+  async sameRoots(nodes, from, what) {
+    await this.synced(nodes);
+    const [first, ...rest] = nodes;
+    const want = await first.rootsFrom(from);
+    const complete = Object.values(want).every((r) => typeof r === 'string' && /^[0-9a-f]{64}$/.test(r));
+    this.tap.line(complete, `${first.name}: a state root at every height from ${from} to the tip ${what}`, { got: want });
+    for (const n of rest) this.tap.check(`${n.name}: state roots from height ${from} to the tip equal ${first.name}'s ${what}`, await n.rootsFrom(from), want);
+  }
+  async expectStatus(nodes, txid, expected, what) {
+    for (const n of nodes) {
+      await n.synced();
+      this.tap.check(`${n.name}: call ${txid.slice(0, 8)} ${what}`, await n.callStatus(txid), expected);
+    }
+  }
+  async expectCount(nodes, count, what) {
+    for (const n of nodes) this.tap.check(`${n.name}: GET /v2/{id}/count reads ${count} ${what}`, (await n.get(`/v2/${this.contract}/count`)).json?.value, String(count));
+  }
+}
+
+/**
+ * A call bump(n) confirmed `depth` blocks deep, then a reorg of that depth through the
+ * devnet's control whose new branch (one block longer) leaves the anchor out: the call is
+ * pending again and its effect undone, then decided again where the anchor confirms.
+ */
+function reorgScenario(depth, n) {
+  return {
+    name: `reorg of depth ${depth}`,
+    async play(w) {
+      const [a, b] = w.nodes;
+      const txid = await w.call([a, b], n);
+      const feeds = await Promise.all([a, b].map((x) => x.feedCalls([txid])));
+      await w.chain.mine(depth);
+      const height = (await w.chain.tipHeight()) - depth + 1;
+      await w.expectStatus([a, b], txid, { status: 'executed', block_height: height, tx_index: 1 }, `is executed ${depth} block(s) deep`);
+      await w.expectCount([a, b], w.count + n, `after bump(${n})`);
+      await w.chain.reorg({ depth, blocks: depth + 1, drop: [txid] });
+      await w.expectStatus([a, b], txid, { status: 'pending', block_height: null, tx_index: null, result: null }, `is pending again once a reorg of depth ${depth} removed its anchor`);
+      await w.expectCount([a, b], w.count, `once the reorg undid bump(${n})`);
+      await w.sameRoots([a, b], height - 1, `on the new branch of the depth ${depth} reorg`);
+      await w.chain.mine(1);
+      await w.expectStatus([a, b], txid, { status: 'executed', block_height: await w.chain.tipHeight(), tx_index: 1, result: String(w.count + n) }, `is decided again where its anchor confirmed after the depth ${depth} reorg`);
+      w.count += n;
+      await w.expectCount([a, b], w.count, `after bump(${n}) on the new branch`);
+      await w.sameRoots([a, b], height - 1, `after the depth ${depth} reorg is decided`);
+      // The feed told the same story as it happened: pending, executed, pending again, executed.
+      const final = await w.chain.tipHeight();
+      for (const [i, x] of [a, b].entries()) {
+        const calls = () => feeds[i].messages.filter((m) => m.type === 'call' && m.txid === txid);
+        await waitUntil(`${x.name}'s feed reporting the call executed at ${final}`, () => calls().some((m) => m.status === 'executed' && m.block_height === final)).catch(() => undefined);
+        const story = calls().map((m) => `${m.status}${m.block_height === null ? '' : `@${m.block_height}`}`).filter((v, j, all) => j === 0 || v !== all[j - 1]);
+        w.tap.check(`${x.name}: the live feed's calls subscription says pending, executed, pending, executed across the depth ${depth} reorg`, story, ['pending', `executed@${height}`, 'pending', `executed@${final}`]);
+        feeds[i].close();
+      }
+    },
+  };
+}
+
+const SCENARIOS = [
+  {
+    name: 'deploy then call',
+    async play(w) {
+      const [a, b] = w.nodes;
+      const startHeight = await w.chain.tipHeight();
+      const id = await w.deploy([a, b]);
+      for (const n of [a, b]) {
+        await n.synced();
+        w.tap.check(`${n.name}: the deploy is active once its anchor confirmed`, (await n.get(`/contracts/${id}`)).json, { contract_id: id, status: 'active' });
+      }
+      const txid = await w.call([a, b], 5);
+      await w.chain.mine(1);
+      const height = await w.chain.tipHeight();
+      await w.expectStatus([a, b], txid, { txid, contract_id: id, ...w.lastCall, function: 'bump', status: 'executed', block_height: height, tx_index: 1, result: String(w.count + 5), error: null }, 'is executed at its anchor\'s position');
+      w.count += 5;
+      await w.expectCount([a, b], w.count, 'after bump(5)');
+      await w.sameRoots([a, b], startHeight, 'after a deploy and a call');
+    },
+  },
+  reorgScenario(1, 2),
+  reorgScenario(6, 3),
+  {
+    name: 'failed and refused calls',
+    async play(w) {
+      const [a, b] = w.nodes;
+      // boom(n) writes, emits, then reverts: failed, and nothing of it applies.
+      const txid = await w.call([a, b], 4, 'boom');
+      await w.chain.mine(1);
+      const height = await w.chain.tipHeight();
+      await w.expectStatus([a, b], txid, { status: 'failed', block_height: height, tx_index: 1, result: null, error: { code: 'revert' } }, 'boom(4) is failed with the code revert');
+      await w.expectCount([a, b], w.count, 'after a failed call');
+      await w.sameRoots([a, b], height - 1, 'after a failed call');
+      // The same (caller, call_id) as an executed call: taken at intake, decided invalid on
+      // chain (docs/ARCHITECTURE.md: the pair is claimed by what confirms first), never run.
+      const coin = w.wallet.take();
+      const env = signedEnvelope({ contractId: w.contract, fn: 'bump', args: [{ type: 'u64', value: '1' }], secret: CALLER_SECRET, callId: 1, outpoint: coin });
+      const tx = w.wallet.anchor(coin, callStamp(w.contract, env.hash));
+      const body = { txid: tx.txid, contract_id: w.contract, payload: env.bytes.toString('base64'), anchor_tx: tx.hex, coin: await w.wallet.coinEvidence(coin) };
+      await w.synced([a, b]);
+      for (const n of [a, b]) {
+        const r = await n.post('/contract_call', body);
+        w.tap.check(`${n.name}: a call reusing an executed call's (caller, call_id) is taken pending`, { http: r.status, ...r.json }, { http: 202, status: 'pending', envelope_hash: env.hash.toString('hex') });
+      }
+      await w.chain.broadcast(tx.hex);
+      w.calls.push(tx.txid);
+      await w.chain.mine(1);
+      await w.expectStatus([a, b], tx.txid, { status: 'invalid', block_height: height + 1, tx_index: 1, result: null, error: { code: 'duplicate_call_id' } }, '(a reused call_id) is invalid with the code duplicate_call_id');
+      await w.expectCount([a, b], w.count, 'after an invalid call');
+      await w.sameRoots([a, b], height - 1, 'after an invalid call');
+      // A call to a contract no deploy made.
+      const coin2 = w.wallet.take();
+      const unknown = '00'.repeat(32);
+      const env2 = signedEnvelope({ contractId: unknown, fn: 'bump', args: [{ type: 'u64', value: '1' }], secret: CALLER_SECRET, callId: 1000, outpoint: coin2 });
+      const tx2 = w.wallet.anchor(coin2, callStamp(unknown, env2.hash));
+      for (const n of [a, b]) {
+        const r = await n.post('/contract_call', { txid: tx2.txid, contract_id: unknown, payload: env2.bytes.toString('base64'), anchor_tx: tx2.hex, coin: await w.wallet.coinEvidence(coin2) });
+        w.tap.check(`${n.name}: a call to a contract nobody deployed is refused 422 unknown_contract`, { http: r.status, code: r.json?.error?.code }, { http: 422, code: 'unknown_contract' });
+      }
+    },
+  },
+  {
+    name: 'drop',
+    async play(w) {
+      const [a, b] = w.nodes;
+      const txid = await w.call([a, b], 6);
+      const coin = w.coinOf(txid);
+      await w.expectStatus([a, b], txid, { status: 'pending', block_height: null }, 'is pending while its anchor is in the mempool');
+      // Another transaction spending the call's outpoint confirms: the anchor can never
+      // confirm, so the call is dropped (PROTOCOL section 5), and nothing of it applies.
+      const height = await w.chain.tipHeight();
+      await w.chain.reorg({ depth: 1, blocks: 2, txs: [w.wallet.anchor(coin, null).hex] });
+      await w.expectStatus([a, b], txid, { status: 'dropped', block_height: null, tx_index: null, result: null }, 'is dropped once a conflicting spend of its outpoint confirmed');
+      await w.expectCount([a, b], w.count, 'after a dropped call');
+      await w.sameRoots([a, b], height - 1, 'after a dropped call');
+    },
+  },
+  {
+    name: 'late joiner',
+    async play(w) {
+      const [a, b] = w.nodes;
+      const c = await w.node('node-C', [a]);
+      // C learns the contract and every call from its peer A (gossip), the chain from the devnet.
+      await waitUntil('node-C knowing the contract from its peer', async () => (await c.get(`/contracts/${w.contract}`)).json?.status === 'active', SETTLE_TIMEOUT_MS);
+      await waitUntil('node-C at node-A\'s state root', async () => {
+        await c.synced();
+        return (await c.get('/v2/state_root')).json?.state_root === (await a.get('/v2/state_root')).json?.state_root;
+      });
+      await w.sameRoots([a, b, c], w.deployHeight, 'for a node started after the calls');
+      await w.expectCount([c], w.count, 'on the late joiner');
+      for (const txid of w.calls) w.tap.check(`node-C: call ${txid.slice(0, 8)} has node-A's status`, await c.callStatus(txid), await a.callStatus(txid));
+    },
+  },
+  {
+    name: 'restart',
+    async play(w) {
+      const [a] = w.nodes;
+      await a.synced();
+      // `confirmations` grows with the block mined while it is down: the rest must not change.
+      const statuses = async () => (await Promise.all(w.calls.map((t) => a.callStatus(t)))).map(({ confirmations, ...rest }) => rest);
+      const before = { calls: await statuses(), roots: await a.rootsFrom(w.deployHeight) };
+      await a.stop();
+      await w.chain.mine(1); // a block it missed while down
+      await a.start();
+      await a.synced();
+      w.tap.check('node-A: after a restart, every call keeps its status', await statuses(), before.calls);
+      const roots = await a.rootsFrom(w.deployHeight);
+      w.tap.check('node-A: after a restart, the state roots it answered before are unchanged', Object.fromEntries(Object.keys(before.roots).map((h) => [h, roots[h]])), before.roots);
+      await w.expectCount([a], w.count, 'after the restart');
+      await w.sameRoots(w.nodes, w.deployHeight, 'after node-A restarted and caught up');
+    },
+  },
+];
+
+async function main() {
+  let opts;
+  try {
+    opts = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(e.message);
+    process.exit(2);
+  }
+  const t0 = Date.now();
+  const tap = new Tap();
+  let chain;
+  let w;
+  let fatal = false;
+  try {
+    chain = await Chain.start(opts.chainCmd);
+    w = new World(opts, chain, tap);
+    await w.wallet.fund(12);
+    await w.node('node-A');
+    await w.node('node-B');
+  } catch (e) {
+    console.log(`Bail out! cannot start: ${e.message}`);
+    fatal = true;
+  }
+  let played = 0;
+  if (!fatal) {
+    // Later scenarios build on the state the earlier ones leave (the contract, its count).
+    for (const s of SCENARIOS) {
+      // The first scenario deploys the contract every other one calls: it always runs.
+      if (opts.only && !s.name.includes(opts.only) && s !== SCENARIOS[0]) continue;
+      console.log(`# ${s.name}`);
+      played++;
+      const failedBefore = tap.failed;
+      try {
+        await s.play(w);
+      } catch (e) {
+        tap.line(false, `${s.name}: the scenario ran to its end`, { error: e.message });
+      }
+      if (tap.failed > failedBefore) for (const n of w.nodes) console.log(`# ${n.name} last lines:\n# ${n.proc.lines.slice(-8).join('\n# ')}`);
+    }
+  }
+  for (const n of w?.nodes ?? []) await n.stop();
+  if (chain) await stopProcess(chain.proc);
+  for (const n of w?.nodes ?? []) {
+    if (opts.keepData) console.log(`# ${n.name} data: ${n.dataDir}`);
+    else rmSync(n.dataDir, { recursive: true, force: true, maxRetries: 5 });
+  }
+  const s = ((Date.now() - t0) / 1000).toFixed(1);
+  console.log(`1..${tap.n}`);
+  console.log(`# conformance:node: ${tap.n - tap.failed} passed, ${tap.failed} failed of ${tap.n} checks in ${played} scenarios, ${s} s`);
+  process.exit(fatal ? 2 : tap.failed ? 1 : 0);
+}
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const p of started) {
+      try {
+        process.kill(-p.pid, 'SIGKILL');
+      } catch {}
+    }
+    process.exit(130);
+  });
+}
+
+main();
