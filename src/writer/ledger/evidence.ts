@@ -459,7 +459,8 @@ export async function payloadEvidence(
     const t = entry?.tx(txid);
     if (entry && t) {
       anchorTx ??= Buffer.from(t.hex, 'hex');
-      confirmed = t.branch ? { blockHash: entry.hash, height: entry.height, txIndex: t.txIndex, branch: t.branch } : null;
+      // A block read whole keeps no branch: the stored claim, where one holds, is then served.
+      if (t.branch) confirmed = { blockHash: entry.hash, height: entry.height, txIndex: t.txIndex, branch: t.branch };
     }
   }
   if (confirmed === undefined) confirmed = await standing(l, stored?.confirmed ?? null, () => txid, reads);
