@@ -472,11 +472,19 @@ export async function runSeed(seed: number, artifact: Artifact, opts: SimOptions
           if (await n.held(p.txid)) continue;
           const holders: SimNode[] = [];
           for (const m of nodes) if (m !== n && (await m.held(p.txid))) holders.push(m);
-          let sent: Sent;
-          if (holders.length > 0 && (!client || rng.chance(50))) sent = await byPeer(rng.pick(holders), p);
-          else if (client) sent = byClient(p);
-          else continue;
-          if ((await n.receive(p, none, sent)).receipt === 'accepted') changed++;
+          // The client sends first half the time; sync then asks every peer that lists the
+          // payload, each with the evidence it holds, until one copy is taken: one copy may not
+          // prove what another does (a confirmation, a coin this node cannot place yet).
+          if (client && (holders.length === 0 || rng.chance(50)) && (await n.receive(p, none, byClient(p))).receipt === 'accepted') {
+            changed++;
+            continue;
+          }
+          for (const h of rng.shuffle(holders)) {
+            if ((await n.receive(p, none, await byPeer(h, p))).receipt === 'accepted') {
+              changed++;
+              break;
+            }
+          }
         }
         await n.settle();
         const pendingBefore = (await n.writer.ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER)).length;
@@ -507,12 +515,18 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
   // Every node holds the same payloads, but for calls still waiting at the end: a node
   // with a small max_pending_calls holds fewer of those (admission is node policy; what
   // the chain decided, every node holds and answers alike).
+  // Nor for dropped calls: a dropped call's anchor never confirmed, so no root commits to
+  // it and nothing paid for its wait; a node holds one only when shown the drop (a spender
+  // it can place) or a coin it can place (docs/STATE.md, "Coin evidence"), so nodes may
+  // differ in holding one, never in what they answer for it.
   const heldBy = await Promise.all(nodes.map(async (n) => (await Promise.all(world.payloads.map((p) => n.held(p.txid)))).map((h, i) => (h ? world.payloads[i]!.txid : null)).filter((t): t is string => t !== null)));
-  const heldSet = new Set(heldBy[0]);
+  const droppedSomewhere = new Set<string>();
+  for (const n of nodes) for (const p of world.payloads) if (p.kind === 'call' && (await n.writer.ledger.call(p.txid))?.status === 'dropped') droppedSomewhere.add(p.txid);
+  const heldSet = new Set([...heldBy[0]!, ...droppedSomewhere]);
   const model = runModel(world.chain, world.payloads.filter((p) => heldSet.has(p.txid)));
   const waiting = (txid: string): boolean => model.calls.get(txid)?.status === 'pending';
-  const mayLack = (n: SimNode, txid: string): boolean => Number.isFinite(n.maxPendingCalls) && waiting(txid);
-  for (let i = 1; i < nodes.length; i++) {
+  const mayLack = (n: SimNode, txid: string): boolean => (Number.isFinite(n.maxPendingCalls) && waiting(txid)) || droppedSomewhere.has(txid);
+  for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i]!;
     const own = new Set(heldBy[i]);
     const differ = [...heldSet].filter((t) => !own.has(t) && !mayLack(n, t)).length + heldBy[i]!.filter((t) => !heldSet.has(t)).length;
@@ -536,10 +550,12 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
       return r && statusBody(r, n.writer.ledger.tip?.height ?? null);
     }));
     const want = model.calls.get(p.txid);
+    // The record to agree with: n0's, or for a dropped call the first holder's.
+    const refAt = droppedSomewhere.has(p.txid) ? Math.max(0, recs.findIndex((r) => r)) : 0;
     for (let i = 0; i < nodes.length; i++) {
       const r = recs[i] ?? null;
       if (!r && mayLack(nodes[i]!, p.txid)) continue;
-      if (JSON.stringify(r) !== JSON.stringify(recs[0] ?? null)) say(`${nodes[i]!.name} answers ${JSON.stringify(r)} for ${p.txid}, ${nodes[0]!.name} ${JSON.stringify(recs[0])}`);
+      if (JSON.stringify(r) !== JSON.stringify(recs[refAt] ?? null)) say(`${nodes[i]!.name} answers ${JSON.stringify(r)} for ${p.txid}, ${nodes[refAt]!.name} ${JSON.stringify(recs[refAt])}`);
       if (!want) {
         if (r) say(`${nodes[i]!.name} holds ${p.txid}, which no node should hold`);
         continue;
