@@ -63,6 +63,8 @@ test('a payload whose stamp was mined before it arrived: the node replays to the
   const svc = client(a, devnet, wallet);
   const counter = compileFixture('counter.svc');
   const dep = await svc.deploy(counter);
+  // b places the deploy's coin by the funding block's header: it holds that block first.
+  await waitSynced(b, devnet);
   assert.equal((await postJson(`${b.restUrl}/deploy_contract`, dep.body)).status, 202);
   devnet.chain.mine(1);
   const call = await svc.call({ contractId: dep.contractId, function: 'bump', args: ['u64:9'], abi: counter.abi });

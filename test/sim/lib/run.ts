@@ -512,9 +512,10 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
   const problems: string[] = [];
   const say = (s: string): void => void (problems.length < 20 && problems.push(s));
   for (const n of nodes) if (n.writer.ledger.halted) say(`${n.name} halted: ${n.writer.ledger.haltReason}`);
-  // Every node holds the same payloads, but for calls still waiting at the end: a node
-  // with a small max_pending_calls holds fewer of those (admission is node policy; what
-  // the chain decided, every node holds and answers alike).
+  // Every node holds the same payloads, but for calls and deploys still waiting at the
+  // end: admission is node policy (its bound, one coin for one waiting payload, a coin it
+  // can place), so pending sets may differ; what the chain decided, every node holds and
+  // answers alike.
   // Nor for dropped calls: a dropped call's anchor never confirmed, so no root commits to
   // it and nothing paid for its wait; a node holds one only when shown the drop (a spender
   // it can place) or a coin it can place (docs/STATE.md, "Coin evidence"), so nodes may
@@ -522,15 +523,19 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
   const heldBy = await Promise.all(nodes.map(async (n) => (await Promise.all(world.payloads.map((p) => n.held(p.txid)))).map((h, i) => (h ? world.payloads[i]!.txid : null)).filter((t): t is string => t !== null)));
   const droppedSomewhere = new Set<string>();
   for (const n of nodes) for (const p of world.payloads) if (p.kind === 'call' && (await n.writer.ledger.call(p.txid))?.status === 'dropped') droppedSomewhere.add(p.txid);
-  const heldSet = new Set([...heldBy[0]!, ...droppedSomewhere]);
+  // What any node holds (a node with a small max_pending_calls may hold fewer waiting calls, whichever node it is).
+  const heldSet = new Set([...heldBy.flat(), ...droppedSomewhere]);
   const model = runModel(world.chain, world.payloads.filter((p) => heldSet.has(p.txid)));
   const waiting = (txid: string): boolean => model.calls.get(txid)?.status === 'pending';
-  const mayLack = (n: SimNode, txid: string): boolean => (Number.isFinite(n.maxPendingCalls) && waiting(txid)) || droppedSomewhere.has(txid);
+  // Any node may lack a call still waiting (one coin backs one waiting call, first seen at an
+  // equal fee; a coin it cannot place yet; its bound), never one the chain decided.
+  const deployWaiting = new Set(world.payloads.flatMap((p) => (p.kind === 'deploy' && !model.active.has(p.record.contract_id) ? [p.txid] : [])));
+  const mayLack = (_n: SimNode, txid: string): boolean => waiting(txid) || deployWaiting.has(txid) || droppedSomewhere.has(txid);
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i]!;
     const own = new Set(heldBy[i]);
     const differ = [...heldSet].filter((t) => !own.has(t) && !mayLack(n, t)).length + heldBy[i]!.filter((t) => !heldSet.has(t)).length;
-    if (differ > 0) say(`${n.name} holds ${heldBy[i]!.length} payloads, ${nodes[0]!.name} ${heldBy[0]!.length}`);
+    if (differ > 0) say(`${n.name} holds ${heldBy[i]!.length} payloads, ${heldSet.size} are held somewhere`);
   }
 
   for (const n of nodes) {
@@ -550,8 +555,8 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
       return r && statusBody(r, n.writer.ledger.tip?.height ?? null);
     }));
     const want = model.calls.get(p.txid);
-    // The record to agree with: n0's, or for a dropped call the first holder's.
-    const refAt = droppedSomewhere.has(p.txid) ? Math.max(0, recs.findIndex((r) => r)) : 0;
+    // The record to agree with: the first holder's.
+    const refAt = Math.max(0, recs.findIndex((r) => r));
     for (let i = 0; i < nodes.length; i++) {
       const r = recs[i] ?? null;
       if (!r && mayLack(nodes[i]!, p.txid)) continue;
