@@ -382,12 +382,20 @@ async function checkOutcome(status: CallStatus, j: unknown, block: ProvenPositio
   } catch (e) {
     return bad(`decision: ${(e as Error).message}`);
   }
-  if (d === null) return bad(`the state root of block ${block.height} commits to no decision for this call`);
   const rootHex = o['state_root'] as string;
   if (opts.trustedStateRoot) {
     const trusted = await opts.trustedStateRoot(block.height);
     if (trusted !== rootHex) bad(`decision: state root ${rootHex} is not the trusted root ${String(trusted)} at height ${block.height}`);
   }
+  // An invalid call is committed by no root (it changes nothing, and whether a node holds
+  // its payload is intake policy): its proof is that the block's root commits no decision
+  // for it, so a call the block executed or failed cannot be passed off as invalid.
+  if (status.status === 'invalid') {
+    if (d !== null) bad(`the state root of block ${block.height} commits a ${d.status} decision for this call, not invalid`);
+    if (status.tx_index !== block.txIndex) bad(`the record's tx_index ${JSON.stringify(status.tx_index)} is not the proven ${block.txIndex}`);
+    return { height: block.height, blockHash: block.blockHash, stateRoot: rootHex, status: 'invalid', txIndex: block.txIndex, result: null, errorCode: null, events: [] };
+  }
+  if (d === null) return bad(`the state root of block ${block.height} commits to no decision for this call`);
   const result = d!.result === null ? null : valueToJson(d!.result);
   const said: [string, unknown, unknown][] = [
     ['status', d!.status, status.status],

@@ -3,12 +3,13 @@
  * state root", "Decisions"): the one home of the decision leaf's encoding, of the
  * decisions root and of how it is folded with the contracts root into the state root.
  *
- * Every call whose anchor the block confirms (executed, failed, invalid) is one entry of
+ * Every call the block executes or fails is one entry of
  * a Merkle trie (trie.ts) keyed by its txid: the trie's shape, and so its root, depends
  * on the set of decisions alone, never on the order the block (or a replay) made them.
  * Each leaf says where in the block the call was decided and what came of it; the status
  * record a node answers, and the events it emitted, are checked against it
- * (src/client/node.ts, verifyCallProof). A drop has no leaf: it is known only to nodes
+ * (src/client/node.ts, verifyCallProof). An invalid call has no leaf (whether a node
+ * holds its payload is intake policy; it changes nothing), nor has a drop: it is known only to nodes
  * that hold the dropped call's payload, which is node policy, not chain, so committing it
  * would let honest nodes publish different roots for one block (a dropped call is proven
  * by its spender's inclusion alone).

@@ -78,7 +78,8 @@ test('executed, failed and invalid calls verify against the root the node publis
   assert.deepEqual([f.proven.outcome!.errorCode, f.proven.outcome!.events], [f.error!.code, []], 'a failed call commits its error code and no events');
   const i = await nc.callStatusProven(txids.invalid, { trustedStateRoot });
   assert.equal(i.status, 'invalid');
-  assert.equal(i.proven.outcome!.errorCode, 'duplicate_call_id');
+  // An invalid call is committed by no root: its proof is its position and the absence of a decision for it.
+  assert.deepEqual([i.proven.outcome!.status, i.proven.outcome!.txIndex, i.proven.outcome!.errorCode], ['invalid', i.tx_index, null]);
 
   // The record with its proof member, as docs/STATE.md shows it, is verified as it is.
   const v = await verifyCallProof(await answer(txids.failed));
@@ -92,7 +93,9 @@ test('tampered outcomes are refused: relabelled status, changed result, error co
   // A failed call relabelled executed (the issue's forgery), with a result.
   await badProof(verifyCallProof({ ...fa, status: 'executed', error: null }), /status "executed" is not the committed "failed"/);
   await badProof(verifyCallProof({ ...fa, status: 'executed', error: null, result: '6' }), /status/);
-  await badProof(verifyCallProof({ ...inv, status: 'failed' }), /status "failed" is not the committed "invalid"/);
+  // An invalid call relabelled failed finds no decision; an executed one relabelled invalid finds its decision.
+  await badProof(verifyCallProof({ ...inv, status: 'failed' }), /commits to no decision for this call/);
+  await badProof(verifyCallProof({ ...ex, status: 'invalid', result: null, error: { code: 'duplicate_call_id', message: 'x' } }), /commits a executed decision for this call, not invalid/);
   await badProof(verifyCallProof({ ...ex, result: '6' }), /result "6" is not the committed "5"/);
   await badProof(verifyCallProof({ ...fa, error: { code: 'out_of_instructions', message: fa.error!.message } }), /error code "out_of_instructions"/);
   await badProof(verifyCallProof({ ...ex, error: { code: 'boom', message: 'x' } }), /error code "boom" is not the committed null/);

@@ -193,9 +193,10 @@ function finishCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, upd: Call
   const txid = p.txid;
   // A pending call has no decision record: this block creates it (its undo deletes it).
   batch.putNew(callDecisions.key(txid), callDecisions.encode(upd));
-  // Its leaf in the block's decisions, which the state root commits to. A drop has none:
-  // it depends on the pending payloads a node holds, not on the chain (state/decisions.ts).
-  if (upd.status !== 'dropped') batch.decisions.push([txid, encodeDecision({ status: upd.status as DecidedStatus, txIndex: upd.tx_index!, result: upd.result, errorCode: upd.error?.code ?? null, events })]);
+  // Its leaf in the block's decisions, which the state root commits to. A drop or an
+  // invalid call has none: whether a node holds its payload is intake policy, not the
+  // chain, and it changes nothing (state/decisions.ts).
+  if (upd.status === 'executed' || upd.status === 'failed') batch.decisions.push([txid, encodeDecision({ status: upd.status as DecidedStatus, txIndex: upd.tx_index!, result: upd.result, errorCode: upd.error?.code ?? null, events })]);
   batch.delOnce(pendingCalls.key(txid), pendingCalls.VALUE);
   m.untrackPending(p.rec.txid, p);
   if (m.orphans.has(p.rec.txid)) {

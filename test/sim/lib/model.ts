@@ -161,7 +161,8 @@ export function runModel(chain: readonly SimBlock[], held: readonly Payload[]): 
       if (!c || decided.has(txid)) return;
       const at = (status: Parameters<typeof decisionLeaf>[0], error: string | null, out: Parameters<typeof decisionLeaf>[2] = null): void => {
         decided.set(txid, { status, block_height: h, tx_index: txIndex, error });
-        blockDecisions.push([Buffer.from(txid, 'hex'), decisionLeaf(status, txIndex, out, error)]);
+        // Only executed and failed calls are committed (docs/STATE.md, "Decisions").
+        if (status !== 'invalid') blockDecisions.push([Buffer.from(txid, 'hex'), decisionLeaf(status, txIndex, out, error)]);
       };
       if (!stamp.ok) return at('invalid', 'anchor_mismatch');
       if (!checkCallBindingWithStamp(tx, stamp, c.envelope, envelopeHash(c.envelope)).ok) return at('invalid', 'anchor_mismatch');

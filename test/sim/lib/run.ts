@@ -522,7 +522,10 @@ async function compare(world: World, nodes: SimNode[]): Promise<string[]> {
   // differ in holding one, never in what they answer for it.
   const heldBy = await Promise.all(nodes.map(async (n) => (await Promise.all(world.payloads.map((p) => n.held(p.txid)))).map((h, i) => (h ? world.payloads[i]!.txid : null)).filter((t): t is string => t !== null)));
   const droppedSomewhere = new Set<string>();
-  for (const n of nodes) for (const p of world.payloads) if (p.kind === 'call' && (await n.writer.ledger.call(p.txid))?.status === 'dropped') droppedSomewhere.add(p.txid);
+  // Invalid calls too: committed by no root either, and a node takes one only when its intake
+  // took the payload (a call to a contract whose deploy it held waiting is taken; one to a
+  // contract it never saw is refused).
+  for (const n of nodes) for (const p of world.payloads) if (p.kind === 'call' && ['dropped', 'invalid'].includes((await n.writer.ledger.call(p.txid))?.status ?? '')) droppedSomewhere.add(p.txid);
   // What any node holds (a node with a small max_pending_calls may hold fewer waiting calls, whichever node it is).
   const heldSet = new Set([...heldBy.flat(), ...droppedSomewhere]);
   const model = runModel(world.chain, world.payloads.filter((p) => heldSet.has(p.txid)));
