@@ -8,9 +8,9 @@
  * `rollback` first. So a consumer that applies the messages in order, `rollback`
  * included, misses nothing and applies nothing twice.
  */
-import WebSocket from 'ws';
 import type { FeedMessage } from '../protocol/feed.js';
 import { ClientError } from './errors.js';
+import { openFeedSocket, type FeedSocket } from './feed-socket.js';
 
 export type StreamSubscription =
   | { kind: 'events'; id: string; contractId: string; eventName?: string; cursor?: string; fromHeight?: number }
@@ -100,7 +100,7 @@ export async function* stream(nodeUrl: string, opts: StreamOptions): AsyncGenera
     wake = null;
     w?.();
   };
-  let ws: WebSocket | null = null;
+  let ws: FeedSocket | null = null;
   let closedWith: { code: number; reason: string } | null = null;
   let failures = 0;
   let delay = opts.reconnectDelayMs ?? 250;
@@ -112,34 +112,34 @@ export async function* stream(nodeUrl: string, opts: StreamOptions): AsyncGenera
 
   const connect = (): Promise<boolean> =>
     new Promise((resolve) => {
-      const sock = new WebSocket(url);
-      ws = sock;
       closedWith = null;
       let opened = false;
-      sock.on('open', () => {
-        opened = true;
-        failures = 0;
-        delay = opts.reconnectDelayMs ?? 250;
-        for (const r of resume.values()) sock.send(JSON.stringify(subscribeFrame(r)));
-        resolve(true);
+      const sock: FeedSocket = openFeedSocket(url, {
+        open: () => {
+          opened = true;
+          failures = 0;
+          delay = opts.reconnectDelayMs ?? 250;
+          for (const r of resume.values()) sock.send(JSON.stringify(subscribeFrame(r)));
+          resolve(true);
+        },
+        message: (text) => {
+          let m: StreamMessage;
+          try {
+            m = JSON.parse(text) as StreamMessage;
+          } catch {
+            return;
+          }
+          queue.push(m);
+          if (queue.length >= HIGH_WATER) sock.pause();
+          notify();
+        },
+        close: (code, reason) => {
+          closedWith = { code, reason };
+          if (!opened) resolve(false);
+          notify();
+        },
       });
-      sock.on('message', (data) => {
-        let m: StreamMessage;
-        try {
-          m = JSON.parse(String(data)) as StreamMessage;
-        } catch {
-          return;
-        }
-        queue.push(m);
-        if (queue.length >= HIGH_WATER) sock.pause();
-        notify();
-      });
-      sock.on('error', () => undefined);
-      sock.on('close', (code, reason) => {
-        closedWith = { code, reason: String(reason) };
-        if (!opened) resolve(false);
-        notify();
-      });
+      ws = sock;
     });
 
   try {
@@ -174,6 +174,6 @@ export async function* stream(nodeUrl: string, opts: StreamOptions): AsyncGenera
     }
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
-    (ws as WebSocket | null)?.terminate();
+    (ws as FeedSocket | null)?.terminate();
   }
 }
