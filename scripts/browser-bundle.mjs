@@ -1,5 +1,5 @@
-// The SDK's browser bundle (docs/CLI.md, "The SDK in a browser"): esbuild over
-// src/client/browser.ts, ESM, minified. What differs from Node:
+// The SDK's browser bundles (docs/CLI.md, "The SDK in a browser"): esbuild over
+// src/client/browser.ts and browser-sign.ts, ESM, minified. What differs from Node:
 // - a module `x.ts` with a sibling `x.browser.ts` is replaced by that sibling (the feed's
 //   socket: the page's WebSocket instead of the `ws` package);
 // - node:crypto is src/client/browser/node-crypto.ts (SHA-256 by @noble/hashes, random
@@ -7,15 +7,23 @@
 // - tiny-secp256k1 (WebAssembly, loaded the Node way) is @bitcoinerlab/secp256k1, the
 //   same interface over @noble/curves, pure JavaScript;
 // - `Buffer`, which the protocol code names without importing, is the `buffer` package.
-// `npm run bundle:browser` writes dist/browser/svc-client.js (and its metafile, for
-// esbuild's analyser); test/client/browser.test.ts and bench/browser.bench.ts build
+// `npm run bundle:browser` writes dist/browser/svc-read.js and svc-read-sign.js, each with
+// its metafile (for esbuild's analyser); test/client/browser.test.ts and bench/browser.bench.ts build
 // through browserBuildOptions, so what they test and measure is this bundle.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const browserEntry = join(repoRoot, 'src', 'client', 'browser.ts');
+/**
+ * The two bundles `npm run bundle:browser` writes, each a module of re-exports (esbuild's
+ * stdin): reading (REST, proofs, the feed) alone, and reading with signing (envelopes,
+ * anchoring transactions). bench/browser.bench.ts measures these same two.
+ */
+export const browserBundles = {
+  'svc-read': "export * from './src/client/browser.ts';",
+  'svc-read-sign': "export * from './src/client/browser.ts'; export * from './src/client/browser-sign.ts';",
+};
 
 const SIDE_EFFECT_FREE = Symbol('bitcoinjs-lib module');
 
@@ -44,12 +52,13 @@ const browserPaths = {
 };
 
 /**
- * esbuild options for a browser bundle of `entryPoints` (default: the SDK's browser entry),
- * written nowhere unless `outfile` is given.
+ * esbuild options for a browser bundle of `stdin` (`{contents}`: a module importing the
+ * SDK's browser entries by paths relative to the repository), written nowhere unless
+ * `outfile` is given.
  */
-export function browserBuildOptions({ entryPoints = [browserEntry], stdin, outfile, minify = true } = {}) {
+export function browserBuildOptions({ stdin, outfile, minify = true }) {
   return {
-    ...(stdin ? { stdin: { resolveDir: repoRoot, loader: 'ts', ...stdin } } : { entryPoints }),
+    stdin: { resolveDir: repoRoot, loader: 'ts', sourcefile: 'bundle.ts', ...stdin },
     bundle: true,
     platform: 'browser',
     format: 'esm',
@@ -66,9 +75,12 @@ export function browserBuildOptions({ entryPoints = [browserEntry], stdin, outfi
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const esbuild = await import('esbuild');
-  const outfile = join(repoRoot, 'dist', 'browser', 'svc-client.js');
-  mkdirSync(dirname(outfile), { recursive: true });
-  const r = await esbuild.build(browserBuildOptions({ outfile }));
-  writeFileSync(outfile.replace(/\.js$/, '.meta.json'), JSON.stringify(r.metafile));
-  console.log(`${outfile}: ${r.metafile.outputs[Object.keys(r.metafile.outputs)[0]].bytes} bytes`);
+  const outdir = join(repoRoot, 'dist', 'browser');
+  mkdirSync(outdir, { recursive: true });
+  for (const [name, contents] of Object.entries(browserBundles)) {
+    const outfile = join(outdir, `${name}.js`);
+    const r = await esbuild.build(browserBuildOptions({ stdin: { contents }, outfile }));
+    writeFileSync(join(outdir, `${name}.meta.json`), JSON.stringify(r.metafile));
+    console.log(`${outfile}: ${r.metafile.outputs[Object.keys(r.metafile.outputs)[0]].bytes} bytes`);
+  }
 }
