@@ -19,6 +19,9 @@ export interface HttpAnswer {
   retryAfter: string | null;
 }
 
+/** Running in a web page (the browser bundle), where cross-origin reads need the node's CORS. */
+const IN_PAGE = typeof (globalThis as { document?: unknown }).document !== 'undefined';
+
 export function joinUrl(base: string, path: string): string {
   return base.replace(/\/+$/, '') + path;
 }
@@ -40,7 +43,10 @@ export async function request(
   } catch (e) {
     const err = e as Error & { cause?: { code?: string } };
     const why = err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : err.cause?.code ?? err.message;
-    throw new ClientError('unreachable', `${init.what} unreachable at ${url}: ${why}`);
+    // A page's fetch says only "Failed to fetch" for a refused connection and for a node
+    // that does not allow the page's origin alike; the second is the one a page can fix.
+    const page = IN_PAGE && err.name === 'TypeError' ? ` (or the node does not allow this page's origin ${String((globalThis as { location?: { origin?: string } }).location?.origin)}: its cors_origins)` : '';
+    throw new ClientError('unreachable', `${init.what} unreachable at ${url}: ${why}${page}`);
   }
   const text = await res.text();
   return { status: res.status, text, contentType: res.headers.get('content-type') ?? '', retryAfter: res.headers.get('retry-after') };

@@ -5,7 +5,8 @@
  * page (a) reads a contract field through REST and verifies its proof (and refuses the
  * same answer with its value changed), (b) follows the live feed and sees a new call
  * arrive, (c) builds and signs a call envelope without sending it; Node then checks that
- * signature with the node's own codec. A screenshot of the page is kept: in the test's
+ * signature with the node's own codec. A page on an origin the node does not allow cannot
+ * read, and is told why. A screenshot of the page is kept: in the test's
  * temp dir and in artifacts/browser/ (ignored by git; CI keeps it with the run).
  *
  * Chromium is Debian's package (/usr/bin/chromium; .ci/run installs it), driven by
@@ -164,6 +165,15 @@ test('in headless Chromium the SDK reads and verifies a field, follows the feed 
     assert.equal(toHex(envelopeHash(bytes)), signed.envelopeHash);
     assert.equal(toHex(envelope.contractId), contractId);
     assert.deepEqual(pageErrors, []);
+
+    // A page on an origin the node does not allow (localhost is not 127.0.0.1) cannot read,
+    // and the SDK's error says what to change.
+    const other = await browser.newPage();
+    await other.goto(`${pageOrigin.replace('127.0.0.1', 'localhost')}/?${q}`);
+    await other.waitForFunction('"svc" in window');
+    const refused = String(await other.evaluate('window.svc.readField().then(() => "read", (e) => e.code + ": " + e.message)'));
+    assert.match(refused, /^unreachable: node unreachable at .*the node does not allow this page's origin http:\/\/localhost:\d+: its cors_origins\)$/);
+    await other.close();
 
     const shot = join(tmp, 'browser-sdk.png');
     await page.screenshot({ path: shot });
