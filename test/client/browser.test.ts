@@ -7,8 +7,12 @@
  * arrive, (c) builds and signs a call envelope without sending it; Node then checks that
  * signature with the node's own codec. A page on an origin the node does not allow cannot
  * read, and is told why. A page's WebSocket cannot stop reading, so a feed consumer that
- * falls behind closes it and resumes from its cursor: checked with 12,000 events. A screenshot of the page is kept: in the test's
- * temp dir and in artifacts/browser/ (ignored by git; CI keeps it with the run).
+ * falls behind closes it and resumes from its cursor: checked with 12,000 events.
+ *
+ * A screenshot of the first page is the test's artefact, taken whether the test passes or
+ * fails (then it shows how far the page got): written to the test's temp dir, whose path
+ * the test prints (kept after the run), and copied to artifacts/browser/browser-sdk.png
+ * (ignored by git), where the last run's stays.
  *
  * Chromium is Debian's package (/usr/bin/chromium; .ci/run installs it), driven by
  * playwright-core, which downloads no browser of its own.
@@ -17,7 +21,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -150,15 +154,14 @@ after(async () => {
   await node?.stop();
   await devnet?.close();
   await new Promise((r) => (pageServer ? pageServer.close(r) : r(undefined)));
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-test('in headless Chromium the SDK reads and verifies a field, follows the feed to a new call, and signs a call without sending it', { skip, timeout: 120_000 }, async () => {
+test('in headless Chromium the SDK reads and verifies a field, follows the feed to a new call, and signs a call without sending it', { skip, timeout: 120_000 }, async (t) => {
   const { chromium } = await import('playwright-core');
   // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width: 900, height: 360 } });
   try {
-    const page = await browser.newPage({ viewport: { width: 900, height: 360 } });
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(String(e)));
     const q = new URLSearchParams({ node: node.restUrl, contract: contractId, abi: JSON.stringify(artifact.abi) });
@@ -198,13 +201,13 @@ test('in headless Chromium the SDK reads and verifies a field, follows the feed 
     const refused = String(await other.evaluate('window.svc.readField().then(() => "read", (e) => e.code + ": " + e.message)'));
     assert.match(refused, /^unreachable: node unreachable at .*the node does not allow this page's origin http:\/\/localhost:\d+: its cors_origins\)$/);
     await other.close();
-
+  } finally {
     const shot = join(tmp, 'browser-sdk.png');
     await page.screenshot({ path: shot });
     const kept = join(repoRoot, 'artifacts', 'browser');
     mkdirSync(kept, { recursive: true });
     copyFileSync(shot, join(kept, 'browser-sdk.png'));
-  } finally {
+    t.diagnostic(`screenshot: ${shot} (and artifacts/browser/browser-sdk.png)`);
     await browser.close();
   }
 });
