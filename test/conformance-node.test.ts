@@ -4,7 +4,7 @@
  * a node command that never answers is a bail-out (exit 2), never a pass. The two
  * longest scenarios (the reorgs of 144 and 150 blocks, and the node dialling lying header
  * peers) are left to CI's copy-out run (scripts/conformance-copy-out.sh): this one takes
- * about 30 s of wall time on this machine (the devnet chain and three node processes).
+ * about 35 s of wall time on this machine (the devnet chain and three node processes).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

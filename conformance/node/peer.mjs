@@ -165,8 +165,9 @@ export function regtestHeader(prevHashHex, time, work) {
   h.writeUInt32LE(0x207fffff, 72);
   for (let nonce = 0; ; nonce++) {
     h.writeUInt32LE(nonce, 76);
-    // The hash as a big-endian number is under the target exactly when its top byte is under 0x7f
-    // (0x7f followed by anything but the target's own bytes is above it: kept out either way).
+    // The hash read as a big-endian number (its last byte first) meets the target
+    // 7fffff00...00 when its top byte is below 0x7f, and misses it when that byte is 0x80
+    // or more; a top byte of 0x7f may go either way, so neither kind takes it.
     const top = sha256d(h)[31];
     if (work ? top < 0x7f : top >= 0x80) return h;
   }
