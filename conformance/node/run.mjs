@@ -678,7 +678,9 @@ const HOSTILE_PEER = {
 /**
  * Peers that node-D dials, each serving a header run above the chain's tip that must be
  * refused: one whose second header does not link to its first, one whose headers lack the
- * proof of work their bits ask. node-D (a fresh node peered to both and to node-A, syncing
+ * proof of work their bits ask. (The chain has no block where either run ends, so svc-node
+ * would also refuse them when its endpoint does not name that block: from outside, which
+ * check refused a run does not show, only that it was refused as false and not taken.) node-D (a fresh node peered to both and to node-A, syncing
  * every second) must pull them, refuse both as false, and follow the real chain.
  */
 const HOSTILE_HEADERS = {
@@ -719,8 +721,10 @@ const HOSTILE_HEADERS = {
     const askedHeaders = (p) => p.asked.some((x) => x.method === 'GetHeaders');
     await waitUntil('node-D asking both hostile peers for headers', () => askedHeaders(unlinked) && askedHeaders(noWork)).catch(() => undefined);
     w.tap.check('node-D: pulls the header runs of both hostile peers (GetHeaders)', { unlinked: askedHeaders(unlinked), no_work: askedHeaders(noWork) }, { unlinked: true, no_work: true });
+    // Each round (every second) asks a liar again until its back-off grows: the count goes on
+    // rising, so the check is that it reached one refusal per lying peer.
     await waitUntil('node-D refusing both runs', async () => (await d.status())?.gossip?.sync_bad_evidence >= 2).catch(() => undefined);
-    w.tap.check('node-D: refuses both runs as false (node_status.gossip.sync_bad_evidence counts 2)', (await d.status())?.gossip?.sync_bad_evidence, 2);
+    w.tap.line(((await d.status())?.gossip?.sync_bad_evidence ?? 0) >= 2, 'node-D: refuses the runs as false (node_status.gossip.sync_bad_evidence counts at least 2)', { got: (await d.status())?.gossip?.sync_bad_evidence });
     const tip = await w.chain.tipHeight();
     w.tap.check('node-D: its header tip is the chain\'s, not a hostile peer\'s (node_status.chain.header_height)', (await d.status())?.chain?.header_height, tip);
     await w.chain.mine(1);
