@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './helpers/paths.js';
@@ -76,4 +76,24 @@ test('a node command that never answers is a bail-out, not a pass, and an error 
 
 test('the kit\'s copy of the peer protocol is proto/svc.proto, byte for byte', () => {
   assert.equal(readFileSync(join(repoRoot, 'conformance', 'node', 'svc.proto'), 'utf8'), readFileSync(join(repoRoot, 'proto', 'svc.proto'), 'utf8'), 'proto/svc.proto changed: copy it to conformance/node/svc.proto');
+});
+
+test('the kit declares every package its runners import, pinned in its own package-lock.json', () => {
+  // What a copy of conformance/ alone needs from npm (CI installs it: scripts/conformance-copy-out.sh);
+  // svc-node's adapter is left out: it answers from this repository's dist/.
+  const kit = join(repoRoot, 'conformance');
+  const files = ['run.mjs', ...readdirSync(join(kit, 'node')).filter((f) => f.endsWith('.mjs')).map((f) => join('node', f))];
+  const imported = new Set<string>();
+  for (const f of files) {
+    for (const m of readFileSync(join(kit, f), 'utf8').matchAll(/^import .*? from '([^'.][^']*)'/gm)) {
+      const spec = m[1]!;
+      if (spec.startsWith('node:')) continue;
+      imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+    }
+  }
+  const pkg = JSON.parse(readFileSync(join(kit, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  assert.deepEqual([...imported].sort(), Object.keys(pkg.dependencies).sort());
+  const lock = JSON.parse(readFileSync(join(kit, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dependencies?: Record<string, string> }> };
+  assert.deepEqual(lock.packages['']?.dependencies, pkg.dependencies, 'conformance/package-lock.json is out of date: npm install --package-lock-only in conformance/');
+  for (const [name, version] of Object.entries(pkg.dependencies)) assert.equal(lock.packages[`node_modules/${name}`]?.version, version, name);
 });
