@@ -909,9 +909,12 @@ async function main() {
   try {
     chain = await Chain.start(opts.chainCmd);
     w = new World(opts, chain, tap);
-    await w.wallet.fund(20); // 15 spent by the scenarios, 5 spare
-    await w.node('node-A');
-    await w.node('node-B');
+    // Funded and started at once: the scenarios wait for every node to reach the tip anyway.
+    // The first failure in this order is the one reported.
+    const ready = await Promise.allSettled([w.wallet.fund(20) /* 15 spent by the scenarios, 5 spare */, w.node('node-A'), w.node('node-B')]);
+    const failed = ready.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    console.log(`# the chain and nodes A and B started in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   } catch (e) {
     bailOut = `cannot start: ${e.message}`;
     console.log(`Bail out! ${bailOut}`);
@@ -940,13 +943,16 @@ async function main() {
       if (tap.failed > failedBefore) for (const n of w.nodes) console.log(`# ${n.name} last lines:\n# ${n.proc.lines.slice(-8).join('\n# ')}`);
     }
   }
-  for (const n of w?.nodes ?? []) await n.stop();
+  const stopping = Date.now();
+  // Stopped together: each node's shutdown is mostly waiting for its own processes.
+  await Promise.all((w?.nodes ?? []).map((n) => n.stop()));
   for (const close of w?.cleanup ?? []) await close();
   if (chain) await stopProcess(chain.proc);
   for (const n of [...(w?.nodes ?? []), ...(w?.retired ?? [])]) {
     if (opts.keepData) console.log(`# ${n.name} data: ${n.dataDir}`);
     else rmSync(n.dataDir, { recursive: true, force: true, maxRetries: 5 });
   }
+  console.log(`# the nodes and the chain stopped in ${((Date.now() - stopping) / 1000).toFixed(1)} s`);
   const seconds = (Date.now() - t0) / 1000;
   const s = seconds.toFixed(1);
   console.log(`1..${tap.n}`);
