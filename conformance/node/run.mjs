@@ -600,6 +600,12 @@ const HOSTILE_PEER = {
     await refused('a SubmitPayload signed for another receiver is refused UNAUTHENTICATED unauthorized', liar.request('SubmitPayload', id.key, submit, { signedFor: new PeerKey().raw }), unauthorized);
     await refused('a SubmitPayload sent 130 s ago (outside the 120 s clock window) is refused UNAUTHENTICATED unauthorized', liar.request('SubmitPayload', id.key, submit, { sentAtMs: Date.now() - 130_000 }), unauthorized);
     await refused('a signed SubmitPayload whose body is not a SubmitPayloadRequest is refused INVALID_ARGUMENT bad_request', liar.request('SubmitPayload', id.key, null, { body: Buffer.from([0xff, 0xff, 0xff, 0xff]) }), { status: 'INVALID_ARGUMENT', code: 'bad_request' });
+    // Sizes (proto header, sections 4 and 5): a payload body over 65,536 bytes is refused in
+    // its own result; a request message over 65,536 + 1,024 bytes by gRPC before decoding.
+    const big = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, { payloads: [{ ...honest, evidence: null, body: Buffer.alloc(65_537, 1) }] }));
+    w.tap.check('node-A: a payload body of 65,537 bytes is refused payload_too_large in its result (the call OK)', { status: refusal(big).status, accepted: big.res?.results?.[0]?.accepted, error_code: big.res?.results?.[0]?.error_code }, { status: 'OK', accepted: false, error_code: 'payload_too_large' });
+    const huge = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, { payloads: [0, 1].map(() => ({ ...honest, evidence: null, body: Buffer.alloc(35_000, 1) })) }));
+    w.tap.check('node-A: a request message over 66,560 bytes is refused RESOURCE_EXHAUSTED by gRPC before it is decoded', { status: refusal(huge).status, larger: /larger than max/i.test(huge.details ?? '') }, { status: 'RESOURCE_EXHAUSTED', larger: true });
     // Evidence that lies: the anchor's real block, with a merkle branch that does not fold to its root.
     const forwardedBefore = (await a.status()).gossip?.payloads_forwarded;
     const lie = w.payloadOf(call, { anchor_tx: Buffer.from(call.tx.hex, 'hex'), confirmed: { ...inclusion, branch: inclusion.branch.map((h, i) => (i === 0 ? flipped(h) : h)) }, spent_by: null, coin: [] });
