@@ -569,6 +569,8 @@ const flipped = (b) => {
 // (svc-node takes runs up to 6 blocks below a peer's tip: docs/GOSSIP.md, "Sync").
 const LYING_RUN = 8;
 const LYING_TIP_MARGIN = 6;
+// Blocks mined above node-E's tip for the splicing peer's run (its middle one swapped).
+const SPLICED_RUN = 10;
 
 const HOSTILE_PEER = {
   name: 'hostile peer',
@@ -737,6 +739,38 @@ const HOSTILE_HEADERS = {
     await w.synced([a, d]);
     w.tap.check('node-D: follows the chain past the hostile peers, at node-A\'s state root', (await d.get('/v2/state_root')).json?.state_root, (await a.get('/v2/state_root')).json?.state_root);
     await w.retire(d);
+
+    // A run the chain-data endpoint would vouch for: the chain's own headers above the
+    // node's tip, ending in the chain's tip, one in the middle swapped for a header with
+    // the work that links below but not above. Only the linkage check refuses it. node-E
+    // polls its endpoint once at its start (SVC_BLOCK_CHECK_INTERVAL_S=3600) and has no
+    // other peer, so that the blocks mined after are above its tip when the liar serves them.
+    const spliced = await startPeerServer({
+      async GetHeaders({ from_height: from }) {
+        const tip = await w.chain.tipHeight();
+        if (from < 1 || tip - from + 1 < SPLICED_RUN) return { from_height: from, headers: Buffer.alloc(0), tip_height: tip };
+        const run = [];
+        for (let h = from; h <= tip; h++) run.push((await headerAt(h)).header);
+        const k = Math.floor(run.length / 2);
+        run[k] = regtestHeader(headerHash(run[k - 1]), run[k - 1].readUInt32LE(68) + 1, true);
+        return { from_height: from, headers: Buffer.concat(run), tip_height: tip + LYING_TIP_MARGIN };
+      },
+      GetStateRoots: async () => ({ roots: [], anchor_height: '0', tip_height: '0', root_version: 2 }),
+      GetContractIds: async () => ({ contract_ids: [], more: false }),
+    });
+    w.cleanup.push(spliced.close);
+    const e = await w.node('node-E', [spliced.url], { SVC_PEER_SYNC_INTERVAL_S: '1', SVC_BLOCK_CHECK_INTERVAL_S: '3600' });
+    await e.synced();
+    const below = await w.chain.tipHeight();
+    const belowHash = (await w.chain.get(`/block-height/${below}`)).text.trim();
+    await w.chain.mine(SPLICED_RUN);
+    const servedRun = () => spliced.asked.some((x) => x.method === 'GetHeaders' && Number(x.body.from_height) === below + 1);
+    await waitUntil('node-E asking the splicing peer for the headers above its tip', servedRun).catch(() => undefined);
+    await waitUntil('node-E refusing the spliced run', async () => (await e.status())?.gossip?.sync_bad_evidence >= 1).catch(() => undefined);
+    w.tap.check('node-E: refuses as false a run of the chain\'s own headers with one in the middle that does not link (sync_bad_evidence at least 1)', { asked: servedRun(), refused: ((await e.status())?.gossip?.sync_bad_evidence ?? 0) >= 1 }, { asked: true, refused: true });
+    w.tap.check('node-E: takes none of that run, not even the headers before the splice (node_status.chain.header_height)', (await e.status())?.chain?.header_height, below);
+    w.tap.check('node-E: still answers its state root at its tip', { height: (await e.get('/v2/state_root')).json?.height, block_hash: (await e.get('/v2/state_root')).json?.block_hash }, { height: below, block_hash: belowHash });
+    await w.retire(e);
   },
 };
 
