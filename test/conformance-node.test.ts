@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './helpers/paths.js';
@@ -96,4 +96,36 @@ test('the kit declares every package its runners import, pinned in its own packa
   const lock = JSON.parse(readFileSync(join(kit, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dependencies?: Record<string, string> }> };
   assert.deepEqual(lock.packages['']?.dependencies, pkg.dependencies, 'conformance/package-lock.json is out of date: npm install --package-lock-only in conformance/');
   for (const [name, version] of Object.entries(pkg.dependencies)) assert.equal(lock.packages[`node_modules/${name}`]?.version, version, name);
+});
+
+test('the vector runner writes JUnit XML with --junit: a testsuite per operation, a testcase per case, failures and skips as such', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'conformance-junit-'));
+  try {
+    // An adapter that implements verifier.artifact wrongly (accepts everything) and not codec.artifact.
+    const adapter = join(dir, 'adapter.mjs');
+    writeFileSync(adapter, `import { createInterface } from 'node:readline';
+for await (const l of createInterface({ input: process.stdin })) {
+  const c = JSON.parse(l);
+  console.log(JSON.stringify(c.op === 'codec.artifact' ? { id: c.id, unsupported: true } : { id: c.id, output: { accepted: true } }));
+}
+`);
+    const junit = join(dir, 'vectors.xml');
+    const out = await new Promise<{ status: number | null; stdout: string }>((resolve) => {
+      const p = spawn(process.execPath, [join(repoRoot, 'conformance', 'run.mjs'), '--only', 'artifact', '--adapter', `${JSON.stringify(process.execPath)} ${JSON.stringify(adapter)}`, '--junit', junit], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let stdout = '';
+      p.stdout.on('data', (d: Buffer) => (stdout += String(d)));
+      p.once('exit', (status) => resolve({ status, stdout }));
+    });
+    assert.equal(out.status, 1, out.stdout.slice(-500));
+    const m = /^# conformance: (\d+) passed, (\d+) failed, (\d+) skipped of (\d+) cases in 2 files/m.exec(out.stdout);
+    assert.ok(m, out.stdout.slice(-500));
+    const xml = readFileSync(junit, 'utf8');
+    assert.match(xml, new RegExp(`^<testsuites name="conformance" tests="${m[4]}" failures="${m[2]}" errors="0"`, 'm'));
+    assert.equal(xml.match(/<testcase /g)?.length, Number(m[4]));
+    assert.equal(xml.match(/<failure /g)?.length, Number(m[2]));
+    assert.equal(xml.match(/<skipped /g)?.length, Number(m[3]));
+    assert.deepEqual([...xml.matchAll(/<testsuite name="([^"]+)"/g)].map((x) => x[1]), ['codec.artifact', 'verifier.artifact']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
