@@ -61,7 +61,7 @@ try {
     for (const r of of) console.log(`  ${r.file.padEnd(34)} ${String(r.run).padStart(4)} / ${String(r.lines).padStart(4)}  ${((100 * r.run) / Math.max(1, r.lines)).toFixed(0).padStart(3)}%`);
   }
   const all = rows.reduce((a, r) => [a[0] + r.run, a[1] + r.lines], [0, 0]);
-  console.log(`consensus modules (src/protocol, src/vm, src/state): ${all[0]} of ${all[1]} lines (${((100 * all[0]) / all[1]).toFixed(1)}%)`);
+  console.log(`consensus modules (packages/protocol, src/vm, src/state): ${all[0]} of ${all[1]} lines (${((100 * all[0]) / all[1]).toFixed(1)}%)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

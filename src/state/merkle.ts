@@ -10,7 +10,7 @@
  * The tree is kept level by level so that changing a value costs one hash per level
  * (log n); inserting or deleting a key rebuilds the levels of that one tree.
  */
-import { taggedHash } from '../protocol/hash.js';
+import { taggedHash } from '@svc-node/protocol/hash';
 
 export const EMPTY_ROOT = new Uint8Array(32);
 const LEAF_TAG = 'SVC/leaf';
