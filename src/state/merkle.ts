@@ -1,6 +1,6 @@
 /**
  * Sorted Merkle trees for contract summaries (docs/STATE.md, "Contract summaries"); state
- * roots use the Merkle trie of trie.ts.
+ * roots use the Merkle trie of @svc-node/protocol/state/trie.
  *
  * A tree commits to a set of (key, value) entries sorted by key bytes. Leaves are
  * TH("SVC/leaf", u32le(len key) || key || value); inner nodes TH("SVC/node", left || right);
