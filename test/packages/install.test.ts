@@ -120,6 +120,11 @@ test("@svc-node/client from its tarballs: its README's quick start deploys, call
   assert.deepEqual(c.packages.filter((p) => NODE_ONLY.includes(p)), [], 'nothing of the node is installed');
   assert.ok(c.packages.length <= MAX_CLIENT_PACKAGES, `${c.packages.length} packages installed`);
 
+  // Every module of both is an entry point that loads from the installed packages alone.
+  const entries = [...tarballs].flatMap(([name, t]) => t.files.filter((f) => f.endsWith('.js')).map((f) => `${name}/${f.slice('dist/'.length, -'.js'.length)}`));
+  const loaded = await run(process.execPath, ['--input-type=module', '-e', `for (const e of ${JSON.stringify(entries)}) await import(e); console.log('loaded')`], { cwd: c.dir, timeout: 30_000 });
+  assert.equal(loaded.stdout.trim(), 'loaded');
+
   const script = quickStart('client', 'js');
   writeFileSync(join(c.dir, 'quickstart.mjs'), script);
   // The quick start as a TypeScript user's editor sees it: checked against the installed
