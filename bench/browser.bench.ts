@@ -3,9 +3,9 @@
  * that imports the SDK downloads, minified and gzipped (zlib's default level 6; KB = 1,000
  * bytes), built exactly as `npm run bundle:browser` builds it (scripts/browser-bundle.mjs),
  * with the page's imports tree-shaken as any ESM bundler would:
- * - reading (svc-read.js): every export of src/client/browser.ts (REST reads, field and call proof
+ * - reading (svc-read.js): every export of packages/client/src/browser.ts (REST reads, field and call proof
  *   checks, the live feed), against the goal of 60 KB;
- * - reading and signing (svc-read-sign.js): src/client/browser-sign.ts as well (call envelopes built and
+ * - reading and signing (svc-read-sign.js): packages/client/src/browser-sign.ts as well (call envelopes built and
  *   signed, the anchoring transaction built from a wallet), against the reading bundle of
  *   the same run (the ratio is what signing adds).
  * Each figure's notes name the packages that take the most bytes (esbuild's metafile), so

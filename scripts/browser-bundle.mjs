@@ -1,8 +1,8 @@
 // The SDK's browser bundles (docs/CLI.md, "The SDK in a browser"): esbuild over
-// src/client/browser.ts and browser-sign.ts, ESM, minified. What differs from Node:
+// packages/client/src/browser.ts and browser-sign.ts, ESM, minified. What differs from Node:
 // - a module `x.ts` with a sibling `x.browser.ts` is replaced by that sibling (the feed's
 //   socket: the page's WebSocket instead of the `ws` package);
-// - node:crypto is src/client/browser/node-crypto.ts (SHA-256 by @noble/hashes, random
+// - node:crypto is packages/client/src/browser/node-crypto.ts (SHA-256 by @noble/hashes, random
 //   bytes from Web Crypto);
 // - tiny-secp256k1 (WebAssembly, loaded the Node way) is @bitcoinerlab/secp256k1, the
 //   same interface over @noble/curves, pure JavaScript;
@@ -21,8 +21,8 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * anchoring transactions). bench/browser.bench.ts measures these same two.
  */
 export const browserBundles = {
-  'svc-read': "export * from './src/client/browser.ts';",
-  'svc-read-sign': "export * from './src/client/browser.ts'; export * from './src/client/browser-sign.ts';",
+  'svc-read': "export * from './packages/client/src/browser.ts';",
+  'svc-read-sign': "export * from './packages/client/src/browser.ts'; export * from './packages/client/src/browser-sign.ts';",
 };
 
 const SIDE_EFFECT_FREE = Symbol('bitcoinjs-lib module');
@@ -30,7 +30,7 @@ const SIDE_EFFECT_FREE = Symbol('bitcoinjs-lib module');
 const browserPaths = {
   name: 'svc-browser-paths',
   setup(build) {
-    build.onResolve({ filter: /^node:crypto$/ }, () => ({ path: join(repoRoot, 'src', 'client', 'browser', 'node-crypto.ts') }));
+    build.onResolve({ filter: /^node:crypto$/ }, () => ({ path: join(repoRoot, 'packages', 'client', 'src', 'browser', 'node-crypto.ts') }));
     // The package's own ES module (its `main` is a CommonJS build, which would take all of
     // @noble/curves' secp256k1 module, FROST and hash-to-curve included, untouched by tree shaking).
     build.onResolve({ filter: /^tiny-secp256k1$/ }, (args) => build.resolve('@bitcoinerlab/secp256k1/index.js', { kind: args.kind, resolveDir: repoRoot }));
@@ -66,7 +66,7 @@ export function browserBuildOptions({ stdin, outfile, minify = true }) {
     minify,
     metafile: true,
     legalComments: 'none',
-    inject: [join(repoRoot, 'src', 'client', 'browser', 'buffer-global.ts')],
+    inject: [join(repoRoot, 'packages', 'client', 'src', 'browser', 'buffer-global.ts')],
     plugins: [browserPaths],
     logLevel: 'error',
     ...(outfile ? { outfile } : { write: false }),

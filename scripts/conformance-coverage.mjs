@@ -1,6 +1,6 @@
 // The share of the consensus modules' lines the conformance vectors execute: runs the
 // vector runner with svc-node's adapter under V8 coverage (NODE_V8_COVERAGE), then counts,
-// per compiled file of dist/src/{protocol,vm,state}, the code lines (not blank, not only a
+// per compiled file of packages/protocol/dist and dist/src/{vm,state}, the code lines (not blank, not only a
 // comment or a brace) whose first character V8 saw run. Lines of compiled JavaScript, so
 // type-only TypeScript lines are not counted. Needs `npm run build`.
 //   node scripts/conformance-coverage.mjs
@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const AREAS = ['protocol', 'vm', 'state'];
+/** Each area: its name and its compiled folder (the protocol package's subfolders included). */
+const AREAS = [
+  ['packages/protocol', join(root, 'packages', 'protocol', 'dist')],
+  ['src/vm', join(root, 'dist', 'src', 'vm')],
+  ['src/state', join(root, 'dist', 'src', 'state')],
+];
+const compiled = (dir, sub = '') =>
+  readdirSync(join(dir, sub), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1)).flatMap((e) =>
+    e.isDirectory() ? compiled(dir, join(sub, e.name)) : e.name.endsWith('.js') ? [join(sub, e.name)] : []);
 const dir = mkdtempSync(join(tmpdir(), 'conformance-coverage-'));
 try {
   const r = spawnSync(process.execPath, [join(root, 'conformance', 'run.mjs')], { env: { ...process.env, NODE_V8_COVERAGE: dir }, encoding: 'utf8' });
@@ -25,9 +33,8 @@ try {
     }
   }
   const rows = [];
-  for (const area of AREAS) {
-    const folder = join(root, 'dist', 'src', area);
-    for (const name of readdirSync(folder).filter((n) => n.endsWith('.js')).sort()) {
+  for (const [area, folder] of AREAS) {
+    for (const name of compiled(folder)) {
       const path = join(folder, name);
       const text = readFileSync(path, 'utf8');
       const rs = ranges.get(pathToFileURL(path).href) ?? [];
@@ -51,17 +58,17 @@ try {
         lines++;
         if (countAt(start) > 0) run++;
       }
-      rows.push({ file: `src/${area}/${name.replace(/\.js$/, '.ts')}`, lines, run });
+      rows.push({ area, file: `${area}/${area.startsWith('packages/') ? 'src/' : ''}${name.replace(/\.js$/, '.ts')}`, lines, run });
     }
   }
-  for (const area of AREAS) {
-    const of = rows.filter((r) => r.file.startsWith(`src/${area}/`));
+  for (const [area] of AREAS) {
+    const of = rows.filter((r) => r.area === area);
     const sum = (k) => of.reduce((n, r) => n + r[k], 0);
-    console.log(`src/${area}: ${sum('run')} of ${sum('lines')} lines (${((100 * sum('run')) / sum('lines')).toFixed(1)}%)`);
-    for (const r of of) console.log(`  ${r.file.padEnd(34)} ${String(r.run).padStart(4)} / ${String(r.lines).padStart(4)}  ${((100 * r.run) / Math.max(1, r.lines)).toFixed(0).padStart(3)}%`);
+    console.log(`${area}: ${sum('run')} of ${sum('lines')} lines (${((100 * sum('run')) / sum('lines')).toFixed(1)}%)`);
+    for (const r of of) console.log(`  ${r.file.padEnd(44)} ${String(r.run).padStart(4)} / ${String(r.lines).padStart(4)}  ${((100 * r.run) / Math.max(1, r.lines)).toFixed(0).padStart(3)}%`);
   }
   const all = rows.reduce((a, r) => [a[0] + r.run, a[1] + r.lines], [0, 0]);
-  console.log(`consensus modules (src/protocol, src/vm, src/state): ${all[0]} of ${all[1]} lines (${((100 * all[0]) / all[1]).toFixed(1)}%)`);
+  console.log(`consensus modules (packages/protocol, src/vm, src/state): ${all[0]} of ${all[1]} lines (${((100 * all[0]) / all[1]).toFixed(1)}%)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -7,7 +7,7 @@
 import { createInterface } from 'node:readline';
 
 const { answer, OPERATIONS } = await import('../../dist/conformance/adapters/svc-node-answers.js');
-const { initEcc } = await import('../../dist/src/protocol/bitcoin.js');
+const { initEcc } = await import('@svc-node/protocol/bitcoin');
 initEcc();
 const known = new Set(OPERATIONS);
 

@@ -6,11 +6,11 @@
  * block a real txid list under a real 80-byte header.
  */
 import { Transaction } from 'bitcoinjs-lib';
-import { callStampScript } from '../../src/protocol/stamp.js';
-import { merkleBranches, merkleRoot } from '../../src/protocol/merkle-branch.js';
-import { headerHash } from '../../src/protocol/headers.js';
-import { stripWitness } from '../../src/protocol/evidence.js';
-import { txidOf } from '../../src/protocol/binding.js';
+import { callStampScript } from '@svc-node/protocol/stamp';
+import { merkleBranches, merkleRoot } from '@svc-node/protocol/merkle-branch';
+import { headerHash } from '@svc-node/protocol/headers';
+import { stripWitness } from '@svc-node/protocol/evidence';
+import { txidOf } from '@svc-node/protocol/binding';
 import { spend, wallet, type Utxo } from '../../test/helpers/txbuilder.js';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { seeded } from './keys.js';

@@ -7,12 +7,12 @@
  */
 import { compileSource } from '../../src/compiler/index.js';
 import { execute } from '../../src/vm/execute.js';
-import { LIMITS } from '../../src/vm/isa.js';
+import { LIMITS } from '@svc-node/protocol/vm/isa';
 import { MemHost } from '../../src/vm/mem-host.js';
-import { encodeStorageValue, fieldKey } from '../../src/vm/storage-layout.js';
-import type { Value } from '../../src/protocol/value.js';
-import type { ArtifactCore } from '../../src/protocol/contract.js';
-import type { ExecContext } from '../../src/vm/types.js';
+import { encodeStorageValue, fieldKey } from '@svc-node/protocol/vm/storage-layout';
+import type { Value } from '@svc-node/protocol/value';
+import type { ArtifactCore } from '@svc-node/protocol/contract';
+import type { ExecContext } from '@svc-node/protocol/vm/types';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { fixtureArtifact } from './codec.js';
 
@@ -133,7 +133,7 @@ function instructionsOf(contracts: ContractJson[], to: string, fn: string, args:
   return execute({ contractId: Buffer.from(to, 'hex'), function: fn, args, context: contextOf(CONTEXT), host }).instructions;
 }
 
-/** One storage entry [key, value] (hex) of a field, as the VM lays it out (src/vm/storage-layout.ts). */
+/** One storage entry [key, value] (hex) of a field, as the VM lays it out (packages/protocol/src/vm/storage-layout.ts). */
 function stored(artifact: ArtifactCore, field: string, mapKey: Value | null, value: Value): [string, string] {
   return [hex(fieldKey(artifact.abi as never, field, mapKey)), hex(encodeStorageValue(value))];
 }

@@ -2,7 +2,7 @@
  * Headers: Bitcoin Core's compact-target arithmetic (its arith_uint256 vectors), the
  * retarget (its pow_tests vectors and real mainnet boundaries), and runs of real mainnet
  * headers accepted or refused at the right header. Networks are named by their genesis
- * hash (src/protocol/activation.ts).
+ * hash (packages/protocol/src/activation.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -8,7 +8,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initEcc } from '../../src/protocol/bitcoin.js';
+import { initEcc } from '@svc-node/protocol/bitcoin';
 import { canonicalJson, fill, type Area } from './kit.js';
 import { codecArea } from './codec.js';
 import { bindingArea } from './binding.js';
@@ -21,7 +21,7 @@ import { peersArea } from './peers.js';
 import { decisionsArea } from './decisions.js';
 import { blocksArea } from './blocks.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
-import { OPINFO } from '../../src/vm/isa.js';
+import { OPINFO } from '@svc-node/protocol/vm/isa';
 
 /** conformance/vectors, found from the compiled location dist/conformance/generate/main.js. */
 export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/', import.meta.url));

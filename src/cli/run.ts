@@ -8,19 +8,19 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 // Light modules only at start-up: usage errors and node reads answer without loading
 // bitcoinjs-lib, the WASM verifier and noble (~0.25 s); deploy, call and keygen load them.
-import { ClientError } from '../client/errors.js';
-import { NodeClient, type CallBody, type CallStatus, type ContractInfoAnswer, type ProofNetwork, type VerifiedCall } from '../client/node.js';
-import { findField, findFunction, encodeFieldArg, splitTyped, argsFromText } from '../client/abi.js';
+import { ClientError } from '@svc-node/client/errors';
+import { NodeClient, type CallBody, type CallStatus, type ContractInfoAnswer, type ProofNetwork, type VerifiedCall } from '@svc-node/client/node';
+import { findField, findFunction, encodeFieldArg, splitTyped, argsFromText } from '@svc-node/client/abi';
 import { DevnetControl } from '../devnet/control-client.js';
-import { typedValueToJson } from '../protocol/value.js';
-import { toHex } from '../protocol/hash.js';
-import { NodeError } from '../errors.js';
-import { HEX32 } from '../protocol/identifiers.js';
+import { typedValueToJson } from '@svc-node/protocol/value';
+import { toHex } from '@svc-node/protocol/hash';
+import { NodeError } from '@svc-node/protocol/errors';
+import { HEX32 } from '@svc-node/protocol/identifiers';
 
 const DEFAULT_FEE_RATE = 2; // keep equal to sdk.ts DEFAULT_FEE_RATE (not imported: see above)
 
-const sdk = () => import('../client/index.js');
-const schnorrLib = () => import('../protocol/schnorr.js');
+const sdk = () => import('@svc-node/client');
+const schnorrLib = () => import('@svc-node/protocol/schnorr');
 
 const USAGE = `usage: svc <command> [options]
 
@@ -203,7 +203,7 @@ async function wallet(f: Flags) {
 }
 
 /**
- * A wait for the chain-data endpoint's 429 (src/client/esplora.ts), said on stderr before
+ * A wait for the chain-data endpoint's 429 (packages/client/src/esplora.ts), said on stderr before
  * it starts: a line, or with --json an object `{"wait": {...}}`.
  */
 function sayWait(f: Flags) {
@@ -331,7 +331,7 @@ function statusLines(s: CallStatus): string[] {
   return lines;
 }
 
-/** What `svc status --proof` verified (src/client/node.ts, VerifiedCall). */
+/** What `svc status --proof` verified (packages/client/src/node.ts, VerifiedCall). */
 function provenLines(v: VerifiedCall): string[] {
   const lines = ['proof: verified'];
   if (v.confirmed) lines.push(`anchor: block ${v.confirmed.blockHash} at ${v.confirmed.height}, tx index ${v.confirmed.txIndex}`);
@@ -669,7 +669,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const source = read(file, 'contract');
       const tests = read(testsFile, 'tests');
       const { compileSource, formatCompileError } = await import('../compiler/index.js');
-      const { runTests } = await import('../client/contract-test.js');
+      const { runTests } = await import('./contract-test.js');
       const compiled = compileSource(source, file);
       if (!compiled.ok) throw new ClientError('compile_error', compiled.errors.map((e) => formatCompileError(e, source).split('\n')[0]).join('; '));
       const r = runTests(compiled.artifact, tests, {

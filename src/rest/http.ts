@@ -1,15 +1,15 @@
 /**
  * A thin layer over uWebSockets.js: one route table, JSON 404/405 for everything else,
  * the body limit enforced while the body streams in, every error as the JSON error body
- * with the status mapped from its code (src/errors.ts), a request id on every response
+ * with the status mapped from its code (packages/protocol/src/errors.ts), a request id on every response
  * and an access-log line per request.
  */
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { randomBytes } from 'node:crypto';
-import { NodeError, asNodeError } from '../errors.js';
+import { NodeError, asNodeError } from '@svc-node/protocol/errors';
 import { logger, redact, type Logger } from '../log.js';
 import { BindError, formatAddress, probeListen } from '../supervisor/address.js';
-import { MAX_BODY_BYTES } from '../protocol/limits.js';
+import { MAX_BODY_BYTES } from '@svc-node/protocol/limits';
 
 
 export interface RequestContext {

@@ -19,12 +19,12 @@
  */
 import pg from 'pg';
 import WebSocket from 'ws';
-import { ClientError } from '../client/errors.js';
-import { blockTag, decodeCursor, encodeCursor, endOf, locatorHeights } from '../protocol/cursor.js';
-import type { CallMessage, FeedMessage } from '../protocol/feed.js';
+import { ClientError } from '@svc-node/client/errors';
+import { blockTag, decodeCursor, encodeCursor, endOf, locatorHeights } from '@svc-node/protocol/cursor';
+import type { CallMessage, FeedMessage } from '@svc-node/protocol/feed';
 import { arrayLiteral, byteaHex, copyRows, insertSql, sqlLiteral } from './copy.js';
 import { createViews, ensureSchema, q, snake } from './schema.js';
-import { HEX32 } from '../protocol/identifiers.js';
+import { HEX32 } from '@svc-node/protocol/identifiers';
 
 export interface SinkOptions {
   nodeUrl: string;

@@ -1,12 +1,12 @@
 /**
- * The browser bundle's node:crypto (src/client/browser/node-crypto.ts, @noble/hashes and
+ * The browser bundle's node:crypto (packages/client/src/browser/node-crypto.ts, @noble/hashes and
  * Web Crypto) answers as node:crypto does for every use the SDK's code makes of it, so the
  * page hashes what the node hashes.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as node from 'node:crypto';
-import * as browser from '../../src/client/browser/node-crypto.js';
+import * as browser from '@svc-node/client/browser/node-crypto';
 
 const inputs = [new Uint8Array(0), Uint8Array.of(1, 2, 3), new Uint8Array(1000).fill(7), new Uint8Array(node.randomBytes(65))];
 

@@ -27,10 +27,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import type { SvcClient } from '../../src/client/sdk.js';
+import type { Artifact } from '@svc-node/protocol/contract';
+import type { SvcClient } from '@svc-node/client';
 import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';
-import { decodePayload, decodeEnvelope, verifyEnvelopeSignature, envelopeHash, toHex } from '../../src/protocol/index.js';
+import { decodePayload, decodeEnvelope, verifyEnvelopeSignature, envelopeHash, toHex } from '@svc-node/protocol';
 import { repoRoot } from '../helpers/paths.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -40,8 +40,8 @@ const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install Deb
 
 /** What the page runs: the browser bundle's two entry points, driven from the test through window.svc. */
 const PAGE_SCRIPT = `
-import { NodeClient, stream, verifyFieldAnswer, ClientError, decodeEnvelope, verifyEnvelopeSignature, toHex } from './src/client/browser.ts';
-import { buildCall } from './src/client/browser-sign.ts';
+import { NodeClient, stream, verifyFieldAnswer, ClientError, decodeEnvelope, verifyEnvelopeSignature, toHex } from './packages/client/src/browser.ts';
+import { buildCall } from './packages/client/src/browser-sign.ts';
 const out = document.getElementById('out');
 const show = (line) => { out.textContent += line + '\\n'; };
 const q = new URLSearchParams(location.search);
