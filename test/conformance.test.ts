@@ -21,8 +21,8 @@ function run(args: string[]): { status: number | null; stdout: string } {
   return { status: r.status, stdout: r.stdout };
 }
 
-test('regenerated vectors are identical to the committed ones', () => {
-  const generated = generateVectors();
+test('regenerated vectors are identical to the committed ones', async () => {
+  const generated = await generateVectors();
   const committed = readdirSync(vectorsDir).filter((f) => f.endsWith('.json')).sort();
   assert.deepEqual(committed, [...generated.keys()], 'the vector files are the ones the generator writes (run npm run conformance:generate)');
   for (const [name, text] of generated) {
@@ -35,8 +35,18 @@ test('the execution vectors run every opcode of the instruction set at least onc
   assert.deepEqual(opcodeCensus(cases).never, []);
 });
 
-test('the runner passes every vector through svc-node\'s adapter', () => {
-  const cases = [...generateVectors().values()].reduce((n, text) => n + (JSON.parse(text) as unknown[]).length, 0);
+test('histories whose payloads arrive before, with or after their blocks end in the same statuses and roots', () => {
+  const cases = JSON.parse(readFileSync(join(vectorsDir, 'history.run.json'), 'utf8')) as { id: string; expected: { blocks: unknown; deploys: unknown; calls: unknown } }[];
+  const final = (id: string) => {
+    const e = cases.find((c) => c.id === id)!.expected;
+    return { blocks: e.blocks, deploys: e.deploys, calls: e.calls };
+  };
+  for (const id of ['outcomes-payloads-with-blocks', 'outcomes-payloads-after-blocks', 'outcomes-payloads-after-reversed']) assert.deepEqual(final(id), final('outcomes-payloads-before-blocks'), id);
+  for (const depth of [1, 6]) assert.deepEqual(final(`reorg-${depth}-payload-after`), final(`reorg-${depth}-remined`), `reorg of ${depth}`);
+});
+
+test('the runner passes every vector through svc-node\'s adapter', async () => {
+  const cases = [...(await generateVectors()).values()].reduce((n, text) => n + (JSON.parse(text) as unknown[]).length, 0);
   const r = run([]);
   assert.equal(r.status, 0, r.stdout.split('\n').filter((l) => l.startsWith('not ok')).slice(0, 5).join('\n'));
   const summary = r.stdout.trimEnd().split('\n').at(-1)!;

@@ -1,0 +1,198 @@
+/**
+ * svc-node's answer to `history.run` (conformance/README.md, "Histories"): a scripted
+ * history of raw blocks, reorganisations and payload arrivals played through the node's
+ * own writer (src/writer/writer.ts: the ledger's acceptance, block application, rewind,
+ * re-derivation and late-payload replays) on a RocksDB store in a fresh temporary
+ * directory. Intake's checks of each payload are the node's own functions (the pool's
+ * openCall and checkDeploy tasks, checkEvidence on the anchor's bytes, the binding checks,
+ * the writer's contract look-up), in intake's order; what intake asks the chain endpoint
+ * is answered by the history itself (the anchor is in the payload). Coin evidence is node
+ * policy, not consensus (docs/STATE.md, "Coin evidence"): every payload is taken as paid.
+ * Nothing is shared between two histories.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import canonicalizeModule from 'canonicalize';
+import { NodeError } from '../../src/errors.js';
+import { configureLogging, logger } from '../../src/log.js';
+import { parseHex } from '../../src/protocol/hash.js';
+import { parseRawBlock } from '../../src/protocol/bitcoin.js';
+import { connectedBlockOf } from '../../src/chain/watcher.js';
+import { blockInputOf } from '../../src/chain/connected-block.js';
+import { runTask, type OpenedCall } from '../../src/pool/tasks.js';
+import { checkEvidence } from '../../src/protocol/evidence.js';
+import { bindingError, checkCallBinding, checkDeployBinding } from '../../src/protocol/binding.js';
+import { repeatOrConflict } from '../../src/protocol/rules.js';
+import { contractIdHex } from '../../src/protocol/contract.js';
+import { fromWire } from '../../src/errors.js';
+import { Writer } from '../../src/writer/writer.js';
+import type { CallEnvelope } from '../../src/protocol/envelope.js';
+import type { CheckedDeploy } from '../../src/vm/deploy-check.js';
+import type { BlockInput, CallRecord, ContractRecord } from '../../src/records.js';
+import type { Answer } from './svc-node-answers.js';
+
+const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
+
+type Json = Record<string, unknown>;
+
+function bytes(hex: unknown, what: string): Uint8Array {
+  const b = typeof hex === 'string' ? parseHex(hex) : null;
+  if (!b) throw new Error(`input ${what} is not lowercase hex`);
+  return b;
+}
+
+/** A pool task's value, or its refusal thrown as the NodeError intake would throw. */
+function pooled<T>(r: ReturnType<typeof runTask>): T {
+  if (!r.ok) throw fromWire(r.error);
+  return r.value as T;
+}
+
+/** The anchor's bytes checked as intake checks what a client sends as `anchor_tx` (src/core/intake.ts, evidenceOf). */
+function anchorOf(txid: string, outpoint: { txid: string; vout: number } | null, anchorHex: unknown) {
+  const checked = checkEvidence(txid, outpoint, { anchorTx: bytes(anchorHex, 'anchor_tx'), confirmed: null, spentBy: null });
+  if (!checked.ok) throw new NodeError('bad_request', `anchor_tx is not the anchoring transaction ${txid}: ${checked.reason}`, { field: 'anchor_tx' });
+  return checked.anchor;
+}
+
+/** Intake's checks of a deploy registration (vetDeploy), then the writer's acceptance. */
+async function deploy(w: Writer, s: Json): Promise<void> {
+  const txid = s.txid as string;
+  const metadata = (s.metadata as Json | undefined) ?? {};
+  const checked = pooled<CheckedDeploy>(runTask({ kind: 'checkDeploy', body: { txid, ...(s.artifact as Json) } }));
+  const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
+  if (repeatOrConflict(await w.ledger.payloadAt(txid), txid, 'deploy', bodyHash) === 'repeat') return;
+  const binding = checkDeployBinding(anchorOf(txid, null, s.anchor_tx), Buffer.from(checked.codeHash, 'hex'));
+  if (!binding.ok) throw bindingError(binding.reason);
+  const rec: ContractRecord = {
+    contract_id: contractIdHex(Buffer.from(txid, 'hex'), Buffer.from(checked.codeHash, 'hex')),
+    txid,
+    code_hash: checked.codeHash,
+    status: 'pending',
+    block_height: null,
+    tx_index: null,
+    artifact: { ...checked.core, metadata },
+    body_hash: bodyHash,
+  };
+  await w.acceptDeploy(rec);
+}
+
+/** Intake's checks of a call (vetCall), then the writer's acceptance with intake's outpoint check. */
+async function call(w: Writer, s: Json): Promise<void> {
+  const txid = s.txid as string;
+  const payload = bytes(s.payload, 'payload');
+  const opened = pooled<OpenedCall>(runTask({ kind: 'openCall', payload }));
+  const l = w.ledger;
+  const lookedUpAt = l.tip ? { height: l.tip.height, epoch: l.chainEpoch } : null;
+  const bodyHash = createHash('sha256').update(opened.contractId).update(Buffer.from(payload).toString('base64')).digest('hex');
+  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat') return;
+  if (l.contract(opened.contractId) === null) throw new NodeError('unknown_contract', `contract ${opened.contractId} is not known to this node`);
+  const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
+  const anchor = anchorOf(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx);
+  const view = { contractId: Buffer.from(opened.contractId, 'hex'), outpointTxid: Buffer.from(otxid, 'hex'), outpointVout: Number(ovout) } as unknown as CallEnvelope;
+  const binding = checkCallBinding(anchor, view, Buffer.from(opened.envelopeHash, 'hex'));
+  if (!binding.ok) throw bindingError(binding.reason);
+  const rec: CallRecord = {
+    txid,
+    contract_id: opened.contractId,
+    envelope_hash: opened.envelopeHash,
+    function: opened.function,
+    caller: opened.caller,
+    call_id: opened.callId,
+    status: 'pending',
+    block_height: null,
+    tx_index: null,
+    result: null,
+    error: null,
+    payload: Buffer.from(payload).toString('base64'),
+    outpoint: opened.outpoint,
+    instructions: null,
+  };
+  await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true });
+}
+
+/** A raw block of the history as the core hands it to the writer (a block read in full). */
+function blockInput(hex: unknown, height: number, what: string): BlockInput {
+  return blockInputOf(connectedBlockOf(parseRawBlock(bytes(hex, what)), height));
+}
+
+export async function historyRun(input: Json): Promise<Answer> {
+  // The writer logs (a reorganisation is a warning): never on the adapter's stdout.
+  configureLogging({ filter: 'error', sink: (line) => void process.stderr.write(line + '\n') });
+  const dir = mkdtempSync(join(tmpdir(), 'svc-conformance-history-'));
+  const w = await Writer.open(join(dir, 'db'), 'conformance-history', logger('conformance'));
+  try {
+    const anchor = input.anchor as { height: number; hash: string };
+    await w.initAnchor(anchor);
+    const chain: { height: number; hash: string }[] = [anchor];
+    const arrivals: Json[] = [];
+    const checks: Json[] = [];
+    const deployTxids: string[] = [];
+    const callTxids: string[] = [];
+    for (const [i, s] of (input.steps as Json[]).entries()) {
+      switch (s.kind) {
+        case 'blocks':
+        case 'reorg': {
+          const depth = s.kind === 'reorg' ? (s.depth as number) : 0;
+          if (depth >= chain.length) throw new Error(`steps[${i}]: a reorganisation below the anchor`);
+          const disconnected = chain.splice(chain.length - depth, depth).reverse();
+          const connected = (s.blocks as string[]).map((b, j) => blockInput(b, chain.at(-1)!.height + 1 + j, `steps[${i}].blocks[${j}]`));
+          for (const b of connected) chain.push({ height: b.height, hash: b.hash });
+          await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: true });
+          await w.settled();
+          break;
+        }
+        case 'deploy':
+        case 'call': {
+          (s.kind === 'deploy' ? deployTxids : callTxids).push(s.txid as string);
+          try {
+            await (s.kind === 'deploy' ? deploy(w, s) : call(w, s));
+            arrivals.push({ step: i, ok: true });
+          } catch (e) {
+            if (!(e instanceof NodeError)) throw e;
+            arrivals.push({ step: i, ok: false, code: e.code });
+          }
+          // A late payload's replay is queued by its acceptance: played before the next step.
+          await w.settled();
+          break;
+        }
+        case 'check':
+          checks.push({ step: i, ...(await snapshot(w, chain, deployTxids, callTxids)) });
+          break;
+        default:
+          throw new Error(`steps[${i}]: unknown kind ${JSON.stringify(s.kind)}`);
+      }
+    }
+    const l = w.ledger;
+    if (l.halted) return { output: { halted: true }, note: l.haltReason ?? undefined };
+    const blocks: Json[] = [];
+    for (const b of chain.slice(1)) {
+      const r = await l.stateRootAt(b.height);
+      blocks.push({ height: b.height, hash: r?.block_hash ?? null, state_root: r?.state_root ?? null });
+    }
+    const { deploys, calls } = await snapshot(w, chain, deployTxids, callTxids);
+    return { output: { arrivals, checks, blocks, deploys, calls } };
+  } finally {
+    await w.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The tip and what the node answers for every payload sent so far (deploys and calls by txid). */
+async function snapshot(w: Writer, chain: readonly { height: number }[], deployTxids: readonly string[], callTxids: readonly string[]): Promise<Json> {
+  const l = w.ledger;
+  const top = await l.stateRootAt(chain.at(-1)!.height);
+  const deploys: Json[] = [];
+  for (const txid of [...new Set(deployTxids)].sort()) {
+    const held = await l.payloadAt(txid);
+    const rec = held ? l.contract(held.contract_id) : null;
+    deploys.push(rec ? { txid, contract_id: rec.contract_id, status: rec.status, block_height: rec.block_height, tx_index: rec.tx_index } : { txid, status: null });
+  }
+  const calls: Json[] = [];
+  for (const txid of [...new Set(callTxids)].sort()) {
+    const rec = await l.call(txid);
+    calls.push(rec ? { txid, status: rec.status, block_height: rec.block_height, tx_index: rec.tx_index, result: rec.result ?? null, error_code: rec.error?.code ?? null } : { txid, status: null });
+  }
+  return { tip: { height: top?.height ?? null, hash: top?.block_hash ?? null, state_root: top?.state_root ?? null }, deploys, calls };
+}

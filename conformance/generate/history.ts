@@ -1,0 +1,216 @@
+/**
+ * Ordering and status: scripted histories (raw blocks, reorganisations, payload arrivals)
+ * -> every payload's status and every block's state root, as svc-node's writer decides them
+ * (svc-node-history.ts). Real regtest blocks mined by the project's devnet chain, real
+ * signed anchors (P2WPKH, the tests' builder) and envelopes; deterministic: fixed keys,
+ * seeds and the devnet chain's fixed times.
+ */
+import { Transaction } from 'bitcoinjs-lib';
+import { DevnetChain } from '../../src/devnet/chain.js';
+import { callStampScript, deployStampScript } from '../../src/protocol/stamp.js';
+import { codeHash, contractIdHex, type ArtifactCore } from '../../src/protocol/contract.js';
+import { encodeEnvelope, envelopeHash } from '../../src/protocol/envelope.js';
+import type { Value } from '../../src/protocol/value.js';
+import { spend, wallet, type Utxo } from '../../test/helpers/txbuilder.js';
+import { hex, type Area, type CaseInput } from './kit.js';
+import { envelope } from './keys.js';
+import { fixtureArtifact } from './codec.js';
+
+type Step = Record<string, unknown>;
+
+/** A payload as a step: its kind and what a node is sent (the anchor's bytes beside it, as REST's `anchor_tx`). */
+interface Payload {
+  txid: string;
+  step: Step;
+  /** The anchoring transaction, to mine. */
+  hex: string;
+  /** The outpoint the anchor spends (a call's named outpoint). */
+  coin: Utxo;
+}
+
+/** A step asking for the tip and every payload's status at that point of the history. */
+const CHECK: Step = { kind: 'check' };
+
+const payer = wallet('conformance history payer');
+const FEE = 1_000n;
+const COIN = 100_000n;
+
+/** A devnet chain past coinbase maturity with `coins` funded outputs; the history starts at its tip. */
+class Script {
+  readonly chain = new DevnetChain();
+  private readonly coins: Utxo[] = [];
+  readonly anchor: { height: number; hash: string };
+  private nextCallId = 1n;
+
+  constructor(coins: number) {
+    this.chain.mine(101);
+    for (let i = 0; i < coins; i++) {
+      const c = this.chain.faucet(payer.address, COIN);
+      this.coins.push({ ...c, value: COIN });
+    }
+    this.chain.mine(1);
+    const tip = this.chain.blockAt(this.chain.height)!;
+    this.anchor = { height: tip.height, hash: tip.hash };
+  }
+
+  private coin(): Utxo {
+    const c = this.coins.shift();
+    if (!c) throw new Error('history: out of funded coins');
+    return c;
+  }
+
+  deploy(artifact: Record<string, unknown>): Payload & { contractId: string } {
+    const { metadata: _m, ...core } = artifact;
+    const coin = this.coin();
+    const ch = codeHash(core as unknown as ArtifactCore);
+    const tx = spend(payer, [coin], [{ script: deployStampScript(ch), value: 0n }, { script: payer.script, value: coin.value - FEE }]);
+    const txid = tx.getId();
+    return { txid, hex: tx.toHex(), coin, contractId: contractIdHex(Buffer.from(txid, 'hex'), ch), step: { kind: 'deploy', txid, anchor_tx: tx.toHex(), artifact: core } };
+  }
+
+  /** A signed call of `fn(args)` by the kit's caller naming a fresh coin; `callId` defaults to the next unused one. */
+  call(contractId: string, fn: string, args: Value[], callId: bigint = this.nextCallId++): Payload {
+    const coin = this.coin();
+    const e = envelope({ contractId: Buffer.from(contractId, 'hex'), function: fn, args, callId, outpointTxid: Buffer.from(coin.txid, 'hex'), outpointVout: coin.vout });
+    const bytes = encodeEnvelope(e);
+    const tx = spend(payer, [coin], [{ script: payer.script, value: coin.value - FEE }, { script: callStampScript(e.contractId, envelopeHash(bytes)), value: 0n }]);
+    const txid = tx.getId();
+    return { txid, hex: tx.toHex(), coin, step: { kind: 'call', txid, anchor_tx: tx.toHex(), payload: hex(bytes) } };
+  }
+
+  /** Another transaction spending the outpoint `p` names (its anchor can then never confirm). */
+  conflict(p: Payload): string {
+    return spend(payer, [p.coin], [{ script: payer.script, value: p.coin.value - 2n * FEE }]).toHex();
+  }
+
+  private raw(hashes: string[]): string[] {
+    return hashes.map((h) => hex(this.chain.blockByHash(h)!.raw));
+  }
+
+  /** One block holding exactly these transactions (submitted to the devnet's mempool first). */
+  mine(txs: (Payload | string)[]): Step {
+    const ids = txs.map((t) => {
+      const raw = typeof t === 'string' ? t : t.hex;
+      const id = Transaction.fromHex(raw).getId();
+      // An anchor a reorganisation returned to the mempool is there already.
+      return this.chain.inMempool(id) ? id : this.chain.submitTx(raw);
+    });
+    return { kind: 'blocks', blocks: this.raw(this.chain.mine(1, ids).hashes) };
+  }
+
+  /** `n` blocks holding nothing but their coinbase. */
+  empty(n: number): Step {
+    return { kind: 'blocks', blocks: this.raw(this.chain.mine(n, []).hashes) };
+  }
+
+  /** Replaces the top `depth` blocks with `blocks` new ones; `drop` leaves those anchors out, `txs` go in the first new block. */
+  reorg(depth: number, blocks: number, opts: { drop?: Payload[]; txs?: string[] } = {}): Step {
+    const r = this.chain.reorg({ depth, blocks, drop: opts.drop?.map((p) => p.txid), txs: opts.txs });
+    return { kind: 'reorg', depth, blocks: this.raw(r.hashes) };
+  }
+}
+
+const artifact = (): Record<string, unknown> => fixtureArtifact('counter.svc');
+const u64 = (n: bigint): Value => ({ type: 'u64', value: n });
+
+/**
+ * One chain holding every outcome, played with the payloads before, with and after their
+ * blocks: the final answer is the same (only the arrivals' answers differ).
+ */
+function outcomes(): CaseInput[] {
+  const s = new Script(12);
+  const d = s.deploy(artifact());
+  const cid = d.contractId;
+  // The same artifact deployed again: another contract (its id hashes its deploy txid).
+  const later = s.deploy(artifact());
+  const c1 = s.call(cid, 'bump', [u64(5n)]);
+  const c2 = s.call(cid, 'bump', [u64(7n)]);
+  const boom = s.call(cid, 'boom', [u64(4n)]);
+  const zero = s.call(cid, 'bump', [u64(0n)]);
+  const reused = s.call(cid, 'bump', [u64(1n)], 1n);
+  const early = s.call(later.contractId, 'bump', [u64(3n)]);
+  const dropped = s.call(cid, 'bump', [u64(2n)]);
+  const afterLater = s.call(later.contractId, 'bump', [u64(9n)]);
+  // Block by block: what each block holds, and the payloads whose anchors it holds.
+  const blocks: { step: Step; payloads: Payload[] }[] = [
+    { step: s.mine([d]), payloads: [d] },
+    { step: s.mine([c1, c2]), payloads: [c1, c2] },
+    { step: s.mine([boom, zero, reused, early]), payloads: [boom, zero, reused, early] },
+    { step: s.empty(1), payloads: [] },
+    { step: s.mine([s.conflict(dropped), later]), payloads: [dropped, later] },
+    { step: s.mine([afterLater]), payloads: [afterLater] },
+  ];
+  // A call can be taken only once its contract's deploy is held (intake: unknown_contract).
+  // With a check after every block: what each block decided, as it was applied.
+  const before: Step[] = [d.step, later.step, ...blocks.flatMap((b) => b.payloads.filter((p) => p !== d && p !== later).map((p) => p.step)), ...blocks.flatMap((b) => [b.step, CHECK])];
+  const withBlocks: Step[] = [later.step, ...blocks.flatMap((b) => [...b.payloads.filter((p) => p !== later).map((p) => p.step), b.step])];
+  const deploys = [d.step, later.step];
+  const calls = blocks.flatMap((b) => b.payloads.filter((p) => p.step.kind === 'call').map((p) => p.step));
+  const after: Step[] = [...blocks.map((b) => b.step), ...deploys, ...calls];
+  const afterReversed: Step[] = [...blocks.map((b) => b.step), ...[...deploys].reverse(), ...[...calls].reverse()];
+  const input = (steps: Step[]) => ({ anchor: s.anchor, steps });
+  const all = 'executed (two in one block, in tx_index order), failed (revert; require), invalid (duplicate_call_id; unknown_contract: its deploy confirmed later), dropped (outpoint spent by another tx), the later contract active';
+  return [
+    { id: 'outcomes-payloads-before-blocks', pins: `every payload held before its block, checked after each block: ${all}`, input: input(before) },
+    { id: 'outcomes-payloads-with-blocks', pins: 'each payload arrives just before the block holding its anchor: the same statuses and roots as before-blocks', input: input(withBlocks) },
+    { id: 'outcomes-payloads-after-blocks', pins: 'every payload after all the blocks, the deploys first (late: replayed from its block; a dropped call stored dropped at the spending block): the same statuses and roots', input: input(after) },
+    { id: 'outcomes-payloads-after-reversed', pins: 'late payloads arriving newest first (the deploys before the calls, each newest first): the same statuses and roots', input: input(afterReversed) },
+    {
+      id: 'call-before-deploy-payload',
+      pins: 'a call whose contract no held deploy names is refused unknown_contract at arrival (retryable); sent again after the deploy, it is taken and decided at its block',
+      input: input([c1.step, d.step, c1.step, blocks[0]!.step, blocks[1]!.step]),
+    },
+  ];
+}
+
+/**
+ * A reorganisation `depth` deep: the deploy and a first call below the fork, a second
+ * call in the first replaced block. Variants: the new branch leaves the call out and a
+ * later block mines it (pending, then executed at its new height); the new branch holds
+ * another spend of its outpoint (dropped); for the shallow depths, the payload arriving
+ * after the reorg.
+ */
+function reorgCases(depth: number, variants: ('remined' | 'dropped' | 'late')[]): CaseInput[] {
+  const out: CaseInput[] = [];
+  for (const v of variants) {
+    const s = new Script(4);
+    const d = s.deploy(artifact());
+    const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
+    const c2 = s.call(d.contractId, 'bump', [u64(7n)]);
+    const chain: Step[] = [s.mine([d]), s.mine([c1]), s.mine([c2])];
+    if (depth > 1) chain.push(s.empty(depth - 1));
+    const window = depth > 144 ? 'deeper than the 144-block undo window: the node re-derives from the journal' : 'within the 144-block undo window: rolled back through the undo logs';
+    if (v === 'dropped') {
+      const reorg = s.reorg(depth, depth + 1, { drop: [c2], txs: [s.conflict(c2)] });
+      out.push({ id: `reorg-${depth}-dropped`, pins: `a reorganisation ${depth} deep (${window}) whose new branch spends the call's outpoint otherwise: the call is dropped, its effect undone, every root of the new branch`, input: { anchor: s.anchor, steps: [d.step, c1.step, c2.step, ...chain, CHECK, reorg] } });
+      continue;
+    }
+    const reorg = s.reorg(depth, depth + 1, { drop: [c2] });
+    const remine = s.mine([c2]);
+    if (v === 'remined') {
+      out.push({
+        id: `reorg-${depth}-remined`,
+        pins: `a reorganisation ${depth} deep (${window}) leaving the call out (checked: pending again, no position, its effect undone), then a block mining it: executed at its new height, the roots as if the old branch never was`,
+        input: { anchor: s.anchor, steps: [d.step, c1.step, c2.step, ...chain, CHECK, reorg, CHECK, remine] },
+      });
+    } else {
+      out.push({ id: `reorg-${depth}-payload-after`, pins: `the call's payload arrives after the reorganisation ${depth} deep and the block mining it again: the same answer as reorg-${depth}-remined`, input: { anchor: s.anchor, steps: [d.step, c1.step, ...chain, reorg, remine, c2.step] } });
+    }
+  }
+  return out;
+}
+
+/** A late payload deeper than the reorg window (150 blocks above its block, within the 1,008 blocks of undo logs kept for replays). */
+function deepLate(): CaseInput[] {
+  const s = new Script(3);
+  const d = s.deploy(artifact());
+  const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
+  const steps = [d.step, s.mine([d]), s.mine([c1]), s.empty(150), c1.step];
+  return [{ id: 'late-payload-150-deep', pins: 'a call whose payload arrives 150 blocks after its anchor: executed at its block, every root above it rewritten as if held from the start', input: { anchor: s.anchor, steps } }];
+}
+
+export function historyArea(): Area {
+  return {
+    'history.run': [...outcomes(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate()],
+  };
+}
