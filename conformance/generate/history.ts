@@ -104,8 +104,8 @@ class Script {
   }
 
   /** Replaces the top `depth` blocks with `blocks` new ones; `drop` leaves those anchors out, `txs` go in the first new block. */
-  reorg(depth: number, blocks: number, opts: { drop?: Payload[]; txs?: string[] } = {}): Step {
-    const r = this.chain.reorg({ depth, blocks, drop: opts.drop?.map((p) => p.txid), txs: opts.txs });
+  reorg(depth: number, blocks: number, opts: { drop?: Payload[]; txs?: string[]; first?: Payload[] } = {}): Step {
+    const r = this.chain.reorg({ depth, blocks, drop: opts.drop?.map((p) => p.txid), txs: opts.txs, txids: opts.first?.map((p) => p.txid) });
     return { kind: 'reorg', depth, blocks: this.raw(r.hashes) };
   }
 }
@@ -209,8 +209,31 @@ function deepLate(): CaseInput[] {
   return [{ id: 'late-payload-150-deep', pins: 'a call whose payload arrives 150 blocks after its anchor: executed at its block, every root above it rewritten as if held from the start', input: { anchor: s.anchor, steps } }];
 }
 
+/** Deploys and calls in one block, and a reorganisation that moves a deploy above the call to it. */
+function orderCases(): CaseInput[] {
+  const s = new Script(4);
+  const d = s.deploy(artifact());
+  const before = s.call(d.contractId, 'bump', [u64(5n)]);
+  const after = s.call(d.contractId, 'bump', [u64(7n)]);
+  const sameBlock: CaseInput = {
+    id: 'deploy-and-calls-in-one-block',
+    pins: 'in one block a call placed before its contract\'s deploy is invalid (unknown_contract), one placed after it executes: the order is tx_index, not arrival',
+    input: { anchor: s.anchor, steps: [d.step, after.step, before.step, s.mine([before, d, after])] },
+  };
+  const m = new Script(3);
+  const md = m.deploy(artifact());
+  const mc = m.call(md.contractId, 'bump', [u64(5n)]);
+  const steps = [md.step, mc.step, m.mine([md]), m.mine([mc]), CHECK, m.reorg(2, 1, { first: [mc] }), CHECK, m.mine([md])];
+  const moved: CaseInput = {
+    id: 'reorg-moves-deploy-above-call',
+    pins: 'a reorganisation 2 deep whose new branch mines the call first and its deploy a block later: the call, executed on the old branch, is invalid (unknown_contract) on the new one; the contract active at its new height',
+    input: { anchor: m.anchor, steps },
+  };
+  return [sameBlock, moved];
+}
+
 export function historyArea(): Area {
   return {
-    'history.run': [...outcomes(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate()],
+    'history.run': [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate()],
   };
 }
