@@ -41,6 +41,29 @@ const LIMITS_SRC = `contract Limits {
   pub readonly fn grow(b: bytes, extra: bytes) -> u64 { return len(concat(b, extra)); }
 }`;
 
+/** Map keys at their size limit, the event-bytes limit, and calls across contracts (writes, events, caller(), readonly). */
+const EDGES_SRC = `contract Edges {
+  field m: map<bytes, u64>;
+  field ms: map<string, u64>;
+  field n: u64;
+  event S(t: string);
+  event N(v: u64);
+  pub fn mk(k: bytes) { m[k] = 1; }
+  pub fn mks(k: string) { ms[k] = 1; }
+  pub fn ev(tail: string) {
+    let t = "${'a'.repeat(128)}";
+    for i in 0..9 { emit S(t); t = concat(t, t); }
+    emit S(tail);
+  }
+  pub fn bumpn() -> u64 { n = n + 1; emit N(n); return n; }
+  pub fn poke(other: key) -> u64 { n = n + 10; emit N(n); let r = call<u64>(other, "bumpn"); emit N(r); return r; }
+  pub fn fails() { n = n + 1; emit N(n); require(false, "callee"); }
+  pub fn pokefail(other: key) { n = n + 10; emit N(n); call(other, "fails"); }
+  pub readonly fn who() -> key { return caller(); }
+  pub readonly fn whovia(other: key) -> key { return call<key>(other, "who"); }
+  pub readonly fn peek(other: key) -> u64 { return call<u64>(other, "bumpn"); }
+}`;
+
 const ARITH_SRC = `contract Arith {
   pub readonly fn add(a: u64, b: u64) -> u64 { return a + b; }
   pub readonly fn sub(a: u64, b: u64) -> u64 { return a - b; }
@@ -253,5 +276,28 @@ export function executionArea(): Area {
     c('storage-past-limit', `a call leaving ${LIMITS.storageBytes + 1} bytes of storage fails: storage_limit_exceeded`, full, L, 'put', [u64(2), bytesOf(room + 1)]),
     c('storage-shrink', 'writing a field\'s default value deletes its entry (a write of null)', full, L, 'put', [u64(1), bytesOf(0)]),
   );
+  cases.push(...edgeCases(one, c));
   return { 'execution.call': cases };
+}
+
+/** Map keys and events at their limits, and what a cross-contract call writes, emits and may do. */
+function edgeCases(one: (id: string, artifact: ArtifactCore, storage?: [string, string][]) => ContractJson, c: (id: string, pins: string, contracts: ContractJson[], to: string, fn: string, args: ValueJson[]) => CaseInput): CaseInput[] {
+  const edges = core(EDGES_SRC, 'edges.svc');
+  const pair = [one(L, edges), one(M, edges)];
+  const str = (n: number): ValueJson => ({ type: 'string', value: 'b'.repeat(n) });
+  // ev emits 9 strings of 128 * 2^i bytes (i < 9) and the tail: names 1 byte each, strings their UTF-8 bytes.
+  const tailAtLimit = LIMITS.eventBytes - 128 * (2 ** 9 - 1) - 10;
+  const keyM = { type: 'key', value: M };
+  return [
+    c('map-key-at-limit', `a bytes map key of ${LIMITS.mapKeyBytes} bytes is stored`, pair, L, 'mk', [bytesOf(LIMITS.mapKeyBytes)]),
+    c('map-key-past-limit', `a bytes map key of ${LIMITS.mapKeyBytes + 1} bytes fails: value_too_large`, pair, L, 'mk', [bytesOf(LIMITS.mapKeyBytes + 1)]),
+    c('map-string-key-at-limit', `a string map key of ${LIMITS.mapKeyBytes} UTF-8 bytes is stored`, pair, L, 'mks', [str(LIMITS.mapKeyBytes)]),
+    c('map-string-key-past-limit', `a string map key of ${LIMITS.mapKeyBytes + 1} UTF-8 bytes fails: value_too_large`, pair, L, 'mks', [str(LIMITS.mapKeyBytes + 1)]),
+    c('events-at-limit', `events of exactly ${LIMITS.eventBytes} bytes in one call (names plus string bytes) execute`, pair, L, 'ev', [str(tailAtLimit)]),
+    c('events-past-limit', `events of ${LIMITS.eventBytes + 1} bytes fail: event_limit_exceeded`, pair, L, 'ev', [str(tailAtLimit + 1)]),
+    c('cross-contract-writes-events', 'a callee writes its own storage and emits under its own id; events in log order across frames, writes sorted by contract', pair, L, 'poke', [keyM]),
+    c('cross-contract-callee-fails', 'a callee that fails fails the whole call: nothing of either frame applied', pair, L, 'pokefail', [keyM]),
+    c('cross-contract-caller', 'caller() in a callee is the calling contract\'s id', pair, L, 'whovia', [keyM]),
+    c('readonly-calls-writer', 'a readonly function calling a non-readonly one in another contract fails: readonly_violation', pair, L, 'peek', [keyM]),
+  ];
 }
