@@ -16,16 +16,20 @@ import { repoRoot } from './helpers/paths.js';
 
 const runner = join(repoRoot, 'conformance', 'run.mjs');
 
+/** The vectors regenerated once for every test here (the histories take seconds: they write RocksDB stores). */
+let regenerated: Promise<Map<string, string>> | null = null;
+const generated = (): Promise<Map<string, string>> => (regenerated ??= generateVectors());
+
 function run(args: string[]): { status: number | null; stdout: string } {
   const r = spawnSync(process.execPath, [runner, ...args], { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout };
 }
 
 test('regenerated vectors are identical to the committed ones', async () => {
-  const generated = await generateVectors();
+  const files = await generated();
   const committed = readdirSync(vectorsDir).filter((f) => f.endsWith('.json')).sort();
-  assert.deepEqual(committed, [...generated.keys()], 'the vector files are the ones the generator writes (run npm run conformance:generate)');
-  for (const [name, text] of generated) {
+  assert.deepEqual(committed, [...files.keys()], 'the vector files are the ones the generator writes (run npm run conformance:generate)');
+  for (const [name, text] of files) {
     assert.ok(readFileSync(join(vectorsDir, name), 'utf8') === text, `${name} differs from what the code generates: a rule changed (review, then npm run conformance:generate)`);
   }
 });
@@ -46,7 +50,7 @@ test('histories whose payloads arrive before, with or after their blocks end in 
 });
 
 test('the runner passes every vector through svc-node\'s adapter', async () => {
-  const cases = [...(await generateVectors()).values()].reduce((n, text) => n + (JSON.parse(text) as unknown[]).length, 0);
+  const cases = [...(await generated()).values()].reduce((n, text) => n + (JSON.parse(text) as unknown[]).length, 0);
   const r = run([]);
   assert.equal(r.status, 0, r.stdout.split('\n').filter((l) => l.startsWith('not ok')).slice(0, 5).join('\n'));
   const summary = r.stdout.trimEnd().split('\n').at(-1)!;
