@@ -18,9 +18,9 @@ import canonicalizeModule from 'canonicalize';
 import { NodeError } from '../../src/errors.js';
 import { configureLogging, logger } from '../../src/log.js';
 import { parseHex } from '../../src/protocol/hash.js';
-import { parseRawBlock } from '../../src/protocol/bitcoin.js';
+import { parseRawBlock, type ParsedBlock } from '../../src/protocol/bitcoin.js';
 import { connectedBlockOf } from '../../src/chain/watcher.js';
-import { blockInputOf } from '../../src/chain/connected-block.js';
+import { blockInputOf, spentByIn } from '../../src/chain/connected-block.js';
 import { runTask, type OpenedCall } from '../../src/pool/tasks.js';
 import { checkEvidence } from '../../src/protocol/evidence.js';
 import { bindingError, checkCallBinding, checkDeployBinding } from '../../src/protocol/binding.js';
@@ -112,9 +112,45 @@ async function call(w: Writer, s: Json): Promise<void> {
   await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true });
 }
 
-/** A raw block of the history as the core hands it to the writer (a block read in full). */
-function blockInput(hex: unknown, height: number, what: string): BlockInput {
-  return blockInputOf(connectedBlockOf(parseRawBlock(bytes(hex, what)), height));
+/** A block of the best chain: as parsed, and as the core hands it to the writer (a block read in full). */
+interface HeldBlock {
+  height: number;
+  hash: string;
+  parsed: ParsedBlock | null;
+}
+
+function blockInput(b: ParsedBlock, height: number): BlockInput {
+  return blockInputOf(connectedBlockOf(b, height));
+}
+
+/**
+ * The node's deferred checks (src/core/deferred-checks.ts, checkCall), played after every
+ * step with the history's best chain as the chain endpoint: a pending call whose named
+ * outpoint a transaction other than its anchor spends in a processed block gets that
+ * spend as evidence (takeEvidence), so it is dropped at that block however late its
+ * payload came (a node's memory of recent spends, which intake reads, may not reach it:
+ * after a restart or a re-derivation). Eviction of payloads whose anchor the endpoint
+ * shows nowhere is not played: a history has no mempool.
+ */
+async function deferredChecks(w: Writer, chain: readonly HeldBlock[], anchors: ReadonlyMap<string, Uint8Array>): Promise<void> {
+  const l = w.ledger;
+  for (const [txid, anchorTx] of anchors) {
+    const rec = await l.call(txid);
+    if (!rec || rec.status !== 'pending') continue;
+    const [otxid, vout] = rec.outpoint.split(':') as [string, string];
+    for (const b of chain) {
+      const p = b.parsed;
+      if (!p) continue;
+      const index = p.txs.findIndex((tx, i) => i > 0 && tx.ins.some((inp) => Buffer.from(inp.hash).reverse().toString('hex') === otxid && inp.index === Number(vout)));
+      if (index < 0) continue;
+      if (p.txids[index] === txid) break; // its own anchor: placed by the block, not dropped
+      const spentBy = spentByIn({ hash: b.hash, height: b.height, txids: p.txids, txAt: (i) => p.txs[i]! }, rec.outpoint, p.txids[index]!);
+      // The evidence the node keeps for the call (its anchor's bytes, as intake took them), and the spend.
+      if (spentBy) await w.takeEvidence(txid, { ...((await w.payloadEvidence(txid)) ?? { anchorTx, confirmed: null, spentBy: null }), spentBy });
+      await w.settled();
+      break;
+    }
+  }
 }
 
 export async function historyRun(input: Json): Promise<Answer> {
@@ -125,11 +161,13 @@ export async function historyRun(input: Json): Promise<Answer> {
   try {
     const anchor = input.anchor as { height: number; hash: string };
     await w.initAnchor(anchor);
-    const chain: { height: number; hash: string }[] = [anchor];
+    const chain: HeldBlock[] = [{ ...anchor, parsed: null }];
     const arrivals: Json[] = [];
     const checks: Json[] = [];
     const deployTxids: string[] = [];
     const callTxids: string[] = [];
+    /** The anchors of the calls sent, by txid: what intake would have kept as their evidence. */
+    const callAnchors = new Map<string, Uint8Array>();
     for (const [i, s] of (input.steps as Json[]).entries()) {
       switch (s.kind) {
         case 'blocks':
@@ -137,8 +175,9 @@ export async function historyRun(input: Json): Promise<Answer> {
           const depth = s.kind === 'reorg' ? (s.depth as number) : 0;
           if (depth >= chain.length) throw new Error(`steps[${i}]: a reorganisation below the anchor`);
           const disconnected = chain.splice(chain.length - depth, depth).reverse();
-          const connected = (s.blocks as string[]).map((b, j) => blockInput(b, chain.at(-1)!.height + 1 + j, `steps[${i}].blocks[${j}]`));
-          for (const b of connected) chain.push({ height: b.height, hash: b.hash });
+          const parsed = (s.blocks as string[]).map((b, j) => parseRawBlock(bytes(b, `steps[${i}].blocks[${j}]`)));
+          const connected = parsed.map((b, j) => blockInput(b, chain.at(-1)!.height + 1 + j));
+          connected.forEach((b, j) => chain.push({ height: b.height, hash: b.hash, parsed: parsed[j]! }));
           await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: true });
           await w.settled();
           break;
@@ -146,6 +185,7 @@ export async function historyRun(input: Json): Promise<Answer> {
         case 'deploy':
         case 'call': {
           (s.kind === 'deploy' ? deployTxids : callTxids).push(s.txid as string);
+          if (s.kind === 'call') callAnchors.set(s.txid as string, bytes(s.anchor_tx, `steps[${i}].anchor_tx`));
           try {
             await (s.kind === 'deploy' ? deploy(w, s) : call(w, s));
             arrivals.push({ step: i, ok: true });
@@ -163,6 +203,7 @@ export async function historyRun(input: Json): Promise<Answer> {
         default:
           throw new Error(`steps[${i}]: unknown kind ${JSON.stringify(s.kind)}`);
       }
+      await deferredChecks(w, chain, callAnchors);
     }
     const l = w.ledger;
     if (l.halted) return { output: { halted: true }, note: l.haltReason ?? undefined };

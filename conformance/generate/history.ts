@@ -165,7 +165,8 @@ function outcomes(): CaseInput[] {
 
 /**
  * A reorganisation `depth` deep: the deploy and a first call below the fork, a second
- * call in the first replaced block. Variants: the new branch leaves the call out and a
+ * call in the first replaced block; a third call dropped below the fork, its payload
+ * arriving after everything (dropped at that block whatever the node re-derived). Variants: the new branch leaves the call out and a
  * later block mines it (pending, then executed at its new height); the new branch holds
  * another spend of its outpoint (dropped); for the shallow depths, the payload arriving
  * after the reorg.
@@ -173,16 +174,18 @@ function outcomes(): CaseInput[] {
 function reorgCases(depth: number, variants: ('remined' | 'dropped' | 'late')[]): CaseInput[] {
   const out: CaseInput[] = [];
   for (const v of variants) {
-    const s = new Script(4);
+    const s = new Script(5);
     const d = s.deploy(artifact());
     const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
     const c2 = s.call(d.contractId, 'bump', [u64(7n)]);
-    const chain: Step[] = [s.mine([d]), s.mine([c1]), s.mine([c2])];
+    // Dropped below the fork; its payload arrives last, after the reorganisation.
+    const c3 = s.call(d.contractId, 'bump', [u64(11n)]);
+    const chain: Step[] = [s.mine([d]), s.mine([c1, s.conflict(c3)]), s.mine([c2])];
     if (depth > 1) chain.push(s.empty(depth - 1));
     const window = depth > 144 ? 'deeper than the 144-block undo window: the node re-derives from the journal' : 'within the 144-block undo window: rolled back through the undo logs';
     if (v === 'dropped') {
       const reorg = s.reorg(depth, depth + 1, { drop: [c2], txs: [s.conflict(c2)] });
-      out.push({ id: `reorg-${depth}-dropped`, pins: `a reorganisation ${depth} deep (${window}) whose new branch spends the call's outpoint otherwise: the call is dropped, its effect undone, every root of the new branch`, input: { anchor: s.anchor, steps: [d.step, c1.step, c2.step, ...chain, CHECK, reorg] } });
+      out.push({ id: `reorg-${depth}-dropped`, pins: `a reorganisation ${depth} deep (${window}) whose new branch spends the call's outpoint otherwise: the call is dropped, its effect undone, every root of the new branch`, input: { anchor: s.anchor, steps: [d.step, c1.step, c2.step, ...chain, CHECK, reorg, c3.step] } });
       continue;
     }
     const reorg = s.reorg(depth, depth + 1, { drop: [c2] });
@@ -190,11 +193,11 @@ function reorgCases(depth: number, variants: ('remined' | 'dropped' | 'late')[])
     if (v === 'remined') {
       out.push({
         id: `reorg-${depth}-remined`,
-        pins: `a reorganisation ${depth} deep (${window}) leaving the call out (checked: pending again, no position, its effect undone), then a block mining it: executed at its new height, the roots as if the old branch never was`,
-        input: { anchor: s.anchor, steps: [d.step, c1.step, c2.step, ...chain, CHECK, reorg, CHECK, remine] },
+        pins: `a reorganisation ${depth} deep (${window}) leaving the call out (checked: pending again, no position, its effect undone), then a block mining it: executed at its new height, the roots as if the old branch never was; a call dropped below the fork, its payload last: dropped`,
+        input: { anchor: s.anchor, steps: [d.step, c1.step, c2.step, ...chain, CHECK, reorg, CHECK, remine, c3.step] },
       });
     } else {
-      out.push({ id: `reorg-${depth}-payload-after`, pins: `the call's payload arrives after the reorganisation ${depth} deep and the block mining it again: the same answer as reorg-${depth}-remined`, input: { anchor: s.anchor, steps: [d.step, c1.step, ...chain, reorg, remine, c2.step] } });
+      out.push({ id: `reorg-${depth}-payload-after`, pins: `the call's payload arrives after the reorganisation ${depth} deep and the block mining it again: the same answer as reorg-${depth}-remined`, input: { anchor: s.anchor, steps: [d.step, c1.step, ...chain, reorg, remine, c2.step, c3.step] } });
     }
   }
   return out;
