@@ -47,6 +47,7 @@ test('histories whose payloads arrive before, with or after their blocks end in 
   };
   for (const id of ['outcomes-payloads-with-blocks', 'outcomes-payloads-after-blocks', 'outcomes-payloads-after-reversed']) assert.deepEqual(final(id), final('outcomes-payloads-before-blocks'), id);
   for (const depth of [1, 6]) assert.deepEqual(final(`reorg-${depth}-payload-after`), final(`reorg-${depth}-remined`), `reorg of ${depth}`);
+  assert.deepEqual(final('flip-flop'), final('flip-flop-reference'), 'a reorganisation there and back ends as the branch alone');
 });
 
 test('the runner passes every vector through svc-node\'s adapter', async () => {

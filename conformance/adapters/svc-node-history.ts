@@ -157,7 +157,8 @@ export async function historyRun(input: Json): Promise<Answer> {
   // The writer logs (a reorganisation is a warning): never on the adapter's stdout.
   configureLogging({ filter: 'error', sink: (line) => void process.stderr.write(line + '\n') });
   const dir = mkdtempSync(join(tmpdir(), 'svc-conformance-history-'));
-  const w = await Writer.open(join(dir, 'db'), 'conformance-history', logger('conformance'));
+  const open = () => Writer.open(join(dir, 'db'), 'conformance-history', logger('conformance'));
+  let w = await open();
   try {
     const anchor = input.anchor as { height: number; hash: string };
     await w.initAnchor(anchor);
@@ -197,6 +198,12 @@ export async function historyRun(input: Json): Promise<Answer> {
           await w.settled();
           break;
         }
+        case 'restart':
+          // A stop and a start on the same store: memory reloaded from what reached the disk.
+          await w.close();
+          w = await open();
+          await w.settled();
+          break;
         case 'check':
           checks.push({ step: i, ...(await snapshot(w, chain, deployTxids, callTxids)) });
           break;

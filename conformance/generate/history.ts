@@ -30,6 +30,8 @@ interface Payload {
 
 /** A step asking for the tip and every payload's status at that point of the history. */
 const CHECK: Step = { kind: 'check' };
+/** A step stopping the node and starting it again on its store. */
+const RESTART: Step = { kind: 'restart' };
 
 const payer = wallet('conformance history payer');
 const FEE = 1_000n;
@@ -235,8 +237,58 @@ function orderCases(): CaseInput[] {
   return [sameBlock, moved];
 }
 
+/** Blocks of several steps as one `blocks` step. */
+function joined(...steps: Step[]): Step {
+  return { kind: 'blocks', blocks: steps.flatMap((x) => x.blocks as string[]) };
+}
+
+/**
+ * A reorganisation there and back (two devnet chains built alike share every block up to
+ * the fork): on branch B another call claims call_id 1 first, so the call of branch A is
+ * invalid there; back on A it executes again, and every answer is what branch A alone gives.
+ * Then restarts: memory reloaded from the store, a late payload and a reorganisation after one.
+ */
+function flipFlopAndRestart(): CaseInput[] {
+  const build = () => {
+    const s = new Script(4);
+    const d = s.deploy(artifact());
+    const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
+    const dup = s.call(d.contractId, 'bump', [u64(2n)], 1n);
+    return { s, d, c1, dup, prefix: s.mine([d]) };
+  };
+  const a = build();
+  const b = build();
+  const branchA = [a.s.mine([a.c1]), a.s.empty(3)];
+  const branchB = [b.s.mine([b.dup, b.c1]), b.s.empty(1)];
+  if (JSON.stringify(a.prefix) !== JSON.stringify(b.prefix)) throw new Error('history: the two chains differ below their fork');
+  const payloads = [a.d.step, a.c1.step, a.dup.step];
+  const cases: CaseInput[] = [
+    {
+      id: 'flip-flop-reference',
+      pins: 'branch A alone: the call executed, the other claim of call_id 1 (never mined on A) pending',
+      input: { anchor: a.s.anchor, steps: [...payloads, a.prefix, joined(...branchA)] },
+    },
+    {
+      id: 'flip-flop',
+      pins: 'A, then a reorganisation to B (another call claims call_id 1 first: the call of A is invalid there), then back to A: every answer is flip-flop-reference\'s',
+      input: { anchor: a.s.anchor, steps: [...payloads, a.prefix, branchA[0]!, CHECK, { kind: 'reorg', depth: 1, blocks: joined(...branchB).blocks }, CHECK, { kind: 'reorg', depth: 2, blocks: joined(...branchA).blocks }] },
+    },
+  ];
+  const s = new Script(3);
+  const d = s.deploy(artifact());
+  const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
+  const c2 = s.call(d.contractId, 'bump', [u64(7n)]);
+  const before = [d.step, c1.step, s.mine([d]), s.mine([c1]), s.mine([c2]), s.empty(3), CHECK, RESTART];
+  cases.push({
+    id: 'restart',
+    pins: 'a restart keeps every answer; after it a reorganisation 4 deep through the stored undo logs, a late payload whose block the reorganisation replaced, another restart: the answers of a node never stopped',
+    input: { anchor: s.anchor, steps: [...before, CHECK, s.reorg(4, 5), c2.step, CHECK, RESTART, s.empty(1)] },
+  });
+  return cases;
+}
+
 export function historyArea(): Area {
   return {
-    'history.run': [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate()],
+    'history.run': [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate(), ...flipFlopAndRestart()],
   };
 }
