@@ -39,7 +39,7 @@ test('the execution vectors run every opcode of the instruction set at least onc
   assert.deepEqual(opcodeCensus(cases).never, []);
 });
 
-test('histories whose payloads arrive before, with or after their blocks end in the same statuses and roots', () => {
+test('histories whose payloads arrive before, with or after their blocks, on a full or a light node, end in the same statuses and roots', () => {
   const cases = JSON.parse(readFileSync(join(vectorsDir, 'history.run.json'), 'utf8')) as { id: string; expected: { blocks: unknown; deploys: unknown; calls: unknown } }[];
   const final = (id: string) => {
     const e = cases.find((c) => c.id === id)!.expected;
@@ -48,6 +48,14 @@ test('histories whose payloads arrive before, with or after their blocks end in 
   for (const id of ['outcomes-payloads-with-blocks', 'outcomes-payloads-after-blocks', 'outcomes-payloads-after-reversed']) assert.deepEqual(final(id), final('outcomes-payloads-before-blocks'), id);
   for (const depth of [1, 6]) assert.deepEqual(final(`reorg-${depth}-payload-after`), final(`reorg-${depth}-remined`), `reorg of ${depth}`);
   assert.deepEqual(final('flip-flop'), final('flip-flop-reference'), 'a reorganisation there and back ends as the branch alone');
+  // A light node (blocks as their header alone) answers as a full node at every check and at the end.
+  const twins = cases.filter((c) => c.id.startsWith('light-'));
+  assert.ok(twins.length >= 10);
+  for (const t of twins) {
+    const full = cases.find((c) => c.id === t.id.slice('light-'.length))!.expected as Record<string, unknown>;
+    const light = t.expected as Record<string, unknown>;
+    for (const k of ['blocks', 'deploys', 'calls', 'checks']) assert.deepEqual(light[k], full[k], `${t.id}: ${k}`);
+  }
 });
 
 test('the runner passes every vector through svc-node\'s adapter', async () => {

@@ -22,7 +22,8 @@ import { parseRawBlock, type ParsedBlock } from '../../src/protocol/bitcoin.js';
 import { connectedBlockOf } from '../../src/chain/watcher.js';
 import { blockInputOf, spentByIn } from '../../src/chain/connected-block.js';
 import { runTask, type OpenedCall } from '../../src/pool/tasks.js';
-import { checkEvidence } from '../../src/protocol/evidence.js';
+import { checkEvidence, type Evidence, type FoldedRoots, type Inclusion } from '../../src/protocol/evidence.js';
+import { merkleBranches } from '../../src/protocol/merkle-branch.js';
 import { bindingError, checkCallBinding, checkDeployBinding } from '../../src/protocol/binding.js';
 import { repeatOrConflict } from '../../src/protocol/rules.js';
 import { contractIdHex } from '../../src/protocol/contract.js';
@@ -57,7 +58,7 @@ function anchorOf(txid: string, outpoint: { txid: string; vout: number } | null,
 }
 
 /** Intake's checks of a deploy registration (vetDeploy), then the writer's acceptance. */
-async function deploy(w: Writer, s: Json): Promise<void> {
+async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<void> {
   const txid = s.txid as string;
   const metadata = (s.metadata as Json | undefined) ?? {};
   const checked = pooled<CheckedDeploy>(runTask({ kind: 'checkDeploy', body: { txid, ...(s.artifact as Json) } }));
@@ -75,11 +76,12 @@ async function deploy(w: Writer, s: Json): Promise<void> {
     artifact: { ...checked.core, metadata },
     body_hash: bodyHash,
   };
-  await w.acceptDeploy(rec);
+  const ev = sentEvidence(txid, null, s.anchor_tx, confirmed);
+  await w.acceptDeploy(rec, ev?.evidence, ev?.folded);
 }
 
 /** Intake's checks of a call (vetCall), then the writer's acceptance with intake's outpoint check. */
-async function call(w: Writer, s: Json): Promise<void> {
+async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<void> {
   const txid = s.txid as string;
   const payload = bytes(s.payload, 'payload');
   const opened = pooled<OpenedCall>(runTask({ kind: 'openCall', payload }));
@@ -109,7 +111,31 @@ async function call(w: Writer, s: Json): Promise<void> {
     outpoint: opened.outpoint,
     instructions: null,
   };
-  await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true });
+  const ev = sentEvidence(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx, confirmed);
+  await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded);
+}
+
+/**
+ * The evidence a payload comes with when its anchor is confirmed in a block the node
+ * processed, for a node that reads blocks as their header alone (a peer's or a client's:
+ * the anchor and its inclusion), checked and folded as intake checks it; null otherwise.
+ */
+function sentEvidence(txid: string, outpoint: { txid: string; vout: number } | null, anchorHex: unknown, confirmed: Inclusion | null): { evidence: Evidence; folded: FoldedRoots } | null {
+  if (!confirmed) return null;
+  const checked = checkEvidence(txid, outpoint, { anchorTx: bytes(anchorHex, 'anchor_tx'), confirmed, spentBy: null });
+  if (!checked.ok) throw new Error(`the history's own inclusion of ${txid} does not check: ${checked.reason}`);
+  return { evidence: checked.proven, folded: { confirmed: checked.confirmedRoot, spender: checked.spenderRoot } };
+}
+
+/** Where the best chain holds `txid`: its inclusion (the endpoint's merkle proof), or null. */
+function inclusionOf(chain: readonly HeldBlock[], txid: string): Inclusion | null {
+  for (const b of chain) {
+    const index = b.parsed?.txids.indexOf(txid) ?? -1;
+    if (index < 0) continue;
+    const leaves = b.parsed!.txids.map((t) => Buffer.from(t, 'hex').reverse());
+    return { blockHash: b.hash, height: b.height, txIndex: index, branch: merkleBranches(leaves, [index])[0]! };
+  }
+  return null;
 }
 
 /** A block of the best chain: as parsed, and as the core hands it to the writer (a block read in full). */
@@ -124,29 +150,42 @@ function blockInput(b: ParsedBlock, height: number): BlockInput {
 }
 
 /**
- * The node's deferred checks (src/core/deferred-checks.ts, checkCall), played after every
- * step with the history's best chain as the chain endpoint: a pending call whose named
- * outpoint a transaction other than its anchor spends in a processed block gets that
- * spend as evidence (takeEvidence), so it is dropped at that block however late its
- * payload came (a node's memory of recent spends, which intake reads, may not reach it:
- * after a restart or a re-derivation). Eviction of payloads whose anchor the endpoint
- * shows nowhere is not played: a history has no mempool.
+ * The node's deferred checks (src/core/deferred-checks.ts), played after every step with
+ * the history's best chain as the chain endpoint: a pending payload whose anchor a
+ * processed block holds gets its inclusion as evidence (a node reading blocks as their
+ * header alone learns it so); a pending call whose named outpoint a transaction other
+ * than its anchor spends in a processed block gets that spend (takeEvidence), so it is
+ * dropped at that block however late its payload came (a node's memory of recent spends,
+ * which intake reads, may not reach it: after a restart or a re-derivation). Eviction of
+ * payloads whose anchor the endpoint shows nowhere is not played: a history has no
+ * mempool.
  */
 async function deferredChecks(w: Writer, chain: readonly HeldBlock[], anchors: ReadonlyMap<string, Uint8Array>): Promise<void> {
   const l = w.ledger;
   for (const [txid, anchorTx] of anchors) {
-    const rec = await l.call(txid);
-    if (!rec || rec.status !== 'pending') continue;
+    const held = await l.payloadAt(txid);
+    if (!held) continue;
+    const rec = held.kind === 'call' ? await l.call(txid) : null;
+    const pending = held.kind === 'call' ? rec?.status === 'pending' : l.contract(held.contract_id)?.status === 'pending';
+    if (!pending) continue;
+    // The evidence the node keeps for the payload (at least its anchor's bytes, as intake took them).
+    const kept = (await w.payloadEvidence(txid)) ?? { anchorTx, confirmed: null, spentBy: null };
+    const confirmed = inclusionOf(chain, txid);
+    if (confirmed) {
+      // Its anchor is in a processed block the node read as its header alone: placed there.
+      await w.takeEvidence(txid, { ...kept, confirmed });
+      await w.settled();
+      continue;
+    }
+    if (!rec) continue;
     const [otxid, vout] = rec.outpoint.split(':') as [string, string];
     for (const b of chain) {
       const p = b.parsed;
       if (!p) continue;
       const index = p.txs.findIndex((tx, i) => i > 0 && tx.ins.some((inp) => Buffer.from(inp.hash).reverse().toString('hex') === otxid && inp.index === Number(vout)));
       if (index < 0) continue;
-      if (p.txids[index] === txid) break; // its own anchor: placed by the block, not dropped
       const spentBy = spentByIn({ hash: b.hash, height: b.height, txids: p.txids, txAt: (i) => p.txs[i]! }, rec.outpoint, p.txids[index]!);
-      // The evidence the node keeps for the call (its anchor's bytes, as intake took them), and the spend.
-      if (spentBy) await w.takeEvidence(txid, { ...((await w.payloadEvidence(txid)) ?? { anchorTx, confirmed: null, spentBy: null }), spentBy });
+      if (spentBy) await w.takeEvidence(txid, { ...kept, spentBy });
       await w.settled();
       break;
     }
@@ -167,8 +206,11 @@ export async function historyRun(input: Json): Promise<Answer> {
     const checks: Json[] = [];
     const deployTxids: string[] = [];
     const callTxids: string[] = [];
-    /** The anchors of the calls sent, by txid: what intake would have kept as their evidence. */
-    const callAnchors = new Map<string, Uint8Array>();
+    /** The anchors of the payloads sent, by txid: what intake would have kept as their evidence. */
+    const anchors = new Map<string, Uint8Array>();
+    /** `light`: blocks are applied as their header alone, as a light node's follower hands them over. */
+    const light = input.node === 'light';
+    if (input.node !== undefined && input.node !== 'full' && !light) throw new Error('input node must be "full" or "light"');
     for (const [i, s] of (input.steps as Json[]).entries()) {
       switch (s.kind) {
         case 'blocks':
@@ -177,7 +219,10 @@ export async function historyRun(input: Json): Promise<Answer> {
           if (depth >= chain.length) throw new Error(`steps[${i}]: a reorganisation below the anchor`);
           const disconnected = chain.splice(chain.length - depth, depth).reverse();
           const parsed = (s.blocks as string[]).map((b, j) => parseRawBlock(bytes(b, `steps[${i}].blocks[${j}]`)));
-          const connected = parsed.map((b, j) => blockInput(b, chain.at(-1)!.height + 1 + j));
+          const base = chain.at(-1)!.height + 1;
+          const connected = parsed.map((b, j): BlockInput =>
+            light ? { height: base + j, hash: b.hash, prevHash: b.header.prevHash, txs: [], header: Buffer.from(b.header.hex, 'hex'), headerOnly: true } : blockInput(b, base + j),
+          );
           connected.forEach((b, j) => chain.push({ height: b.height, hash: b.hash, parsed: parsed[j]! }));
           await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: true });
           await w.settled();
@@ -186,9 +231,11 @@ export async function historyRun(input: Json): Promise<Answer> {
         case 'deploy':
         case 'call': {
           (s.kind === 'deploy' ? deployTxids : callTxids).push(s.txid as string);
-          if (s.kind === 'call') callAnchors.set(s.txid as string, bytes(s.anchor_tx, `steps[${i}].anchor_tx`));
+          anchors.set(s.txid as string, bytes(s.anchor_tx, `steps[${i}].anchor_tx`));
           try {
-            await (s.kind === 'deploy' ? deploy(w, s) : call(w, s));
+            // A light node learns a confirmed anchor's block only from the evidence a payload comes with.
+            const confirmed = light ? inclusionOf(chain, s.txid as string) : null;
+            await (s.kind === 'deploy' ? deploy(w, s, confirmed) : call(w, s, confirmed));
             arrivals.push({ step: i, ok: true });
           } catch (e) {
             if (!(e instanceof NodeError)) throw e;
@@ -210,7 +257,7 @@ export async function historyRun(input: Json): Promise<Answer> {
         default:
           throw new Error(`steps[${i}]: unknown kind ${JSON.stringify(s.kind)}`);
       }
-      await deferredChecks(w, chain, callAnchors);
+      await deferredChecks(w, chain, anchors);
     }
     const l = w.ledger;
     if (l.halted) return { output: { halted: true }, note: l.haltReason ?? undefined };

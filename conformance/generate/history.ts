@@ -287,8 +287,22 @@ function flipFlopAndRestart(): CaseInput[] {
   return cases;
 }
 
+/** The light-node twins of some cases: blocks applied as their header alone; the answers must be the full node's. */
+const LIGHT = ['outcomes-payloads-before-blocks', 'outcomes-payloads-after-blocks', 'call-before-deploy-payload', 'deploy-and-calls-in-one-block', 'reorg-1-remined', 'reorg-6-dropped', 'reorg-6-payload-after', 'reorg-moves-deploy-above-call', 'flip-flop', 'restart', 'reorg-150-remined'];
+
+function lightTwins(cases: CaseInput[]): CaseInput[] {
+  return LIGHT.map((id) => {
+    const c = cases.find((x) => x.id === id);
+    if (!c) throw new Error(`history: no case ${id} to run as a light node`);
+    return { id: `light-${id}`, pins: `a light node (blocks as their header alone; a payload brings its anchor's inclusion once confirmed; the deferred checks place the rest): the same statuses and roots as ${id}`, input: { ...c.input, node: 'light' } };
+  });
+}
+
 export function historyArea(): Area {
-  return {
-    'history.run': [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate(), ...flipFlopAndRestart()],
-  };
+  const cases = allCases();
+  return { 'history.run': [...cases, ...lightTwins(cases)] };
+}
+
+function allCases(): CaseInput[] {
+  return [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate(), ...flipFlopAndRestart()];
 }
