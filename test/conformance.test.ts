@@ -48,6 +48,7 @@ test('histories whose payloads arrive before, with or after their blocks, on a f
   for (const id of ['outcomes-payloads-with-blocks', 'outcomes-payloads-after-blocks', 'outcomes-payloads-after-reversed']) assert.deepEqual(final(id), final('outcomes-payloads-before-blocks'), id);
   for (const depth of [1, 6]) assert.deepEqual(final(`reorg-${depth}-payload-after`), final(`reorg-${depth}-remined`), `reorg of ${depth}`);
   assert.deepEqual(final('flip-flop'), final('flip-flop-reference'), 'a reorganisation there and back ends as the branch alone');
+  assert.deepEqual(final('claims-first-arrives-late'), final('claims-held-from-start'), 'a late claim of a call_id ends as when held from the start');
   // A light node (blocks as their header alone) answers as a full node at every check and at the end.
   const twins = cases.filter((c) => c.id.startsWith('light-'));
   assert.ok(twins.length >= 10);

@@ -287,8 +287,32 @@ function flipFlopAndRestart(): CaseInput[] {
   return cases;
 }
 
+/**
+ * Two calls claiming one call_id in consecutive blocks: held from the start, the first
+ * executes and the second is invalid; when the first's payload arrives only after both
+ * blocks, the second executed meanwhile, and the late payload's replay must end where
+ * the node holding both from the start is. And a late payload whose block a
+ * reorganisation then removes: pending again, then executed where mined anew.
+ */
+function lateCases(): CaseInput[] {
+  const s = new Script(4);
+  const d = s.deploy(artifact());
+  const first = s.call(d.contractId, 'bump', [u64(5n)], 1n);
+  const second = s.call(d.contractId, 'bump', [u64(7n)], 1n);
+  const blocks = [s.mine([d]), s.mine([first]), s.mine([second])];
+  const r = new Script(3);
+  const rd = r.deploy(artifact());
+  const rc = r.call(rd.contractId, 'bump', [u64(5n)]);
+  const rsteps = [rd.step, r.mine([rd]), r.mine([rc]), rc.step, CHECK, r.reorg(1, 2, { drop: [rc] }), CHECK, r.mine([rc])];
+  return [
+    { id: 'claims-held-from-start', pins: 'two calls claiming one call_id in consecutive blocks, both held before: the first executes, the second is invalid (duplicate_call_id)', input: { anchor: s.anchor, steps: [d.step, first.step, second.step, ...blocks] } },
+    { id: 'claims-first-arrives-late', pins: 'the same with the first call\'s payload arriving after both blocks: the second, executed meanwhile (checked), is invalid once the first is replayed at its block: the answers of claims-held-from-start', input: { anchor: s.anchor, steps: [d.step, second.step, ...blocks, CHECK, first.step] } },
+    { id: 'late-payload-then-reorg', pins: 'a late payload replayed at its block, then a reorganisation removing that block: pending again, its effect undone; executed where mined anew', input: { anchor: r.anchor, steps: rsteps } },
+  ];
+}
+
 /** The light-node twins of some cases: blocks applied as their header alone; the answers must be the full node's. */
-const LIGHT = ['outcomes-payloads-before-blocks', 'outcomes-payloads-after-blocks', 'call-before-deploy-payload', 'deploy-and-calls-in-one-block', 'reorg-1-remined', 'reorg-6-dropped', 'reorg-6-payload-after', 'reorg-moves-deploy-above-call', 'flip-flop', 'restart', 'reorg-150-remined'];
+const LIGHT = ['outcomes-payloads-before-blocks', 'outcomes-payloads-after-blocks', 'call-before-deploy-payload', 'deploy-and-calls-in-one-block', 'reorg-1-remined', 'reorg-6-dropped', 'reorg-6-payload-after', 'reorg-moves-deploy-above-call', 'flip-flop', 'restart', 'reorg-150-remined', 'claims-first-arrives-late', 'late-payload-then-reorg'];
 
 function lightTwins(cases: CaseInput[]): CaseInput[] {
   return LIGHT.map((id) => {
@@ -304,5 +328,5 @@ export function historyArea(): Area {
 }
 
 function allCases(): CaseInput[] {
-  return [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate(), ...flipFlopAndRestart()];
+  return [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate(), ...flipFlopAndRestart(), ...lateCases()];
 }
