@@ -81,6 +81,12 @@ const EDGE_ARITH_FNS: Record<string, string> = {
   w2i: 'pub readonly fn w2i(a: u128) -> i64 { return a as i64; }',
   i2w: 'pub readonly fn i2w(a: i64) -> u128 { return a as u128; }',
   ibytes: 'pub readonly fn ibytes(a: i64) -> bytes { return to_bytes(a); }',
+  ilt: 'pub readonly fn ilt(a: i64, b: i64) -> bool { return a < b; }',
+  wle: 'pub readonly fn wle(a: u128, b: u128) -> bool { return a <= b; }',
+  beq: 'pub readonly fn beq(a: bytes, b: bytes) -> bool { return a == b; }',
+  seq: 'pub readonly fn seq(a: string, b: string) -> bool { return a == b; }',
+  keq: 'pub readonly fn keq(a: key, b: key) -> bool { return a != b; }',
+  slen: 'pub readonly fn slen(a: string) -> u64 { return len(a); }',
 };
 
 const ARITH_SRC = `contract Arith {
@@ -368,5 +374,13 @@ function arithEdgeCases(one: (id: string, artifact: ArtifactCore, storage?: [str
     x('to-bytes-i64-min', 'to_bytes of i64 MIN: 8 bytes two\'s complement big-endian (80 00 .. 00)', 'ibytes', [i64(I64_MIN)]),
     x('to-bytes-i64-minus-one', 'to_bytes of i64 -1: ff x 8', 'ibytes', [i64('-1')]),
     x('u64-max-arg', 'a u64 argument of 2^64-1 reaches the contract', 'umod', [u64(BigInt(U64_MAX)), u64(BigInt(U64_MAX))]),
+    x('i64-less-signed', 'i64 < compares signed: MIN < -1 < 0', 'ilt', [i64(I64_MIN), i64('-1')]),
+    x('i64-less-not', 'i64 0 < -1 is false', 'ilt', [i64('0'), i64('-1')]),
+    x('u128-le-at-max', 'u128 2^128-1 <= 2^128-1', 'wle', [u128(U128_MAX), u128(U128_MAX)]),
+    x('bytes-eq-content', 'bytes compare by content: equal bytes are equal', 'beq', [{ type: 'bytes', value: '00ff' }, { type: 'bytes', value: '00ff' }]),
+    x('bytes-eq-prefix', 'a bytes value and its prefix are not equal', 'beq', [{ type: 'bytes', value: '00ff' }, { type: 'bytes', value: '00' }]),
+    x('string-eq-utf8', 'strings compare by their UTF-8: "é" precomposed is not "e" with a combining accent', 'seq', [{ type: 'string', value: '\u00e9' }, { type: 'string', value: 'e\u0301' }]),
+    x('key-ne', 'keys differing in their last byte are not equal', 'keq', [{ type: 'key', value: '00'.repeat(31) + '01' }, { type: 'key', value: '00'.repeat(32) }]),
+    x('string-len-utf8', 'len of a string is its UTF-8 byte length (4 for one emoji)', 'slen', [{ type: 'string', value: '\u{1F600}' }]),
   ];
 }
