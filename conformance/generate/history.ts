@@ -311,6 +311,37 @@ function lateCases(): CaseInput[] {
   ];
 }
 
+/** What intake answers for payloads that are repeats, conflicts or bound to another anchor, and that none of them changes a root. */
+function arrivalCases(): CaseInput[] {
+  const s = new Script(5);
+  const d = s.deploy(artifact());
+  const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
+  const other = s.call(d.contractId, 'bump', [u64(6n)]);
+  const step = (p: Payload, over: Step): Step => ({ ...p.step, ...over });
+  // The same anchor txid with another envelope (the second call's): a conflict.
+  const conflicting = step(c1, { payload: other.step.payload });
+  // The second call's envelope sent under the first call's anchor (bytes and txid): its stamp names another envelope hash.
+  const rebound = step(other, { txid: c1.txid, anchor_tx: c1.hex });
+  // An anchor_tx that is not the transaction the txid names (a txid the node does not hold: a repeat is answered before its anchor is read).
+  const wrongAnchor = step(other, { anchor_tx: c1.hex });
+  // Another contract's artifact under a counter deploy's anchor: its stamp names another code hash.
+  const { metadata: _m, ...emitter } = fixtureArtifact('emitter.svc');
+  const deployElsewhere = step(s.deploy(artifact()), { artifact: emitter });
+  const deployBlock = s.mine([d]);
+  return [
+    {
+      id: 'arrivals-repeat-conflict-binding',
+      pins: 'intake: a repeat is taken (no change, before and after its block), another payload under a held txid is a conflict, an anchor_tx that is not the txid\'s transaction is bad_request, a deploy whose stamp names another code hash is code_hash_mismatch; only the first call is decided',
+      input: { anchor: s.anchor, steps: [d.step, d.step, c1.step, c1.step, conflicting, wrongAnchor, deployBlock, s.mine([c1]), c1.step, deployElsewhere] },
+    },
+    {
+      id: 'arrivals-anchor-mismatch',
+      pins: 'a call whose anchor carries another envelope\'s stamp is refused anchor_mismatch and never held, whatever its block holds',
+      input: { anchor: s.anchor, steps: [d.step, rebound, deployBlock] },
+    },
+  ];
+}
+
 /** The light-node twins of some cases: blocks applied as their header alone; the answers must be the full node's. */
 const LIGHT = ['outcomes-payloads-before-blocks', 'outcomes-payloads-after-blocks', 'call-before-deploy-payload', 'deploy-and-calls-in-one-block', 'reorg-1-remined', 'reorg-6-dropped', 'reorg-6-payload-after', 'reorg-moves-deploy-above-call', 'flip-flop', 'restart', 'reorg-150-remined', 'claims-first-arrives-late', 'late-payload-then-reorg'];
 
@@ -328,5 +359,5 @@ export function historyArea(): Area {
 }
 
 function allCases(): CaseInput[] {
-  return [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate(), ...flipFlopAndRestart(), ...lateCases()];
+  return [...outcomes(), ...orderCases(), ...reorgCases(1, ['remined', 'dropped', 'late']), ...reorgCases(6, ['remined', 'dropped', 'late']), ...reorgCases(144, ['remined']), ...reorgCases(150, ['remined']), ...deepLate(), ...flipFlopAndRestart(), ...lateCases(), ...arrivalCases()];
 }
