@@ -224,18 +224,25 @@ export async function historyRun(input: Json): Promise<Answer> {
             light ? { height: base + j, hash: b.hash, prevHash: b.header.prevHash, txs: [], header: Buffer.from(b.header.hex, 'hex'), headerOnly: true } : blockInput(b, base + j),
           );
           connected.forEach((b, j) => chain.push({ height: b.height, hash: b.hash, parsed: parsed[j]! }));
-          await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: true });
+          try {
+            await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: true });
+          } catch (e) {
+            // A node that halts (a replay disagreeing with what it stored) answers nothing more.
+            if (w.ledger.halted) return { output: { halted: true }, note: w.ledger.haltReason ?? undefined };
+            throw e;
+          }
           await w.settled();
           break;
         }
         case 'deploy':
         case 'call': {
           (s.kind === 'deploy' ? deployTxids : callTxids).push(s.txid as string);
-          anchors.set(s.txid as string, bytes(s.anchor_tx, `steps[${i}].anchor_tx`));
           try {
             // A light node learns a confirmed anchor's block only from the evidence a payload comes with.
             const confirmed = light ? inclusionOf(chain, s.txid as string) : null;
             await (s.kind === 'deploy' ? deploy(w, s, confirmed) : call(w, s, confirmed));
+            // Taken: its anchor is what the node keeps as its evidence (a refused payload's proves nothing).
+            if (!anchors.has(s.txid as string)) anchors.set(s.txid as string, bytes(s.anchor_tx, `steps[${i}].anchor_tx`));
             arrivals.push({ step: i, ok: true });
           } catch (e) {
             if (!(e instanceof NodeError)) throw e;
