@@ -28,6 +28,7 @@ import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHe
 import { networkParams } from '@svc-node/protocol/activation';
 import { Verifier, signingBytes, verifyIdentityProof } from '../../src/gossip/auth.js';
 import type { PeerMethod } from '../../src/gossip/server.js';
+import { historyRun } from './svc-node-history.js';
 import { checkEvidence, coinbaseDepth, inclusionMatchesHeader, parseProven, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 
 /** What an operation answers: `output` is compared with a case's `expected`; `note` is for people only. */
@@ -385,12 +386,25 @@ const operations: Record<string, Operation> = {
 };
 
 /** The operations this adapter answers (the vector files' names without ".json"). */
-export const OPERATIONS: readonly string[] = Object.keys(operations).sort();
+/** Operations whose answer drives the node's writer over a RocksDB store: asynchronous. */
+const asyncOperations: Record<string, (input: Json) => Promise<Answer>> = {
+  'history.run': historyRun,
+};
+
+export const OPERATIONS: readonly string[] = [...Object.keys(operations), ...Object.keys(asyncOperations)].sort();
 
 /** One case's answer. Throws Error on an unknown operation or a malformed input (a fault of the kit, not a refusal). */
 export function answer(op: string, input: unknown): Answer {
   const f = Object.hasOwn(operations, op) ? operations[op] : undefined;
-  if (!f) throw new Error(`unknown operation ${JSON.stringify(op)}`);
+  if (!f) throw new Error(Object.hasOwn(asyncOperations, op) ? `operation ${op} answers asynchronously: answerAsync` : `unknown operation ${JSON.stringify(op)}`);
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new Error('input must be a JSON object');
+  return f(input as Json);
+}
+
+/** One case's answer, for every operation (`history.run` included). */
+export async function answerAsync(op: string, input: unknown): Promise<Answer> {
+  const f = Object.hasOwn(asyncOperations, op) ? asyncOperations[op] : undefined;
+  if (!f) return answer(op, input);
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new Error('input must be a JSON object');
   return f(input as Json);
 }

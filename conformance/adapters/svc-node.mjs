@@ -6,7 +6,7 @@
 // malformed. Needs the built node (npm run build): the answers come from dist/.
 import { createInterface } from 'node:readline';
 
-const { answer, OPERATIONS } = await import('../../dist/conformance/adapters/svc-node-answers.js');
+const { answerAsync, OPERATIONS } = await import('../../dist/conformance/adapters/svc-node-answers.js');
 const { initEcc } = await import('@svc-node/protocol/bitcoin');
 initEcc();
 const known = new Set(OPERATIONS);
@@ -19,7 +19,7 @@ for await (const line of lines) {
   try {
     const c = JSON.parse(line);
     id = c.id ?? null;
-    reply = known.has(c.op) ? { id, output: answer(c.op, c.input).output } : { id, unsupported: true };
+    reply = known.has(c.op) ? { id, output: (await answerAsync(c.op, c.input)).output } : { id, unsupported: true };
   } catch (e) {
     reply = { id, error: e instanceof Error ? e.message : String(e) };
   }

@@ -20,6 +20,7 @@ import { headersArea } from './headers.js';
 import { peersArea } from './peers.js';
 import { decisionsArea } from './decisions.js';
 import { blocksArea } from './blocks.js';
+import { historyArea } from './history.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
 import { OPINFO } from '@svc-node/protocol/vm/isa';
 
@@ -27,12 +28,12 @@ import { OPINFO } from '@svc-node/protocol/vm/isa';
 export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/', import.meta.url));
 
 /** Every vector file's name and text. */
-export function generateVectors(): Map<string, string> {
+export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea()];
   const files = new Map<string, string>();
   for (const area of areas) {
-    for (const [op, cases] of Object.entries(area)) files.set(`${op}.json`, canonicalJson(fill(op, cases)));
+    for (const [op, cases] of Object.entries(area)) files.set(`${op}.json`, canonicalJson(await fill(op, cases)));
   }
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
@@ -46,7 +47,7 @@ export function opcodeCensus(cases: { input: Record<string, unknown> }[]): { exe
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const files = generateVectors();
+  const files = await generateVectors();
   mkdirSync(vectorsDir, { recursive: true });
   for (const old of readdirSync(vectorsDir)) if (old.endsWith('.json') && !files.has(old)) rmSync(join(vectorsDir, old));
   let cases = 0;
