@@ -9,3 +9,5 @@ export * from './node.js';
 export * from './sdk.js';
 export * from './coin.js';
 export * from './stream.js';
+export * from './submitter.js';
+export * from './psbt.js';

@@ -2,7 +2,7 @@
 import type { CoinJson } from '../protocol/coin.js';
 import { ClientError } from './errors.js';
 import { stream, type StreamMessage, type StreamOptions } from './stream.js';
-import { request, joinUrl, parseJson, oneLine, type HttpOptions } from './http.js';
+import { request, joinUrl, parseJson, oneLine, parseRetryAfter, type HttpOptions } from './http.js';
 import { verifyFieldProof, type FieldProof } from '../state/state-tree.js';
 import type { TrieProof } from '../state/trie.js';
 import { checkRootParts, verifyDecisionProof, type Decision } from '../state/decisions.js';
@@ -530,7 +530,9 @@ export class NodeClient {
     } catch {
       if (a.text) message += `: ${oneLine(a.text, 120)}`;
     }
-    throw new ClientError(code, oneLine(message), a.status);
+    const err = new ClientError(code, oneLine(message), a.status);
+    err.retryAfterMs = parseRetryAfter(a.retryAfter) ?? undefined;
+    throw err;
   }
 
   deployContract(body: DeployBody): Promise<DeployAnswer> {
