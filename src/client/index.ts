@@ -11,3 +11,6 @@ export * from './coin.js';
 export * from './stream.js';
 export * from './submitter.js';
 export * from './psbt.js';
+export * from './answers.js';
+export * from './reader.js';
+export * from './cursor-file.js';
