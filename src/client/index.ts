@@ -14,3 +14,4 @@ export * from './psbt.js';
 export * from './answers.js';
 export * from './reader.js';
 export * from './cursor-file.js';
+export * from './typed-contract.js';
