@@ -39,6 +39,9 @@ const DEFAULT_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 10_000;
 /** Bitcoin Core's ancestor limit, which the node's chain of held anchors follows (docs/STATE.md, "Coin evidence"): a change coin deeper is not reused. */
 const MAX_CHAIN_DEPTH = 25;
+/** The SDK's own refusals (src/client/errors.ts): what a retry later may pass, and what it never will; the node's codes are classed by src/protocol/rules.ts. */
+const SDK_RETRYABLE = new Set(['unreachable', 'chain_error', 'chain_unavailable', 'timeout', 'node_error', 'internal']);
+const SDK_FINAL = new Set(['bad_argument', 'bad_key', 'unknown_function', 'insufficient_funds', 'fee_too_high', 'bad_proof', 'compile_error']);
 /** Codes whose refusal leaves the coin free for the next call (nothing holds it): all but those saying a held payload uses it. */
 const COIN_HELD = new Set(['coin_in_use', 'bad_coin', 'conflict']);
 
@@ -302,7 +305,7 @@ export class Submitter {
 
   private refused(ref: string, txid: string | null, e: unknown): CallFate {
     const err = e instanceof ClientError ? e : new ClientError('internal', String((e as Error)?.message ?? e));
-    const f: CallFate = { fate: 'refused', ref, txid, code: err.code, message: err.message, retryable: refusalIsRetryable(err.code) && err.code !== 'bad_argument' && err.code !== 'unknown_function' };
+    const f: CallFate = { fate: 'refused', ref, txid, code: err.code, message: err.message, retryable: SDK_RETRYABLE.has(err.code) || (!SDK_FINAL.has(err.code) && refusalIsRetryable(err.code)) };
     if (err.status !== undefined) f.status = err.status;
     return f;
   }
@@ -392,8 +395,10 @@ export class Submitter {
     const ctl = new AbortController();
     this.feeds.set(contractId, ctl);
     void (async () => {
-      const s = (await this.client.node.nodeStatus()) as { processed_height?: number | null };
-      const from = Math.max(0, (s.processed_height ?? 0) + 1);
+      // From the block the node holds now, inclusive: the call was accepted before this
+      // asks, so its deciding block is at least the next; one block more read is harmless.
+      const s = await this.client.node.nodeStatus();
+      const from = Math.max(0, s.processed_height ?? 0);
       for await (const m of stream(this.o.nodeUrl, { subscriptions: [{ kind: 'calls', id: 'submitter', contractId, fromHeight: from }], signal: ctl.signal })) {
         if (m.type === 'call') {
           const r = this.followed.get(m.txid);

@@ -504,7 +504,10 @@ export class PostgresSink {
       }
     } finally {
       leave.abort();
-      // Ends the reader (its socket closed) once any read in flight has seen the abort.
+      // A read still in flight (the --all poll won its race) ends with the abort: its
+      // outcome is of no use now, but it must not go unhandled.
+      if (next) await (next as Promise<unknown>).catch(() => undefined);
+      // Ends the reader (its socket closed).
       await feed.return(undefined);
     }
   }
