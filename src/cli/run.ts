@@ -41,6 +41,9 @@ commands:
   devnet fund [ADDRESS] [SATS]            devnet faucet: pay ADDRESS (default: the wallet) SATS
                                           (default 5000000) and mine a block (--esplora is the devnet)
   devnet mine [N]                         devnet: mine N blocks (default 1)
+  codegen ARTIFACT.json                   write a TypeScript module typing the contract's calls, simulations
+                                          and field reads (--out FILE, default stdout; --import SDK;
+                                          --name NAME; docs/CLI.md)
   test CONTRACT.svc [TESTS]               compile and run the contract's tests in the VM, no chain
                                           (TESTS default: CONTRACT.tests; format in docs/CLI.md)
   sink postgres --contract ID | --all     write contract history into PostgreSQL, reorg-safe and
@@ -108,6 +111,8 @@ const OPTIONS = {
   limit: { type: 'string' },
   offset: { type: 'string' },
   follow: { type: 'boolean' },
+  out: { type: 'string' },
+  import: { type: 'string' },
   cursor: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -421,7 +426,7 @@ function saysWhetherBroadcast(cmd: string, f: Flags, e: unknown): unknown {
   return e;
 }
 
-const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test, sink';
+const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, codegen, test, sink';
 
 /**
  * parseArgs's refusal as one line of ours: its own text is several sentences, one of
@@ -654,6 +659,25 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const c = f.wait ? await node.waitForContract(contract, waitOptions(f, json, (x) => x.status)) : await node.contractInfo(contract);
       const { abi: _abi, ...shown } = c;
       return { json: shown, text: contractLines(c) };
+    }
+    case 'codegen': {
+      arity(1, 1, 'ARTIFACT.json');
+      const { codegenModule } = await import('./codegen.js');
+      let artifact: unknown;
+      try {
+        artifact = JSON.parse(readFileSync(pos[0]!, 'utf8'));
+      } catch (e) {
+        throw usage(`cannot read artifact ${pos[0]!}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      let text: string;
+      try {
+        text = codegenModule(artifact, pos[0]!, { name: f.name, importFrom: f.import });
+      } catch (e) {
+        throw e instanceof ClientError ? usage(e.message) : e;
+      }
+      if (f.out === undefined) return { json: { module: text }, text: [text.replace(/\n$/, '')] };
+      writeFileSync(f.out, text);
+      return { json: { out: f.out, bytes: Buffer.byteLength(text) }, text: [`wrote ${f.out}`] };
     }
     case 'test': {
       arity(1, 2, 'CONTRACT.svc [TESTS]');

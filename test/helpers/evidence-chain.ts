@@ -54,6 +54,7 @@ function statusOf(call: BuiltCall, txid: string, status: string, at: { height: n
     tx_index: at?.index ?? null,
     result: null,
     error: null,
+    confirmations: null,
   };
 }
 

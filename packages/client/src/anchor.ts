@@ -7,7 +7,7 @@
  */
 import * as bitcoin from 'bitcoinjs-lib';
 import { ClientError } from './errors.js';
-import { DUST, type Wallet } from './wallet.js';
+import { DUST, type Wallet, type WalletPublic } from './wallet.js';
 import { HEX32 } from '@svc-node/protocol/identifiers';
 
 /** A wallet output as Esplora's GET /address/:addr/utxo lists it (value in sats). */
@@ -26,7 +26,8 @@ export interface Payment {
 }
 
 export interface AnchorRequest {
-  wallet: Wallet;
+  /** The wallet paying: its secret only when the anchor is signed here (buildAnchorTx). */
+  wallet: WalletPublic;
   utxos: readonly Utxo[];
   /** The OP_RETURN stamp script (deployStampScript / callStampScript). */
   stampScript: Uint8Array;
@@ -68,12 +69,12 @@ function outputWU(scriptLen: number): number {
   return 4 * (8 + (scriptLen < 253 ? 1 : 3) + scriptLen);
 }
 
-function inputWU(wallet: Wallet): number {
+function inputWU(wallet: WalletPublic): number {
   return INPUT_BASE_WU + (wallet.kind === 'p2wpkh' ? P2WPKH_WITNESS_WU : P2TR_WITNESS_WU);
 }
 
 /** Upper bound of the vsize of an anchoring transaction with `nIn` wallet inputs (`paymentScriptLens`: one per payment output). */
-export function estimateVsize(wallet: Wallet, nIn: number, stampLen: number, withChange: boolean, paymentScriptLens: readonly number[] = []): number {
+export function estimateVsize(wallet: WalletPublic, nIn: number, stampLen: number, withChange: boolean, paymentScriptLens: readonly number[] = []): number {
   const payWU = paymentScriptLens.reduce((s, n) => s + outputWU(n), 0);
   const wu = TX_OVERHEAD_WU + nIn * inputWU(wallet) + outputWU(stampLen) + payWU + (withChange ? outputWU(wallet.outputScript.length) : 0);
   return Math.ceil(wu / 4);
@@ -160,8 +161,18 @@ export function selectInputs(req: AnchorRequest): { inputs: Utxo[]; fee: number;
   );
 }
 
-/** Builds, signs and finalizes the anchoring transaction. */
-export function buildAnchorTx(req: AnchorRequest): AnchorTx {
+/** The anchoring transaction before signing (an external signer's PSBT: src/client/psbt.ts), with its inputs, fee and outputs' places. */
+export interface UnsignedAnchor {
+  psbt: bitcoin.Psbt;
+  inputs: Utxo[];
+  fee: number;
+  change: number;
+  paymentVouts: number[];
+  changeVout: number | null;
+}
+
+/** Selects the inputs and lays out the anchoring transaction as an unsigned PSBT (each input with its witnessUtxo). */
+export function buildUnsignedAnchor(req: AnchorRequest): UnsignedAnchor {
   const { wallet } = req;
   const { inputs, fee, change } = selectInputs(req);
   const psbt = new bitcoin.Psbt({ network: wallet.network });
@@ -180,6 +191,13 @@ export function buildAnchorTx(req: AnchorRequest): AnchorTx {
   const paymentVouts = outs.map((_, i) => 1 + i);
   const changeVout = change > 0 ? 1 + outs.length : null;
   if (change > 0) psbt.addOutput({ script: wallet.outputScript, value: BigInt(change) });
+  return { psbt, inputs, fee, change, paymentVouts, changeVout };
+}
+
+/** Builds, signs and finalizes the anchoring transaction. */
+export function buildAnchorTx(req: AnchorRequest & { wallet: Wallet }): AnchorTx {
+  const { wallet } = req;
+  const { psbt, inputs, fee, change, paymentVouts, changeVout } = buildUnsignedAnchor(req);
   const unsignedPsbt = psbt.toBase64();
   psbt.signAllInputs(wallet.signer);
   psbt.finalizeAllInputs();

@@ -24,8 +24,10 @@ type Placed = { block_height?: number; block_hash?: string; confirmed: boolean }
  * same code: packages/protocol/src/coin.ts, checkCoin) before anything is sent or broadcast.
  * `outpoint`: the coin checked (a call's named outpoint; a deploy's: null, the first
  * input). `utxos`: the wallet's UTXO list, whose statuses save a request per input.
+ * `cache`: prev txs already read, by txid (a submitter's: a fan-out of 100 coins then
+ * costs its two requests once, not per call); what is read is added to it.
  */
-export async function gatherCoin(esplora: EsploraClient, anchorHex: string, outpoint: { txid: string; vout: number } | null, utxos: readonly Utxo[] = []): Promise<{ coin: CoinEvidence; json: CoinJson }> {
+export async function gatherCoin(esplora: EsploraClient, anchorHex: string, outpoint: { txid: string; vout: number } | null, utxos: readonly Utxo[] = [], cache?: Map<string, Promise<PrevTx>>): Promise<{ coin: CoinEvidence; json: CoinJson }> {
   const tx = Transaction.fromHex(anchorHex);
   const txids: string[] = [];
   for (const i of tx.ins) {
@@ -34,11 +36,22 @@ export async function gatherCoin(esplora: EsploraClient, anchorHex: string, outp
   }
   const listed = new Map<string, Placed>();
   for (const u of utxos) if (u.status) listed.set(u.txid, u.status as Placed);
+  const read = async (txid: string): Promise<PrevTx> => {
+    const known = listed.get(txid);
+    const [hex, status] = await Promise.all([esplora.txHex(txid), known?.confirmed && known.block_hash && known.block_height !== undefined ? Promise.resolve(known) : esplora.txStatus(txid)]);
+    return { tx: new Uint8Array(Buffer.from(hex, 'hex')), at: status.confirmed ? await inclusionOf(esplora, txid, status) : null };
+  };
   const prevTxs: PrevTx[] = await Promise.all(
-    txids.map(async (txid) => {
-      const known = listed.get(txid);
-      const [hex, status] = await Promise.all([esplora.txHex(txid), known?.confirmed && known.block_hash && known.block_height !== undefined ? Promise.resolve(known) : esplora.txStatus(txid)]);
-      return { tx: new Uint8Array(Buffer.from(hex, 'hex')), at: status.confirmed ? await inclusionOf(esplora, txid, status) : null };
+    txids.map((txid) => {
+      if (!cache) return read(txid);
+      let p = cache.get(txid);
+      if (!p) {
+        p = read(txid);
+        cache.set(txid, p);
+        // A failed read is not kept: the next call asks again.
+        p.catch(() => cache.delete(txid));
+      }
+      return p;
     }),
   );
   const coin: CoinEvidence = { prevTxs };

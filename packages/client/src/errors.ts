@@ -28,6 +28,8 @@ export class ClientError extends Error {
   readonly txid: string | undefined;
   /** A call's POST /contract_call body, when its broadcast's outcome is unclear (the node holds it; posting it again pays nothing). */
   submission: CallBody | undefined;
+  /** The answer's Retry-After in milliseconds (a 429 or 503), when it had one. */
+  retryAfterMs: number | undefined;
   constructor(code: ClientErrorCode | string, message: string, status?: number, txid?: string) {
     super(message);
     this.name = 'ClientError';

@@ -28,7 +28,7 @@ export function joinUrl(base: string, path: string): string {
 
 export async function request(
   url: string,
-  init: { method?: string; body?: string; contentType?: string; what: string },
+  init: { method?: string; body?: string; contentType?: string; what: string; headers?: Record<string, string> },
   opts: HttpOptions = {},
 ): Promise<HttpAnswer> {
   const timeoutMs = opts.timeoutMs ?? 15_000;
@@ -37,7 +37,7 @@ export async function request(
     res = await fetch(url, {
       method: init.method ?? 'GET',
       body: init.body,
-      headers: init.body !== undefined ? { 'content-type': init.contentType ?? 'application/json' } : undefined,
+      headers: init.body !== undefined ? { 'content-type': init.contentType ?? 'application/json', ...init.headers } : init.headers,
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {

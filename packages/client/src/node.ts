@@ -2,7 +2,7 @@
 import type { CoinJson } from '@svc-node/protocol/coin';
 import { ClientError } from './errors.js';
 import { stream, type StreamMessage, type StreamOptions } from './stream.js';
-import { request, joinUrl, parseJson, oneLine, type HttpOptions } from './http.js';
+import { request, joinUrl, parseJson, oneLine, parseRetryAfter, type HttpOptions } from './http.js';
 import { verifyFieldProof, type FieldProof } from '@svc-node/protocol/state/state-tree';
 import type { TrieProof } from '@svc-node/protocol/state/trie';
 import { checkRootParts, verifyDecisionProof, type Decision } from '@svc-node/protocol/state/decisions';
@@ -17,8 +17,9 @@ import { toHex } from '@svc-node/protocol/hash';
 import { checkProofOfWork } from '@svc-node/protocol/headers';
 import { ACTIVATIONS, REGTEST_POW } from '@svc-node/protocol/activation';
 import { HEX32 } from '@svc-node/protocol/identifiers';
+import type { AbiAnswer, CallsPage, ClearHaltAnswer, ContractsAnswer, HealthAnswer, NodeStatusAnswer, Readiness, StateRootAnswer } from './answers.js';
 
-/** The body of POST /deploy_contract (packages/protocol/src/contract.ts registrationBody). */
+/** The body of POST /deploy_contract (src/protocol/contract.ts registrationBody). */
 export type DeployBody = RegistrationBody;
 export interface DeployAnswer {
   contract_id: string;
@@ -82,6 +83,8 @@ export interface CallStatus {
   tx_index: number | null;
   result: unknown;
   error: { code: string; message: string } | null;
+  /** Blocks on the best chain from block_height to the tip (1 in the anchor's block); null while undecided or dropped. */
+  confirmations: number | null;
 }
 export interface FieldAnswer {
   contract_id: string;
@@ -90,6 +93,8 @@ export interface FieldAnswer {
   value: unknown;
   exists: boolean;
   height: number;
+  /** The state root at `height`. */
+  state_root: string;
 }
 /** JSON of one Merkle trie proof (docs/STATE.md, "Proofs over REST"). */
 export interface ProofJson {
@@ -248,7 +253,7 @@ export interface CallProofOptions {
   network?: ProofNetwork;
 }
 
-/** The powLimit of a network by name (packages/protocol/src/activation.ts, the node's own rules). */
+/** The powLimit of a network by name (src/protocol/activation.ts, the node's own rules). */
 function powLimitOf(network: ProofNetwork | undefined): bigint {
   if (network === undefined || network === 'regtest') return REGTEST_POW.powLimit;
   const name = network === 'mainnet' ? 'bitcoin' : network === 'testnet' ? 'testnet3' : network;
@@ -446,6 +451,8 @@ export interface EventsAnswer {
   events: { name: string; params: Record<string, unknown>; txid: string; block_height: number; tx_index: number; log_index: number }[];
   next_offset: number | null;
   next_cursor: string | null;
+  /** Set when the cursor given names a block a reorg retracted: drop what you hold after `cursor` (null: everything); this page continues on the best chain. */
+  rollback: { fork_height: number; cursor: string | null } | null;
 }
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['executed', 'failed', 'invalid', 'dropped']);
@@ -511,10 +518,10 @@ export class NodeClient {
     readonly opts: HttpOptions = {},
   ) {}
 
-  private async json(path: string, init: { method?: string; body?: unknown } = {}): Promise<unknown> {
+  private async json(path: string, init: { method?: string; body?: unknown; token?: string } = {}): Promise<unknown> {
     const a = await request(
       joinUrl(this.baseUrl, path),
-      { method: init.method, body: init.body === undefined ? undefined : JSON.stringify(init.body), what: 'node' },
+      { method: init.method, body: init.body === undefined ? undefined : JSON.stringify(init.body), what: 'node', ...(init.token === undefined ? {} : { headers: { authorization: `Bearer ${init.token}` } }) },
       this.opts,
     );
     if (a.status >= 200 && a.status <= 299) return parseJson(a, 'node');
@@ -530,7 +537,9 @@ export class NodeClient {
     } catch {
       if (a.text) message += `: ${oneLine(a.text, 120)}`;
     }
-    throw new ClientError(code, oneLine(message), a.status);
+    const err = new ClientError(code, oneLine(message), a.status);
+    err.retryAfterMs = parseRetryAfter(a.retryAfter) ?? undefined;
+    throw err;
   }
 
   deployContract(body: DeployBody): Promise<DeployAnswer> {
@@ -587,7 +596,7 @@ export class NodeClient {
   }
 
   async contracts(): Promise<string[]> {
-    return ((await this.json('/contracts')) as { contract_ids: string[] }).contract_ids;
+    return ((await this.json('/contracts')) as ContractsAnswer).contract_ids;
   }
 
   /**
@@ -637,11 +646,47 @@ export class NodeClient {
     return this.json(`/events/${encodeURIComponent(contractId)}${qs ? `?${qs}` : ''}`) as Promise<EventsAnswer>;
   }
 
-  health(): Promise<unknown> {
-    return this.json('/health');
+  health(): Promise<HealthAnswer> {
+    return this.json('/health') as Promise<HealthAnswer>;
   }
 
-  nodeStatus(): Promise<unknown> {
-    return this.json('/node_status');
+  nodeStatus(): Promise<NodeStatusAnswer> {
+    return this.json('/node_status') as Promise<NodeStatusAnswer>;
+  }
+
+  /** GET /ready: every part serves (a node not ready answers 503, thrown as ClientError not_ready). */
+  ready(): Promise<Readiness> {
+    return this.json('/ready') as Promise<Readiness>;
+  }
+
+  /** GET /metrics: Prometheus text. */
+  async metrics(): Promise<string> {
+    const a = await request(joinUrl(this.baseUrl, '/metrics'), { what: 'node' }, this.opts);
+    if (a.status !== 200) throw new ClientError('node_error', `node GET /metrics answered ${a.status}`, a.status);
+    return a.text;
+  }
+
+  /** GET /v2/state_root (the processed height's) or /v2/state_root/{height}. */
+  stateRoot(height?: number): Promise<StateRootAnswer> {
+    return this.json(height === undefined ? '/v2/state_root' : `/v2/state_root/${height}`) as Promise<StateRootAnswer>;
+  }
+
+  /** GET /contracts/{id}/abi as answered (`abi` answers the ABI alone, null when not served). */
+  contractAbi(contractId: string): Promise<AbiAnswer> {
+    return this.json(`/contracts/${encodeURIComponent(contractId)}/abi`) as Promise<AbiAnswer>;
+  }
+
+  /** GET /calls/{id} (operator: the node's api_token): the confirmed-call log, one page. */
+  calls(contractId: string, q: { limit?: number; offset?: number }, token: string): Promise<CallsPage> {
+    const p = new URLSearchParams();
+    if (q.limit !== undefined) p.set('limit', String(q.limit));
+    if (q.offset !== undefined) p.set('offset', String(q.offset));
+    const qs = p.toString();
+    return this.json(`/calls/${encodeURIComponent(contractId)}${qs ? `?${qs}` : ''}`, { token }) as Promise<CallsPage>;
+  }
+
+  /** POST /admin/clear_halt (operator: the node's api_token). */
+  clearHalt(token: string): Promise<ClearHaltAnswer> {
+    return this.json('/admin/clear_halt', { method: 'POST', token }) as Promise<ClearHaltAnswer>;
   }
 }

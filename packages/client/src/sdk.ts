@@ -323,9 +323,10 @@ export class SvcClient {
 
   /**
    * What the node would refuse whatever is paid, asked before anything is built: it does
-   * not answer, it is halted, or (for a call) it does not know the contract.
+   * not answer, it is halted, or (for a call) it does not know the contract. (The
+   * submitter, src/client/submitter.ts, asks it once per contract.)
    */
-  private async checkNodeAccepts(what: 'artifact' | 'call', contractId?: string): Promise<void> {
+  async checkNodeAccepts(what: 'artifact' | 'call', contractId?: string): Promise<void> {
     const [status, known] = await Promise.all([
       this.node.nodeStatus() as Promise<{ halted?: boolean; halt_reason?: string | null }>,
       contractId === undefined ? null : this.node.contractInfo(contractId).then(() => true, (e: unknown) => (e instanceof ClientError && e.status === 404 ? false : Promise.reject(e))),
@@ -340,7 +341,7 @@ export class SvcClient {
    * anchor is paid for (the node follows the chain a little behind the client's
    * endpoint); refuses before anything is broadcast when it does not catch up.
    */
-  private async awaitCoinBlocks(what: 'artifact' | 'call', coin: CoinEvidence): Promise<void> {
+  async awaitCoinBlocks(what: 'artifact' | 'call', coin: CoinEvidence): Promise<void> {
     const need = Math.max(-1, ...coin.prevTxs.map((p) => p.at?.height ?? -1));
     if (need < 0) return;
     const deadline = Date.now() + COIN_BLOCK_WAIT_MS;
@@ -354,7 +355,7 @@ export class SvcClient {
   }
 
   /** The endpoint's fee estimates for the sanity bound (null when it offers none). */
-  private feeEstimates(): Promise<FeeEstimates | null> {
+  feeEstimates(): Promise<FeeEstimates | null> {
     return this.o.allowHighFee ? Promise.resolve(null) : this.esplora.feeEstimates();
   }
 

@@ -12,10 +12,11 @@ import type { FeedMessage } from '@svc-node/protocol/feed';
 import { ClientError } from './errors.js';
 import { openFeedSocket, type FeedSocket } from './feed-socket.js';
 
+/** `progress`: ask for `progress` messages (events and a contract's calls: the height the log is complete through). */
 export type StreamSubscription =
-  | { kind: 'events'; id: string; contractId: string; eventName?: string; cursor?: string; fromHeight?: number }
+  | { kind: 'events'; id: string; contractId: string; eventName?: string; cursor?: string; fromHeight?: number; progress?: boolean }
   | { kind: 'blocks'; id: string; fromHeight?: number }
-  | { kind: 'calls'; id: string; contractId?: string; txids?: string[]; cursor?: string; fromHeight?: number };
+  | { kind: 'calls'; id: string; contractId?: string; txids?: string[]; cursor?: string; fromHeight?: number; progress?: boolean };
 
 /** A feed message (packages/protocol/src/feed.ts; docs/STREAM.md for each type's fields). */
 export type StreamMessage = FeedMessage;
@@ -50,6 +51,7 @@ interface Resume {
 function subscribeFrame(r: Resume): Record<string, unknown> {
   const s = r.sub;
   const from = (f: Record<string, unknown>): Record<string, unknown> => {
+    if ('progress' in s && s.progress) f['progress'] = true;
     if (r.cursor !== null) f['cursor'] = r.cursor;
     else if (r.fromHeight !== null) f['from_height'] = r.fromHeight;
     return f;

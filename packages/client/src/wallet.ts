@@ -47,6 +47,21 @@ export interface Wallet {
   signer: ECPairInterface;
 }
 
+/** What a wallet shows without its secret: enough to lay out an anchor another signer signs (src/client/psbt.ts). */
+export type WalletPublic = Omit<Wallet, 'secret' | 'signer'>;
+
+/**
+ * A wallet the client does not hold (a hardware signer, another service): its 33-byte
+ * compressed public key gives its address and output script; anchors are built as PSBTs
+ * for it to sign (src/client/psbt.ts).
+ */
+export function watchOnlyWallet(publicKey: Uint8Array, kind: WalletKind, network: bitcoin.Network): WalletPublic {
+  if (!(publicKey instanceof Uint8Array) || publicKey.length !== 33 || !ecc.isPoint(publicKey)) throw new ClientError('bad_key', 'wallet public key must be a 33-byte compressed secp256k1 point');
+  const xOnly = bitcoin.toXOnly(publicKey);
+  const pay = kind === 'p2wpkh' ? bitcoin.payments.p2wpkh({ pubkey: publicKey, network }) : bitcoin.payments.p2tr({ internalPubkey: xOnly, network });
+  return { kind, network, publicKey, xOnly, address: pay.address!, outputScript: pay.output! };
+}
+
 export function walletFromSecret(secret: Uint8Array, kind: WalletKind, network: bitcoin.Network): Wallet {
   if (!(secret instanceof Uint8Array) || secret.length !== 32 || !ecc.isPrivate(secret)) {
     throw new ClientError('bad_key', 'wallet key is not a valid secp256k1 secret key');

@@ -3,8 +3,8 @@
  *
  * Hot path (node intake and confirmation): tiny-secp256k1 2.2.4 `verifySchnorr`, the WASM
  * build of libsecp256k1 (~5,100 verifies/s on one core here vs ~830/s for @noble/curves,
- * CEILINGS.md row 01). Signing (SDK, CLI) and the differential check use @noble/curves,
- * pure JavaScript, whose `schnorr.sign` also verifies what it produces.
+ * CEILINGS.md row 01). Signing (SDK, CLI) uses it too, verifying what it produces; the
+ * differential check uses @noble/curves, pure JavaScript.
  *
  * Consensus note: every node must pin the same verifier. The two libraries agree on every
  * input that can occur in practice; they can differ only on crafted edge cases that no one
@@ -38,14 +38,38 @@ export function verifySchnorrNoble(sig: Uint8Array, msg: Uint8Array, pub: Uint8A
   }
 }
 
-/** BIP-340 sign with @noble/curves; auxRand defaults to 32 fresh random bytes. */
+/**
+ * BIP-340 sign; auxRand defaults to 32 fresh random bytes. tiny-secp256k1's signer (the
+ * same signature as noble's for the same aux: BIP-340 fixes it), checked with its verify
+ * before it is returned, as noble's sign checks its own: a client submitting at volume
+ * signed with noble at ~6 ms of CPU a call on the bench machine (docs/PERFORMANCE.md,
+ * "Client"), most of its time.
+ */
 export function signSchnorr(msg: Uint8Array, secret: Uint8Array, auxRand?: Uint8Array): Uint8Array {
-  return schnorr.sign(msg, secret, auxRand ?? new Uint8Array(randomBytes(32)));
+  const sig = tiny.signSchnorr(msg, secret, auxRand ?? new Uint8Array(randomBytes(32)));
+  if (!tiny.verifySchnorr(msg, xOnlyPublicKey(secret), sig)) throw new Error('BIP-340 signature did not verify'); // never expected
+  return sig;
 }
+
+/**
+ * The last key derived, with a copy of its secret: signing a call derives its caller's
+ * key three times (the envelope's caller, signEnvelope's check, the signature's own
+ * check), and a submitter signs every call with one secret; a point multiplication each
+ * was a tenth of its CPU.
+ */
+let lastKey: { secret: Uint8Array; pub: Uint8Array } | null = null;
 
 /** x-only public key (32 bytes) of a 32-byte secret key; throws TypeError on an invalid secret. */
 export function xOnlyPublicKey(secret: Uint8Array): Uint8Array {
-  return schnorr.getPublicKey(secret);
+  if (!(secret instanceof Uint8Array) || secret.length !== 32) throw new TypeError('invalid secret key');
+  // Compared byte by byte, not with Buffer#equals: the browser's Buffer (the `buffer`
+  // package) takes only Buffers there, and a page's secret is a plain Uint8Array.
+  const last = lastKey;
+  if (last && last.secret.every((b, i) => b === secret[i])) return last.pub.slice();
+  if (!tiny.isPrivate(secret)) throw new TypeError('invalid secret key');
+  const pub = tiny.xOnlyPointFromScalar(secret);
+  lastKey = { secret: secret.slice(), pub: pub.slice() };
+  return pub;
 }
 
 /** True when `secret` is 32 bytes in [1, n-1]. */
