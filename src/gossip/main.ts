@@ -13,7 +13,7 @@ import { Signer, Verifier } from './auth.js';
 import { PeerSet, type Peer } from './peers.js';
 import { Forwarder } from './forwarder.js';
 import { PeerService, advertFields, type LocalAdvert } from './service.js';
-import { SyncEngine } from './sync.js';
+import { SyncEngine } from './sync/engine.js';
 import { counterFamilies } from './counters.js';
 import { hex } from './wire.js';
 import { logger } from '../log.js';

@@ -1,5 +1,5 @@
-/** Fakes of what the sync engine (src/gossip/sync.ts) asks of the core and the peer set, for its unit tests. */
-import { SyncEngine } from '../../src/gossip/sync.js';
+/** Fakes of what the sync engine (src/gossip/sync/) asks of the core and the peer set, for its unit tests. */
+import { SyncEngine } from '../../src/gossip/sync/engine.js';
 import { logger } from '../../src/log.js';
 
 type Answer = (method: string, params: Record<string, unknown>) => unknown;

@@ -39,20 +39,20 @@
 import PQueue from 'p-queue';
 import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
 import { fromWire, NodeError, type WireError } from '@svc-node/protocol/errors';
-import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
-import { packPayload, unpackPayload } from '../packed-payload.js';
-import { reconcile, type AskRanges } from './reconcile.js';
-import { DeliveredThrough, interleave } from './delivered.js';
-import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from './limits.js';
+import { fromProtoPayload, hex, submitBatches, toProtoPayload } from '../wire.js';
+import { packPayload, unpackPayload } from '../../packed-payload.js';
+import { reconcile, type AskRanges } from '../reconcile.js';
+import { DeliveredThrough, interleave } from '../delivered.js';
+import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from '../limits.js';
 import { HEADER_BYTES } from '@svc-node/protocol/headers';
-import type { Peer, PeerSet } from './peers.js';
-import type { RpcClient } from '../ipc/rpc.js';
-import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
-import type { Logger } from '../log.js';
+import type { Peer, PeerSet } from '../peers.js';
+import type { RpcClient } from '../../ipc/rpc.js';
+import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../../messages.js';
+import type { Logger } from '../../log.js';
 import * as grpc from '@grpc/grpc-js';
-import { RpcFailure } from './client.js';
-import type { GetPayloadsResponse, PeerRequest, PeerResponse, WireInit } from './wire-types.js';
-import type { PeerMethod } from './server.js';
+import { RpcFailure } from '../client.js';
+import type { GetPayloadsResponse, PeerRequest, PeerResponse, WireInit } from '../wire-types.js';
+import type { PeerMethod } from '../server.js';
 import { refusalIsRetryable } from '@svc-node/protocol/rules';
 
 /** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */
