@@ -45,51 +45,11 @@ import { reconcile, type AskRanges } from '../reconcile.js';
 import { DeliveredThrough, interleave } from '../delivered.js';
 import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from '../limits.js';
 import { HEADER_BYTES } from '@svc-node/protocol/headers';
-import type { Peer, PeerSet } from '../peers.js';
-import type { RpcClient } from '../../ipc/rpc.js';
-import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../../messages.js';
-import type { Logger } from '../../log.js';
-import * as grpc from '@grpc/grpc-js';
-import { RpcFailure } from '../client.js';
-import type { GetPayloadsResponse, PeerRequest, PeerResponse, WireInit } from '../wire-types.js';
-import type { PeerMethod } from '../server.js';
-import { refusalIsRetryable } from '@svc-node/protocol/rules';
-
-/** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */
-const EVIDENCE_REFUSALS: ReadonlySet<string> = new Set(['bad_evidence', 'bad_coin', 'coin_missing']);
-
-/**
- * Payloads intake refused, remembered so sync does not fetch them again every round: an
- * intrinsic refusal (packages/protocol/src/rules.ts) for good, a retryable one (the anchor not
- * visible at this node's endpoint, the node overloaded) again after 1, 2, 4 ... up to
- * REFUSED_BACKOFF_MAX rounds. At most REFUSED_MAX txids (oldest forgotten first): enough
- * for any honest peer set; a peer that lists junk costs one fetch per txid per backoff.
- */
-const REFUSED_MAX = 100_000;
-/** 64 rounds of the default 5-minute sync: a retryable refusal is retried at least every ~5 h. */
-const REFUSED_BACKOFF_MAX = 64;
-
-/**
- * Tries of one sync request that fails transiently (the peer out of its list or fetch
- * budget, LIST_RATE_PER_S and FETCH_RATE_PER_S, or unreachable for a moment) before the sync with the peer goes on
- * without it, the first retry after FETCH_RETRY_MS and each next after twice as long
- * (0.5, 1, 2 s); a request past its deadline is asked once more (DEADLINE_RETRIES), so a
- * peer that hangs holds the sync two deadlines, not four. Without retries a payload the
- * first sync leaves out arrives after its block and replays the chain from there: 2 of
- * 118 GetPayloads of a 30,000-payload catch-up failed, and a 100,000-payload one lost its
- * whole first sync to one txid page past its deadline, then re-derived ~52,000 blocks
- * per late batch.
- */
-const FETCH_ATTEMPTS = 4;
-const FETCH_RETRY_MS = 500;
-const DEADLINE_RETRIES = 1;
-
-/** Whether a sync request that failed with `e` after `failures` tries (counting this one) is asked again. */
-function askAgain(e: unknown, failures: number): boolean {
-  if (!(e instanceof RpcFailure) || failures >= FETCH_ATTEMPTS) return false;
-  if (e.grpcCode === grpc.status.DEADLINE_EXCEEDED) return failures <= DEADLINE_RETRIES;
-  return e.grpcCode === grpc.status.RESOURCE_EXHAUSTED || e.grpcCode === grpc.status.UNAVAILABLE;
-}
+import type { Peer } from '../peers.js';
+import type { DivergenceReport, StateRootRange, WirePayload } from '../../messages.js';
+import type { GetPayloadsResponse, PeerResponse } from '../wire-types.js';
+import type { SyncDeps } from './deps.js';
+import { Retries } from './retries.js';
 
 /**
  * Payloads fetched and applied per step: bounds what a sync holds in memory (payloads are
@@ -148,22 +108,6 @@ interface RootAt {
   state_root: string;
 }
 
-export interface SyncDeps {
-  core: () => RpcClient<CoreApi>;
-  peers: PeerSet;
-  counters: GossipCounters;
-  concurrency: number;
-  log: Logger;
-  /** A payload this node now holds (for the seen set). */
-  stored: (p: WirePayload) => void;
-  /** Something node_status shows changed. */
-  changed: () => void;
-  /** A sync with one peer completed (the first one tells the core its peers have been heard). */
-  synced?: () => void;
-  /** This node's processed height as its heartbeats last advertised it (null: not known); decides pushes. */
-  localHeight?: () => number | null;
-}
-
 export interface PeerSyncResult {
   /** Headers taken from the peer (authenticated runs). */
   headers: number;
@@ -189,61 +133,20 @@ export class SyncEngine {
   private draining: Promise<void> | null = null;
   /** Per peer, the divergence already checked by a local re-derivation (not repeated). */
   private readonly verified = new Map<string, string>();
-  /** Sync rounds started (the clock of `refused`). */
-  private roundNo = 0;
-  /**
-   * Refused txids: retried from round `next` (never when intrinsic); `wait` doubles per
-   * refusal. A payload refused for the evidence a peer sent with it (`bad_evidence`) is
-   * filed under "<peer url> <txid>": that peer's copy waits out its backoff, another
-   * peer's copy is fetched at once.
-   */
-  private readonly refused = new Map<string, { next: number; wait: number; code: string }>();
   /** Per peer url: header sync with it waits until round `next` after a false run. */
   private readonly falseHeaders = new Map<string, { next: number; wait: number }>();
   /** Where the next round's look for evidence of this node's pending payloads starts (txid order). */
   private pendingCursor = '';
-  /** Txids fetched this round (they came with their evidence: not asked for it again). */
-  private fetchedThisRound = new Set<string>();
+  private readonly retries: Retries;
 
-  /** Whether a refusal filed under `key` keeps it from being fetched this round. */
-  private waiting(key: string): boolean {
-    const r = this.refused.get(key);
-    if (!r) return false;
-    // bad_evidence is filed per peer only, and that peer's copy is asked again after its
-    // backoff (its evidence may have named a block of a branch this node left since); so
-    // are the coin refusals of what a peer's copy came with (bad_coin, coin_missing).
-    const retryable = EVIDENCE_REFUSALS.has(r.code) || refusalIsRetryable(r.code);
-    return !retryable || this.roundNo < r.next;
-  }
-
-  /** Whether sync should fetch `txid` (from `peer`) now: not refused, or its backoff is over. */
-  private worthFetching(txid: string, peer?: Peer): boolean {
-    return !this.waiting(txid) && !(peer && this.waiting(`${peer.url} ${txid}`));
-  }
-
-  private noteRefused(key: string, code: string): void {
-    const prev = this.refused.get(key);
-    const wait = prev ? Math.min(prev.wait * 2, REFUSED_BACKOFF_MAX) : 1;
-    this.refused.delete(key); // re-inserted last: the Map's order is the eviction order
-    this.refused.set(key, { next: this.roundNo + wait, wait, code });
-    if (this.refused.size > REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!);
-  }
-
-  /** A peer answered something false (a header run, evidence): counted, logged, and the peer marked failed. */
-  private falseAnswer(peer: Peer, what: string, e: NodeError): void {
-    this.d.counters.sync_bad_evidence++;
-    this.d.peers.failed(peer);
-    this.d.log.warn('peer sent false evidence', { peer: peer.url, what, reason: e.message });
+  constructor(private readonly d: SyncDeps) {
+    this.retries = new Retries(d);
   }
 
   /** Refused txids sync currently skips (node_status, tests). */
   get refusedCount(): number {
-    let n = 0;
-    for (const key of this.refused.keys()) if (this.waiting(key)) n++;
-    return n;
+    return this.retries.refusedCount;
   }
-
-  constructor(private readonly d: SyncDeps) {}
 
   /**
    * One sync with every active peer in turn, fewest failures first; a round already
@@ -251,8 +154,7 @@ export class SyncEngine {
    */
   round(): Promise<void> {
     this.running ??= this.enqueue(async () => {
-      this.roundNo++;
-      this.fetchedThisRound = new Set();
+      this.retries.newRound();
       const peers = this.d.peers;
       await this.syncEach(peers.all().filter((p) => peers.isActive(p)).sort((a, b) => a.failures - b.failures));
     }).finally(() => (this.running = null));
@@ -346,10 +248,10 @@ export class SyncEngine {
     const local = await core.call('peerHeaderState', {});
     if (!local.takesHeaders || local.anchor === null) return 0;
     const backoff = this.falseHeaders.get(peer.url);
-    if (backoff && this.roundNo < backoff.next) return 0;
+    if (backoff && this.retries.round < backoff.next) return 0;
     let from = Math.max(local.tip ?? local.anchor, local.anchor) + 1;
     let taken = 0;
-    const pages = new HeaderPages((height) => this.ask(peer, 'GetHeaders', { from_height: height, count: GET_HEADERS_MAX }), from, Math.min(this.d.concurrency, LIST_CONCURRENCY));
+    const pages = new HeaderPages((height) => this.retries.ask(peer, 'GetHeaders', { from_height: height, count: GET_HEADERS_MAX }), from, Math.min(this.d.concurrency, LIST_CONCURRENCY));
     for (;;) {
       const run: Uint8Array[] = [];
       let peerTip = 0;
@@ -374,8 +276,8 @@ export class SyncEngine {
       } catch (e) {
         if (e instanceof NodeError && e.code === 'bad_evidence') {
           const wait = Math.min((backoff?.wait ?? 0) * 2 || 1, FALSE_ANSWER_BACKOFF_MAX);
-          this.falseHeaders.set(peer.url, { next: this.roundNo + wait, wait });
-          this.falseAnswer(peer, `headers ${from}..${from + keep - 1}`, e);
+          this.falseHeaders.set(peer.url, { next: this.retries.round + wait, wait });
+          this.retries.falseAnswer(peer, `headers ${from}..${from + keep - 1}`, e);
           // Nothing else it says this round is taken either: its payloads' evidence would
           // be checked against headers this node does not hold yet.
           throw new NodeError('bad_evidence', `the peer sent a false header run: ${e.message}`);
@@ -401,7 +303,7 @@ export class SyncEngine {
     const core = this.d.core();
     const { txids: listed, next } = await core.call('peerPending', { after: this.pendingCursor, limit: PENDING_EVIDENCE_PER_ROUND });
     this.pendingCursor = next ?? '';
-    const ask = listed.filter((t) => !this.fetchedThisRound.has(t));
+    const ask = listed.filter((t) => !this.retries.fetchedNow(t));
     let taken = 0;
     // No more at once than the peer answers at once, as payload fetches (fetchEach).
     const q = new PQueue({ concurrency: Math.min(this.d.concurrency, LIST_CONCURRENCY) });
@@ -409,7 +311,7 @@ export class SyncEngine {
       const chunk = ask.slice(i, i + GET_PAYLOADS_MAX);
       void q.add(async () => {
         for (let rest = chunk; rest.length > 0; ) {
-          const r = await this.ask(peer, 'GetPayloads', { txids: rest.map((t) => Buffer.from(t, 'hex')) });
+          const r = await this.retries.ask(peer, 'GetPayloads', { txids: rest.map((t) => Buffer.from(t, 'hex')) });
           const covered = new Set(rest.slice(0, r.answered));
           for (const f of r.payloads) {
             let txid = '';
@@ -424,7 +326,7 @@ export class SyncEngine {
                 this.d.counters.sync_evidence_taken++;
               }
             } catch (e) {
-              if (e instanceof NodeError && e.code === 'bad_evidence') this.falseAnswer(peer, `evidence of ${txid}`, e);
+              if (e instanceof NodeError && e.code === 'bad_evidence') this.retries.falseAnswer(peer, `evidence of ${txid}`, e);
               else this.d.log.debug('peer evidence not taken', { peer: peer.url, txid, error: (e as Error).message });
             }
           }
@@ -440,7 +342,7 @@ export class SyncEngine {
   // ------------------------------------------------------------ state roots
 
   private async remoteRoots(peer: Peer, from: number, to: number): Promise<StateRootRange & { root_version: number }> {
-    const r = await this.ask(peer, 'GetStateRoots', { from_height: String(from), to_height: String(to) });
+    const r = await this.retries.ask(peer, 'GetStateRoots', { from_height: String(from), to_height: String(to) });
     const tip = Number(r.tip_height);
     return {
       roots: r.roots.map((x) => ({ height: Number(x.height), block_hash: hex(x.block_hash), state_root: hex(x.state_root) })),
@@ -546,7 +448,7 @@ export class SyncEngine {
   private async remoteContractIds(peer: Peer): Promise<string[]> {
     const ids: string[] = [];
     for (let after = Buffer.alloc(0); ; ) {
-      const page = await this.ask(peer, 'GetContractIds', { after });
+      const page = await this.retries.ask(peer, 'GetContractIds', { after });
       const got = page.contract_ids.map(hex);
       // A page must move forward, or a peer could keep this loop going forever.
       if (got.length === 0 || (ids.length > 0 && got[0]! <= ids[ids.length - 1]!)) break;
@@ -560,7 +462,7 @@ export class SyncEngine {
   /** The peer's answers to range questions about a contract, in the local (hex) form. */
   private remoteRanges(peer: Peer, contractId: string): AskRanges {
     return async (ranges) => {
-      const r = await this.ask(peer, 'GetContractRanges', {
+      const r = await this.retries.ask(peer, 'GetContractRanges', {
         contract_id: Buffer.from(contractId, 'hex'),
         ranges: ranges.map((q) => ({ lower: Buffer.from(q.lower, 'hex'), upper: Buffer.from(q.upper, 'hex'), list_up_to: q.list_up_to })),
       });
@@ -595,7 +497,7 @@ export class SyncEngine {
   private async listedTxids(peer: Peer, contractId: string): Promise<string[]> {
     const out: string[] = [];
     for (let offset = 0; ; ) {
-      const page = await this.ask(peer, 'GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
+      const page = await this.retries.ask(peer, 'GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
       const got = page.txids.map(hex);
       out.push(...got);
       offset += got.length;
@@ -638,13 +540,13 @@ export class SyncEngine {
       if (mine > 0) {
         // One descent finds both sides' differences.
         const r = await reconcile((ranges) => core.call('peerRanges', { contract_id: id, ranges }), this.remoteRanges(peer, id), this.d.concurrency);
-        for (const txid of r.missing) if (this.worthFetching(txid, peer)) missing.push({ txid, contract_id: id });
+        for (const txid of r.missing) if (this.retries.worthFetching(txid, peer)) missing.push({ txid, contract_id: id });
         // A peer holding under half of this node's set is catching up: it pulls them itself,
         // in chain order (fewer replays), rather than receiving the same payloads twice.
         if ((remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
       } else {
         // Nothing held here: the peer's list in its chain order.
-        listed.push((await this.listedTxids(peer, id)).filter((txid) => this.worthFetching(txid, peer)).map((txid) => ({ txid, contract_id: id })));
+        listed.push((await this.listedTxids(peer, id)).filter((txid) => this.retries.worthFetching(txid, peer)).map((txid) => ({ txid, contract_id: id })));
       }
     }
     missing.push(...interleave(listed, GET_PAYLOADS_MAX));
@@ -682,19 +584,6 @@ export class SyncEngine {
     return accepted;
   }
 
-  /** One request of a sync, asked again while `askAgain` says so. */
-  private async ask<M extends PeerMethod>(peer: Peer, method: M, req: WireInit<PeerRequest<M>>): Promise<PeerResponse<M>> {
-    for (let failures = 1; ; failures++) {
-      try {
-        return await peer.client.call(method, req);
-      } catch (e) {
-        if (!askAgain(e, failures)) throw e;
-        this.d.log.info('sync request failed; asking again', { peer: peer.url, method, attempt: failures, error: (e as Error).message });
-        await new Promise((resolve) => setTimeout(resolve, FETCH_RETRY_MS << (failures - 1)));
-      }
-    }
-  }
-
   /**
    * Payloads by txid from the peer (GetPayloads, GET_PAYLOADS_MAX a request, re-asking
    * what an answer did not cover, `concurrency` requests at once), each answer's payloads
@@ -710,7 +599,7 @@ export class SyncEngine {
       for (let rest = list; rest.length > 0; ) {
         let r: GetPayloadsResponse;
         try {
-          r = await this.ask(peer, 'GetPayloads', { txids: rest.map((m) => Buffer.from(m.txid, 'hex')) });
+          r = await this.retries.ask(peer, 'GetPayloads', { txids: rest.map((m) => Buffer.from(m.txid, 'hex')) });
         } catch (e) {
           // A malformed answer, or a failure asked about FETCH_ATTEMPTS times.
           this.d.log.warn('sync fetch failed; these payloads wait for the next round', { peer: peer.url, payloads: rest.length, error: (e as Error).message });
@@ -772,23 +661,23 @@ export class SyncEngine {
       if (e.code === 'coin_missing') {
         // The peer holds it paid by a confirmation this node cannot see yet (or from before
         // coin evidence): another peer's copy, or this one once it confirms, is taken.
-        this.noteRefused(`${peer.url} ${p.txid}`, e.code);
+        this.retries.noteRefused(`${peer.url} ${p.txid}`, e.code);
         this.d.log.debug('synced payload refused', { peer: peer.url, txid: p.txid, code: e.code, reason: e.message });
         return;
       }
       if (e.code === 'bad_evidence' || e.code === 'bad_coin') {
         // The peer's evidence, not the payload: another peer's copy is taken.
-        this.noteRefused(`${peer.url} ${p.txid}`, e.code);
-        this.falseAnswer(peer, `evidence of ${p.txid}`, e);
+        this.retries.noteRefused(`${peer.url} ${p.txid}`, e.code);
+        this.retries.falseAnswer(peer, `evidence of ${p.txid}`, e);
         return;
       }
-      this.noteRefused(p.txid, e.code);
+      this.retries.noteRefused(p.txid, e.code);
       this.d.log.debug('synced payload refused', { peer: peer.url, txid: p.txid, code: e.code, reason: e.message });
     };
     const taken = (p: WirePayload, created: boolean): void => {
       const h = p.kind === 'call' ? p.evidence?.confirmed?.height : undefined;
       takenAt.set(p.txid, typeof h === 'number' ? h : null);
-      this.refused.delete(p.txid);
+      this.retries.taken(p.txid);
       this.d.stored(p);
       if (created) {
         applied++;
@@ -829,7 +718,7 @@ export class SyncEngine {
       const byGate = new Map<string, WirePayload[]>();
       for (const { p, m } of page) {
         fetched++;
-        this.fetchedThisRound.add(p.txid);
+        this.retries.fetched(p.txid);
         if (p.kind === 'deploy') {
           deployFetched.add(m.contract_id);
           applying.push(applyQ.add(() => apply([p])).finally(() => deployed.get(m.contract_id)?.settle()));
