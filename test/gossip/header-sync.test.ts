@@ -1,5 +1,5 @@
 /**
- * Header sync with a peer (src/gossip/sync.ts, syncHeaders): a light node takes a peer's
+ * Header sync with a peer (src/gossip/sync/headers.ts): a light node takes a peer's
  * headers in runs the core verifies, each run read from several GetHeaders pages. The
  * pages are asked ahead, a few at once, so a long chain is not one round trip per page
  * in turn; what reaches the core is still every header once, in order, in whole runs.
@@ -66,7 +66,7 @@ test('a peer\'s long header chain comes in order, in whole runs, its pages asked
   const { peer, asked, inFlight } = headerPeer(peerTip);
   const { core, runs, tip } = headerCore(0);
   const engine = fakeSyncEngine(core, [peer], 8);
-  const taken = await engine.syncHeaders(peer as never);
+  const taken = await engine.headers.sync(peer as never);
   // Everything but the peer's last six blocks (HEADER_RUN_TIP_MARGIN), each once, in order.
   assert.equal(taken, peerTip - 6);
   assert.equal(tip(), peerTip - 6);
@@ -90,7 +90,7 @@ test('header sync stops at a run the core refuses; pages asked ahead of it that 
   process.on('unhandledRejection', onUnhandled);
   try {
     const engine = fakeSyncEngine(core, [peer], 8);
-    await assert.rejects(engine.syncHeaders(peer as never), (e: unknown) => e instanceof NodeError && e.code === 'bad_evidence');
+    await assert.rejects(engine.headers.sync(peer as never), (e: unknown) => e instanceof NodeError && e.code === 'bad_evidence');
     // Let the pages asked ahead settle (each answers on the next turn of the event loop).
     for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
   } finally {
