@@ -32,7 +32,7 @@ test('roots of another version (an earlier release: root_version absent) are not
   for (const [version, diverges] of [[undefined, false], [0, false], [1, false], [STATE_ROOT_VERSION, true]] as const) {
     const p = peer(version);
     const engine = fakeSyncEngine(core, [p], 1);
-    const report = await engine.checkRoots(p as never);
+    const report = await engine.roots.check(p as never);
     assert.equal(report !== null, diverges, `root_version ${String(version)}`);
     if (report) assert.equal(report.height, 0, 'every height differs: the first is reported');
   }

@@ -37,17 +37,18 @@
  *    payloads and the peer is not trusted.
  */
 import PQueue from 'p-queue';
-import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
 import { fromWire, NodeError, type WireError } from '@svc-node/protocol/errors';
-import { fromProtoPayload, hex, submitBatches, toProtoPayload } from '../wire.js';
+import { fromProtoPayload, submitBatches, toProtoPayload } from '../wire.js';
 import { packPayload, unpackPayload } from '../../packed-payload.js';
-import { reconcile, type AskRanges } from '../reconcile.js';
+import { reconcile } from '../reconcile.js';
 import { DeliveredThrough, interleave } from '../delivered.js';
 import { GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from '../limits.js';
 import type { Peer } from '../peers.js';
-import type { DivergenceReport, StateRootRange, WirePayload } from '../../messages.js';
+import type { DivergenceReport, WirePayload } from '../../messages.js';
 import type { GetPayloadsResponse } from '../wire-types.js';
 import type { SyncDeps } from './deps.js';
+import { ContractSets } from './contract-sets.js';
+import { DivergenceCheck } from './divergence.js';
 import { HeaderSync } from './headers.js';
 import { Retries } from './retries.js';
 
@@ -83,12 +84,6 @@ interface Fetched {
   m: Missing;
 }
 
-interface RootAt {
-  height: number;
-  block_hash: string;
-  state_root: string;
-}
-
 export interface PeerSyncResult {
   /** Headers taken from the peer (authenticated runs). */
   headers: number;
@@ -104,7 +99,6 @@ export interface PeerSyncResult {
 
 
 export class SyncEngine {
-  divergence: DivergenceReport | null = null;
   /** The last sync queued: syncs run one after another (two at once would fetch the same payloads twice). */
   private tail: Promise<void> = Promise.resolve();
   /** The full round queued or running (`round`), joined by a second call. */
@@ -112,16 +106,23 @@ export class SyncEngine {
   /** Peers that turned active, synced with by the queued `draining` job. */
   private readonly arrived = new Set<Peer>();
   private draining: Promise<void> | null = null;
-  /** Per peer, the divergence already checked by a local re-derivation (not repeated). */
-  private readonly verified = new Map<string, string>();
   /** Where the next round's look for evidence of this node's pending payloads starts (txid order). */
   private pendingCursor = '';
   private readonly retries: Retries;
   readonly headers: HeaderSync;
+  private readonly contracts: ContractSets;
+  readonly roots: DivergenceCheck;
 
   constructor(private readonly d: SyncDeps) {
     this.retries = new Retries(d);
     this.headers = new HeaderSync(d, this.retries);
+    this.contracts = new ContractSets(d, this.retries);
+    this.roots = new DivergenceCheck(d, this.retries, this.contracts);
+  }
+
+  /** The last divergence found with any peer (node_status). */
+  get divergence(): DivergenceReport | null {
+    return this.roots.report;
   }
 
   /** Refused txids sync currently skips (node_status, tests). */
@@ -187,11 +188,11 @@ export class SyncEngine {
   async syncWith(peer: Peer): Promise<PeerSyncResult> {
     // Headers first: the evidence of the payloads that follow is checked against them.
     const headers = await this.headers.sync(peer);
-    const divergence = await this.checkRoots(peer);
+    const divergence = await this.roots.check(peer);
     const t0 = performance.now();
     const r = await this.syncPayloads(peer);
     const payloadMs = Math.round(performance.now() - t0);
-    if (divergence) await this.afterDivergence(peer, divergence);
+    if (divergence) await this.roots.after(peer, divergence);
     const evidence = await this.pendingEvidence(peer);
     this.d.counters.sync_rounds++;
     this.d.peers.ok(peer);
@@ -261,171 +262,7 @@ export class SyncEngine {
     return taken;
   }
 
-  // ------------------------------------------------------------ state roots
-
-  private async remoteRoots(peer: Peer, from: number, to: number): Promise<StateRootRange & { root_version: number }> {
-    const r = await this.retries.ask(peer, 'GetStateRoots', { from_height: String(from), to_height: String(to) });
-    const tip = Number(r.tip_height);
-    return {
-      roots: r.roots.map((x) => ({ height: Number(x.height), block_hash: hex(x.block_hash), state_root: hex(x.state_root) })),
-      anchor_height: tip > 0 ? Number(r.anchor_height) : null,
-      tip_height: tip > 0 ? tip : null,
-      // Absent (0): a node of an earlier release, whose roots are of version 1.
-      root_version: r.root_version || 1,
-    };
-  }
-
-  private async rootsAt(peer: Peer, h: number): Promise<{ l: RootAt | undefined; r: RootAt | undefined }> {
-    const [l, r] = await Promise.all([this.d.core().call('peerStateRoots', { from: h, to: h }), this.remoteRoots(peer, h, h)]);
-    return { l: l.roots[0], r: r.roots[0] };
-  }
-
-  /** Same block, different state root. */
-  private static differ(x: { l: RootAt | undefined; r: RootAt | undefined }): boolean {
-    return !!x.l && !!x.r && x.l.block_hash === x.r.block_hash && x.l.state_root !== x.r.state_root;
-  }
-
-  /** Peers already logged as publishing roots of another version. */
-  private readonly otherRootVersion = new Set<string>();
-
-  /** Finds the first height where this node and the peer disagree, by bisection. */
-  async checkRoots(peer: Peer): Promise<DivergenceReport | null> {
-    const [local, remote] = await Promise.all([this.d.core().call('peerStateRoots', { from: 0, to: 0 }), this.remoteRoots(peer, 0, 0)]);
-    // Roots that commit to other things differ without any divergence of state: not compared.
-    if (remote.root_version !== STATE_ROOT_VERSION) {
-      if (!this.otherRootVersion.has(peer.url)) this.d.log.info('peer publishes state roots of another version: not compared', { peer: peer.url, peer_root_version: remote.root_version, root_version: STATE_ROOT_VERSION });
-      this.otherRootVersion.add(peer.url);
-      return null;
-    }
-    if (local.anchor_height === null || local.tip_height === null || remote.anchor_height === null || remote.tip_height === null) return null;
-    const lo = Math.max(local.anchor_height, remote.anchor_height);
-    const hi = Math.min(local.tip_height, remote.tip_height);
-    if (hi < lo) return null;
-    const top = await this.rootsAt(peer, hi);
-    if (!SyncEngine.differ(top)) return null;
-    // Invariant: `good` agrees (or is below the common range), `bad` differs.
-    let good = lo - 1;
-    let bad = hi;
-    let steps = 0;
-    while (bad - good > 1) {
-      const mid = good + Math.floor((bad - good) / 2);
-      const m = await this.rootsAt(peer, mid);
-      steps++;
-      if (SyncEngine.differ(m)) bad = mid;
-      else good = mid;
-    }
-    const first = bad === hi ? top : await this.rootsAt(peer, bad);
-    const report: DivergenceReport = {
-      peer: peer.url,
-      height: bad,
-      block_hash: first.l!.block_hash,
-      local_root: first.l!.state_root,
-      peer_root: first.r!.state_root,
-      detected_at: new Date().toISOString(),
-      resolved: false,
-      outcome: 'pending',
-    };
-    this.d.log.warn('state divergence', { peer: peer.url, height: bad, block_hash: report.block_hash, local_root: report.local_root, peer_root: report.peer_root, bisect_steps: steps, common_range: [lo, hi] });
-    this.divergence = report;
-    this.d.changed();
-    return report;
-  }
-
-  private async afterDivergence(peer: Peer, div: DivergenceReport): Promise<void> {
-    const core = this.d.core();
-    await core.call('peerSettle', {});
-    const again = await this.rootsAt(peer, div.height);
-    if (!SyncEngine.differ(again)) {
-      div.resolved = true;
-      div.outcome = 'resynced';
-      this.d.log.info('divergence resolved by re-sync', { peer: peer.url, height: div.height, state_root: again.l?.state_root ?? null });
-      this.d.changed();
-      return;
-    }
-    const diff = await this.diffContracts(peer);
-    const localOnly = Object.keys(diff.localSets).filter((id) => !diff.remoteIds.includes(id));
-    if (diff.differing.length > 0 || localOnly.length > 0) {
-      div.outcome = 'peer holds other payloads';
-      this.d.log.warn('divergence persists: the peer holds other payloads', { peer: peer.url, height: div.height, contracts_differing: diff.differing.length + localOnly.length });
-      this.d.changed();
-      return;
-    }
-    const sig = `${div.height}:${again.l!.state_root}:${again.r!.state_root}`;
-    if (this.verified.get(peer.url) === sig) {
-      div.outcome = 'local replay agrees with stored state';
-      return;
-    }
-    this.verified.set(peer.url, sig);
-    this.d.log.warn('divergence with equal payloads: re-deriving local state to check it', { peer: peer.url, height: div.height });
-    const v = await core.call('peerVerifyReplay', {});
-    div.outcome = v.halted ? 'halted' : 'local replay agrees with stored state';
-    if (v.halted) this.d.log.error('local replay disagrees with stored state: node halted', { peer: peer.url, height: div.height, halt_reason: v.halt_reason });
-    else this.d.log.warn('divergence persists: local replay agrees with stored state; the peer is not trusted', { peer: peer.url, height: div.height });
-    this.d.changed();
-  }
-
   // ------------------------------------------------------------ payloads
-
-  /** Every contract id the peer knows, page by page. */
-  private async remoteContractIds(peer: Peer): Promise<string[]> {
-    const ids: string[] = [];
-    for (let after = Buffer.alloc(0); ; ) {
-      const page = await this.retries.ask(peer, 'GetContractIds', { after });
-      const got = page.contract_ids.map(hex);
-      // A page must move forward, or a peer could keep this loop going forever.
-      if (got.length === 0 || (ids.length > 0 && got[0]! <= ids[ids.length - 1]!)) break;
-      ids.push(...got);
-      if (!page.more) break;
-      after = Buffer.from(got[got.length - 1]!, 'hex');
-    }
-    return ids;
-  }
-
-  /** The peer's answers to range questions about a contract, in the local (hex) form. */
-  private remoteRanges(peer: Peer, contractId: string): AskRanges {
-    return async (ranges) => {
-      const r = await this.retries.ask(peer, 'GetContractRanges', {
-        contract_id: Buffer.from(contractId, 'hex'),
-        ranges: ranges.map((q) => ({ lower: Buffer.from(q.lower, 'hex'), upper: Buffer.from(q.upper, 'hex'), list_up_to: q.list_up_to })),
-      });
-      return r.ranges.map((a) => ({ count: a.count, fingerprint: a.listed ? '' : hex(a.fingerprint), txids: a.listed ? a.txids.map(hex) : null }));
-    };
-  }
-
-  /** Contracts whose whole payload set (count and fingerprint) differs from the peer's. */
-  private async diffContracts(
-    peer: Peer,
-  ): Promise<{ differing: string[]; remoteIds: string[]; localSets: Record<string, { count: number; fingerprint: string }>; remoteCounts: Map<string, number> }> {
-    const [remoteIds, localSets] = await Promise.all([this.remoteContractIds(peer), this.d.core().call('peerFingerprints', {})]);
-    const q = new PQueue({ concurrency: this.d.concurrency });
-    const differing: string[] = [];
-    const remoteCounts = new Map<string, number>();
-    await Promise.all(
-      remoteIds.map((id) =>
-        q.add(async () => {
-          const [whole] = await this.remoteRanges(peer, id)([{ lower: '', upper: '', list_up_to: 0 }]);
-          const mine = localSets[id];
-          if (!whole) throw new NodeError('bad_request', 'peer answered no range');
-          remoteCounts.set(id, whole.count);
-          if (!mine || whole.count !== mine.count || (whole.txids === null && whole.fingerprint !== mine.fingerprint)) differing.push(id);
-        }),
-      ),
-    );
-    differing.sort();
-    return { differing, remoteIds, localSets, remoteCounts };
-  }
-
-  /** The txids of a contract this node holds nothing of: the peer's list, page by page (deploy first, chain order). */
-  private async listedTxids(peer: Peer, contractId: string): Promise<string[]> {
-    const out: string[] = [];
-    for (let offset = 0; ; ) {
-      const page = await this.retries.ask(peer, 'GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
-      const got = page.txids.map(hex);
-      out.push(...got);
-      offset += got.length;
-      if (!page.more || got.length === 0) return out;
-    }
-  }
 
   /**
    * Whether the peer is catching up: its advertised processed height is more than
@@ -451,7 +288,7 @@ export class SyncEngine {
       this.d.log.debug('peer is catching up: payload sets not compared', { peer: peer.url, peer_height: peer.height });
       return { differing: 0, fetched: 0, applied: 0, pushed: 0 };
     }
-    const { differing, localSets, remoteCounts } = await this.diffContracts(peer);
+    const { differing, localSets, remoteCounts } = await this.contracts.diff(peer);
     c.sync_contracts_differing += differing.length;
     const missing: Missing[] = [];
     /** Per contract held nothing of: the peer's list in its chain order (fetched interleaved, after `missing`). */
@@ -461,14 +298,14 @@ export class SyncEngine {
       const mine = localSets[id]?.count ?? 0;
       if (mine > 0) {
         // One descent finds both sides' differences.
-        const r = await reconcile((ranges) => core.call('peerRanges', { contract_id: id, ranges }), this.remoteRanges(peer, id), this.d.concurrency);
+        const r = await reconcile((ranges) => core.call('peerRanges', { contract_id: id, ranges }), this.contracts.remoteRanges(peer, id), this.d.concurrency);
         for (const txid of r.missing) if (this.retries.worthFetching(txid, peer)) missing.push({ txid, contract_id: id });
         // A peer holding under half of this node's set is catching up: it pulls them itself,
         // in chain order (fewer replays), rather than receiving the same payloads twice.
         if ((remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
       } else {
         // Nothing held here: the peer's list in its chain order.
-        listed.push((await this.listedTxids(peer, id)).filter((txid) => this.retries.worthFetching(txid, peer)).map((txid) => ({ txid, contract_id: id })));
+        listed.push((await this.contracts.listedTxids(peer, id)).filter((txid) => this.retries.worthFetching(txid, peer)).map((txid) => ({ txid, contract_id: id })));
       }
     }
     missing.push(...interleave(listed, GET_PAYLOADS_MAX));
