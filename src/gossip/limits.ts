@@ -97,7 +97,7 @@ export const LIST_WAITING = 64;
  * Headers per GetHeaders answer: 2,000 x 80 bytes = 160,000 bytes, well inside
  * MAX_GRPC_RESPONSE_BYTES; Bitcoin's own P2P `headers` message carries at most 2,000
  * (Core's MAX_HEADERS_RESULTS), and at it a year of blocks (52,560) is 27 requests. The
- * asker joins pages into longer runs before the endpoint authenticates them (sync.ts).
+ * asker joins pages into longer runs before the endpoint authenticates them (sync/headers.ts).
  */
 export const GET_HEADERS_MAX = 2_000;
 

@@ -1,5 +1,5 @@
 /**
- * Which peers sync talks to, and when (src/gossip/sync.ts): a round syncs with active
+ * Which peers sync talks to, and when (src/gossip/sync/engine.ts): a round syncs with active
  * peers only, and a peer that turns active is synced with once the syncs queued before it
  * have ended. Before, a round went through every configured peer in turn: behind a peer
  * that accepts connections and never answers, the startup sync (and a light node's first

@@ -1,5 +1,5 @@
 /**
- * Sync remembers what intake refused (src/gossip/sync.ts): a payload refused for good
+ * Sync remembers what intake refused (src/gossip/sync/retries.ts): a payload refused for good
  * (intrinsic, packages/protocol/src/rules.ts) is never fetched again, a retryable refusal is
  * fetched again after 1, 2, 4 ... rounds, and a payload taken later is forgotten. Before,
  * a peer listing a payload this node refused made it fetch the payload every round.
