@@ -34,8 +34,10 @@ export class ContractSets {
     for (let after = Buffer.alloc(0); ; ) {
       const page = await this.retries.ask(peer, 'GetContractIds', { after });
       const got = page.contract_ids.map(hex);
-      // A page must move forward, or a peer could keep this loop going forever.
-      if (got.length === 0 || (ids.length > 0 && got[0]! <= ids[ids.length - 1]!)) break;
+      // A page must move forward, each id above the one before it (the first above the last
+      // taken), or a peer could keep this loop going forever: a page whose last id is below
+      // the last taken sends the next request back to where the list has been.
+      if (got.length === 0 || got.some((id, i) => id <= (i === 0 ? (ids[ids.length - 1] ?? '') : (got[i - 1] ?? '')))) break;
       ids.push(...got);
       if (!page.more) break;
       after = Buffer.from(got[got.length - 1]!, 'hex');
