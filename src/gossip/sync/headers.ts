@@ -11,7 +11,7 @@ import { GET_HEADERS_MAX, LIST_CONCURRENCY } from '../limits.js';
 import type { Peer } from '../peers.js';
 import type { PeerResponse } from '../wire-types.js';
 import type { SyncDeps } from './deps.js';
-import type { Retries } from './retries.js';
+import { nextWait, type Retries } from './retries.js';
 
 /**
  * Headers per run handed to the core: ten GetHeaders pages (1.6 MB). Each run costs one
@@ -83,7 +83,7 @@ export class HeaderSync {
         this.d.counters.sync_headers_accepted += r.accepted;
       } catch (e) {
         if (e instanceof NodeError && e.code === 'bad_evidence') {
-          const wait = Math.min((backoff?.wait ?? 0) * 2 || 1, FALSE_ANSWER_BACKOFF_MAX);
+          const wait = nextWait(backoff, FALSE_ANSWER_BACKOFF_MAX);
           this.falseHeaders.set(peer.url, { next: this.retries.round + wait, wait });
           this.retries.falseAnswer(peer, `headers ${from}..${from + keep - 1}`, e);
           // Nothing else it says this round is taken either: its payloads' evidence would

@@ -50,6 +50,11 @@ function askAgain(e: unknown, failures: number): boolean {
   return e.grpcCode === grpc.status.RESOURCE_EXHAUSTED || e.grpcCode === grpc.status.UNAVAILABLE;
 }
 
+/** Rounds a refusal waits: 1 the first time, then twice the last wait, at most `max`. */
+export function nextWait(last: { wait: number } | undefined, max: number): number {
+  return last ? Math.min(last.wait * 2, max) : 1;
+}
+
 export class Retries {
   /** Sync rounds started (the clock of `refused`). */
   private roundNo = 0;
@@ -94,7 +99,7 @@ export class Retries {
 
   noteRefused(key: string, code: string): void {
     const prev = this.refused.get(key);
-    const wait = prev ? Math.min(prev.wait * 2, REFUSED_BACKOFF_MAX) : 1;
+    const wait = nextWait(prev, REFUSED_BACKOFF_MAX);
     this.refused.delete(key); // re-inserted last: the Map's order is the eviction order
     this.refused.set(key, { next: this.roundNo + wait, wait, code });
     if (this.refused.size > REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!);
