@@ -35,8 +35,9 @@ export class ContractSets {
       const page = await this.retries.ask(peer, 'GetContractIds', { after });
       const got = page.contract_ids.map(hex);
       // A page must move forward, each id above the one before it (the first above the last
-      // taken), or a peer could keep this loop going forever: a page whose last id is below
-      // the last taken sends the next request back to where the list has been.
+      // taken): a page whose last id is below the last taken would send the next request
+      // back over the same ids, forever. (What this does not bound: a peer inventing new
+      // ascending ids page after page; the list has no size limit of its own.)
       if (got.length === 0 || got.some((id, i) => id <= (i === 0 ? (ids[ids.length - 1] ?? '') : (got[i - 1] ?? '')))) break;
       ids.push(...got);
       if (!page.more) break;
