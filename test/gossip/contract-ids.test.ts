@@ -1,7 +1,7 @@
 /**
  * Listing a peer's contract ids (src/gossip/sync/contract-sets.ts): pages come in ascending
  * order, each after the last id taken. A page that does not move forward ends the list, so
- * a peer cannot keep sync paging, and growing the list in memory, forever.
+ * a peer cannot send sync back over the same ids, page after page, forever.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
