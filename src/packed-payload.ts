@@ -16,7 +16,7 @@
  * empty: packages/protocol/src/evidence.ts, encodeEvidence).
  */
 import { NodeError } from '@svc-node/protocol/errors';
-import type { PackedPayload, PackedPeerPayload, PeerPayload, WirePayload } from './messages.js';
+import type { PackedPayload, PackedPeerPayload, PeerPayload, WirePayload } from './messages/core.js';
 import { decodeEvidence, encodeEvidence } from '@svc-node/protocol/evidence';
 import { HEX32 } from '@svc-node/protocol/identifiers';
 

@@ -24,7 +24,7 @@ import type { RpcClient } from '../ipc/rpc.js';
 import type { WorkPool } from '../pool/pool.js';
 import type { CheckedDeploy } from '@svc-node/protocol/vm/deploy-check';
 import type { EsploraClient } from '../chain/esplora-client.js';
-import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, DeployExtras, OutpointCheck, WriterApi } from '../messages.js';
+import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, DeployExtras, OutpointCheck, WriterApi } from '../messages/core.js';
 import { repeatOrConflict, type HeldPayload } from '@svc-node/protocol/rules';
 import type { CallRecord, ContractRecord } from '../records.js';
 import { statusBody } from '../records.js';

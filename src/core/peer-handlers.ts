@@ -4,7 +4,7 @@
  * payloads and state roots come from the writer (src/writer/peer-queries.ts).
  */
 import type { Handlers } from '../ipc/rpc.js';
-import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages.js';
+import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages/core.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import { NodeError, toWire } from '@svc-node/protocol/errors';

@@ -2,7 +2,7 @@
  * The gossip counters shown in node_status.gossip as /metrics families (the type and its
  * zero value are in src/messages.ts: the core holds a copy too).
  */
-import type { GossipCounters, MetricFamily } from '../messages.js';
+import type { GossipCounters, MetricFamily } from '../messages/core.js';
 
 /** HELP text of each counter on /metrics (as `svc_gossip_<name>_total`). */
 const HELP: Record<string, string> = {

@@ -47,7 +47,7 @@ import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS
 import { HEADER_BYTES } from '@svc-node/protocol/headers';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
+import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages/core.js';
 import type { Logger } from '../log.js';
 import * as grpc from '@grpc/grpc-js';
 import { RpcFailure } from './client.js';

@@ -9,7 +9,7 @@ import { batchingSink } from './log-sink.js';
 import { ReadCache } from './read-cache.js';
 import { RestMetrics } from './metrics.js';
 import { coreLink, CORE_DEADLINE_MS } from './core-link.js';
-import type { CoreApi, MetricFamily, Serving, SupervisorToChild } from '../messages.js';
+import type { CoreApi, MetricFamily, Serving, SupervisorToChild } from '../messages/core.js';
 import { StreamHub } from './stream/hub.js';
 import { registerStream } from './stream/socket.js';
 import { registerStreamMetrics } from './stream/metrics.js';

@@ -32,7 +32,7 @@ import {
   type SimSnapshot,
   type StateVersion,
   type WriterMetrics,
-} from '../messages.js';
+} from '../messages/core.js';
 import { HEX32, isName } from '@svc-node/protocol/identifiers';
 
 

@@ -5,12 +5,12 @@
  * serialization), a local socket with typed RPC (rest/gossip -> core), a MessagePort
  * with typed RPC (core main thread -> writer thread).
  */
-import type { NodeConfig } from './config/options.js';
+import type { NodeConfig } from '../config/options.js';
 import type { WireError } from '@svc-node/protocol/errors';
 import type { CallProofJson, DecisionProofJson, Evidence, FoldedRoots, SpentBy } from '@svc-node/protocol/evidence';
 import type { CheckedCoin, CoinEvidence } from '@svc-node/protocol/coin';
 import type { FeedEvent } from '@svc-node/protocol/feed';
-import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
+import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from '../records.js';
 // Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
 export type { CallStatusBody };
 
