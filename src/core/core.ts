@@ -19,7 +19,9 @@ import { unpackOwn } from '../packed-payload.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../log.js';
 import { secretsOf } from '../config/options.js';
-import { PAYLOAD_ACCEPTED_EVENT, type ChainBudgetStatus, type CoreApi, type NodeStatus, type PackedPayload, type WriterApi, type WriterInit, type WriterStatus } from '../messages/core.js';
+import { PAYLOAD_ACCEPTED_EVENT, type PackedPayload } from '../messages/gossip.js';
+import { type ChainBudgetStatus, type CoreApi, type NodeStatus } from '../messages/core.js';
+import { type WriterApi, type WriterInit, type WriterStatus } from '../messages/writer.js';
 import type { InitMessage } from '../supervisor/child.js';
 
 const log = logger('core');

@@ -4,7 +4,8 @@
  * payloads and state roots come from the writer (src/writer/peer-queries.ts).
  */
 import type { Handlers } from '../ipc/rpc.js';
-import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages/core.js';
+import { zeroCounters, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages/gossip.js';
+import { type CallSubmission, type DeployExtras } from '../messages/core.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import { NodeError, toWire } from '@svc-node/protocol/errors';

@@ -7,7 +7,8 @@
  * advertises in heartbeats (peerAdvert).
  */
 import type { RpcClient } from '../ipc/rpc.js';
-import type { StateVersion, WriterApi } from '../messages/core.js';
+import type { StateVersion } from '../messages/rest.js';
+import type { WriterApi } from '../messages/writer.js';
 
 function sameVersion(a: StateVersion | null, b: StateVersion): boolean {
   return a !== null && a.height === b.height && a.state_root === b.state_root && a.block_hash === b.block_hash;

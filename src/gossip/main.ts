@@ -17,7 +17,8 @@ import { SyncEngine } from './sync.js';
 import { counterFamilies } from './counters.js';
 import { hex } from './wire.js';
 import { logger } from '../log.js';
-import { PAYLOAD_ACCEPTED_EVENT, zeroCounters, type CoreApi, type WirePayload } from '../messages/core.js';
+import { PAYLOAD_ACCEPTED_EVENT, zeroCounters, type WirePayload } from '../messages/gossip.js';
+import { type CoreApi } from '../messages/core.js';
 
 const log = logger('gossip');
 const init = await awaitInit('gossip');

@@ -55,7 +55,8 @@ import type { Forwarder } from './forwarder.js';
 import { MalformedRequest, PEER_METHODS, type PeerMethod } from './server.js';
 import { checkTipAnnouncement, type FoundPayload, type PeerRequest, type PeerResponse, type SubmitPayloadRequest, type SubmitPayloadResponse, type TipAnnouncement, type WireInit } from './wire-types.js';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { CoreApi, GossipCounters, WirePayload } from '../messages/core.js';
+import type { CoreApi } from '../messages/core.js';
+import type { GossipCounters, WirePayload } from '../messages/gossip.js';
 import type { GossipOptions } from '../config/options.js';
 import type { Logger } from '../log.js';
 

@@ -47,7 +47,8 @@ import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS
 import { HEADER_BYTES } from '@svc-node/protocol/headers';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages/core.js';
+import type { CoreApi } from '../messages/core.js';
+import type { DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages/gossip.js';
 import type { Logger } from '../log.js';
 import * as grpc from '@grpc/grpc-js';
 import { RpcFailure } from './client.js';

@@ -1,6 +1,6 @@
 /** Conversions between the proto messages (as proto-loader decodes them, wire-types.ts) and node types. */
 import { NodeError } from '@svc-node/protocol/errors';
-import type { WirePayload } from '../messages/core.js';
+import type { WirePayload } from '../messages/gossip.js';
 import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
 import { MAX_COIN_PREV_TXS } from '@svc-node/protocol/coin';

@@ -3,7 +3,7 @@
  * to the core, over a local socket) and between threads (core to the writer, over a
  * MessagePort). Errors cross as WireError plain objects and come back as NodeError.
  * An API is an object type whose members take one params object and return a value or
- * a promise; the method names and types are declared in src/messages.ts.
+ * a promise; the method names and types are declared in src/messages/, one file per channel.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { deserialize as v8deserialize, serialize } from 'node:v8';

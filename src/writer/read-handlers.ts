@@ -1,7 +1,7 @@
 /** Writer handlers of WriterReadApi (src/writer/queries.ts); state versions go out as `state` events. */
 import { parentPort } from 'node:worker_threads';
 import type { Handlers } from '../ipc/rpc.js';
-import type { WriterReadApi } from '../messages/core.js';
+import type { WriterReadApi } from '../messages/writer.js';
 import type { Writer } from './writer.js';
 import { WriterQueries } from './queries.js';
 import { StreamQueries } from './stream-queries.js';

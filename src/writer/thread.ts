@@ -5,7 +5,7 @@ import { writerReadHandlers } from './read-handlers.js';
 import { writerPeerHandlers } from './peer-handlers.js';
 import { portTransport, serveTransport } from '../ipc/rpc.js';
 import { configureLogging, logger, registerSecret } from '../log.js';
-import type { WriterApi, WriterInit } from '../messages/core.js';
+import type { WriterApi, WriterInit } from '../messages/writer.js';
 import { describeError } from '@svc-node/protocol/errors';
 
 const init = workerData as WriterInit;

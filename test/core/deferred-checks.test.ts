@@ -15,7 +15,7 @@ import { Worker } from 'node:worker_threads';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
 import { DeferredChecks } from '../../src/core/deferred-checks.js';
 import { RpcClient, portTransport } from '../../src/ipc/rpc.js';
-import type { WriterApi, WriterInit } from '../../src/messages/core.js';
+import type { WriterApi, WriterInit } from '../../src/messages/writer.js';
 
 const txid = (n: number): string => n.toString(16).padStart(64, '0');
 

@@ -14,7 +14,7 @@ import { intakeInput } from '../../src/core/peer-handlers.js';
 import { FETCH_QUEUE, FETCH_RATE_PER_S, LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
 import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import { PeerService } from '../../src/gossip/service.js';
-import { zeroCounters } from '../../src/messages/core.js';
+import { zeroCounters } from '../../src/messages/gossip.js';
 import { logger } from '../../src/log.js';
 import type { GossipOptions } from '../../src/config/options.js';
 import * as grpc from '@grpc/grpc-js';

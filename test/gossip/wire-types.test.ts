@@ -12,7 +12,7 @@ import { PeerClient } from '../../src/gossip/client.js';
 import { PeerService } from '../../src/gossip/service.js';
 import { bind, loadPeerService, packageDefinition, PEER_METHODS } from '../../src/gossip/server.js';
 import { PEER_RPCS, type PeerResponse, type PeerRpc, type WireInit } from '../../src/gossip/wire-types.js';
-import { zeroCounters } from '../../src/messages/core.js';
+import { zeroCounters } from '../../src/messages/gossip.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../src/log.js';
 import type { GossipOptions } from '../../src/config/options.js';

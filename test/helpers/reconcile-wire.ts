@@ -15,7 +15,7 @@ import { GET_PAYLOADS_ANSWER_BYTES, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GR
 import { encodedSize, submitBatches, toProtoPayload } from '../../src/gossip/wire.js';
 import type { AskRanges } from '../../src/gossip/reconcile.js';
 import type { ContractIndex } from '../../src/writer/peer-queries.js';
-import type { WirePayload } from '../../src/messages/core.js';
+import type { WirePayload } from '../../src/messages/gossip.js';
 
 export interface WireTally {
   requests: number;
