@@ -52,8 +52,8 @@ import type { DivergenceReport, GossipCounters, StateRootRange, WirePayload } fr
 import type { Logger } from '../log.js';
 import * as grpc from '@grpc/grpc-js';
 import { RpcFailure } from './client.js';
-import type { GetPayloadsResponse, PeerRequest, PeerResponse, WireInit } from './wire-types.js';
-import type { PeerMethod } from './server.js';
+import type { GetPayloadsResponse, PeerMethod, PeerRequest, PeerResponse } from './protocols.js';
+import type { WireInit } from './wire-types.js';
 import { refusalIsRetryable } from '@svc-node/protocol/rules';
 
 /** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */

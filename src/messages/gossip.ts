@@ -4,6 +4,7 @@
  */
 import type { WireError } from '@svc-node/protocol/errors';
 import type { Evidence } from '@svc-node/protocol/evidence';
+import type { ForwardedPeerQueries } from './writer.js';
 
 /** A payload as peers exchange it (proto Payload): a REST body in binary form. */
 export interface WirePayload {
@@ -112,8 +113,11 @@ export interface DivergenceReport {
   outcome: string;
 }
 
-/** What the gossip process asks of the core (issue 8). Payloads go through intake. */
-export type PeerApi = {
+/**
+ * What the gossip process asks of the core. Payloads go through intake; the peer queries
+ * the writer answers are forwarded (ForwardedPeerQueries, messages/writer.ts).
+ */
+export type PeerApi = ForwardedPeerQueries & {
   /** Runs intake on a peer's payload (the same checks as REST) and stores it. */
   /** `from`: the sending peer's key (a payload refused only for a header this node lacks yet is kept for it: core/unproven-pool.ts). */
   peerSubmit(params: { payload: PackedPayload; from?: string }): { created: boolean };
@@ -124,24 +128,6 @@ export type PeerApi = {
   peerSubmitMany(params: { payloads: PackedPayload[] }): { results: ({ ok: true; created: boolean } | { ok: false; error: WireError })[] };
   /** Runs the intake checks without storing (PreparePayload). */
   peerPrepare(params: { payload: PackedPayload }): { valid: true };
-  /** One page of the contract ids known (active and pending), ascending, after `after`. */
-  peerContractIds(params: { after: string; limit: number }): { ids: string[]; more: boolean };
-  /** Contract summary (docs/STATE.md): root, count and one page of pairs ascending by txid. */
-  peerSummary(params: { contract_id: string; after_txid: string; limit: number }): ContractSummary;
-  /** A contract's summary root and payload count, without the pairs (GetContractMerkleRoot). */
-  peerRoot(params: { contract_id: string }): { root: string; count: number };
-  /** Every contract's whole-set count and fingerprint (proto/svc.proto, header section 3). */
-  peerFingerprints(params: Record<string, never>): Record<string, { count: number; fingerprint: string }>;
-  /** One page of a contract's payload txids: the deploy first, then calls in position order. */
-  peerTxids(params: { contract_id: string; offset: number; limit: number }): TxidPage;
-  /** Counts and fingerprints (or txid lists) of txid ranges of a contract (GetContractRanges). */
-  peerRanges(params: { contract_id: string; ranges: RangeQuery[] }): RangeAnswer[];
-  /** One payload by txid with this node's position for it, or null. */
-  peerPayload(params: { txid: string }): PackedPeerPayload | null;
-  /** Several payloads, in the order asked (null: not held): one round trip for a peer's GetPayloads. */
-  peerPayloads(params: { txids: string[] }): (PackedPeerPayload | null)[];
-  /** Stored state roots in [from, to] (at most 1,000 heights). */
-  peerStateRoots(params: { from: number; to: number }): StateRootRange;
   /** Waits for the writer to finish every job queued so far (late-payload replays). */
   peerSettle(params: Record<string, never>): { processed_height: number | null; state_root: string | null };
   /**

@@ -86,19 +86,57 @@ export interface SimSnapshot {
   missing: string[];
 }
 
-/** Peer data the writer answers (issue 8; src/writer/peer-queries.ts). */
-export type WriterPeerApi = {
+/**
+ * The peer queries the writer answers (src/writer/peer-queries.ts). The core forwards each
+ * to the gossip process through one generic path (core/peer-handlers.ts): the answer as
+ * it is, but that a contract-scoped query's null (the contract is not known here) is
+ * refused `not_found` (`PEER_QUERIES`, `ForwardedPeerQueries`).
+ */
+export type PeerQueryApi = {
   /** One page of the known contract ids (active and pending), ascending, after `after`. */
   peerContractIds(params: { after: string; limit: number }): { ids: string[]; more: boolean };
+  /** Contract summary (docs/STATE.md): root, count and one page of pairs ascending by txid. */
   peerSummary(params: { contract_id: string; after_txid: string; limit: number }): ContractSummary | null;
+  /** A contract's summary root and payload count, without the pairs (GetContractMerkleRoot). */
   peerRoot(params: { contract_id: string }): { root: string; count: number } | null;
+  /** Every contract's whole-set count and fingerprint (proto/svc.proto, header section 3). */
   peerFingerprints(params: Record<string, never>): Record<string, { count: number; fingerprint: string }>;
+  /** One page of a contract's payload txids: the deploy first, then calls in position order. */
   peerTxids(params: { contract_id: string; offset: number; limit: number }): TxidPage | null;
+  /** Counts and fingerprints (or txid lists) of txid ranges of a contract (GetContractRanges). */
   peerRanges(params: { contract_id: string; ranges: RangeQuery[] }): RangeAnswer[] | null;
+  /** One payload by txid with this node's position for it, or null. */
   peerPayload(params: { txid: string }): PackedPeerPayload | null;
   /** Several payloads, in the order asked (null: not held): one round trip for a peer's GetPayloads. */
   peerPayloads(params: { txids: string[] }): (PackedPeerPayload | null)[];
+  /** Stored state roots in [from, to] (at most 1,000 heights). */
   peerStateRoots(params: { from: number; to: number }): StateRootRange;
+};
+
+/**
+ * Every peer query (the compiler holds it to PeerQueryApi): `contract`, its null answer
+ * means the contract is not known and the core refuses it `not_found`; `as_is`, the
+ * answer goes to gossip as the writer gave it.
+ */
+export const PEER_QUERIES = {
+  peerContractIds: 'as_is',
+  peerSummary: 'contract',
+  peerRoot: 'contract',
+  peerFingerprints: 'as_is',
+  peerTxids: 'contract',
+  peerRanges: 'contract',
+  peerPayload: 'as_is',
+  peerPayloads: 'as_is',
+  peerStateRoots: 'as_is',
+} as const satisfies { readonly [Q in keyof PeerQueryApi]: 'as_is' | 'contract' };
+
+/** The peer queries as the core answers them to the gossip process (a contract-scoped null refused). */
+export type ForwardedPeerQueries = {
+  [Q in keyof PeerQueryApi]: (params: Parameters<PeerQueryApi[Q]>[0]) => (typeof PEER_QUERIES)[Q] extends 'contract' ? NonNullable<ReturnType<PeerQueryApi[Q]>> : ReturnType<PeerQueryApi[Q]>;
+};
+
+/** Peer data the writer answers: the queries, and the two checks divergence handling runs. */
+export type WriterPeerApi = PeerQueryApi & {
   /** Resolves after every writer job queued before it (late-payload replays included). */
   peerSettle(params: Record<string, never>): WriterStatus;
   /** Re-derivation check of the whole journal; halts on a disagreement. */

@@ -21,7 +21,7 @@ import { cursorFork, locatorsAt } from './stream-queries.js';
 import { endOf } from '@svc-node/protocol/cursor';
 export { statusBody };
 import { BLOCK_APPLY_BUCKETS, type CallsPage, type EventsPage, type EventsParams, type FieldReadBody, type FieldReadParams, type ProofJson, type StateVersion, type WriterMetrics } from '../messages/rest.js';
-import { type SimContract, type SimSnapshot } from '../messages/writer.js';
+import type { SimContract, SimSnapshot } from '../messages/writer.js';
 import { HEX32, isName } from '@svc-node/protocol/identifiers';
 
 

@@ -1,5 +1,5 @@
 /**
- * The typed peer wire (src/gossip/wire-types.ts): its map names every RPC of
+ * The peer protocols (src/gossip/protocols.ts): the descriptor table names every RPC of
  * proto/svc.proto and the server answers each; and a peer's malformed answer reaches the
  * caller of PeerClient.call as one NodeError `bad_request` naming the field, whatever
  * the RPC, over a real gRPC connection.
@@ -10,8 +10,9 @@ import * as grpc from '@grpc/grpc-js';
 import { Signer, Verifier } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { PeerService } from '../../src/gossip/service.js';
-import { bind, loadPeerService, packageDefinition, PEER_METHODS } from '../../src/gossip/server.js';
-import { PEER_RPCS, type PeerResponse, type PeerRpc, type WireInit } from '../../src/gossip/wire-types.js';
+import { bind, loadPeerService, packageDefinition } from '../../src/gossip/server.js';
+import { PEER_METHODS, PEER_RPCS, type PeerResponse, type PeerRpc } from '../../src/gossip/protocols.js';
+import type { WireInit } from '../../src/gossip/wire-types.js';
 import { zeroCounters } from '../../src/messages/gossip.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../src/log.js';
