@@ -8,7 +8,7 @@
  */
 import type { RpcClient } from '../ipc/rpc.js';
 import type { StateVersion } from '../messages/rest.js';
-import type { WriterApi } from '../messages/writer.js';
+import type { WriterApi, WriterEvents } from '../messages/writer.js';
 
 function sameVersion(a: StateVersion | null, b: StateVersion): boolean {
   return a !== null && a.height === b.height && a.state_root === b.state_root && a.block_hash === b.block_hash;
@@ -18,9 +18,9 @@ export class StateVersions {
   private latest: StateVersion | null = null;
   private waiters: (() => void)[] = [];
 
-  constructor(private readonly writer: RpcClient<WriterApi>) {
+  constructor(private readonly writer: RpcClient<WriterApi, WriterEvents>) {
     writer.on('state', (d) => {
-      this.latest = d as StateVersion;
+      this.latest = d;
       const w = this.waiters;
       this.waiters = [];
       for (const f of w) f();

@@ -25,8 +25,14 @@ export interface WirePayload {
  */
 export type PackedPayload = Uint8Array;
 
+/** What the core broadcasts on its socket, by event (RpcServer.broadcast; the gossip process listens). */
+export interface CoreEvents {
+  /** A payload REST intake (or a peer) just stored, to be gossiped. */
+  payload_accepted: WirePayload;
+}
+
 /** Payload announced by the core to the gossip process after REST intake stored it. */
-export const PAYLOAD_ACCEPTED_EVENT = 'payload_accepted';
+export const PAYLOAD_ACCEPTED_EVENT = 'payload_accepted' satisfies keyof CoreEvents;
 
 /** Counters the gossip process keeps and reports (node_status.gossip). */
 export interface GossipCounters {

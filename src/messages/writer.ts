@@ -222,6 +222,14 @@ export type WriterCoreApi = {
   close(params: Record<string, never>): { closed: true };
 };
 
+/** What the writer thread sends the core unasked, by event (eventFrame; RpcClient.on). */
+export interface WriterEvents {
+  /** The store is open and the thread answers. */
+  ready: null;
+  /** The hot state changed (the REST read cache's version). */
+  state: StateVersion;
+}
+
 /** workerData handed to the writer thread. */
 export interface WriterInit {
   dbPath: string;
