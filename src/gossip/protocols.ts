@@ -419,7 +419,7 @@ export type PeerMethod = { [M in PeerRpc]: Protocols[M]['body'] extends string ?
 /** The RPCs a writer query answers (the server's generic path). */
 export type ServedRpc = { [M in PeerRpc]: Protocols[M] extends { serve: object } ? M : never }[PeerRpc];
 
-/** Every RPC of the proto's service (test/gossip/wire-types.test.ts holds the two together). */
+/** Every RPC of the proto's service (test/gossip/protocols.test.ts holds the two together). */
 export const PEER_RPCS = Object.keys(PEER_PROTOCOLS) as PeerRpc[];
 /** The signed RPCs. */
 export const PEER_METHODS = PEER_RPCS.filter((m): m is PeerMethod => PEER_PROTOCOLS[m].body !== null);
