@@ -19,9 +19,8 @@ import { NodeError } from '@svc-node/protocol/errors';
 import { bytesOf, checkTipAnnouncement, id32, malformed, u64, type Bytes, type PayloadPosition, type ProtoPayload, type TipAnnouncement, type U64, type WireInit } from './wire-types.js';
 import { FINGERPRINT_BYTES } from '@svc-node/protocol/fingerprint';
 import { HEADER_BYTES } from '@svc-node/protocol/headers';
-import { GET_HEADERS_MAX } from './limits.js';
+import { GET_HEADERS_MAX, RANGE_LIST_MAX, RANGES_MAX } from './limits.js';
 import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
-import { RANGE_LIST_MAX, RANGES_MAX } from './limits.js';
 import { boundHex, bytes32, pageLimit } from './wire.js';
 import type { ForwardedPeerQueries } from '../messages/writer.js';
 

@@ -1,6 +1,7 @@
 /**
  * The server side of the peer service. Every request passes, in this order (cheap checks
- * first, signature next, per-peer budget last):
+ * first, signature next, per-peer budget last; which budgets is its descriptor's `rate`,
+ * protocols.ts):
  *   1. the global token bucket (gossip.global_rate_per_s), before any signature work;
  *      the unsigned GetIdentity stops here (one signature of ours per answer);
  *   2. the Ed25519 signature over the SignedRequest's body bytes, the receiver key and
