@@ -25,7 +25,7 @@ import { reconcile } from '../src/gossip/reconcile.js';
 import { buildCall } from '@svc-node/client/sdk';
 import { compileFixture, testWallet } from '../test/helpers/devnet-node.js';
 import { fetchOverWire, localAsker, newTally, pushOverWire, remoteAsker, type WireTally } from '../test/helpers/reconcile-wire.js';
-import type { WirePayload } from '../src/messages.js';
+import type { WirePayload } from '../src/messages/gossip.js';
 
 const N = Number(process.env['RECONCILE_BENCH_PAYLOADS'] ?? 1_000_000);
 const RUNS = 3;

@@ -1,6 +1,6 @@
 /**
  * A payload as one byte array, the form it takes between the gossip process, the core
- * and the writer (src/messages.ts, `PackedPayload`). As an object a payload is ~20
+ * and the writer (src/messages/gossip.ts, `PackedPayload`). As an object a payload is ~20
  * values (its evidence's branches are 32-byte arrays each), and every hop copied and
  * rebuilt each of them (v8 serialization between processes, structured clone between
  * threads): at a catch-up's rate that was most of what the gossip process and the
@@ -16,7 +16,7 @@
  * empty: packages/protocol/src/evidence.ts, encodeEvidence).
  */
 import { NodeError } from '@svc-node/protocol/errors';
-import type { PackedPayload, PackedPeerPayload, PeerPayload, WirePayload } from './messages.js';
+import type { PackedPayload, PackedPeerPayload, PeerPayload, WirePayload } from './messages/gossip.js';
 import { decodeEvidence, encodeEvidence } from '@svc-node/protocol/evidence';
 import { HEX32 } from '@svc-node/protocol/identifiers';
 

@@ -1,7 +1,7 @@
 /**
  * Records the writer stores and the block input it applies, as the node's code handles
- * them; how each is stored is its bucket's module (src/writer/store/). Beside messages.ts
- * because the chain follower builds the block input, and messages.ts and the core carry
+ * them; how each is stored is its bucket's module (src/writer/store/). Beside src/messages/
+ * because the chain follower builds the block input, and the messages and the core carry
  * these shapes: none of them may import the writer. Hex is lowercase;
  * txids and contract ids in display order (PROTOCOL section 1).
  */

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { zeroCounters } from '../src/messages.js';
+import { zeroCounters } from '../src/messages/gossip.js';
 import { repoRoot } from './helpers/paths.js';
 
 const read = (path: string): string => readFileSync(join(repoRoot, path), 'utf8');

@@ -30,7 +30,7 @@ import { GET_PAYLOADS_MAX } from '../../src/gossip/limits.js';
 import { rocksAt } from '../../src/writer/db.js';
 import { evidence as evidenceStore, callBodies } from '../../src/writer/store/index.js';
 import type { DevnetChain } from '../../src/devnet/chain-server.js';
-import type { WirePayload } from '../../src/messages.js';
+import type { WirePayload } from '../../src/messages/gossip.js';
 import type { CallBody } from './bank-calls.js';
 
 /** A call as a peer sends it in a sync: its body, its evidence placing it in its block. */

@@ -27,7 +27,7 @@ import type { ExecResult, TraceHook } from '@svc-node/protocol/vm/types';
 import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHeaderRun } from '@svc-node/protocol/headers';
 import { networkParams } from '@svc-node/protocol/activation';
 import { Verifier, signingBytes, verifyIdentityProof } from '../../src/gossip/auth.js';
-import type { PeerMethod } from '../../src/gossip/server.js';
+import type { PeerMethod } from '../../src/gossip/protocols.js';
 import { historyRun } from './svc-node-history.js';
 import { checkEvidence, coinbaseDepth, inclusionMatchesHeader, parseProven, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 

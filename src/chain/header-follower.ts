@@ -32,7 +32,7 @@ import type { ParsedBlock, ParsedHeader } from '@svc-node/protocol/bitcoin';
 import { headerHash, headerPrevHash, parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import { checkProofOfWork, decodeCompact, verifyHeaderRun } from '@svc-node/protocol/headers';
 import type { PowParams } from '@svc-node/protocol/activation';
-import type { ChainUpdate, ChainUpdateAnswer } from '../messages.js';
+import type { ChainUpdate, ChainUpdateAnswer } from '../messages/writer.js';
 import type { BlockInput } from '../records.js';
 import type { SpentBy } from '@svc-node/protocol/evidence';
 import { blockInputOf, connectedBlockOf, spentByIn } from './connected-block.js';

@@ -14,7 +14,7 @@ import { HeaderFollower, checkHeaderRun } from '../chain/header-follower.js';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import type { EsploraClient, RequestOptions } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { WriterApi, WriterStatus } from '../messages.js';
+import type { WriterApi, WriterStatus } from '../messages/writer.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../log.js';
 import { journalAnchorHeight, networkParams, type PowParams } from '@svc-node/protocol/activation';

@@ -19,7 +19,9 @@ import { unpackOwn } from '../packed-payload.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../log.js';
 import { secretsOf } from '../config/options.js';
-import { PAYLOAD_ACCEPTED_EVENT, type ChainBudgetStatus, type CoreApi, type NodeStatus, type PackedPayload, type WriterApi, type WriterInit, type WriterStatus } from '../messages.js';
+import { PAYLOAD_ACCEPTED_EVENT, type CoreEvents, type PackedPayload } from '../messages/gossip.js';
+import type { ChainBudgetStatus, CoreApi, NodeStatus } from '../messages/core.js';
+import type { WriterApi, WriterEvents, WriterInit, WriterStatus } from '../messages/writer.js';
 import type { InitMessage } from '../supervisor/child.js';
 
 const log = logger('core');
@@ -32,7 +34,7 @@ const log = logger('core');
 const WRITER_STOP_ASK_MS = 1_000;
 
 export class Core {
-  private server: RpcServer<CoreApi> | null = null;
+  private server: RpcServer<CoreApi, CoreEvents> | null = null;
   private readonly startedAt = Date.now();
   private writerStatus: WriterStatus | null = null;
   readonly chain: EsploraClient;
@@ -54,7 +56,7 @@ export class Core {
   private constructor(
     private readonly init: InitMessage,
     private readonly writerThread: Worker,
-    readonly writer: RpcClient<WriterApi>,
+    readonly writer: RpcClient<WriterApi, WriterEvents>,
     readonly pool: WorkPool,
   ) {
     const c = init.config;
@@ -177,7 +179,7 @@ export class Core {
     const { config } = init;
     const workerData: WriterInit = { dbPath: config.dbPath, nodeId: config.nodeId, maxPendingCalls: config.maxPendingCalls, logFilter: config.logFilter, secrets: secretsOf(config) };
     const thread = new Worker(new URL('../writer/thread.js', import.meta.url), { workerData });
-    const writer = new RpcClient<WriterApi>(portTransport(thread));
+    const writer = new RpcClient<WriterApi, WriterEvents>(portTransport(thread));
     await new Promise<void>((resolve, reject) => {
       writer.on('ready', () => resolve());
       thread.once('error', reject);
@@ -190,7 +192,7 @@ export class Core {
     const pool = new WorkPool({ threads: config.workers.poolSize, queueLimit: config.workers.queueLimit });
     const core = new Core(init, thread, writer, pool);
     core.noteWriterStatus(await writer.call('status', {}));
-    core.server = new RpcServer<CoreApi>(core.handlers(), (e, method) => log.error('core bug', { method, error: e }));
+    core.server = new RpcServer<CoreApi, CoreEvents>(core.handlers(), (e, method) => log.error('core bug', { method, error: e }));
     await core.server.listen(init.ipcPath);
     // Startup order (SERVICE-SPEC section 1): storage is open and the registry loaded by
     // the writer; anchoring and block watching run in the background so the node serves

@@ -30,7 +30,8 @@
  */
 import type { EsploraClient, TxStatus } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { DeferredStats, WriterApi } from '../messages.js';
+import type { DeferredStats } from '../messages/core.js';
+import type { WriterApi } from '../messages/writer.js';
 import { INNER_NODE_BYTES, type Evidence, type Inclusion, type SpentBy } from '@svc-node/protocol/evidence';
 import { merkleBranch } from '@svc-node/protocol/merkle-branch';
 import { NodeError } from '@svc-node/protocol/errors';

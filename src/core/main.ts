@@ -1,7 +1,7 @@
 /** Core process entry. */
 import { awaitInit, onShutdown, serveProcessMetrics, toSupervisor } from '../supervisor/child.js';
 import { familiesOf } from '../supervisor/process-metrics.js';
-import type { SupervisorToChild } from '../messages.js';
+import type { SupervisorToChild } from '../messages/supervisor.js';
 import { Core } from './core.js';
 import { logger } from '../log.js';
 import { describeError } from '@svc-node/protocol/errors';

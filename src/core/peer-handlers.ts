@@ -1,10 +1,13 @@
 /**
- * Core handlers of PeerApi (issue 8): what the gossip process asks. Every payload a peer
- * sends runs through the same Intake methods as REST; the answers about contracts,
- * payloads and state roots come from the writer (src/writer/peer-queries.ts).
+ * Core handlers of PeerApi: what the gossip process asks. Every payload a peer sends runs
+ * through the same Intake methods as REST; the answers about contracts, payloads and
+ * state roots are the writer's (src/writer/peer-queries.ts), forwarded by one generic
+ * path (forwardedPeerQueries).
  */
 import type { Handlers } from '../ipc/rpc.js';
-import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages.js';
+import { zeroCounters, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages/gossip.js';
+import type { CallSubmission, DeployExtras } from '../messages/core.js';
+import { PEER_QUERIES, type ForwardedPeerQueries, type PeerQueryApi } from '../messages/writer.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import { NodeError, toWire } from '@svc-node/protocol/errors';
@@ -147,15 +150,29 @@ export async function submitPeerPayload(core: Core, sent: PackedPayload, held?: 
   return { created: r.created };
 }
 
-/** A writer answer about a contract, or not_found when the writer does not know it (null). */
-function known<T>(contractId: string, answer: T | null): T {
-  if (answer === null) throw new NodeError('not_found', `contract ${contractId} is not known to this node`);
-  return answer;
+/**
+ * The peer queries the writer answers, forwarded through one path: the gossip process's
+ * params go to the writer's query of the same name, and its answer comes back as it is,
+ * but that a contract-scoped query's null (PEER_QUERIES) is refused `not_found`.
+ */
+export function forwardedPeerQueries(core: Core): Handlers<ForwardedPeerQueries> {
+  const forward = <Q extends keyof PeerQueryApi>(q: Q) => async (params: Parameters<PeerQueryApi[Q]>[0]): Promise<unknown> => {
+    const answer = await core.writer.call(q, params);
+    if (answer === null && PEER_QUERIES[q] === 'contract') {
+      const id = (params as { contract_id: string }).contract_id;
+      throw new NodeError('not_found', `contract ${id} is not known to this node`);
+    }
+    return answer;
+  };
+  const out: Partial<Record<keyof PeerQueryApi, unknown>> = {};
+  for (const q of Object.keys(PEER_QUERIES) as (keyof PeerQueryApi)[]) out[q] = forward(q);
+  return out as Handlers<ForwardedPeerQueries>;
 }
 
 export function peerHandlers(core: Core): Handlers<PeerApi> {
   const w = core.writer;
   return {
+    ...forwardedPeerQueries(core),
     peerSubmit: async (p) => {
       try {
         return await submitPeerPayload(core, p.payload);
@@ -181,15 +198,6 @@ export function peerHandlers(core: Core): Handlers<PeerApi> {
       };
     },
     peerPrepare: (p) => core.intake.preparePayload(intakeInput(unpackOwn(p.payload))),
-    peerContractIds: (p) => w.call('peerContractIds', { after: p.after, limit: p.limit }),
-    peerSummary: async (p) => known(p.contract_id, await w.call('peerSummary', { contract_id: p.contract_id, after_txid: p.after_txid, limit: p.limit })),
-    peerRoot: async (p) => known(p.contract_id, await w.call('peerRoot', { contract_id: p.contract_id })),
-    peerFingerprints: () => w.call('peerFingerprints', {}),
-    peerTxids: async (p) => known(p.contract_id, await w.call('peerTxids', { contract_id: p.contract_id, offset: p.offset, limit: p.limit })),
-    peerRanges: async (p) => known(p.contract_id, await w.call('peerRanges', { contract_id: p.contract_id, ranges: p.ranges })),
-    peerPayload: (p) => w.call('peerPayload', { txid: p.txid }),
-    peerPayloads: (p) => w.call('peerPayloads', { txids: p.txids }),
-    peerStateRoots: (p) => w.call('peerStateRoots', { from: p.from, to: p.to }),
     peerSettle: async () => {
       const s = await w.call('peerSettle', {});
       return { processed_height: s.processedHeight, state_root: s.stateRoot };

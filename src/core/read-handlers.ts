@@ -6,7 +6,7 @@
  */
 import { NodeError } from '@svc-node/protocol/errors';
 import type { Handlers } from '../ipc/rpc.js';
-import type { ReadApi, SimulateBody } from '../messages.js';
+import type { ReadApi, SimulateBody } from '../messages/rest.js';
 import type { Core } from './core.js';
 import { SIM_ROUNDS, type SimulateOutcome } from '../pool/simulate.js';
 

@@ -7,7 +7,8 @@
  * advertises in heartbeats (peerAdvert).
  */
 import type { RpcClient } from '../ipc/rpc.js';
-import type { StateVersion, WriterApi } from '../messages.js';
+import type { StateVersion } from '../messages/rest.js';
+import type { WriterApi, WriterEvents } from '../messages/writer.js';
 
 function sameVersion(a: StateVersion | null, b: StateVersion): boolean {
   return a !== null && a.height === b.height && a.state_root === b.state_root && a.block_hash === b.block_hash;
@@ -17,9 +18,9 @@ export class StateVersions {
   private latest: StateVersion | null = null;
   private waiters: (() => void)[] = [];
 
-  constructor(private readonly writer: RpcClient<WriterApi>) {
+  constructor(private readonly writer: RpcClient<WriterApi, WriterEvents>) {
     writer.on('state', (d) => {
-      this.latest = d as StateVersion;
+      this.latest = d;
       const w = this.waiters;
       this.waiters = [];
       for (const f of w) f();

@@ -11,7 +11,7 @@
  * ranked by (height awaited, txid), and the lowest ranked that fit are kept (the same set
  * whatever order the same payloads came in).
  */
-import type { UnprovenPoolStatus } from '../messages.js';
+import type { UnprovenPoolStatus } from '../messages/core.js';
 
 /** Orphan pools hold about this many (Bitcoin Core's DEFAULT_MAX_ORPHAN_TRANSACTIONS, 100). */
 export const UNPROVEN_POOL_MAX = 100;

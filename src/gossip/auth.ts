@@ -9,7 +9,8 @@
 import { createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
 import { privateKeyFromSeed, rawPublicKey } from './identity.js';
 import { encodeBody } from './codec.js';
-import type { PeerMethod } from './server.js';
+import type { PeerMethod, PeerRequest } from './protocols.js';
+import type { WireInit } from './wire-types.js';
 
 /** Domain and protocol version of every signature (proto/svc.proto, header section 2). */
 const DOMAIN = Buffer.from('SVC/peer/v2\0', 'utf8');
@@ -101,7 +102,7 @@ export class Signer {
   }
 
   /** `req` encoded as `method`'s inner request and signed for `receiverKey`. */
-  request(method: PeerMethod, receiverKey: Uint8Array, req: Record<string, unknown>, nowMs = Date.now()): SignedRequest & { auth: Auth } {
+  request<M extends PeerMethod>(method: M, receiverKey: Uint8Array, req: WireInit<PeerRequest<M>>, nowMs = Date.now()): SignedRequest & { auth: Auth } {
     return this.sign(method, receiverKey, encodeBody(method, req), nowMs);
   }
 

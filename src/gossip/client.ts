@@ -3,15 +3,16 @@
  * deadline per call. The key is learned with GetIdentity (its proof checked) on the
  * first call and cached; a peer that answers "signed for another receiver" (it restarted
  * with a new identity) is asked again, and the call retried once. Requests and answers
- * are typed by the wire map (wire-types.ts), and every answer is checked there before a
- * caller sees it.
+ * are typed by the RPC's descriptor (protocols.ts), and every answer is checked by it
+ * before a caller sees it.
  */
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { NodeError } from '@svc-node/protocol/errors';
 import { verifyIdentityProof } from './auth.js';
-import { loadPeerClientCtor, type PeerMethod } from './server.js';
-import { checkResponse, type PeerRequest, type PeerResponse, type PeerRpc, type WireInit } from './wire-types.js';
+import { loadPeerClientCtor } from './server.js';
+import { checkResponse, type PeerMethod, type PeerRequest, type PeerResponse, type PeerRpc } from './protocols.js';
+import type { WireInit } from './wire-types.js';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
 import type { Signer } from './auth.js';
 
@@ -75,7 +76,7 @@ export class PeerClient {
       fn.call(this.client, wire, md, { deadline: Date.now() + timeoutMs }, (e, r) => {
         if (e) return reject(new RpcFailure(method, e.code, e.details));
         try {
-          // Decoded by proto-loader into the shape PeerWire declares; checked for the rest.
+          // Decoded by proto-loader into the shape PeerWire declares; checked by the descriptor for the rest.
           resolve(checkResponse(method, r as PeerResponse<M>, req));
         } catch (err) {
           reject(err);
@@ -101,7 +102,7 @@ export class PeerClient {
   /**
    * Signs `req` (the inner request of `method`) for the peer and calls `method`; rejects
    * with RpcFailure (gRPC status) or a NodeError (`bad_request`: a malformed answer,
-   * wire-types.ts). `waitForReady`: wait (within the
+   * protocols.ts). `waitForReady`: wait (within the
    * deadline) for a connection that is being re-established instead of failing at once;
    * used for peers known to be alive.
    */

@@ -1,8 +1,9 @@
 /**
  * The gossip counters shown in node_status.gossip as /metrics families (the type and its
- * zero value are in src/messages.ts: the core holds a copy too).
+ * zero value are in src/messages/gossip.ts: the core holds a copy too).
  */
-import type { GossipCounters, MetricFamily } from '../messages.js';
+import type { GossipCounters } from '../messages/gossip.js';
+import type { MetricFamily } from '../messages/supervisor.js';
 
 /** HELP text of each counter on /metrics (as `svc_gossip_<name>_total`). */
 const HELP: Record<string, string> = {

@@ -15,7 +15,7 @@ import type PQueue from 'p-queue';
 import { MAX_GRPC_MESSAGE_BYTES } from './limits.js';
 import { encodedSize, toProtoPayload } from './wire.js';
 import type { PeerSet, Peer } from './peers.js';
-import type { GossipCounters, WirePayload } from '../messages.js';
+import type { GossipCounters, WirePayload } from '../messages/gossip.js';
 import type { Logger } from '../log.js';
 
 /** Room for auth (~120 bytes) and the request's own framing inside one message. */

@@ -4,7 +4,7 @@
  * ten times faster than a pure-JavaScript Ed25519 here (CEILINGS.md row 02).
  */
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
-import type { GossipIdentity } from '../messages.js';
+import type { GossipIdentity } from '../messages/supervisor.js';
 
 /** PKCS#8 DER prefix of an Ed25519 private key; the 32-byte seed follows it. */
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');

@@ -17,13 +17,14 @@ import { SyncEngine } from './sync/engine.js';
 import { counterFamilies } from './counters.js';
 import { hex } from './wire.js';
 import { logger } from '../log.js';
-import { PAYLOAD_ACCEPTED_EVENT, zeroCounters, type CoreApi, type WirePayload } from '../messages.js';
+import { PAYLOAD_ACCEPTED_EVENT, zeroCounters, type CoreEvents, type WirePayload } from '../messages/gossip.js';
+import type { CoreApi } from '../messages/core.js';
 
 const log = logger('gossip');
 const init = await awaitInit('gossip');
 const cfg = init.config;
 const opts = cfg.gossip;
-let core: RpcClient<CoreApi> = await connectRpc<CoreApi>(init.ipcPath);
+let core: RpcClient<CoreApi, CoreEvents> = await connectRpc<CoreApi, CoreEvents>(init.ipcPath);
 
 const signer = new Signer(init.identity.seed);
 const selfKey = init.identity.publicKeyHex;
@@ -99,8 +100,8 @@ const sync = new SyncEngine({
 });
 
 /** REST intake stored a payload: gossip it (it is new, so it goes to peer_limit peers). */
-function onAccepted(d: unknown): void {
-  const p = d as WirePayload;
+function onAccepted(p: WirePayload): void {
+  // Checked all the same: it crossed a socket.
   if (!p || typeof p.txid !== 'string' || !(p.body instanceof Uint8Array)) return;
   service.markAccepted(p);
   const n = forwarder.forward(p, null);
@@ -133,10 +134,10 @@ async function reportInitialSync(): Promise<void> {
 }
 
 /** Reconnects after a core restart, like the REST front. */
-function watchCore(c: RpcClient<CoreApi>): void {
+function watchCore(c: RpcClient<CoreApi, CoreEvents>): void {
   c.on(PAYLOAD_ACCEPTED_EVENT, onAccepted);
   c.onClose(() => {
-    void connectRpc<CoreApi>(init.ipcPath, 60_000).then(
+    void connectRpc<CoreApi, CoreEvents>(init.ipcPath, 60_000).then(
       (next) => {
         core = next;
         watchCore(next);
@@ -175,7 +176,7 @@ async function heartbeat(p: Peer, advert: LocalAdvert): Promise<void> {
     notePeerTip(r, p.url);
     const wasActive = peers.isActive(p);
     peers.ok(p, r.public_key.length === 32 ? hex(r.public_key) : undefined, r.node_id);
-    p.height = Number(r.height); // a checked u64 (wire-types.ts)
+    p.height = Number(r.height); // a checked u64 (protocols.ts)
     if (!wasActive) {
       dirty = true;
       log.info('peer active', { peer: p.url, node_id: r.node_id });

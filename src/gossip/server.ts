@@ -4,6 +4,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
 import { BindError, formatAddress, probeListen } from '../supervisor/address.js';
+import type { PeerRpc } from './protocols.js';
 
 export { MAX_GRPC_MESSAGE_BYTES } from './limits.js';
 
@@ -11,23 +12,6 @@ export const PROTO_PATH = fileURLToPath(new URL('../../../proto/svc.proto', impo
 
 /** keepCase: field names as in the proto; uint64 as decimal strings; enums by name; defaults filled. */
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
-
-/** The methods whose request is a SignedRequest (all but the unsigned GetIdentity). */
-export const PEER_METHODS = [
-  'Heartbeat',
-  'SubmitPayload',
-  'PreparePayload',
-  'GetContractIds',
-  'GetContractSummary',
-  'GetContractTxids',
-  'GetContractMerkleRoot',
-  'GetPayloadByTxid',
-  'GetStateRoots',
-  'GetContractRanges',
-  'GetPayloads',
-  'GetHeaders',
-] as const;
-export type PeerMethod = (typeof PEER_METHODS)[number];
 
 let cached: protoLoader.PackageDefinition | null = null;
 
@@ -37,7 +21,7 @@ export function packageDefinition(): protoLoader.PackageDefinition {
 }
 
 /** The request codec of a method (the SignedRequest wrapper but for GetIdentity): the exact functions gRPC uses on the wire. */
-export function requestCodec(method: PeerMethod | 'GetIdentity'): { serialize: (v: object) => Buffer; deserialize: (b: Buffer) => Record<string, unknown> } {
+export function requestCodec(method: PeerRpc): { serialize: (v: object) => Buffer; deserialize: (b: Buffer) => Record<string, unknown> } {
   const svc = packageDefinition()['svc.v2.Peer'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>;
   const m = svc[method]!;
   return { serialize: m.requestSerialize as (v: object) => Buffer, deserialize: m.requestDeserialize as (b: Buffer) => Record<string, unknown> };

@@ -1,6 +1,7 @@
 /**
  * The server side of the peer service. Every request passes, in this order (cheap checks
- * first, signature next, per-peer budget last):
+ * first, signature next, per-peer budget last; which budgets is its descriptor's `rate`,
+ * protocols.ts):
  *   1. the global token bucket (gossip.global_rate_per_s), before any signature work;
  *      the unsigned GetIdentity stops here (one signature of ours per answer);
  *   2. the Ed25519 signature over the SignedRequest's body bytes, the receiver key and
@@ -20,7 +21,6 @@
  *      says is trusted for a result.
  */
 import * as grpc from '@grpc/grpc-js';
-import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
 import { createHash } from 'node:crypto';
 import { NodeError } from '@svc-node/protocol/errors';
 import { refusalIsRetryable } from '@svc-node/protocol/rules';
@@ -37,11 +37,8 @@ import {
   LIST_RATE_PER_S,
   LIST_WAITING,
   MAX_BATCH_PAYLOADS,
-  PAGE_MAX,
   UNPAID_PAYLOAD_COST,
   PEER_LIMITER_KEYS,
-  RANGE_LIST_MAX,
-  RANGES_MAX,
 } from './limits.js';
 import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import { PeerLimiter } from './peer-limiter.js';
@@ -52,10 +49,13 @@ import type { Signer, Verifier } from './auth.js';
 import { decodeBody } from './codec.js';
 import { sourceOf, type PeerSet } from './peers.js';
 import type { Forwarder } from './forwarder.js';
-import { MalformedRequest, PEER_METHODS, type PeerMethod } from './server.js';
-import { checkTipAnnouncement, type FoundPayload, type PeerRequest, type PeerResponse, type SubmitPayloadRequest, type SubmitPayloadResponse, type TipAnnouncement, type WireInit } from './wire-types.js';
+import { MalformedRequest } from './server.js';
+import { PEER_METHODS, protocolOf, type FoundPayload, type PeerMethod, type PeerRequest, type PeerResponse, type ServedBy, type ServedRpc, type SubmitPayloadRequest, type SubmitPayloadResponse } from './protocols.js';
+import type { ForwardedPeerQueries } from '../messages/writer.js';
+import { checkTipAnnouncement, type TipAnnouncement, type WireInit } from './wire-types.js';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { CoreApi, GossipCounters, WirePayload } from '../messages.js';
+import type { CoreApi } from '../messages/core.js';
+import type { GossipCounters, WirePayload } from '../messages/gossip.js';
 import type { GossipOptions } from '../config/options.js';
 import type { Logger } from '../log.js';
 
@@ -119,22 +119,10 @@ export function seenKey(p: WirePayload): string {
 /** A signed RPC's wrapper (SignedRequest) as gRPC decodes it; its body is decoded after the signature checks. */
 type Signed = Record<string, unknown>;
 
-/** A page size as asked: 0 or above PAGE_MAX means PAGE_MAX. */
-const pageLimit = (v: unknown): number => {
-  const n = Number(v ?? 0);
-  return n > 0 && n < PAGE_MAX ? n : PAGE_MAX;
-};
-
-/** An optional bound or cursor of at most 32 bytes, as hex ('' when empty). */
-function boundHex(b: unknown, field: string): string {
-  if (b === undefined || b === null) return '';
-  if (!(b instanceof Uint8Array) || b.length > 32) throw new NodeError('bad_request', `${field} must be at most 32 bytes`, { field });
-  return hex(b);
-}
 /** A signed RPC's handler: its request decoded, the sender's key, and `from`, the sender's transport address (grpc-js `getPeer()`). */
 type Handler<M extends PeerMethod> = (req: PeerRequest<M>, peerKey: string, from: string) => Promise<WireInit<PeerResponse<M>>>;
-/** The server side of the wire map: one handler per signed RPC. */
-type HandlerTable = { [M in PeerMethod]: Handler<M> };
+/** The handlers of the signed RPCs no writer query answers (the others: `served`, from their descriptor). */
+type HandlerTable = { [M in Exclude<PeerMethod, ServedRpc>]: Handler<M> };
 
 export class PeerService {
   readonly seen: BoundedMap<string, Promise<PayloadVerdict>>;
@@ -193,18 +181,32 @@ export class PeerService {
     this.seen.set(seenKey(p), Promise.resolve({ txid: p.txid, accepted: true, error_code: '', error_message: '' }));
   }
 
-  /** The service as gRPC registers it: GetIdentity, and every signed RPC through `unary` to its handler. */
+  /**
+   * The service as gRPC registers it: GetIdentity, and every signed RPC through `unary`
+   * (the global and the sender's budget) to its handler behind the budget its descriptor
+   * names (PEER_PROTOCOLS).
+   */
   handlers(): grpc.UntypedServiceImplementation {
     const table = this.handlerTable();
     const out: grpc.UntypedServiceImplementation = { GetIdentity: (call: grpc.ServerUnaryCall<Signed, object>, cb: grpc.sendUnaryData<object>) => this.identity(call, cb) };
     const add = <M extends PeerMethod>(m: M): void => {
-      out[m] = this.unary(m, table[m]);
+      const p = protocolOf(m);
+      const own = (table as Partial<{ [K in PeerMethod]: Handler<K> }>)[m];
+      const fn = own ?? this.served(p.serve as unknown as ServedBy<M, keyof ForwardedPeerQueries>);
+      out[m] = this.unary(m, p.rate === 'list' ? this.listed(fn) : p.rate === 'fetch' ? this.fetched(fn) : fn);
     };
     for (const m of PEER_METHODS) add(m);
     return out;
   }
 
-  /** One handler per signed RPC of the wire map (wire-types.ts). */
+  /** An RPC a writer query answers: its params from the request, the core's forward of the query, its answer on the wire. */
+  private served<M extends PeerMethod, Q extends keyof ForwardedPeerQueries>(s: ServedBy<M, Q>): Handler<M> {
+    // The core's PeerApi holds every forwarded query (messages/gossip.ts).
+    const core = (): RpcClient<ForwardedPeerQueries> => this.d.core() as unknown as RpcClient<ForwardedPeerQueries>;
+    return async (req) => s.answer(await core().call(s.query, s.params(req)), req);
+  }
+
+  /** The handlers of the signed RPCs that do more than forward a writer query. */
   private handlerTable(): HandlerTable {
     return {
       Heartbeat: async (req, key, from) => {
@@ -223,35 +225,6 @@ export class PeerService {
           return { valid: false, error_code: n.code, error_message: n.message };
         }
       },
-      GetContractIds: async (req) => {
-        const page = await this.d.core().call('peerContractIds', { after: boundHex(req.after, 'after'), limit: pageLimit(req.limit) });
-        return { contract_ids: page.ids.map((id) => Buffer.from(id, 'hex')), more: page.more };
-      },
-      GetContractSummary: this.listed(async (req) => {
-        const s = await this.d.core().call('peerSummary', { contract_id: bytes32(req.contract_id, 'contract_id'), after_txid: boundHex(req.after_txid, 'after_txid'), limit: pageLimit(req.limit) });
-        return {
-          contract_id: Buffer.from(s.contract_id, 'hex'),
-          merkle_root: Buffer.from(s.root, 'hex'),
-          payloads: s.payloads.map((p) => ({ txid: Buffer.from(p.txid, 'hex'), payload_hash: Buffer.from(p.payload_hash, 'hex') })),
-          count: s.count,
-          more: s.more,
-        };
-      }),
-      GetContractTxids: this.listed(async (req) => {
-        const offset = req.offset;
-        const t = await this.d.core().call('peerTxids', { contract_id: bytes32(req.contract_id, 'contract_id'), offset, limit: pageLimit(req.limit) });
-        return {
-          txids: t.refs.map((r) => Buffer.from(r.txid, 'hex')),
-          positions: t.refs.map((r) => ({ height: r.height ?? 0, tx_index: r.tx_index ?? 0 })),
-          total: t.total,
-          more: offset + t.refs.length < t.total,
-        };
-      }),
-      // The root alone: cached in the writer per contract, not the whole list.
-      GetContractMerkleRoot: async (req) => {
-        const r = await this.d.core().call('peerRoot', { contract_id: bytes32(req.contract_id, 'contract_id') });
-        return { merkle_root: Buffer.from(r.root, 'hex'), count: r.count };
-      },
       GetPayloadByTxid: async (req) => {
         const txid = bytes32(req.txid, 'txid');
         const p = await this.d.core().call('peerPayload', { txid });
@@ -259,7 +232,7 @@ export class PeerService {
         this.d.counters.payloads_served++;
         return { payload: toProtoPayload(unpackPayload(p.payload)), position: { height: p.height ?? 0, tx_index: p.tx_index ?? 0 } };
       },
-      GetPayloads: this.fetched(async (req) => {
+      GetPayloads: async (req) => {
         const list = req.txids;
         if (list.length === 0 || list.length > GET_PAYLOADS_MAX) throw new NodeError('bad_request', `1 to ${GET_PAYLOADS_MAX} txids per request`, { field: 'txids' });
         const txids = list.map((t) => bytes32(t, 'txid'));
@@ -285,40 +258,13 @@ export class PeerService {
           }
         }
         return { payloads, answered };
-      }),
-      GetHeaders: this.fetched(async (req) => {
+      },
+      GetHeaders: async (req) => {
         const from = req.from_height;
         const count = req.count > 0 && req.count < GET_HEADERS_MAX ? req.count : GET_HEADERS_MAX;
         const r = await this.d.core().call('peerHeaders', { from, count });
         this.d.counters.headers_served += r.headers.length;
         return { from_height: from, headers: Buffer.concat(r.headers), tip_height: r.tip ?? 0 };
-      }),
-      GetContractRanges: async (req) => {
-        const list = req.ranges;
-        if (list.length === 0 || list.length > RANGES_MAX) throw new NodeError('bad_request', `1 to ${RANGES_MAX} ranges per request`, { field: 'ranges' });
-        const ranges = list.map((r) => ({
-          lower: boundHex(r.lower, 'lower'),
-          upper: boundHex(r.upper, 'upper'),
-          list_up_to: Math.min(r.list_up_to, RANGE_LIST_MAX),
-        }));
-        const answers = await this.d.core().call('peerRanges', { contract_id: bytes32(req.contract_id, 'contract_id'), ranges });
-        return {
-          ranges: answers.map((a) =>
-            a.txids ? { count: a.count, listed: true, txids: a.txids.map((t) => Buffer.from(t, 'hex')) } : { count: a.count, fingerprint: Buffer.from(a.fingerprint, 'hex') },
-          ),
-        };
-      },
-      GetStateRoots: async (req) => {
-        const from = Number(req.from_height);
-        const to = Number(req.to_height);
-        if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from) throw new NodeError('bad_request', 'need from_height <= to_height');
-        const r = await this.d.core().call('peerStateRoots', { from: Math.min(from, 0xffffffff), to: Math.min(to, 0xffffffff) });
-        return {
-          roots: r.roots.map((x) => ({ height: String(x.height), block_hash: Buffer.from(x.block_hash, 'hex'), state_root: Buffer.from(x.state_root, 'hex') })),
-          anchor_height: String(r.anchor_height ?? 0),
-          tip_height: String(r.tip_height ?? 0),
-          root_version: STATE_ROOT_VERSION,
-        };
       },
     };
   }
@@ -364,8 +310,8 @@ export class PeerService {
       // Decoded only now, from exactly the bytes the signature covers.
       let req: PeerRequest<M>;
       try {
-        // protobufjs decodes into the shape the wire map declares (defaults filled in).
-        req = decodeBody(method, wire['body'] instanceof Uint8Array ? wire['body'] : Buffer.alloc(0)) as unknown as PeerRequest<M>;
+        // protobufjs decodes into the shape the descriptor's types declare (defaults filled in).
+        req = decodeBody(method, wire['body'] instanceof Uint8Array ? wire['body'] : Buffer.alloc(0));
       } catch (e) {
         c.requests_malformed++;
         cb({ code: grpc.status.INVALID_ARGUMENT, details: `bad_request: not a ${method} request body: ${String((e as Error).message ?? 'undecodable').slice(0, 200)}` });

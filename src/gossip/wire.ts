@@ -1,10 +1,11 @@
 /** Conversions between the proto messages (as proto-loader decodes them, wire-types.ts) and node types. */
 import { NodeError } from '@svc-node/protocol/errors';
-import type { WirePayload } from '../messages.js';
+import type { WirePayload } from '../messages/gossip.js';
 import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
 import { MAX_COIN_PREV_TXS } from '@svc-node/protocol/coin';
 import type { ProtoEvidence, ProtoInclusion, ProtoPayload } from './wire-types.js';
+import { PAGE_MAX } from './limits.js';
 
 const KIND_TO_PROTO = { call: 'PAYLOAD_KIND_CALL', deploy: 'PAYLOAD_KIND_DEPLOY' } as const;
 
@@ -14,6 +15,19 @@ export function bytes32(b: unknown, field: string): string {
   if (!(b instanceof Uint8Array) || b.length !== 32) throw new NodeError('bad_request', `${field} must be 32 bytes`, { field });
   return hex(b);
 }
+
+/** An optional bound or cursor of at most 32 bytes, as hex ('' when empty). */
+export function boundHex(b: unknown, field: string): string {
+  if (b === undefined || b === null) return '';
+  if (!(b instanceof Uint8Array) || b.length > 32) throw new NodeError('bad_request', `${field} must be at most 32 bytes`, { field });
+  return hex(b);
+}
+
+/** A page size as asked: 0 or above PAGE_MAX means PAGE_MAX. */
+export const pageLimit = (v: unknown): number => {
+  const n = Number(v ?? 0);
+  return n > 0 && n < PAGE_MAX ? n : PAGE_MAX;
+};
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 

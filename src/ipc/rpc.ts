@@ -3,7 +3,7 @@
  * to the core, over a local socket) and between threads (core to the writer, over a
  * MessagePort). Errors cross as WireError plain objects and come back as NodeError.
  * An API is an object type whose members take one params object and return a value or
- * a promise; the method names and types are declared in src/messages.ts.
+ * a promise; the method names and types are declared in src/messages/, one file per channel.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { deserialize as v8deserialize, serialize } from 'node:v8';
@@ -21,6 +21,20 @@ type Frame =
   | { k: 'evt'; n: string; d: unknown }
   /** Client to server: send me `RpcServer.broadcast`s of event n (sent by `RpcClient.on`). */
   | { k: 'sub'; n: string };
+
+/**
+ * The events a channel's server sends, by name, with their data (declared with the
+ * channel in src/messages/: `CoreEvents`, `WriterEvents`); none by default.
+ */
+export type NoEvents = Record<never, never>;
+
+/**
+ * The frame of one event of `E` for a sender that writes to its port itself (the writer
+ * thread): `eventFrame<WriterEvents>()('ready', null)`.
+ */
+export const eventFrame =
+  <E extends object>() =>
+  <K extends keyof E & string>(event: K, data: E[K]): Frame => ({ k: 'evt', n: event, d: data });
 
 /** Several frames sent in one event-loop turn travel as one port message. */
 type PortMessage = Frame | { k: 'batch'; f: Frame[] };
@@ -167,7 +181,7 @@ export function portTransport(port: MessagePort | Worker): Transport {
   };
 }
 
-export class RpcClient<A extends ApiShape> {
+export class RpcClient<A extends ApiShape, E extends object = NoEvents> {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout }>();
   private readonly eventCbs = new Map<string, ((d: unknown) => void)[]>();
@@ -226,7 +240,9 @@ export class RpcClient<A extends ApiShape> {
    * requests): a broadcast goes only to connections that listen for it. Events emitted
    * directly on a transport (`emit`) need no subscription.
    */
-  on(event: string, cb: (data: unknown) => void): void {
+  on<K extends keyof E & string>(event: K, listener: (data: E[K]) => void): void {
+    // Frames of `event` carry E[K] (the server's `broadcast` or `eventFrame` is typed by E).
+    const cb = listener as (d: unknown) => void;
     const list = this.eventCbs.get(event);
     if (list) list.push(cb);
     else {
@@ -287,7 +303,7 @@ export function emit(transport: Transport, event: string, data: unknown): void {
 }
 
 /** A socket server where every connection is served with the same handlers. */
-export class RpcServer<A extends ApiShape> {
+export class RpcServer<A extends ApiShape, E extends object = NoEvents> {
   private readonly server: Server;
   /** Every connection, with the events it subscribed to (see `RpcClient.on`). */
   private readonly transports = new Map<Transport, Set<string>>();
@@ -320,7 +336,7 @@ export class RpcServer<A extends ApiShape> {
    * stored payload; only the gossip process listens, and sending it to the REST front
    * too cost a serialisation, a socket write and a parse per accepted call for nothing.
    */
-  broadcast(event: string, data: unknown): void {
+  broadcast<K extends keyof E & string>(event: K, data: E[K]): void {
     for (const [t, subs] of this.transports) if (subs.has(event)) emit(t, event, data);
   }
 
@@ -331,7 +347,7 @@ export class RpcServer<A extends ApiShape> {
 }
 
 /** Connects to a local RPC socket, retrying until `deadlineMs` passes. */
-export async function connectRpc<A extends ApiShape>(path: string, deadlineMs = 15_000): Promise<RpcClient<A>> {
+export async function connectRpc<A extends ApiShape, E extends object = NoEvents>(path: string, deadlineMs = 15_000): Promise<RpcClient<A, E>> {
   const start = Date.now();
   let delay = 20;
   for (;;) {
@@ -344,7 +360,7 @@ export async function connectRpc<A extends ApiShape>(path: string, deadlineMs = 
         });
         s.once('error', reject);
       });
-      return new RpcClient<A>(socketTransport(sock));
+      return new RpcClient<A, E>(socketTransport(sock));
     } catch (e) {
       if (Date.now() - start > deadlineMs) throw e;
       await new Promise((r) => setTimeout(r, delay));

@@ -14,7 +14,8 @@ import { toHex } from '@svc-node/protocol/hash';
 import { typedValueFromJson, valueToJson, type Value } from '@svc-node/protocol/value';
 import { execute } from '../vm/execute.js';
 import type { AbiEntry, Host, Program } from '@svc-node/protocol/vm/types';
-import type { SimContract, SimulateBody } from '../messages.js';
+import type { SimContract } from '../messages/writer.js';
+import type { SimulateBody } from '../messages/rest.js';
 
 /** A call chain reaches at most 63 other contracts (call depth 64); 8 rounds cover realistic fan-out. */
 export const SIM_ROUNDS = 8;

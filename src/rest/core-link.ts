@@ -6,7 +6,7 @@
  */
 import { NodeError } from '@svc-node/protocol/errors';
 import type { RpcClient } from '../ipc/rpc.js';
-import type { CoreApi } from '../messages.js';
+import type { CoreApi } from '../messages/core.js';
 
 /**
  * Deadline of a read or status request to the core. Reads are answered from RocksDB in

@@ -10,7 +10,8 @@
  * rendered merged by family name.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { BLOCK_APPLY_BUCKETS, type CoreMetrics, type MetricFamily } from '../messages.js';
+import { BLOCK_APPLY_BUCKETS, type CoreMetrics } from '../messages/rest.js';
+import type { MetricFamily } from '../messages/supervisor.js';
 import type { ReadCache } from './read-cache.js';
 import { familiesOf, processRegistry, renderFamilies } from '../supervisor/process-metrics.js';
 

@@ -9,7 +9,7 @@
  * single processed block. While the version is unknown (start, core restart) nothing is
  * cached and every read goes to the writer.
  */
-import type { StateVersion } from '../messages.js';
+import type { StateVersion } from '../messages/rest.js';
 
 /** Bounds of the replica: entries and bytes of serialised answers (a field value is at most 64 KiB). */
 export const CACHE_MAX_ENTRIES = 100_000;

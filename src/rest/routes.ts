@@ -3,7 +3,8 @@ import { jsonBody, type Route, type RequestContext, type Reply } from './http.js
 import { NodeError } from '@svc-node/protocol/errors';
 import { decodePayload } from '@svc-node/protocol/envelope';
 import { parseCoinJson } from '@svc-node/protocol/coin';
-import type { Serving, SimulateParams } from '../messages.js';
+import type { Serving } from '../messages/supervisor.js';
+import type { SimulateParams } from '../messages/rest.js';
 import type { BearerAuth } from './auth.js';
 import type { ReadCache } from './read-cache.js';
 import type { RestMetrics } from './metrics.js';

@@ -1,5 +1,5 @@
 /** Helpers for a child process of the supervisor: receive init, report, shut down. */
-import type { ChildToSupervisor, MetricFamily, Role, SupervisorToChild } from '../messages.js';
+import type { ChildToSupervisor, MetricFamily, Role, SupervisorToChild } from '../messages/supervisor.js';
 import { configureLogging, logger, registerSecret } from '../log.js';
 import { secretsOf } from '../config/options.js';
 import { BindError } from './address.js';

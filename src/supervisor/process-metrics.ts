@@ -6,7 +6,7 @@
  * name, so one metric family (one HELP and TYPE line) carries one series per role.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { MetricFamily } from '../messages.js';
+import type { MetricFamily } from '../messages/supervisor.js';
 
 export type ProcessRole = 'supervisor' | 'core' | 'rest' | 'gossip';
 

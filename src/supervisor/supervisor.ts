@@ -22,7 +22,7 @@ import { LineForwarder, type CutLine } from './lines.js';
 import { BindError, checkAddresses } from './address.js';
 import { familiesOf, processRegistry } from './process-metrics.js';
 import type { NodeConfig } from '../config/options.js';
-import type { ChildToSupervisor, GossipIdentity, MetricFamily, Role, Serving, SupervisorToChild } from '../messages.js';
+import type { ChildToSupervisor, GossipIdentity, MetricFamily, Role, Serving, SupervisorToChild } from '../messages/supervisor.js';
 
 const log = logger('supervisor');
 

@@ -1,6 +1,6 @@
 /** Writer handlers of WriterPeerApi (issue 8). */
 import type { Handlers } from '../ipc/rpc.js';
-import type { WriterPeerApi } from '../messages.js';
+import type { WriterPeerApi } from '../messages/writer.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import { contractIdPage, PeerQueries } from './peer-queries.js';
 import { packPeerPayload } from '../packed-payload.js';

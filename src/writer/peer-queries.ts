@@ -10,7 +10,7 @@ import { FINGERPRINT_BYTES, itemHash, PrefixFingerprints } from '@svc-node/proto
 import type { Writer } from './writer.js';
 import { payloads, stateRoots } from './store/index.js';
 import type { HeldPayload } from '@svc-node/protocol/rules';
-import type { ContractSummary, PayloadRef, PeerPayload, RangeAnswer, RangeQuery, StateRootRange, TxidPage } from '../messages.js';
+import type { ContractSummary, PayloadRef, PeerPayload, RangeAnswer, RangeQuery, StateRootRange, TxidPage } from '../messages/gossip.js';
 import type { JournalReads } from './ledger/evidence.js';
 import type { PeerPayloadRead } from './ledger/reads.js';
 

@@ -20,19 +20,8 @@ import { callDecisions, storage } from './store/index.js';
 import { cursorFork, locatorsAt } from './stream-queries.js';
 import { endOf } from '@svc-node/protocol/cursor';
 export { statusBody };
-import {
-  BLOCK_APPLY_BUCKETS,
-  type CallsPage,
-  type EventsPage,
-  type EventsParams,
-  type FieldReadBody,
-  type FieldReadParams,
-  type ProofJson,
-  type SimContract,
-  type SimSnapshot,
-  type StateVersion,
-  type WriterMetrics,
-} from '../messages.js';
+import { BLOCK_APPLY_BUCKETS, type CallsPage, type EventsPage, type EventsParams, type FieldReadBody, type FieldReadParams, type ProofJson, type StateVersion, type WriterMetrics } from '../messages/rest.js';
+import type { SimContract, SimSnapshot } from '../messages/writer.js';
 import { HEX32, isName } from '@svc-node/protocol/identifiers';
 
 

@@ -16,7 +16,8 @@ import { contractCalls, contractDrops, stateRoots } from './store/index.js';
 import { blockTag, branchFork, locatorHeights, type Cursor, type Pos } from '@svc-node/protocol/cursor';
 import type { Writer } from './writer.js';
 import type { Ledger } from './ledger/index.js';
-import type { CallStatusBody, StreamBlock, StreamCall, StreamStep, StreamStepParams } from '../messages.js';
+import type { CallStatusBody } from '../records.js';
+import type { StreamBlock, StreamCall, StreamStep, StreamStepParams } from '../messages/rest.js';
 
 /** Block hashes of the best chain at `heights` (absent: no block stored there). */
 async function hashesAt(l: Ledger, heights: Iterable<number>): Promise<Map<number, string>> {

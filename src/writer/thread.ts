@@ -3,9 +3,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Writer } from './writer.js';
 import { writerReadHandlers } from './read-handlers.js';
 import { writerPeerHandlers } from './peer-handlers.js';
-import { portTransport, serveTransport } from '../ipc/rpc.js';
+import { eventFrame, portTransport, serveTransport } from '../ipc/rpc.js';
 import { configureLogging, logger, registerSecret } from '../log.js';
-import type { WriterApi, WriterInit } from '../messages.js';
+import type { WriterApi, WriterEvents, WriterInit } from '../messages/writer.js';
 import { describeError } from '@svc-node/protocol/errors';
 
 const init = workerData as WriterInit;
@@ -70,4 +70,4 @@ serveTransport<WriterApi>(
   },
   (e, method) => log.error('writer bug', { method, error: e }),
 );
-parentPort!.postMessage({ k: 'evt', n: 'ready', d: null });
+parentPort!.postMessage(eventFrame<WriterEvents>()('ready', null));

@@ -7,7 +7,7 @@ import { Db } from './db.js';
 import { evidence as evidenceStore, meta } from './store/index.js';
 import { Ledger } from './ledger/index.js';
 import { NodeError } from '@svc-node/protocol/errors';
-import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
+import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages/writer.js';
 import type { CallRecord, ContractRecord } from '../records.js';
 import { checkEvidence, evidenceError, foldInclusion, inclusionMatchesHeader, type Evidence, type DecisionProofJson, type FoldedRoots, type Inclusion, type SpentBy } from '@svc-node/protocol/evidence';
 import { txidOf as txidOfTx } from '@svc-node/protocol/binding';

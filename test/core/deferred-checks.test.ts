@@ -15,7 +15,7 @@ import { Worker } from 'node:worker_threads';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
 import { DeferredChecks } from '../../src/core/deferred-checks.js';
 import { RpcClient, portTransport } from '../../src/ipc/rpc.js';
-import type { WriterApi, WriterInit } from '../../src/messages.js';
+import type { WriterApi, WriterEvents, WriterInit } from '../../src/messages/writer.js';
 
 const txid = (n: number): string => n.toString(16).padStart(64, '0');
 
@@ -26,11 +26,11 @@ const txid = (n: number): string => n.toString(16).padStart(64, '0');
  * with the writer's answer (the writer holds none of them: the sift forgets them).
  * `questions` counts the writer calls of each method.
  */
-async function writerThread(onAsked: (txid: string, answered: Promise<unknown>) => void, questions: Map<string, number> = new Map()): Promise<{ writer: RpcClient<WriterApi>; close: () => Promise<void> }> {
+async function writerThread(onAsked: (txid: string, answered: Promise<unknown>) => void, questions: Map<string, number> = new Map()): Promise<{ writer: RpcClient<WriterApi, WriterEvents>; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-'));
   const workerData: WriterInit = { dbPath: join(dir, 'db'), nodeId: 'n', maxPendingCalls: 1_000, logFilter: 'warn', secrets: [] };
   const thread = new Worker(new URL('../../src/writer/thread.js', import.meta.url), { workerData });
-  const writer = new RpcClient<WriterApi>(portTransport(thread));
+  const writer = new RpcClient<WriterApi, WriterEvents>(portTransport(thread));
   await new Promise<void>((resolve) => writer.on('ready', () => resolve()));
   const call = writer.call.bind(writer);
   (writer as { call: typeof writer.call }).call = ((method, params, ...rest) => {

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { peerHandlers } from '../../src/core/peer-handlers.js';
-import type { PendingPayload } from '../../src/messages.js';
+import type { PendingPayload } from '../../src/messages/writer.js';
 
 const txid = (n: number): string => n.toString(16).padStart(64, '0');
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { DeliveredThrough, interleave } from '../../src/gossip/delivered.js';
 import { toProtoPayload } from '../../src/gossip/wire.js';
-import type { WirePayload } from '../../src/messages.js';
+import type { WirePayload } from '../../src/messages/gossip.js';
 import { fakeCore, fakeSyncEngine, peerHolding } from '../helpers/sync-fakes.js';
 import { unpackPayload } from '../../src/packed-payload.js';
 

@@ -201,3 +201,22 @@ test('RpcFailure carries the gRPC status of a refused call', async () => {
   assert.equal(e.grpcCode, grpc.status.NOT_FOUND);
   assert.match(e.details, /^not_found: /);
 });
+
+test('every question about a contract the node does not know is refused NOT_FOUND naming it; one it knows is answered', async () => {
+  const unknown = randomBytes(32);
+  const name = `not_found: contract ${unknown.toString('hex')} is not known to this node`;
+  const asks: [string, () => Promise<unknown>][] = [
+    ['GetContractSummary', () => pc.call('GetContractSummary', { contract_id: unknown })],
+    ['GetContractTxids', () => pc.call('GetContractTxids', { contract_id: unknown })],
+    ['GetContractMerkleRoot', () => pc.call('GetContractMerkleRoot', { contract_id: unknown })],
+    ['GetContractRanges', () => pc.call('GetContractRanges', { contract_id: unknown, ranges: [{ list_up_to: 4 }] })],
+  ];
+  for (const [method, ask] of asks) {
+    const e = await ask().catch((x: unknown) => x);
+    assert.ok(e instanceof RpcFailure, method);
+    assert.equal(e.grpcCode, grpc.status.NOT_FOUND, method);
+    assert.equal(e.details, name, method);
+  }
+  const known = await pc.call('GetContractMerkleRoot', { contract_id: Buffer.from(contractId, 'hex') });
+  assert.ok(known.count >= 1);
+});

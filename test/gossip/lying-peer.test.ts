@@ -22,8 +22,9 @@ import * as grpc from '@grpc/grpc-js';
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { decodeBody } from '../../src/gossip/codec.js';
-import { bind, loadPeerService, PEER_METHODS, type PeerMethod } from '../../src/gossip/server.js';
-import type { FoundPayload, ProtoPayload } from '../../src/gossip/wire-types.js';
+import { bind, loadPeerService } from '../../src/gossip/server.js';
+import { PEER_METHODS, type FoundPayload, type PeerMethod } from '../../src/gossip/protocols.js';
+import type { ProtoPayload } from '../../src/gossip/wire-types.js';
 import { hashMeetsTarget, parseHeader80 } from '@svc-node/protocol/headers';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
@@ -153,7 +154,7 @@ test('a lying peer\'s header run and forged evidence are refused bad_evidence an
   };
   for (const m of PEER_METHODS) {
     impl[m] = (call: grpc.ServerUnaryCall<{ body: Buffer }, object>, cb: grpc.sendUnaryData<object>) => {
-      answer(m, decodeBody(m, call.request.body)).then(
+      answer(m, decodeBody(m, call.request.body) as unknown as Record<string, unknown>).then(
         (r) => cb(null, r as object),
         (e: Error) => cb({ code: grpc.status.UNAVAILABLE, details: e.message }),
       );

@@ -15,7 +15,7 @@ import { client, compileFixture, fund, getJson, startDevnet, testWallet, waitSyn
 import { freePort, startPeerNode, urlOf, waitStatus, type StatusView } from '../helpers/gossip.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { Signer } from '../../src/gossip/auth.js';
-import type { UnprovenPoolStatus } from '../../src/messages.js';
+import type { UnprovenPoolStatus } from '../../src/messages/core.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 after(async () => {

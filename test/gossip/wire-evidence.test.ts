@@ -11,7 +11,7 @@ import { encodedSize, fromProtoPayload, toProtoPayload } from '../../src/gossip/
 import { NodeError } from '@svc-node/protocol/errors';
 import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
 import { MAX_EVIDENCE_TX_BYTES } from '@svc-node/protocol/evidence';
-import type { WirePayload } from '../../src/messages.js';
+import type { WirePayload } from '../../src/messages/gossip.js';
 import { bytesAsHex, evidenceArb } from '../helpers/evidence-arb.js';
 
 /** A payload through SubmitPayload's bytes and back, as a receiving peer sees it. */

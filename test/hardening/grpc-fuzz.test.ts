@@ -24,7 +24,8 @@ import { freePort, startPeerNode, status, urlOf, waitStatus } from '../helpers/g
 import { Signer, CLOCK_WINDOW_MS, signingBytes } from '../../src/gossip/auth.js';
 import { encodeBody } from '../../src/gossip/codec.js';
 import { PeerClient } from '../../src/gossip/client.js';
-import { PEER_METHODS, packageDefinition, requestCodec, type PeerMethod } from '../../src/gossip/server.js';
+import { packageDefinition, requestCodec } from '../../src/gossip/server.js';
+import { PEER_METHODS, type PeerMethod } from '../../src/gossip/protocols.js';
 import { MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
 import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import { grpcStatusOf, isErrorCode } from '@svc-node/protocol/errors';

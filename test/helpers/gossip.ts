@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from './node-process.js';
 import { startDevnetNode, nodeStatus } from './devnet-node.js';
-import type { GossipCounters, DivergenceReport } from '../../src/messages.js';
+import type { GossipCounters, DivergenceReport } from '../../src/messages/gossip.js';
 
 /**
  * A free loopback port below the kernel's ephemeral range (32768+), so no outbound

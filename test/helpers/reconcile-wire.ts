@@ -10,12 +10,13 @@
 import * as protoLoader from '@grpc/proto-loader';
 import { Signer, Verifier } from '../../src/gossip/auth.js';
 import { decodeBody } from '../../src/gossip/codec.js';
-import { packageDefinition, requestCodec, type PeerMethod } from '../../src/gossip/server.js';
+import { packageDefinition, requestCodec } from '../../src/gossip/server.js';
+import type { PeerMethod } from '../../src/gossip/protocols.js';
 import { GET_PAYLOADS_ANSWER_BYTES, GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, RANGE_LIST_MAX, RANGES_MAX } from '../../src/gossip/limits.js';
 import { encodedSize, submitBatches, toProtoPayload } from '../../src/gossip/wire.js';
 import type { AskRanges } from '../../src/gossip/reconcile.js';
 import type { ContractIndex } from '../../src/writer/peer-queries.js';
-import type { WirePayload } from '../../src/messages.js';
+import type { WirePayload } from '../../src/messages/gossip.js';
 
 export interface WireTally {
   requests: number;
@@ -44,7 +45,7 @@ function overWire(method: PeerMethod, req: Record<string, unknown>, answer: (inn
   const v = verifier.verify(method, got);
   if (!v.ok) throw new Error(`${method}: ${v.reason}`);
   const resCodec = responseCodec(method);
-  const back = resCodec.serialize(answer(decodeBody(method, got['body'] as Uint8Array)));
+  const back = resCodec.serialize(answer(decodeBody(method, got['body'] as Uint8Array) as unknown as Record<string, unknown>));
   tally.requests++;
   tally.requestBytes += sent.length;
   tally.responseBytes += back.length;

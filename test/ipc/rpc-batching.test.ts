@@ -18,6 +18,9 @@ type Api = {
   bytes(p: { items: Uint8Array[]; buf: Buffer }): { backing: number[]; bufIsBuffer: boolean; bufBacking: number; sums: number[] };
 };
 
+/** The events the test's servers send: an echo seen, a goodbye. */
+type Events = { seen: number; bye: number };
+
 const handlers = (onEcho?: (n: number) => void): Handlers<Api> => ({
   echo: (p) => {
     onEcho?.(p.n);
@@ -38,7 +41,7 @@ const handlers = (onEcho?: (n: number) => void): Handlers<Api> => ({
   }),
 });
 
-async function burst(client: RpcClient<Api>): Promise<void> {
+async function burst(client: RpcClient<Api, Events>): Promise<void> {
   const calls = Array.from({ length: 600 }, (_, i) =>
     i % 3 === 0 ? client.call('echo', { n: i }) : i % 3 === 1 ? client.call('later', { n: i }) : client.call('fail', { n: i }).then(() => 'resolved', (e: unknown) => e),
   );
@@ -56,9 +59,9 @@ async function burst(client: RpcClient<Api>): Promise<void> {
 
 test('socket transport: a burst of calls in one turn, each answered; events keep their order', async () => {
   const path = `\0svc-rpc-test-${process.pid}`;
-  const server = new RpcServer<Api>(handlers((n) => server.broadcast('seen', n)));
+  const server = new RpcServer<Api, Events>(handlers((n) => server.broadcast('seen', n)));
   await server.listen(path);
-  const client = await connectRpc<Api>(path);
+  const client = await connectRpc<Api, Events>(path);
   try {
     const seen: number[] = [];
     client.on('seen', (n) => seen.push(n as number));
@@ -73,9 +76,9 @@ test('socket transport: a burst of calls in one turn, each answered; events keep
 
 test("socket transport: a frame's byte arrays are views of that frame alone, not of the socket's read; a frame of many reads arrives whole", async () => {
   const path = `\0svc-rpc-bytes-test-${process.pid}`;
-  const server = new RpcServer<Api>(handlers());
+  const server = new RpcServer<Api, Events>(handlers());
   await server.listen(path);
-  const client = await connectRpc<Api>(path);
+  const client = await connectRpc<Api, Events>(path);
   try {
     // 300 calls in one turn leave in one write (~250 KB), read in 64 KiB pieces.
     const small = await Promise.all(Array.from({ length: 300 }, (_, i) => client.call('bytes', { items: [new Uint8Array(700).fill(i % 251)], buf: Buffer.alloc(40, 3) })));
@@ -97,9 +100,9 @@ test("socket transport: a frame's byte arrays are views of that frame alone, not
 
 test('socket transport: a broadcast reaches only connections that listen for its event', async () => {
   const path = `\0svc-rpc-sub-test-${process.pid}`;
-  const server = new RpcServer<Api>(handlers((n) => server.broadcast('seen', n)));
+  const server = new RpcServer<Api, Events>(handlers((n) => server.broadcast('seen', n)));
   await server.listen(path);
-  const listener = await connectRpc<Api>(path);
+  const listener = await connectRpc<Api, Events>(path);
   // A raw connection that never subscribes records every frame it receives.
   const sock = await new Promise<Socket>((resolve, reject) => {
     const s = createConnection(path);
@@ -134,7 +137,7 @@ test('port transport: the same over a MessagePort; close sends what is queued', 
   const { port1, port2 } = new MessageChannel();
   const serverSide: Transport = portTransport(port2);
   serveTransport<Api>(serverSide, handlers());
-  const client = new RpcClient<Api>(portTransport(port1));
+  const client = new RpcClient<Api, Events>(portTransport(port1));
   try {
     await burst(client);
     const got: unknown[] = [];

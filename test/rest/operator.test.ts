@@ -17,7 +17,7 @@ import { routes } from '../../src/rest/routes.js';
 import { BearerAuth } from '../../src/rest/auth.js';
 import { coreLink } from '../../src/rest/core-link.js';
 import type { RpcClient } from '../../src/ipc/rpc.js';
-import type { CoreApi } from '../../src/messages.js';
+import type { CoreApi } from '../../src/messages/core.js';
 import { recordAnswers, SpecChecker } from '../helpers/openapi-check.js';
 
 let devnet: DevnetChainHandle;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { configureLogging } from '../../src/log.js';
 import { Supervisor } from '../../src/supervisor/supervisor.js';
 import { onShutdown, toSupervisor } from '../../src/supervisor/child.js';
-import type { Role, SupervisorToChild } from '../../src/messages.js';
+import type { Role, SupervisorToChild } from '../../src/messages/supervisor.js';
 
 export const LINES_PER_CHILD = 120;
 /** Index of the line longer than the supervisor's bound (MAX_LINE_BYTES) in every child. */

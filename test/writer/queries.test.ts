@@ -13,7 +13,7 @@ import { Writer } from '../../src/writer/writer.js';
 import { WriterQueries } from '../../src/writer/queries.js';
 import { toHex } from '@svc-node/protocol/hash';
 import { logger } from '../../src/log.js';
-import type { StateVersion } from '../../src/messages.js';
+import type { StateVersion } from '../../src/messages/rest.js';
 import type { BlockInput, CallRecord } from '../../src/records.js';
 
 /** An empty block on top of `prev`; `salt` tells two blocks at one height apart. */

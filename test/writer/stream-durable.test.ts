@@ -14,7 +14,7 @@ import { Writer } from '../../src/writer/writer.js';
 import { WriterQueries } from '../../src/writer/queries.js';
 import { StreamQueries } from '../../src/writer/stream-queries.js';
 import { logger } from '../../src/log.js';
-import type { StateVersion, StreamStep } from '../../src/messages.js';
+import type { StateVersion, StreamStep } from '../../src/messages/rest.js';
 
 const hash = (n: number): string => n.toString(16).padStart(64, '0');
 

@@ -1,7 +1,8 @@
 /** What the sync engine and its parts are given by the gossip process (src/gossip/main.ts). */
 import type { PeerSet } from '../peers.js';
 import type { RpcClient } from '../../ipc/rpc.js';
-import type { CoreApi, GossipCounters, WirePayload } from '../../messages.js';
+import type { CoreApi } from '../../messages/core.js';
+import type { GossipCounters, WirePayload } from '../../messages/gossip.js';
 import type { Logger } from '../../log.js';
 
 export interface SyncDeps {

@@ -14,7 +14,7 @@
 import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
 import { hex } from '../wire.js';
 import type { Peer } from '../peers.js';
-import type { DivergenceReport, StateRootRange } from '../../messages.js';
+import type { DivergenceReport, StateRootRange } from '../../messages/gossip.js';
 import type { ContractSets } from './contract-sets.js';
 import type { SyncDeps } from './deps.js';
 import type { Retries } from './retries.js';

@@ -19,7 +19,7 @@
  * peer's false answer) is decided in one place, retries.ts.
  */
 import type { Peer } from '../peers.js';
-import type { DivergenceReport } from '../../messages.js';
+import type { DivergenceReport } from '../../messages/gossip.js';
 import { ContractSets } from './contract-sets.js';
 import type { SyncDeps } from './deps.js';
 import { DivergenceCheck } from './divergence.js';

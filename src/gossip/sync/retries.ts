@@ -10,8 +10,8 @@ import type { NodeError } from '@svc-node/protocol/errors';
 import { refusalIsRetryable } from '@svc-node/protocol/rules';
 import { RpcFailure } from '../client.js';
 import type { Peer } from '../peers.js';
-import type { PeerMethod } from '../server.js';
-import type { PeerRequest, PeerResponse, WireInit } from '../wire-types.js';
+import type { PeerMethod, PeerRequest, PeerResponse } from '../protocols.js';
+import type { WireInit } from '../wire-types.js';
 import type { SyncDeps } from './deps.js';
 
 /** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */

@@ -3,7 +3,7 @@
  * height or from the head. Behind the feed they read pages of stored blocks (shared by
  * subscriptions at the same height); at the head they get each step's new blocks.
  */
-import type { StreamBlock } from '../../messages.js';
+import type { StreamBlock } from '../../messages/rest.js';
 import { blockMessage, rollbackBlocksMessage, syncedBlocksMessage } from '@svc-node/protocol/feed';
 import type { Connection } from './connection.js';
 import type { SubscribeRequest } from './protocol.js';

@@ -4,7 +4,8 @@
  * current statuses, then every change). Both remember the calls they delivered as decided
  * in recent blocks, which a rollback sends back to `pending`.
  */
-import type { CallStatusBody, StreamCall } from '../../messages.js';
+import type { CallStatusBody } from '../../records.js';
+import type { StreamCall } from '../../messages/rest.js';
 import { endOf, type Cursor, type Pos } from '@svc-node/protocol/cursor';
 import { callTail, feedHead, rollbackLogMessage, splicedMessage, syncedTxidsMessage, type FeedHead } from '@svc-node/protocol/feed';
 import type { Connection } from './connection.js';

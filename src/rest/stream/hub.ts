@@ -21,7 +21,7 @@
  */
 import { NodeError, asNodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../log.js';
-import type { StreamBlock, StreamStep, StreamStepParams, StateVersion } from '../../messages.js';
+import type { StreamBlock, StreamStep, StreamStepParams, StateVersion } from '../../messages/rest.js';
 import { Connection, type FeedCounters, type StreamSocket } from './connection.js';
 import { KINDS, subscription } from './kinds.js';
 import { CLOSE_FEED_RESET, MAX_SUBSCRIPTIONS, RECENT_BLOCKS, errorMessage, parseClientMessage } from './protocol.js';

@@ -10,7 +10,7 @@
 import { NodeError } from '@svc-node/protocol/errors';
 import { cursorAt, endOf, type Cursor, type Pos } from '@svc-node/protocol/cursor';
 import { feedHead, progressMessage, rollbackLogMessage, splicedMessage, syncedLogMessage, type FeedHead, type FeedTail } from '@svc-node/protocol/feed';
-import type { StreamStep, StreamStepParams } from '../../messages.js';
+import type { StreamStep, StreamStepParams } from '../../messages/rest.js';
 import type { Connection, FeedCounters } from './connection.js';
 import { errorMessage } from './protocol.js';
 

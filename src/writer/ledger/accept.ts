@@ -13,7 +13,7 @@ import type { BatchOp } from '../db.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import { decodeEnvelope } from '@svc-node/protocol/envelope';
 import { dropsCall, repeatOrConflict, type HeldPayload } from '@svc-node/protocol/rules';
-import type { OutpointCheck } from '../../messages.js';
+import type { OutpointCheck } from '../../messages/writer.js';
 import type { CallRecord, ContractRecord } from '../../records.js';
 import type { Evidence, FoldedRoots } from '@svc-node/protocol/evidence';
 import { JournalAmendments, type EvidenceEffect } from './evidence.js';

@@ -19,7 +19,7 @@
 import type { BatchOp, Db, WriteBatch } from '../db.js';
 import type { FieldProof } from '@svc-node/protocol/state/state-tree';
 import { NodeError } from '@svc-node/protocol/errors';
-import type { OutpointCheck, PendingPayload } from '../../messages.js';
+import type { OutpointCheck, PendingPayload } from '../../messages/writer.js';
 import type { HeldPayload } from '@svc-node/protocol/rules';
 import type { Program } from '@svc-node/protocol/vm/types';
 import type { Logger } from '../../log.js';

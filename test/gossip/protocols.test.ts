@@ -1,8 +1,8 @@
 /**
- * The typed peer wire (src/gossip/wire-types.ts): its map names every RPC of
- * proto/svc.proto and the server answers each; and a peer's malformed answer reaches the
- * caller of PeerClient.call as one NodeError `bad_request` naming the field, whatever
- * the RPC, over a real gRPC connection.
+ * The peer protocols (src/gossip/protocols.ts): the descriptor table names every RPC of
+ * proto/svc.proto, each body message and served query exists, and the server answers
+ * each; and a peer's malformed answer reaches the caller of PeerClient.call as one
+ * NodeError `bad_request` naming the field, whatever the RPC, over a real gRPC connection.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,9 +10,12 @@ import * as grpc from '@grpc/grpc-js';
 import { Signer, Verifier } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { PeerService } from '../../src/gossip/service.js';
-import { bind, loadPeerService, packageDefinition, PEER_METHODS } from '../../src/gossip/server.js';
-import { PEER_RPCS, type PeerResponse, type PeerRpc, type WireInit } from '../../src/gossip/wire-types.js';
-import { zeroCounters } from '../../src/messages.js';
+import { bind, loadPeerService, packageDefinition } from '../../src/gossip/server.js';
+import { PEER_METHODS, PEER_RPCS, protocolOf, type PeerResponse, type PeerRpc } from '../../src/gossip/protocols.js';
+import { encodeBody } from '../../src/gossip/codec.js';
+import { PEER_QUERIES } from '../../src/messages/writer.js';
+import type { WireInit } from '../../src/gossip/wire-types.js';
+import { zeroCounters } from '../../src/messages/gossip.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../src/log.js';
 import type { GossipOptions } from '../../src/config/options.js';
@@ -25,6 +28,14 @@ test('the wire map names every RPC of proto/svc.proto, the specification eight a
   assert.deepEqual([...PEER_RPCS].sort(), inProto);
   assert.deepEqual([...PEER_METHODS, 'GetIdentity'].sort(), inProto);
   for (const m of SPEC_RPCS) assert.ok(inProto.includes(m), m);
+  // Each signed RPC's body names a message of the proto (encoding an empty one finds it);
+  // each served one names a query the core forwards.
+  for (const m of PEER_METHODS) {
+    assert.ok(encodeBody(m, {}) instanceof Buffer, m);
+    const served = protocolOf(m).serve;
+    if (served) assert.ok(served.query in PEER_QUERIES, `${m}: ${served.query}`);
+  }
+  assert.equal(protocolOf('GetIdentity').body, null, 'GetIdentity travels unsigned');
   const service = new PeerService({
     core: () => ({}) as never,
     verifier: new Verifier(new Signer(new Uint8Array(32).fill(1)).publicKey),
