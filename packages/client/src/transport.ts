@@ -30,15 +30,37 @@ export class NoAnswer extends Error {
   constructor(
     readonly timedOut: boolean,
     readonly code: string,
+    /** The request went out on a connection kept from an earlier one. */
+    readonly reusedSocket = false,
   ) {
     super(code);
   }
 }
 
-/** Connections kept open between requests (a submitter's calls reuse them); as many at once as requests in flight. */
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+/**
+ * Connections kept open between requests (a submitter's calls reuse them); as many at once
+ * as requests in flight. An idle connection is closed after IDLE_SOCKET_MS, or sooner when
+ * the server's Keep-Alive header says it closes sooner (Node applies the hint only when the
+ * agent has a timeout of its own): under Node's own servers' 5 s, so a connection is not
+ * reused as the server closes it.
+ */
+const IDLE_SOCKET_MS = 4_000;
+const agents = { 'http:': new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }), 'https:': new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }) };
 
-export function exchange(url: string, x: Exchange): Promise<Answer> {
+export async function exchange(url: string, x: Exchange): Promise<Answer> {
+  try {
+    return await exchangeOnce(url, x);
+  } catch (e) {
+    // A kept connection the server closed as a read went out: asked again once on a new
+    // one, as Node's documentation advises. A POST is not repeated here: whether it
+    // arrived is for its caller to say (the submitter posts again and counts an "already"
+    // broadcast as sent; SvcClient says the anchor may be out).
+    if (e instanceof NoAnswer && e.reusedSocket && e.code === 'ECONNRESET' && x.method === 'GET') return exchangeOnce(url, x);
+    throw e;
+  }
+}
+
+function exchangeOnce(url: string, x: Exchange): Promise<Answer> {
   return new Promise((resolve, reject) => {
     let u: URL;
     try {
@@ -76,7 +98,7 @@ export function exchange(url: string, x: Exchange): Promise<Answer> {
     }, x.timeoutMs);
     function fail(e: Error & { code?: string }): void {
       clearTimeout(timer);
-      reject(new NoAnswer(timedOut, e.code ?? e.message));
+      reject(new NoAnswer(timedOut, e.code ?? e.message, req.reusedSocket));
     }
     req.on('error', fail);
     req.end(body);
