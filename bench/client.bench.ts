@@ -36,7 +36,9 @@ export default async function run(): Promise<Figure[]> {
   const threads = availableParallelism();
   const devnet = await startDevnet();
   const dir = mkdtempSync(join(tmpdir(), 'svc-client-bench-'));
-  const node = await startDevnetNode(devnet, { env: { SVC_WORKERS_POOL_SIZE: String(threads), SVC_BLOCK_CHECK_INTERVAL_S: '0.2' } });
+  // SVC_BENCH_NODE_ARGS (space-separated) goes to the node's processes, as SVC_BENCH_CLIENT_ARGS to the client's.
+  const nodeArgs = (process.env['SVC_BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0);
+  const node = await startDevnetNode(devnet, { execArgv: nodeArgs, env: { SVC_WORKERS_POOL_SIZE: String(threads), SVC_BLOCK_CHECK_INTERVAL_S: '0.2' } });
   try {
     // The ceiling's calls: ready-made bodies from BankCalls' wallet. The client's coins: another wallet's, in fan-outs of 100.
     const bank = new BankCalls(devnet.chain, 'client bench ceiling');

@@ -10,8 +10,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import { NodeClient, type AbiAnswer, type CallAnswer, type CallsPage, type ClearHaltAnswer, type ContractInfoAnswer, type ContractsAnswer, type DeployAnswer, type EventsAnswer, type HealthAnswer, type NodeStatusAnswer, type ProvenCallStatus, type ProvenFieldAnswer, type Readiness, type SimulateAnswer, type StateRootAnswer } from '@svc-node/client';
-import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { NodeClient, SvcClient, type AbiAnswer, type CallAnswer, type CallsPage, type ClearHaltAnswer, type ContractInfoAnswer, type ContractsAnswer, type DeployAnswer, type EventsAnswer, type HealthAnswer, type NodeStatusAnswer, type ProvenCallStatus, type ProvenFieldAnswer, type Readiness, type SimulateAnswer, type StateRootAnswer } from '@svc-node/client';
+import { compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { SpecChecker, recordAnswers } from '../helpers/openapi-check.js';
 
 const TOKEN = 'answers-test-token-0123456789abcdef';
@@ -69,8 +69,8 @@ test('each answer type has exactly its schema\'s top-level properties', () => {
 test('every documented operation has a NodeClient method, and what each reads from a real node matches the spec', async () => {
   const rec = recordAnswers(() => node.restUrl);
   try {
-    const nc = new NodeClient(node.restUrl);
-    const svc = client(node, devnet, wallet);
+    const nc = new NodeClient(node.restUrl, rec.http);
+    const svc = new SvcClient({ nodeUrl: node.restUrl, esploraUrl: devnet.url, wallet, feeRate: 1, http: rec.http });
     const artifact = compileFixture('counter.svc');
     const { contractId } = await svc.deploy(artifact);
     devnet.chain.mine(1);

@@ -136,6 +136,37 @@ test('refusals: a wrong argument, an unknown contract, and a coin a held call us
   assert.ok(!devnet.chain.inMempool(built[1]!.anchor.txid), 'the refused call was not broadcast');
 });
 
+/** A chain-data endpoint in front of the devnet's whose UTXO lists say each coin holds `extra` sats more than its transaction does. */
+async function inflatedUtxos(target: string, extra: number): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    void (async () => {
+      const up = await fetch(target + req.url, { method: req.method });
+      let text = await up.text();
+      if (/\/address\/[^/]+\/utxo$/.test(req.url ?? '')) text = JSON.stringify((JSON.parse(text) as Utxo[]).map((u) => ({ ...u, value: u.value + extra })));
+      res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'text/plain' }).end(text);
+    })();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+test("a coin its endpoint lists with more sats than its transaction holds: the submitter's own anchor is refused bad_coin, nothing posted or broadcast", async () => {
+  const payer = testWallet(26);
+  await fund(devnet, payer, 1);
+  const lying = await inflatedUtxos(devnet.url, 1_000);
+  try {
+    const s = new Submitter({ nodeUrl: node.restUrl, esploraUrl: lying.url, wallet: payer, feeRate: 1 });
+    const mempool = devnet.chain.mempoolTxids().length;
+    const f = await s.submit(bump(9));
+    assert.deepEqual([f.fate, (f as { code: string }).code], ['refused', 'bad_coin'], JSON.stringify(f));
+    assert.match((f as { message: string }).message, /nothing was broadcast/);
+    assert.equal(devnet.chain.mempoolTxids().length, mempool, 'nothing broadcast');
+    assert.equal((await fetch(`${node.restUrl}/contract_call/${f.txid!}/status`)).status, 404, 'nothing posted');
+  } finally {
+    lying.server.close();
+  }
+});
+
 test('an external wallet signs the PSBT; the call is submitted; a PSBT signed for another call is refused anchor_mismatch before anything is sent', async () => {
   const signer = testWallet(22); // the wallet the client does not hold
   await fund(devnet, signer, 1);

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { repoRoot } from './paths.js';
+import type { HttpOptions } from '@svc-node/client/http';
 
 export interface Answer {
   method: string;
@@ -116,8 +117,15 @@ export class SpecChecker {
  * Wraps the global fetch so every answer from `base` (the node under test) is recorded,
  * without changing what the caller receives. Returns the records and an undo function.
  */
-export function recordAnswers(base: () => string): { answers: Answer[]; restore: () => void } {
+export function recordAnswers(base: () => string): { answers: Answer[]; restore: () => void; http: HttpOptions } {
   const answers: Answer[] = [];
+  // The SDK's requests (node:http in Node, not fetch) are told through its onResponse.
+  const http: HttpOptions = {
+    onResponse: (r) => {
+      const prefix = base();
+      if (prefix && r.url.startsWith(prefix)) answers.push({ method: r.method.toUpperCase(), path: new URL(r.url).pathname, status: r.status, requestId: r.header('x-request-id'), contentType: r.contentType, text: r.text });
+    },
+  };
   const original = globalThis.fetch;
   globalThis.fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const res = await original(input, init);
@@ -130,5 +138,5 @@ export function recordAnswers(base: () => string): { answers: Answer[]; restore:
     }
     return res;
   };
-  return { answers, restore: () => void (globalThis.fetch = original) };
+  return { answers, restore: () => void (globalThis.fetch = original), http };
 }

@@ -9,11 +9,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
+import { compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { NodeClient, verifyFieldAnswer, type ProvenFieldAnswer } from '@svc-node/client/node';
 import type { Artifact } from '@svc-node/protocol/contract';
 import { MAX_NAME_CHARS } from '@svc-node/protocol/identifiers';
-import { buildCall, type SvcClient } from '@svc-node/client/sdk';
+import { buildCall, SvcClient } from '@svc-node/client/sdk';
 import { recordAnswers, SpecChecker } from '../helpers/openapi-check.js';
 import WebSocket from 'ws';
 
@@ -49,7 +49,8 @@ before(async () => {
   node = await startDevnetNode(devnet, { env: { SVC_API_TOKEN: TOKEN } });
   await fund(devnet, wallet, 10);
   await waitSynced(node, devnet);
-  svc = client(node, devnet, wallet);
+  // The SDK's answers are recorded through its onResponse (it does not use fetch in Node).
+  svc = new SvcClient({ nodeUrl: node.restUrl, esploraUrl: devnet.url, wallet, feeRate: 1, http: recorded.http });
   artifact = compileFixture('fields.svc');
   const dep = await svc.deploy(artifact);
   cid = dep.contractId;
@@ -149,7 +150,7 @@ test('field read errors: 400 naming the field, 404 unknown contract or field', a
 });
 
 test('proofs: the SDK verifies present, absent and scalar reads; tampering is rejected', async () => {
-  const nc = new NodeClient(node.restUrl);
+  const nc = new NodeClient(node.restUrl, recorded.http);
   const root = (await get(`/v2/state_root/${h2}`)).body.state_root;
   for (const [field, arg] of [['total', undefined], ['by_u64', '5'], ['by_u64', '6'], ['by_key', caller], ['by_i64', '-7'], ['by_string', encodeURIComponent('zz')]] as const) {
     const a = await nc.readFieldProven(cid, field, arg, { abi: artifact.abi, trustedRoot: root });

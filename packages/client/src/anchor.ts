@@ -3,12 +3,13 @@
  * payments asked for (vouts 1..n, in the order given: a contract can credit another owner's
  * output, e.g. a token's `transfer(to_vout, ...)`), then change to the wallet (vout n+1,
  * dropped when it would be dust), inputs from the wallet's UTXOs with the envelope's named
- * outpoint first. Returned as a finalized PSBT and as raw hex.
+ * outpoint first. Returned as raw hex and as a finalized PSBT.
  */
 import * as bitcoin from 'bitcoinjs-lib';
 import { ClientError } from './errors.js';
 import { DUST, type Wallet, type WalletPublic } from './wallet.js';
 import { HEX32 } from '@svc-node/protocol/identifiers';
+import { witnessStackToScriptWitness } from 'bitcoinjs-lib/src/psbt/psbtutils';
 
 /** A wallet output as Esplora's GET /address/:addr/utxo lists it (value in sats). */
 export interface Utxo {
@@ -161,6 +162,46 @@ export function selectInputs(req: AnchorRequest): { inputs: Utxo[]; fee: number;
   );
 }
 
+/** Where the anchor's inputs, outputs, fee and change go: one layout, signed here (buildAnchorTx) or by another wallet (buildUnsignedAnchor). */
+interface AnchorLayout {
+  inputs: Utxo[];
+  fee: number;
+  change: number;
+  /** Every output in order: the stamp (vout 0), the payments, the change. */
+  outputs: { script: Uint8Array; value: bigint }[];
+  paymentVouts: number[];
+  changeVout: number | null;
+}
+
+/** Opt-in RBF, so a stuck anchor can be bumped. */
+const ANCHOR_SEQUENCE = 0xfffffffd;
+
+function layoutAnchor(req: AnchorRequest): AnchorLayout {
+  const { inputs, fee, change } = selectInputs(req);
+  const outs = paymentOutputs(req.wallet.network, req.payments ?? []);
+  const outputs = [{ script: req.stampScript, value: 0n }, ...outs.map((o) => ({ script: o.script, value: BigInt(o.value) }))];
+  const paymentVouts = outs.map((_, i) => 1 + i);
+  const changeVout = change > 0 ? 1 + outs.length : null;
+  if (change > 0) outputs.push({ script: req.wallet.outputScript, value: BigInt(change) });
+  return { inputs, fee, change, outputs, paymentVouts, changeVout };
+}
+
+/** The layout as a PSBT (each input with its witnessUtxo, and tapInternalKey for P2TR). */
+function layoutPsbt(wallet: WalletPublic, l: AnchorLayout): bitcoin.Psbt {
+  const psbt = new bitcoin.Psbt({ network: wallet.network });
+  for (const u of l.inputs) {
+    psbt.addInput({
+      hash: u.txid, // display hex; bitcoinjs reverses a string hash into the raw prevout order
+      index: u.vout,
+      sequence: ANCHOR_SEQUENCE,
+      witnessUtxo: { script: wallet.outputScript, value: BigInt(u.value) },
+      ...(wallet.kind === 'p2tr' ? { tapInternalKey: wallet.xOnly } : {}),
+    });
+  }
+  for (const o of l.outputs) psbt.addOutput(o);
+  return psbt;
+}
+
 /** The anchoring transaction before signing (an external signer's PSBT: src/client/psbt.ts), with its inputs, fee and outputs' places. */
 export interface UnsignedAnchor {
   psbt: bitcoin.Psbt;
@@ -173,39 +214,80 @@ export interface UnsignedAnchor {
 
 /** Selects the inputs and lays out the anchoring transaction as an unsigned PSBT (each input with its witnessUtxo). */
 export function buildUnsignedAnchor(req: AnchorRequest): UnsignedAnchor {
-  const { wallet } = req;
-  const { inputs, fee, change } = selectInputs(req);
-  const psbt = new bitcoin.Psbt({ network: wallet.network });
-  for (const u of inputs) {
-    psbt.addInput({
-      hash: u.txid, // display hex; bitcoinjs reverses a string hash into the raw prevout order
-      index: u.vout,
-      sequence: 0xfffffffd, // opt-in RBF, so a stuck anchor can be bumped
-      witnessUtxo: { script: wallet.outputScript, value: BigInt(u.value) },
-      ...(wallet.kind === 'p2tr' ? { tapInternalKey: wallet.xOnly } : {}),
-    });
-  }
-  psbt.addOutput({ script: req.stampScript, value: 0n });
-  const outs = paymentOutputs(wallet.network, req.payments ?? []);
-  for (const o of outs) psbt.addOutput({ script: o.script, value: BigInt(o.value) });
-  const paymentVouts = outs.map((_, i) => 1 + i);
-  const changeVout = change > 0 ? 1 + outs.length : null;
-  if (change > 0) psbt.addOutput({ script: wallet.outputScript, value: BigInt(change) });
-  return { psbt, inputs, fee, change, paymentVouts, changeVout };
+  const l = layoutAnchor(req);
+  return { psbt: layoutPsbt(req.wallet, l), inputs: l.inputs, fee: l.fee, change: l.change, paymentVouts: l.paymentVouts, changeVout: l.changeVout };
 }
 
-/** Builds, signs and finalizes the anchoring transaction. */
+/** BIP-143's scriptCode of a P2WPKH wallet's inputs (the P2PKH script of its key hash), made once per wallet. */
+const scriptCodes = new WeakMap<WalletPublic, Uint8Array>();
+function p2wpkhScriptCode(wallet: WalletPublic): Uint8Array {
+  let c = scriptCodes.get(wallet);
+  if (!c) {
+    c = bitcoin.payments.p2pkh({ hash: wallet.outputScript.subarray(2) }).output!;
+    scriptCodes.set(wallet, c);
+  }
+  return c;
+}
+
+/**
+ * Signs every input of `tx` (all the wallet's, spending `inputs`' values) as a PSBT signer
+ * would, straight on the transaction: BIP-143 sighash and ECDSA for P2WPKH, BIP-341
+ * sighash (SIGHASH_DEFAULT) and BIP-340 for the P2TR key path, by the wallet's signer
+ * (tiny-secp256k1). A submitter signs an anchor per call; the PSBT layer around the same
+ * signatures (its per-input taproot check by a thrown validation error, its copies and
+ * finalizers) was most of the client's anchor time (docs/PERFORMANCE.md, "Client").
+ */
+function signInputs(wallet: Wallet, tx: bitcoin.Transaction, inputs: readonly Utxo[]): void {
+  if (wallet.kind === 'p2wpkh') {
+    const scriptCode = p2wpkhScriptCode(wallet);
+    for (let i = 0; i < inputs.length; i++) {
+      const h = tx.hashForWitnessV0(i, scriptCode, BigInt(inputs[i]!.value), bitcoin.Transaction.SIGHASH_ALL);
+      tx.setWitness(i, [bitcoin.script.signature.encode(wallet.signer.sign(h), bitcoin.Transaction.SIGHASH_ALL), wallet.publicKey]);
+    }
+    return;
+  }
+  const scripts = inputs.map(() => wallet.outputScript);
+  const values = inputs.map((u) => BigInt(u.value));
+  for (let i = 0; i < inputs.length; i++) {
+    const h = tx.hashForWitnessV1(i, scripts, values, bitcoin.Transaction.SIGHASH_DEFAULT);
+    tx.setWitness(i, [wallet.signer.signSchnorr(h)]);
+  }
+}
+
+/**
+ * Builds and signs the anchoring transaction. Its PSBT forms (`psbt`, `unsignedPsbt`)
+ * are made when first read: the same transaction, each input finalized with the witness
+ * signed here.
+ */
 export function buildAnchorTx(req: AnchorRequest & { wallet: Wallet }): AnchorTx {
   const { wallet } = req;
-  const { psbt, inputs, fee, change, paymentVouts, changeVout } = buildUnsignedAnchor(req);
-  const unsignedPsbt = psbt.toBase64();
-  psbt.signAllInputs(wallet.signer);
-  psbt.finalizeAllInputs();
-  const tx = psbt.extractTransaction(true);
+  const l = layoutAnchor(req);
+  const tx = new bitcoin.Transaction();
+  tx.version = 2; // as a PSBT's transaction, and BIP-68's
+  for (const u of l.inputs) tx.addInput(Uint8Array.from(Buffer.from(u.txid, 'hex')).reverse(), u.vout, ANCHOR_SEQUENCE);
+  for (const o of l.outputs) tx.addOutput(o.script, o.value);
+  signInputs(wallet, tx, l.inputs);
   const vsize = tx.virtualSize();
-  if (fee < Math.ceil(req.feeRate * vsize)) {
+  if (l.fee < Math.ceil(req.feeRate * vsize)) {
     // The estimate is an upper bound; reaching this is a bug, not a user error.
-    throw new ClientError('internal', `fee ${fee} below ${req.feeRate} sat/vB for vsize ${vsize}`);
+    throw new ClientError('internal', `fee ${l.fee} below ${req.feeRate} sat/vB for vsize ${vsize}`);
   }
-  return { psbt: psbt.toBase64(), unsignedPsbt, hex: tx.toHex(), txid: tx.getId(), fee, vsize, inputs, stampVout: 0, paymentVouts, changeVout, change };
+  const anchor = { hex: tx.toHex(), txid: tx.getId(), fee: l.fee, vsize, inputs: l.inputs, stampVout: 0, paymentVouts: l.paymentVouts, changeVout: l.changeVout, change: l.change } as AnchorTx;
+  let unsigned: string | null = null;
+  let signed: string | null = null;
+  Object.defineProperties(anchor, {
+    unsignedPsbt: { enumerable: true, get: () => (unsigned ??= layoutPsbt(wallet, l).toBase64()) },
+    psbt: {
+      enumerable: true,
+      get: () => {
+        if (signed === null) {
+          const psbt = layoutPsbt(wallet, l);
+          tx.ins.forEach((input, i) => psbt.updateInput(i, { finalScriptWitness: witnessStackToScriptWitness(input.witness) }));
+          signed = psbt.toBase64();
+        }
+        return signed;
+      },
+    },
+  });
+  return anchor;
 }

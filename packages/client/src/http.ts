@@ -1,5 +1,6 @@
-/** One fetch wrapper: timeouts, unreachable endpoints and error bodies become ClientError. */
+/** One request wrapper (transport.ts: node:http in Node, fetch in a page): timeouts, unreachable endpoints and error bodies become ClientError. */
 import { ClientError } from './errors.js';
+import { exchange, NoAnswer, type Answer } from './transport.js';
 
 export interface HttpOptions {
   /** Per-request timeout in ms (default 15 s: Esplora and the node answer in well under a second). */
@@ -9,6 +10,8 @@ export interface HttpOptions {
    * what was refused and how long the wait is (the CLI prints it on stderr).
    */
   onWait?: (line: string, wait: { status: number; path: string; seconds: number }) => void;
+  /** Told every answer as it arrives, before it is read (logging, tracing, checking answers against docs/openapi.yaml). */
+  onResponse?: (r: { method: string; url: string; status: number; contentType: string; text: string; header: (name: string) => string | null }) => void;
 }
 
 export interface HttpAnswer {
@@ -32,24 +35,25 @@ export async function request(
   opts: HttpOptions = {},
 ): Promise<HttpAnswer> {
   const timeoutMs = opts.timeoutMs ?? 15_000;
-  let res: Response;
+  const method = init.method ?? 'GET';
+  let a: Answer;
   try {
-    res = await fetch(url, {
-      method: init.method ?? 'GET',
+    a = await exchange(url, {
+      method,
       body: init.body,
-      headers: init.body !== undefined ? { 'content-type': init.contentType ?? 'application/json', ...init.headers } : init.headers,
-      signal: AbortSignal.timeout(timeoutMs),
+      headers: init.body !== undefined ? { 'content-type': init.contentType ?? 'application/json', ...init.headers } : { ...init.headers },
+      timeoutMs,
     });
   } catch (e) {
-    const err = e as Error & { cause?: { code?: string } };
-    const why = err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : err.cause?.code ?? err.message;
+    if (!(e instanceof NoAnswer)) throw e;
+    const why = e.timedOut ? `no answer within ${timeoutMs} ms` : e.code;
     // A page's fetch says only "Failed to fetch" for a refused connection and for a node
     // that does not allow the page's origin alike; the second is the one a page can fix.
-    const page = IN_PAGE && err.name === 'TypeError' ? ` (or the node does not allow this page's origin ${String((globalThis as { location?: { origin?: string } }).location?.origin)}: its cors_origins)` : '';
+    const page = IN_PAGE && !e.timedOut ? ` (or the node does not allow this page's origin ${String((globalThis as { location?: { origin?: string } }).location?.origin)}: its cors_origins)` : '';
     throw new ClientError('unreachable', `${init.what} unreachable at ${url}: ${why}${page}`);
   }
-  const text = await res.text();
-  return { status: res.status, text, contentType: res.headers.get('content-type') ?? '', retryAfter: res.headers.get('retry-after') };
+  opts.onResponse?.({ method, url, status: a.status, contentType: a.contentType, text: a.text, header: a.header });
+  return a;
 }
 
 export function parseJson(a: HttpAnswer, what: string): unknown {

@@ -227,7 +227,7 @@ export class Submitter {
   private async checkAndSend(ref: string, call: BuiltCall, anchor: AnchorTx, outpoint: { txid: string; vout: number }, utxos: readonly Utxo[], coin: PoolCoin | null): Promise<CallFate> {
     let body: CallBody;
     try {
-      const gathered = await gatherCoin(this.client.esplora, anchor.hex, outpoint, utxos, this.prevTxs);
+      const gathered = await gatherCoin(this.client.esplora, anchor.hex, outpoint, utxos, this.prevTxs, coin ? { wallet: this.o.wallet, inputs: anchor.inputs } : undefined);
       body = callSubmission(call, anchor, gathered.json);
       const need = Math.max(-1, ...gathered.coin.prevTxs.map((p) => p.at?.height ?? -1));
       if (need > this.heldHeight) {
