@@ -291,12 +291,14 @@ async function unitsOfWork(): Promise<Figure[]> {
     // A light node with peers holds block application until its first peer sync ends (at most 120 s).
     await Promise.all(nodes.map((n) => atTip(n, chain)));
     const eps = [eL1, eL2, eB];
-    const phase = async (target: NodeProcess, withAnchor: boolean): Promise<DevnetCounters[]> => {
+    // One per node, in the order of `nodes`: L1, L2, B.
+    const countersOfAll = (): Promise<[DevnetCounters, DevnetCounters, DevnetCounters]> => Promise.all([eL1.counters(), eL2.counters(), eB.counters()]);
+    const phase = async (target: NodeProcess, withAnchor: boolean): Promise<[DevnetCounters, DevnetCounters, DevnetCounters]> => {
       const before = await Promise.all(nodes.map(async (n) => Number((await nodeStatus(n))['pending_calls'])));
       await Promise.all(eps.map((e) => e.reset()));
       await submitAll(target.restUrl, '/contract_call', Array.from({ length: UNIT_CALLS }, () => calls.next(withAnchor)));
       await Promise.all(nodes.map((n, i) => pendingAtLeast(n, before[i]! + UNIT_CALLS)));
-      return Promise.all(eps.map((e) => e.counters()));
+      return countersOfAll();
     };
     const perCall = (c: DevnetCounters): number => requestsOf(c, (r) => !isTipRoute(r) && !isDeferredRoute(r)) / UNIT_CALLS;
     // Calls with anchors on L1 (L2 and B receive them by gossip), then on B (its own intake).
@@ -320,7 +322,7 @@ async function unitsOfWork(): Promise<Figure[]> {
       chain.mine(1);
     }
     await Promise.all(nodes.map((n) => atTip(n, chain, 60_000)));
-    const tip = await Promise.all(eps.map((e) => e.counters()));
+    const tip = await countersOfAll();
     const elapsedBlocks = (performance.now() - t0) / 1000 / BLOCK_S;
     for (const n of nodes) if (Number((await nodeStatus(n))['pending_calls']) !== 0) throw new Error('calls still pending after the tip blocks');
     const [tL1, tL2, tB] = tip.map((c) => requestsOf(c, isTipRoute) / TIP_BLOCKS) as [number, number, number];
@@ -329,7 +331,7 @@ async function unitsOfWork(): Promise<Figure[]> {
       countFigure('requests per call accepted with anchor_tx (REST, light node)', 'requests', perCall(withL1), perCall(withOnB), 0, `${UNIT_CALLS} calls; routes other than tip following: ${routesText(withL1)}`),
       countFigure('requests per call accepted without anchor_tx (REST, light node)', 'requests', perCall(withoutL1), perCall(withoutOnB), 1, `${UNIT_CALLS} calls; routes: ${routesText(withoutL1)}; block-reading node: ${routesText(withoutOnB)}`),
       countFigure('requests per payload received from a peer by gossip (light node)', 'requests', perCall(withL2), perCall(withB), 0, `${UNIT_CALLS} calls sent with anchor_tx to L1, forwarded with their evidence; the same after calls sent without: ${perCall(withoutL2).toFixed(2)}; routes: ${routesText(withL2)}`),
-      countFigure('requests per block at the tip (light node with pending calls, and its peer)', 'requests', tL1, tB, 1, `${tipNotes(tip[0]!)}; light peer L2: ${tL2.toFixed(2)} a block; block-reading node routes: ${routesText(tip[2]!)}`),
+      countFigure('requests per block at the tip (light node with pending calls, and its peer)', 'requests', tL1, tB, 1, `${tipNotes(tip[0])}; light peer L2: ${tL2.toFixed(2)} a block; block-reading node routes: ${routesText(tip[2])}`),
     ];
   } finally {
     await Promise.all(nodes.map((n) => n.stop().catch(() => null)));

@@ -131,9 +131,9 @@ export async function reconcile(local: AskRanges, remote: AskRanges, concurrency
     });
     const next: Node[] = [];
     const compare: number[] = [];
-    frontier.forEach((n, i) => {
+    theirs.forEach((t, i) => {
+      const n = frontier[i]!;
       const m = mine[i]!;
-      const t = theirs[i];
       if (t === null) return void next.push({ range: n.range }); // ask it next level
       if (t.count === 0) {
         if (m.count > 0) compare.push(i);

@@ -191,7 +191,7 @@ test('the mempool refuses double spends, unknown or immature inputs, overspends 
   const badSig = spend(alice, [u2], [{ script: bob.script, value: 90_000n }]);
   const w = badSig.ins[0]!.witness;
   const sig = Buffer.from(w[0]!);
-  sig[10] ^= 1;
+  sig[10]! ^= 1;
   badSig.setWitness(0, [sig, w[1]!]);
   assert.match((await post('/tx', badSig.toHex())).text, /mandatory-script-verify-flag-failed|RPC error/);
   assert.match((await post('/tx', 'zz')).text, /"code":-22,"message":"TX decode failed"/);
@@ -306,7 +306,7 @@ test('P2TR key-path spends are signature-checked', async () => {
   const u = await fund(tr as unknown as typeof alice, 80_000);
   const bad = spendTaproot(tr, [u], [{ script: bob.script, value: 79_000n }]);
   const sig = Buffer.from(bad.ins[0]!.witness[0]!);
-  sig[5] ^= 1;
+  sig[5]! ^= 1;
   bad.setWitness(0, [sig]);
   assert.match((await post('/tx', bad.toHex())).text, /mandatory-script-verify-flag-failed/);
   const good = spendTaproot(tr, [u], [{ script: bob.script, value: 79_000n }]);

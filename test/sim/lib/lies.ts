@@ -28,7 +28,7 @@ export interface EvidenceLie {
 
 const flip = (b: Uint8Array, at: number): Uint8Array => {
   const out = Uint8Array.from(b);
-  out[at % out.length] ^= 0x01;
+  out[at % out.length]! ^= 0x01;
   return out;
 };
 
