@@ -2,8 +2,8 @@
  * Block application through the writer's ledger (VM, state tree, RocksDB batch with
  * undo log, synced) against VM-only execution of the same transfers; and a 6-block
  * reorg (roll back through undo logs, replay from the journal) against applying the
- * same 6 blocks once. Issue 6 target: >= 20,000 transfers/s; issue 9: >= 25% of
- * VM-only, reorg <= 3x.
+ * same 6 blocks once. Targets: >= 20,000 transfers/s; >= 25% of VM-only; reorg
+ * <= 3x.
  */
 import { execute } from '../src/vm/execute.js';
 import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
@@ -265,7 +265,7 @@ export default async function run(): Promise<Figure[]> {
         value: blocksPerS(roots.large),
         ceiling: { name: `the same in a contract of ${ROOT_SMALL / 1000}k entries, alternating rounds (blocks/s)`, ...blocksPerS(roots.small) },
         minRatio: 0.25,
-        target: '>= 0.25: grows with log(entries); a cost linear in entries would read about 0.02 (issue 6: incremental)',
+        target: '>= 0.25: grows with log(entries); a cost linear in entries would read about 0.02 (the root is incremental)',
         notes: `ms per block: ${stat(roots.large).median.toFixed(1)} at ${ROOT_LARGE / 1000}k, ${stat(roots.small).median.toFixed(1)} at ${ROOT_SMALL / 1000}k; the sorted tree replaced in store format 3 rehashed the whole contract on every insertion or deletion (2.2 s at 100k)`,
       }),
       figure({

@@ -1,5 +1,5 @@
 /**
- * Cost at the chain-data endpoint (issue 26): requests and bytes a light node
+ * Cost at the chain-data endpoint: requests and bytes a light node
  * (chain_mode "light") asks of the endpoint per unit of its own work, counted by the
  * devnet's own per-route counters (GET /devnet/counters, POST /devnet/counters/reset).
  * Every node is a real node process; each has its own HTTP endpoint over one shared
@@ -434,12 +434,12 @@ async function freshCatchUp(verifies: Stat, threads: number): Promise<Figure[]> 
     const sizes = `${chain.height} blocks (${HEADERS} asked), ${PAYLOADS} calls + 1 deploy held by the peer; F's routes: ${routesText(c)}; gossip: ${JSON.stringify({ sync_payloads_fetched: fs['gossip']?.['sync_payloads_fetched'], payloads_accepted: fs['gossip']?.['payloads_accepted'] })}; ${catchUpMarks(F, chain.height)}; deferred checks: ${JSON.stringify(fs['chain']?.['deferred_checks'])}; at the default budget (600 an hour) these requests alone take ${(requests / 600).toFixed(1)} h; building the chain and loading the peer took ${setupS.toFixed(0)} s (not measured)`;
     return [
       {
-        ...figure({ name: 'fresh light node catch-up: endpoint requests', unit: 'requests', value: one(requests), ceiling: { name: 'goal (issue 26)', ...one(50) }, maxRatio: 1, target: '<= 50' }),
+        ...figure({ name: 'fresh light node catch-up: endpoint requests', unit: 'requests', value: one(requests), ceiling: { name: 'goal', ...one(50) }, maxRatio: 1, target: '<= 50' }),
         notes: sizes,
       },
-      figure({ name: 'fresh light node catch-up: endpoint bytes', unit: 'MB', value: one(mb), ceiling: { name: 'goal (issue 26)', ...one(50) }, maxRatio: 1, target: '< 50 MB' }),
+      figure({ name: 'fresh light node catch-up: endpoint bytes', unit: 'MB', value: one(mb), ceiling: { name: 'goal', ...one(50) }, maxRatio: 1, target: '< 50 MB' }),
       {
-        ...figure({ name: 'fresh light node catch-up: wall time', unit: 's', value: one(wallS), ceiling: { name: 'goal (issue 26)', ...one(180) }, maxRatio: 1, target: '< 3 min' }),
+        ...figure({ name: 'fresh light node catch-up: wall time', unit: 's', value: one(wallS), ceiling: { name: 'goal', ...one(180) }, maxRatio: 1, target: '< 3 min' }),
         notes: `from the node's start to its processed tip with the peer's state root, checked at each of its log lines (its tip's 'block applied' among them) and every 2 s`,
       },
       figure({

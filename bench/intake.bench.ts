@@ -3,7 +3,7 @@
  * process, core, worker pool, writer with synced writes), anchors in the devnet's mempool
  * (fetched by the node over HTTP), load from a separate process. Ceiling, same run: raw
  * BIP-340 verifications per second on one thread (tiny-secp256k1, the hot-path verifier)
- * times the pool's threads. Issue 9 target: >= 70% of that. Second figure: the node's CPU
+ * times the pool's threads. Target: >= 70% of that. Second figure: the node's CPU
  * per accepted call against the CPU of one raw verify, which other load on the shared
  * cores disturbs far less than rates.
  */

@@ -72,7 +72,7 @@ export interface EsploraClientOptions {
   /**
    * Told of every attempt (one HTTP exchange): the route (the path with ids and numbers
    * replaced, so label values stay few), the outcome (`ok`, `http_<status>` for a final
-   * answer, or the retry reason) and its duration. For /metrics (issue 20).
+   * answer, or the retry reason) and its duration. For /metrics.
    */
   observe?: (route: string, outcome: string, seconds: number) => void;
 }

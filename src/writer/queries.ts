@@ -1,5 +1,5 @@
 /**
- * Reads the writer serves to the REST front (issue 7): field reads with proofs, event
+ * Reads the writer serves to the REST front: field reads with proofs, event
  * pages, the confirmed-call log, simulation snapshots, the state version the REST read
  * cache is keyed on, and the writer's metrics.
  *

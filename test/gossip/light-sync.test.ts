@@ -1,5 +1,5 @@
 /**
- * Issue 26 over real processes: a fresh light node (chain_mode "light", the default) with
+ * Light catch-up over real processes: a fresh light node (chain_mode "light", the default) with
  * one peer catches up through the peer's verified headers (GetHeaders, each run
  * authenticated by one endpoint answer) and its payloads with their Bitcoin evidence, at
  * a counted cost at its own chain-data endpoint far below walking the headers ten a page;

@@ -1,5 +1,5 @@
 /**
- * Issue 26, a block at the tip: a light node learns of new blocks from its peers'
+ * A block at the tip: a light node learns of new blocks from its peers'
  * heartbeats (each carries the sender's best header) and pays one endpoint request a
  * block: the raw block by the announced hash while payloads wait for a confirmation, the
  * endpoint's newest headers otherwise. Its own poll (block_check_interval_s, 300 s here)

@@ -1,5 +1,5 @@
 /**
- * Hostile input to the decoders, in process (issue 10): Borsh envelopes, contract artifacts
+ * Hostile input to the decoders, in process: Borsh envelopes, contract artifacts
  * and bytecode, compiler sources, and Esplora answers. Property-based (fast-check), each
  * property bounded by a run count and a time limit; a failure prints the seed to replay.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 20, what an operator's tools see, on real nodes over a devnet chain: readiness
+ * What an operator's tools see, on real nodes over a devnet chain: readiness
  * and the REST-to-core deadline with the core stalled (SIGSTOP), /metrics checked by
  * promtool with every process's metrics, restarts and peers, and the chain endpoint's
  * health following the endpoint both ways.
@@ -192,8 +192,8 @@ test('chain endpoint health follows the endpoint within one check interval, down
   await new Promise((r) => endpoint.close(r));
   const downMs = await until('endpoint seen down', down, 20_000);
   // Connection refused: the first attempt of the next check fails at once.
-  // (Slack for a loaded machine. Before issue 20 health fell only once a whole request,
-  // retries included, had failed, and came back only with the next applied block.)
+  // (Slack for a loaded machine. Health follows the client's last attempt, so it falls
+  // with the first failed attempt, not once a whole request with its retries has failed.)
   assert.ok(downMs <= B_INTERVAL_S * 1000 + 3000, `seen down after ${downMs} ms`);
   endpoint = await serveChain(endpointPort);
   const upMs = await until('endpoint seen up again', up, 20_000);
