@@ -497,26 +497,3 @@ export function secretsOf(c: NodeConfig): string[] {
   }
   return out;
 }
-
-/** Config without secrets, for node_status and logs. */
-export function publicView(c: NodeConfig): Record<string, unknown> {
-  return {
-    node_id: c.nodeId,
-    rest_address: `${c.restAddress.host}:${c.restAddress.port}`,
-    cors_origins: c.corsOrigins,
-    bind_address: `${c.bindAddress.host}:${c.bindAddress.port}`,
-    url: c.publicUrl,
-    peers: c.peers,
-    peer_limit: c.peerLimit,
-    esplora: c.esploraUrl,
-    db_path: c.dbPath,
-    data_dir: c.dataDir,
-    gossip_identity: c.gossipPrivateKey ? 'stable' : 'ephemeral',
-    api_token: c.apiToken ? 'set' : 'unset',
-    block_check_interval_s: c.blockCheckIntervalS,
-    peer_sync_interval_s: c.peerSyncIntervalS,
-    start_height: c.startHeight,
-    chain_mode: c.chainMode,
-    workers: { pool_size: c.workers.poolSize, queue_limit: c.workers.queueLimit },
-  };
-}
