@@ -45,12 +45,6 @@ const PENDING_REORGS = 5;
 const key = (b: Uint8Array): Value => ({ type: 'key', value: b });
 
 /**
- * The state root's cost in a block of UTXO-token transfers, by contract size: 1,000 spent
- * outpoints deleted and 2,000 new ones inserted (36-byte keys, 16-byte values), then the
- * root. Rounds alternate between a contract of ROOT_SMALL and one of ROOT_LARGE entries,
- * so machine load falls on both alike. Returns ms per block for each.
- */
-/**
  * The commitment a block's application adds for its decisions, on this thread's CPU: the
  * leaves of the last applied block (read back from the store and decoded, not timed)
  * encoded again and their decisions root computed, as applyBlock does once per block.
@@ -72,6 +66,12 @@ async function decisionCommitmentCpuMs(lb: LedgerBench): Promise<{ ms: ReturnTyp
   return { ms: stat(rounds), leaves: bytes };
 }
 
+/**
+ * The state root's cost in a block of UTXO-token transfers, by contract size: 1,000 spent
+ * outpoints deleted and 2,000 new ones inserted (36-byte keys, 16-byte values), then the
+ * root. Rounds alternate between a contract of ROOT_SMALL and one of ROOT_LARGE entries,
+ * so machine load falls on both alike. Returns ms per block for each.
+ */
 function stateRootByContractSize(): { small: number[]; large: number[] } {
   // An outpoint-shaped key: 32-byte txid and a 4-byte vout.
   const entry = (tag: number, i: number): Uint8Array => {
