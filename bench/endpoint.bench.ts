@@ -30,6 +30,7 @@
  * requests per block and per hour of blocks are those of the real cadence. Calls are not
  * scaled: their rate is the node's real one.
  */
+import type { NodeStatusAnswer } from '@svc-node/client/answers';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
@@ -183,14 +184,17 @@ async function startBenchNode(s: BenchNodeSpec): Promise<NodeProcess> {
   return node;
 }
 
-async function nodeStatus(n: NodeProcess): Promise<Record<string, any>> {
+/** node_status with the counters the node reports beyond docs/openapi.yaml's schema. */
+type BenchStatus = NodeStatusAnswer & { gossip?: Record<string, number>; chain?: { deferred_checks?: Record<string, number> } };
+
+async function nodeStatus(n: NodeProcess): Promise<BenchStatus> {
   try {
-    return (await (await fetch(`${n.restUrl}/node_status`)).json()) as Record<string, any>;
+    return (await (await fetch(`${n.restUrl}/node_status`)).json()) as BenchStatus;
   } catch (e) {
     // A pooled keep-alive connection the node closed as idle (uWS: after 10 s) while this
     // process was busy building calls: the GET is asked again, once, on a new one.
     if ((e as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw e;
-    return (await (await fetch(`${n.restUrl}/node_status`)).json()) as Record<string, any>;
+    return (await (await fetch(`${n.restUrl}/node_status`)).json()) as BenchStatus;
   }
 }
 

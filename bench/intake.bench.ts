@@ -39,10 +39,10 @@ const WARMUP_CALLS = 800;
 /** Concurrent client connections: enough to keep every pool thread busy. */
 const CONNECTIONS = 32;
 
-async function waitHttp(url: string, pred: (j: any) => boolean): Promise<void> {
+async function waitHttp(url: string, pred: (j: { processed_height?: unknown; status?: unknown }) => boolean): Promise<void> {
   for (let i = 0; i < 600; i++) {
     try {
-      const j = await (await fetch(url)).json();
+      const j = (await (await fetch(url)).json()) as { processed_height?: unknown; status?: unknown };
       if (pred(j)) return;
     } catch {
       /* not up yet */

@@ -19,7 +19,6 @@ import { statusBody } from '../records.js';
 import { callDecisions, storage } from './store/index.js';
 import { cursorFork, locatorsAt } from './stream-queries.js';
 import { endOf } from '@svc-node/protocol/cursor';
-export { statusBody };
 import {
   BLOCK_APPLY_BUCKETS,
   type CallsPage,
@@ -34,7 +33,6 @@ import {
   type WriterMetrics,
 } from '../messages.js';
 import { HEX32, isName } from '@svc-node/protocol/identifiers';
-
 
 export function proofToJson(p: TrieProof): ProofJson {
   return { siblings: p.siblings.map(toHex), leaf: p.leaf === null ? null : { path: toHex(p.leaf.path), value: toHex(p.leaf.value) } };

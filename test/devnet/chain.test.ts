@@ -10,6 +10,7 @@ import { DevnetChain, REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';
 import { hashMeetsTarget, parseHeaderBytes, parseRawBlock } from '@svc-node/protocol/bitcoin';
 import { entryBody, manifest } from '../helpers/chain-servers.js';
 import { opReturn, spend, spendTaproot, taprootWallet, wallet, type Utxo } from '../helpers/txbuilder.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 let dn: DevnetChainHandle;
 const alice = wallet('alice');
@@ -22,7 +23,7 @@ interface Res {
   type: string;
   text: string;
   bytes: Buffer;
-  json: () => any;
+  json: () => JsonAnswer;
 }
 async function get(path: string, init?: RequestInit): Promise<Res> {
   const r = await fetch(dn.url + path, init);
@@ -101,7 +102,7 @@ test('every endpoint answers in the recorded shapes and content types', async ()
   assert.equal((await get(`/block/${hash}/txid/1`)).text, u.txid);
   // The block holds a segwit tx: its coinbase carries the witness commitment.
   const cbJson = (await get(`/tx/${pb.txids[0]}`)).json();
-  assert.ok(cbJson.vout.some((o: any) => o.scriptpubkey.startsWith('6a24aa21a9ed') && o.scriptpubkey_type === 'op_return' && !('scriptpubkey_address' in o)));
+  assert.ok(cbJson.vout.some((o: JsonAnswer) => o.scriptpubkey.startsWith('6a24aa21a9ed') && o.scriptpubkey_type === 'op_return' && !('scriptpubkey_address' in o)));
   const txs = await get(`/block/${hash}/txs`);
   assert.equal(txs.json().length, 2);
 

@@ -19,6 +19,7 @@ import { coreLink } from '../../src/rest/core-link.js';
 import type { RpcClient } from '../../src/ipc/rpc.js';
 import type { CoreApi } from '../../src/messages.js';
 import { recordAnswers, SpecChecker } from '../helpers/openapi-check.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 let devnet: DevnetChainHandle;
 let a: NodeProcess;
@@ -47,7 +48,7 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-const status = async (n: NodeProcess): Promise<any> => (await fetch(`${n.restUrl}/node_status`)).json();
+const status = async (n: NodeProcess): Promise<JsonAnswer> => (await fetch(`${n.restUrl}/node_status`)).json();
 const metricsOf = async (n: NodeProcess): Promise<string> => (await fetch(`${n.restUrl}/metrics`)).text();
 const childPid = (n: NodeProcess, role: string): number => Number(n.lines.filter((l) => l.msg === 'child started' && l['role'] === role).pop()!['child_pid']);
 
@@ -87,7 +88,7 @@ test('/ready is 200 while every part serves; with the core stalled it is 503 wit
     const notReady = await fetch(`${a.restUrl}/ready`);
     const readyMs = performance.now() - t0;
     assert.equal(notReady.status, 503);
-    const body = (await notReady.json()) as any;
+    const body = (await notReady.json()) as JsonAnswer;
     assert.equal(body.status, 'not_ready');
     assert.equal(body.checks.core, 'not answering');
     assert.equal(body.error.code, 'not_ready');
@@ -98,7 +99,7 @@ test('/ready is 200 while every part serves; with the core stalled it is 503 wit
     const read = await fetch(`${a.restUrl}/contracts`);
     const readMs = performance.now() - t0;
     assert.equal(read.status, 503);
-    assert.equal(((await read.json()) as any).error.code, 'core_unavailable');
+    assert.equal(((await read.json()) as JsonAnswer).error.code, 'core_unavailable');
     assert.ok(readMs >= 4900 && readMs < 10_000, `read answered in ${readMs} ms`);
   } finally {
     process.kill(core, 'SIGCONT');
@@ -117,7 +118,7 @@ test('/ready names gossip when the supervisor says it is not serving, and a halt
   const server = new RestServer(routes({ core: () => coreLink(() => fakeCore), auth: new BearerAuth(null), serving: () => ({ core: true, rest: true, gossip }) }));
   const port = await server.listen('127.0.0.1', 0);
   try {
-    const get = async (): Promise<[number, any]> => {
+    const get = async (): Promise<[number, JsonAnswer]> => {
       const r = await fetch(`http://127.0.0.1:${port}/ready`);
       return [r.status, await r.json()];
     };
