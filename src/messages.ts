@@ -10,6 +10,7 @@ import type { WireError } from '@svc-node/protocol/errors';
 import type { CallProofJson, DecisionProofJson, Evidence, FoldedRoots, SpentBy } from '@svc-node/protocol/evidence';
 import type { CheckedCoin, CoinEvidence } from '@svc-node/protocol/coin';
 import type { FeedEvent } from '@svc-node/protocol/feed';
+import type { Program } from '@svc-node/protocol/vm/types';
 import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
 // Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
 export type { CallStatusBody };
@@ -520,8 +521,11 @@ export interface DivergenceReport {
 
 /** What the gossip process asks of the core (issue 8). Payloads go through intake. */
 export type PeerApi = {
-  /** Runs intake on a peer's payload (the same checks as REST) and stores it. */
-  /** `from`: the sending peer's key (a payload refused only for a header this node lacks yet is kept for it: core/unproven-pool.ts). */
+  /**
+   * Runs intake on a peer's payload (the same checks as REST) and stores it. `from`: the
+   * sending peer's key (a payload refused only for a header this node lacks yet is kept
+   * for it: core/unproven-pool.ts).
+   */
   peerSubmit(params: { payload: PackedPayload; from?: string }): { created: boolean };
   /**
    * peerSubmit for several payloads in one round trip (sync hands a fetched page at
@@ -760,7 +764,7 @@ export type WriterReadApi = {
 
 export interface SimContract {
   id: string;
-  program: import('@svc-node/protocol/vm/types').Program;
+  program: Program;
   /** [storage key, value] as stored. */
   storage: [Uint8Array, Uint8Array][];
   size: number;
