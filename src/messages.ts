@@ -119,7 +119,7 @@ export interface NodeStatus {
   };
   last_block_processed_at: string | null;
   uptime_s: number;
-  /** Gossip and sync counters (issue 8); zeros until the gossip process reports. */
+  /** Gossip and sync counters; zeros until the gossip process reports. */
   gossip: GossipCounters;
   /** Peers' payloads kept while this node's header chain catches up (docs/STATE.md, "Coin evidence"). */
   unproven_pool: UnprovenPoolStatus;
@@ -183,7 +183,7 @@ export interface DeployAnswer {
  */
 export type CoreApi = IntakeApi & ReadApi & PeerApi;
 
-/** Reads served to the REST front (issue 7). */
+/** Reads served to the REST front. */
 export type ReadApi = {
   contractIds(params: Record<string, never>): { contract_ids: string[] };
   /** A contract's registration: ids, status, position, ABI and metadata (GET /contracts/{id}). */
@@ -519,7 +519,7 @@ export interface DivergenceReport {
   outcome: string;
 }
 
-/** What the gossip process asks of the core (issue 8). Payloads go through intake. */
+/** What the gossip process asks of the core. Payloads go through intake. */
 export type PeerApi = {
   /**
    * Runs intake on a peer's payload (the same checks as REST) and stores it. `from`: the
@@ -747,7 +747,7 @@ export interface ChainUpdateAnswer extends WriterStatus {
   drops: { txid: string; outpoint: string; spender: string; height: number }[];
 }
 
-/** The writer's RPC surface: core operations, reads (issue 7), peer data (issue 8). */
+/** The writer's RPC surface: core operations, reads, peer data. */
 export type WriterApi = WriterCoreApi & WriterReadApi & WriterPeerApi;
 
 export type WriterReadApi = {
@@ -778,7 +778,7 @@ export interface SimSnapshot {
   missing: string[];
 }
 
-/** Peer data the writer answers (issue 8; src/writer/peer-queries.ts). */
+/** Peer data the writer answers (src/writer/peer-queries.ts). */
 export type WriterPeerApi = {
   /** One page of the known contract ids (active and pending), ascending, after `after`. */
   peerContractIds(params: { after: string; limit: number }): { ids: string[]; more: boolean };
