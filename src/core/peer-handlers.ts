@@ -1,5 +1,5 @@
 /**
- * Core handlers of PeerApi (issue 8): what the gossip process asks. Every payload a peer
+ * Core handlers of PeerApi: what the gossip process asks. Every payload a peer
  * sends runs through the same Intake methods as REST; the answers about contracts,
  * payloads and state roots come from the writer (src/writer/peer-queries.ts).
  */
