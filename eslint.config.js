@@ -21,10 +21,9 @@ export default tseslint.config(
       // node:test's test() and describe() return promises the runner itself awaits.
       '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] }],
       // Cheap catches of real bugs: a promise where a condition or a void callback is meant
-      // (callbacks passed as arguments are left out: node:test's and the event emitters'
-      // handlers are awaited or caught where they are written), comparisons that are always
-      // true or false. (await-thenable is not here: its Promise.all check refuses lists
-      // that mix ready values and promises, a form the code uses on purpose.)
+      // (an async handler whose rejection nobody sees), comparisons that are always true or
+      // false, assignments in conditions. (await-thenable is not here: its Promise.all check
+      // refuses lists that mix ready values and promises, a form the code uses on purpose.)
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-duplicate-type-constituents': 'error',
       'no-self-compare': 'error',
