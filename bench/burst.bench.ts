@@ -14,6 +14,7 @@
  * what each costs beside the other. Checked every run: L's state root at the tip is B's,
  * every call executed on both, and L logged no replay or re-derivation.
  */
+import type { NodeStatusAnswer } from '@svc-node/client/answers';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -67,14 +68,14 @@ const byRoute = (c: DevnetCounters): string =>
     .map(([r, t]) => `${r} ${t.all.requests}`)
     .join(', ');
 
-async function status(n: NodeProcess): Promise<Record<string, any>> {
+async function status(n: NodeProcess): Promise<NodeStatusAnswer> {
   try {
-    return (await (await fetch(`${n.restUrl}/node_status`)).json()) as Record<string, any>;
+    return (await (await fetch(`${n.restUrl}/node_status`)).json()) as NodeStatusAnswer;
   } catch (e) {
     // A pooled keep-alive connection the node closed as idle (uWS: after 10 s) while the
     // burst was mined: asked again, once, on a new one.
     if ((e as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw e;
-    return (await (await fetch(`${n.restUrl}/node_status`)).json()) as Record<string, any>;
+    return (await (await fetch(`${n.restUrl}/node_status`)).json()) as NodeStatusAnswer;
   }
 }
 

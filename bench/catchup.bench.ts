@@ -1,5 +1,5 @@
 /**
- * Catch-up speed (issue 18): blocks/s for a node process started with no data and the
+ * Catch-up speed: blocks/s for a node process started with no data and the
  * default journal anchor (start_height empty: the devnet's activation, block 0), catching
  * up over mainnet-sized devnet blocks (3,000 transactions, 200 of them stamped calls whose
  * payloads the node holds), against the same run's ceiling: fetching and parsing the same

@@ -2,8 +2,8 @@
  * Block application through the writer's ledger (VM, state tree, RocksDB batch with
  * undo log, synced) against VM-only execution of the same transfers; and a 6-block
  * reorg (roll back through undo logs, replay from the journal) against applying the
- * same 6 blocks once. Issue 6 target: >= 20,000 transfers/s; issue 9: >= 25% of
- * VM-only, reorg <= 3x.
+ * same 6 blocks once. Targets: >= 20,000 transfers/s; >= 25% of VM-only; reorg
+ * <= 3x.
  */
 import { execute } from '../src/vm/execute.js';
 import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
@@ -45,12 +45,6 @@ const PENDING_REORGS = 5;
 const key = (b: Uint8Array): Value => ({ type: 'key', value: b });
 
 /**
- * The state root's cost in a block of UTXO-token transfers, by contract size: 1,000 spent
- * outpoints deleted and 2,000 new ones inserted (36-byte keys, 16-byte values), then the
- * root. Rounds alternate between a contract of ROOT_SMALL and one of ROOT_LARGE entries,
- * so machine load falls on both alike. Returns ms per block for each.
- */
-/**
  * The commitment a block's application adds for its decisions, on this thread's CPU: the
  * leaves of the last applied block (read back from the store and decoded, not timed)
  * encoded again and their decisions root computed, as applyBlock does once per block.
@@ -72,6 +66,12 @@ async function decisionCommitmentCpuMs(lb: LedgerBench): Promise<{ ms: ReturnTyp
   return { ms: stat(rounds), leaves: bytes };
 }
 
+/**
+ * The state root's cost in a block of UTXO-token transfers, by contract size: 1,000 spent
+ * outpoints deleted and 2,000 new ones inserted (36-byte keys, 16-byte values), then the
+ * root. Rounds alternate between a contract of ROOT_SMALL and one of ROOT_LARGE entries,
+ * so machine load falls on both alike. Returns ms per block for each.
+ */
 function stateRootByContractSize(): { small: number[]; large: number[] } {
   // An outpoint-shaped key: 32-byte txid and a 4-byte vout.
   const entry = (tag: number, i: number): Uint8Array => {
@@ -265,7 +265,7 @@ export default async function run(): Promise<Figure[]> {
         value: blocksPerS(roots.large),
         ceiling: { name: `the same in a contract of ${ROOT_SMALL / 1000}k entries, alternating rounds (blocks/s)`, ...blocksPerS(roots.small) },
         minRatio: 0.25,
-        target: '>= 0.25: grows with log(entries); a cost linear in entries would read about 0.02 (issue 6: incremental)',
+        target: '>= 0.25: grows with log(entries); a cost linear in entries would read about 0.02 (the root is incremental)',
         notes: `ms per block: ${stat(roots.large).median.toFixed(1)} at ${ROOT_LARGE / 1000}k, ${stat(roots.small).median.toFixed(1)} at ${ROOT_SMALL / 1000}k; the sorted tree replaced in store format 3 rehashed the whole contract on every insertion or deletion (2.2 s at 100k)`,
       }),
       figure({

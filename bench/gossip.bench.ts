@@ -1,5 +1,5 @@
 /**
- * Peer service figures (issue 8), real node processes on loopback over a devnet chain:
+ * Peer service figures, real node processes on loopback over a devnet chain:
  *
  * 1. Sync throughput between two nodes: node A holds a deploy and N pending calls; a
  *    fresh node B with A as its only peer syncs them at startup (contract fingerprints,

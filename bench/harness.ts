@@ -138,31 +138,6 @@ export function measureCpuRate(step: () => number, opts: RateOptions = {}): Stat
   return stat(samples);
 }
 
-/** Like measureRate for async work: `step()` resolves with the operations it did. */
-export async function measureRateAsync(step: () => Promise<number>, opts: RateOptions = {}): Promise<Stat> {
-  const runs = opts.runs ?? 5;
-  const runMs = opts.runMs ?? 1000;
-  const warmupMs = opts.warmupMs ?? 300;
-  const timed = async (ms: number): Promise<number> => {
-    const end = performance.now() + ms;
-    let ops = 0;
-    const t0 = performance.now();
-    while (performance.now() < end) ops += await step();
-    return (ops * 1000) / (performance.now() - t0);
-  };
-  await timed(warmupMs);
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await timed(runMs));
-  return stat(samples);
-}
-
-/** Runs `once()` (returning a duration in ms) `runs` times. */
-export async function measureDuration(once: () => Promise<number> | number, runs = 5): Promise<Stat> {
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await once());
-  return stat(samples);
-}
-
 /**
  * Builds a figure with ratio = value / ceiling. `minRatio` (throughput: at least this
  * share of the ceiling) or `maxRatio` (durations: at most this multiple) set `met`.

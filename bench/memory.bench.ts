@@ -1,5 +1,5 @@
 /**
- * Memory (issue 9): resident set of a writer Ledger over RocksDB with 100,000 pending
+ * Memory: resident set of a writer Ledger over RocksDB with 100,000 pending
  * calls and 1,000,000 stored events, its growth per pending call and per stored event,
  * and whether it stays flat under sustained accept -> confirm load. Measured in a child
  * process after a full GC (bench/lib/growth.ts explains the run; this file only turns

@@ -1,5 +1,5 @@
 /**
- * Range-based set reconciliation (issue 19): bytes and time for two nodes to reconcile
+ * Range-based set reconciliation: bytes and time for two nodes to reconcile
  * one contract of RECONCILE_BENCH_PAYLOADS (default 1,000,000) payloads, identical, and
  * differing by 10 and by 10,000 payloads (half held only by each side): one node's sync
  * with the other, which finds both sides' differences in one descent, fetches what it

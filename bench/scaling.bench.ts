@@ -1,5 +1,5 @@
 /**
- * Scaling (issue 9): how intake, block application and reads grow from 1k to 100k
+ * Scaling: how intake, block application and reads grow from 1k to 100k
  * items, with a least-squares line (cost per operation = a + b·items) for each. Timed in
  * the growth run (bench/lib/growth.ts, shared with memory.bench.ts) on three writer
  * Ledgers over RocksDB, driven through the ledger fixture, holding 1k, 10k and 100k

@@ -79,7 +79,7 @@ export default async function sinkBench(): Promise<Figure[]> {
       const s = (performance.now() - t0) / 1000;
       stop.abort();
       await running;
-      const n = (await pg.query(`SELECT count(*)::int AS n FROM ${schema}.events`)).rows[0].n;
+      const n = (await pg.query(`SELECT count(*)::int AS n FROM ${schema}.events`)).rows[0]!.n; // count(*): one row
       if (n !== EVENTS) throw new Error(`the sink wrote ${n} events, not ${EVENTS}`);
       startupMs.push(first);
       return EVENTS / s;

@@ -1,5 +1,5 @@
 /**
- * VM benchmarks (issue 3): instructions per second on an arithmetic loop against the same loop
+ * VM benchmarks: instructions per second on an arithmetic loop against the same loop
  * written directly in TypeScript with the same integer representation (numbers with exact
  * checked fast paths, bigint beyond 2^53), and utxo token transfers per second on one thread
  * with storage in and the write set out.

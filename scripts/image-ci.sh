@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The container image, built and run with a real Docker engine (issue 30). Starts its own
+# The container image, built and run with a real Docker engine. Starts its own
 # dockerd (Debian's docker.io) in the background, with every path under a temporary
 # directory and no networking of its own (--bridge=none, no iptables): builds and
 # containers use the host's network, on loopback addresses and free ports only. No

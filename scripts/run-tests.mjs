@@ -9,6 +9,9 @@
 // process leaves the fast loop by itself. The simulation sweep (test/sim: many seeds of
 // the whole ledger, ~2 minutes) is left out too; `npm test -- sim` runs it. Other args
 // starting with "-" go to node.
+// A whole run (no names, not --unit) first runs the static checks, each a step of its own
+// with its time printed: the linter (eslint.config.js, type-aware) and the unused-export
+// check (knip.json). `--no-lint` leaves them out. The run fails if any step or test fails.
 // After the run, the slowest files and their wall times are printed; all times are in
 // dist/test-times.json.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -23,7 +26,8 @@ const SLOWEST_SHOWN = 10;
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const filters = args.filter((a) => !a.startsWith('-'));
-const passthrough = args.filter((a) => a.startsWith('-') && a !== '--unit');
+const noLint = args.includes('--no-lint');
+const passthrough = args.filter((a) => a.startsWith('-') && a !== '--unit' && a !== '--no-lint');
 
 function walk(dir) {
   const out = [];
@@ -83,6 +87,21 @@ const ownReporters = passthrough.some((a) => a.startsWith('--test-reporter'))
       `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout',
       `--test-reporter=${join(root, 'scripts', 'test-times.mjs')}`, `--test-reporter-destination=${timesFile}`,
     ];
+// The static checks: whole runs only, so a narrowed run stays a fast loop.
+const STATIC_CHECKS = [
+  { name: 'lint (eslint)', args: [join(root, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--max-warnings=0', '.'] },
+  { name: 'unused exports (knip)', args: [join(root, 'node_modules', 'knip', 'bin', 'knip.js'), '--include', 'exports,types', '--no-progress'] },
+];
+let staticFailed = false;
+if (filters.length === 0 && !unitOnly && !noLint) {
+  for (const step of STATIC_CHECKS) {
+    const t0 = Date.now();
+    const s = spawnSync(process.execPath, step.args, { stdio: 'inherit', cwd: root });
+    console.log(`# ${step.name}: ${s.status === 0 ? 'ok' : 'FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    if (s.status !== 0) staticFailed = true;
+  }
+}
+
 const started = Date.now();
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...ownReporters, ...passthrough, ...files], { stdio: 'inherit', cwd: root });
 
@@ -92,4 +111,5 @@ if (ownReporters.length > 0 && existsSync(timesFile) && statSync(timesFile).mtim
   console.log(`\n# slowest of ${times.length} files (wall time each; ${((Date.now() - started) / 1000).toFixed(1)} s in all; every file in dist/test-times.json)`);
   for (const [file, ms] of times.slice(0, SLOWEST_SHOWN)) console.log(`# ${file.padEnd(width)} ${(ms / 1000).toFixed(1).padStart(7)} s`);
 }
-process.exit(r.status ?? 1);
+if (staticFailed) console.error('# a static check failed (above)');
+process.exit(staticFailed ? 1 : (r.status ?? 1));

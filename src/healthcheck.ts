@@ -1,5 +1,5 @@
 /**
- * Docker's HEALTHCHECK (issue 20): asks the node's own REST address, as configured
+ * Docker's HEALTHCHECK: asks the node's own REST address, as configured
  * (config.toml and SVC_* variables, read the way the node reads them), for GET /ready.
  * Exit 0 when ready, 1 otherwise, with one line saying why. A wildcard listen address
  * (0.0.0.0, ::) is asked on loopback.

@@ -5,7 +5,6 @@
  * these shapes: none of them may import the writer. Hex is lowercase;
  * txids and contract ids in display order (PROTOCOL section 1).
  */
-import type { ErrorCode } from '@svc-node/protocol/errors';
 import type { FeedCall } from '@svc-node/protocol/feed';
 import type { StampResult } from '@svc-node/protocol/stamp';
 import type { Value } from '@svc-node/protocol/value';
@@ -149,10 +148,6 @@ export interface OrphanStamp {
   tx_index: number;
 }
 
-export interface DecideOutcome {
-  status: Exclude<CallStatus, 'pending'>;
-  code?: ErrorCode | string;
-}
 
 /** GET /contract_call/{txid}/status (PROTOCOL section 6, plus confirmations): the feed's `call` carries it too. */
 export type CallStatusBody = FeedCall;

@@ -385,12 +385,12 @@ const operations: Record<string, Operation> = {
   },
 };
 
-/** The operations this adapter answers (the vector files' names without ".json"). */
 /** Operations whose answer drives the node's writer over a RocksDB store: asynchronous. */
 const asyncOperations: Record<string, (input: Json) => Promise<Answer>> = {
   'history.run': historyRun,
 };
 
+/** The operations this adapter answers (the vector files' names without ".json"). */
 export const OPERATIONS: readonly string[] = [...Object.keys(operations), ...Object.keys(asyncOperations)].sort();
 
 /** One case's answer. Throws Error on an unknown operation or a malformed input (a fault of the kit, not a refusal). */

@@ -85,7 +85,7 @@ function decodeCases(): CaseInput[] {
     return out;
   };
   const badSig = Uint8Array.from(plain);
-  badSig[badSig.length - 1] ^= 1;
+  badSig[badSig.length - 1]! ^= 1;
   const emptyFn = envelopeBytes({ function: '' });
   // One bytes argument sized so the whole envelope is exactly the limit (and one past it).
   const fixed = envelopeBytes({ function: 'f', args: [{ type: 'bytes', value: new Uint8Array(0) }] }).length;

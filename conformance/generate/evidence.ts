@@ -194,7 +194,7 @@ function coinbaseCases(): CaseInput[] {
   const br = (i: number) => merkleBranches(b101.txidsInternal, [i])[0]!.map(hex);
   const c = (id: string, tx: Uint8Array, branch: string[], header: Uint8Array, pins: string): CaseInput => ({ id, pins, input: { coinbase_tx: hex(tx), branch, header: hex(header) } });
   const otherHeader = Uint8Array.from(b101.header);
-  otherHeader[40] ^= 1;
+  otherHeader[40]! ^= 1;
   return [
     c('depth-3', b101.txs[0]!, br(0), b101.header, 'the coinbase of a block of 5 folds at index 0 to the header\'s root: depth 3'),
     c('not-coinbase', b101.txs[1]!, br(1), b101.header, 'a transaction that is not a coinbase proves no depth'),

@@ -256,7 +256,7 @@ export class RequestBudget {
     if (this.queued === 0 && this.canStart(ticket.priority, this.now())) return this.run(fn, ticket.priority);
     return new Promise<T>((resolve, reject) => {
       const w: Waiting = {
-        start: () => this.run(fn, w.ticket.priority).then(resolve, reject),
+        start: () => void this.run(fn, w.ticket.priority).then(resolve, reject),
         fail: reject,
         timer: null,
         done: false,
@@ -415,10 +415,6 @@ export class RequestBudget {
 
 function mkQueue(): Queue {
   return { items: [], head: 0, live: 0 };
-}
-
-export function isPriority(x: unknown): x is Priority {
-  return typeof x === 'string' && Object.prototype.hasOwnProperty.call(RANK, x);
 }
 
 /** The more urgent of two priorities. */

@@ -72,7 +72,7 @@ export interface EsploraClientOptions {
   /**
    * Told of every attempt (one HTTP exchange): the route (the path with ids and numbers
    * replaced, so label values stay few), the outcome (`ok`, `http_<status>` for a final
-   * answer, or the retry reason) and its duration. For /metrics (issue 20).
+   * answer, or the retry reason) and its duration. For /metrics.
    */
   observe?: (route: string, outcome: string, seconds: number) => void;
 }
@@ -636,9 +636,11 @@ export class EsploraClient implements ChainSource {
   // ---- transport ---------------------------------------------------------------------
 
   /** One GET at `opts.priority`, bounded as a whole by `opts.budgetMs` when given. */
-  private get<T>(path: string, kind: 'text' | 'json', opts: RequestOptions, parse: (x: any) => T): Promise<T> {
+  private get<T>(path: string, kind: 'text', opts: RequestOptions, parse: (t: string) => T): Promise<T>;
+  private get<T>(path: string, kind: 'json', opts: RequestOptions, parse: (j: unknown) => T): Promise<T>;
+  private get<T>(path: string, kind: 'text' | 'json', opts: RequestOptions, parse: (x: never) => T): Promise<T> {
     const deadline = opts.budgetMs === undefined ? Infinity : performance.now() + opts.budgetMs;
-    const got = this.request(path, kind as 'json', parse, { deadline, ticket: { priority: opts.priority ?? DEFAULT_PRIORITY } });
+    const got = this.request(path, kind as 'json', parse as (j: unknown) => T, { deadline, ticket: { priority: opts.priority ?? DEFAULT_PRIORITY } });
     return deadline === Infinity ? got : this.withinDeadline(got, deadline, path, opts.budgetMs!);
   }
 
@@ -695,7 +697,7 @@ export class EsploraClient implements ChainSource {
   private async request<T>(path: string, kind: 'text', parse: (t: string) => T, o: { postBody?: string; deadline?: number; ticket: Ticket }): Promise<T>;
   private async request<T>(path: string, kind: 'json', parse: (j: unknown) => T, o: { deadline?: number; ticket: Ticket }): Promise<T>;
   private async request<T>(path: string, kind: 'bytes', parse: (b: Uint8Array) => T, o: { deadline?: number; ticket: Ticket }): Promise<T>;
-  private async request<T>(path: string, kind: Kind, parse: (x: any) => T, o: { postBody?: string; deadline?: number; ticket: Ticket }): Promise<T> {
+  private async request<T>(path: string, kind: Kind, parse: (x: never) => T, o: { postBody?: string; deadline?: number; ticket: Ticket }): Promise<T> {
     const url = this.baseUrl + path;
     const postBody = o.postBody;
     const deadline = o.deadline ?? Infinity;
@@ -719,7 +721,8 @@ export class EsploraClient implements ChainSource {
       const outcome = await this.attempt(url, kind, postBody, Math.min(this.timeoutMs, Math.ceil(left)), deadline, o.ticket);
       if (outcome.type === 'ok') {
         try {
-          return parse(outcome.value);
+          // The overloads pair each kind with a parser of what that kind reads.
+          return (parse as (x: unknown) => T)(outcome.value);
         } catch (e) {
           if (e instanceof NodeError) throw e;
           // Any failure to read the answer (a validator's verdict or a parser's exception)

@@ -1,5 +1,5 @@
 /**
- * Chain-data endpoint metrics (issue 20), kept in the core process where the client
+ * Chain-data endpoint metrics, kept in the core process where the client
  * runs and collected through the supervisor for /metrics: every attempt by route and
  * outcome (`ok`, `http_<status>`, or why it failed), its latency by route, and the
  * request budget (src/chain/budget.ts): tokens left, requests started and waiting by

@@ -70,7 +70,7 @@ export interface NodeConfig {
   /** Pending calls held at once; beyond, intake answers 503 overloaded. */
   maxPendingCalls: number;
   workers: WorkersOptions;
-  /** Gossip and sync tuning (issue 8). */
+  /** Gossip and sync tuning. */
   gossip: GossipOptions;
   /** RUST_LOG filter string. */
   logFilter: string;
@@ -258,7 +258,7 @@ export const KEYS: readonly KeyDef[] = [
   // block holds a few thousand transactions) and each needs a real anchoring transaction
   // (a fee); operators with little memory lower it.
   { key: 'max_pending_calls', env: 'SVC_MAX_PENDING_CALLS', default: 1_000_000, parse: number(1, 100_000_000, true) },
-  // ---- gossip and sync tuning (issue 8; src/gossip/options.ts reads them) ----
+  // ---- gossip and sync tuning (src/gossip/options.ts reads them) ----
   // A heartbeat is one signed ~200-byte message per peer; every 15 s keeps a 64-peer set
   // under 5 messages/s while a dead peer is noticed within a minute.
   { key: 'gossip.heartbeat_interval_s', env: 'SVC_GOSSIP_HEARTBEAT_INTERVAL_S', default: 15, parse: number(0.05, 3_600, false) },
@@ -496,27 +496,4 @@ export function secretsOf(c: NodeConfig): string[] {
     out.push(hex, hex.toUpperCase());
   }
   return out;
-}
-
-/** Config without secrets, for node_status and logs. */
-export function publicView(c: NodeConfig): Record<string, unknown> {
-  return {
-    node_id: c.nodeId,
-    rest_address: `${c.restAddress.host}:${c.restAddress.port}`,
-    cors_origins: c.corsOrigins,
-    bind_address: `${c.bindAddress.host}:${c.bindAddress.port}`,
-    url: c.publicUrl,
-    peers: c.peers,
-    peer_limit: c.peerLimit,
-    esplora: c.esploraUrl,
-    db_path: c.dbPath,
-    data_dir: c.dataDir,
-    gossip_identity: c.gossipPrivateKey ? 'stable' : 'ephemeral',
-    api_token: c.apiToken ? 'set' : 'unset',
-    block_check_interval_s: c.blockCheckIntervalS,
-    peer_sync_interval_s: c.peerSyncIntervalS,
-    start_height: c.startHeight,
-    chain_mode: c.chainMode,
-    workers: { pool_size: c.workers.poolSize, queue_limit: c.workers.queueLimit },
-  };
 }

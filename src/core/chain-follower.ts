@@ -168,7 +168,7 @@ export class ChainFollower {
   }
 
   /**
-   * The chain-data endpoint's health: the outcome of the client's last attempt (issue 20).
+   * The chain-data endpoint's health: the outcome of the client's last attempt.
    * It was `lastError === null`, which turned false only once a whole request had failed
    * (every retry, about a minute) and true again only when the next block was applied.
    */

@@ -217,7 +217,7 @@ export class Core {
       },
       nodeStatus: () => this.nodeStatus(),
       // A payload newly stored by REST intake is announced to the gossip process, which
-      // forwards it to peers (issue 8); peers' payloads are forwarded by gossip itself.
+      // forwards it to peers; peers' payloads are forwarded by gossip itself.
       submitCall: async (p) => {
         const { evidence, ...r } = await this.intake.submitCall(p);
         if (r.created) this.server?.broadcast(PAYLOAD_ACCEPTED_EVENT, callPayload(p, evidence ?? null));

@@ -32,7 +32,7 @@ import type { EsploraClient, TxStatus } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { DeferredStats } from '../messages/core.js';
 import type { WriterApi } from '../messages/writer.js';
-import { INNER_NODE_BYTES, type Evidence, type Inclusion, type SpentBy } from '@svc-node/protocol/evidence';
+import { INNER_NODE_BYTES, type Inclusion, type SpentBy } from '@svc-node/protocol/evidence';
 import { merkleBranch } from '@svc-node/protocol/merkle-branch';
 import { NodeError } from '@svc-node/protocol/errors';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
@@ -114,14 +114,6 @@ class Fifo<T> {
   }
 }
 
-
-/**
- * Which payloads are due is kept in queues rather than found by a scan, so a check costs
- * the same with 100,000 payloads pending as with ten: `ready` (due by height, in height
- * order), `byHeight` (due at a height not processed yet) and `byTime` (due at a time:
- * every time due is now + firstCheckAfterMs, so they arrive in order). A reschedule
- * leaves the old items behind, skipped by their generation.
- */
 /** Evidence a check found and gave the writer: what it decides and the block it names. */
 interface Found {
   found: 'placed' | 'dropped';
@@ -130,6 +122,13 @@ interface Found {
 
 export class DeferredChecks {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * Which payloads are due is kept in queues rather than found by a scan, so a check costs
+   * the same with 100,000 payloads pending as with ten: `ready` (due by height, in height
+   * order), `byHeight` (due at a height not processed yet) and `byTime` (due at a time:
+   * every time due is now + firstCheckAfterMs, so they arrive in order). A reschedule
+   * leaves the old items behind, skipped by their generation.
+   */
   private readonly ready = new Fifo<Scheduled>();
   private readonly byHeight = new Map<number, Scheduled[]>();
   private readonly byTime = new Fifo<Scheduled & { at: number }>();
@@ -507,5 +506,3 @@ export class DeferredChecks {
     };
   }
 }
-
-export type { Evidence };

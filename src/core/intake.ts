@@ -53,7 +53,6 @@ export interface IntakeDeps {
    * the writer's own check at the group commit stays the authoritative one.
    */
   maxPendingCalls: number;
-  /** A payload stored pending (deferred checks watch it from the next block on). */
   /** A payload newly stored pending, with the evidence stored with it (deferred checks). */
   onPending?: (txid: string, kind: 'call' | 'deploy', outpoint: string | null, evidence: Evidence | null) => void;
 }

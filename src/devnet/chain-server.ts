@@ -39,7 +39,7 @@ import { displayHex, internalBytes } from '@svc-node/protocol/bitcoin';
 import { BLOCKS_PER_PAGE, routeOf } from '../chain/esplora-client.js';
 import { TokenBucket } from '../chain/budget.js';
 
-export { DevnetChain, DevnetError, TxRejected, REGTEST_GENESIS_HASH, type MineResult, type ReorgOptions, type BlockRecord } from './chain.js';
+export { DevnetChain } from './chain.js';
 
 export interface DevnetChainOptions {
   /** 0 (default) picks an ephemeral port. */

@@ -4,7 +4,7 @@
  * signed request or a successful outbound call) within gossip.peer_expiry_s; learned
  * peers that fall silent are dropped, configured ones stay and are retried.
  *
- * Learned peers and eclipses (issue 10). A fresh gossip identity costs one signature, so
+ * Learned peers and eclipses. A fresh gossip identity costs one signature, so
  * heartbeats alone could fill every learned slot with URLs of an attacker's choosing and
  * keep them active. Three rules bound that:
  * - one learned URL per key: a key that claims a new URL gives up the entry it had;

@@ -130,18 +130,19 @@ export async function reconcile(local: AskRanges, remote: AskRanges, concurrency
       return { count, fingerprint: subtractFingerprints(n.derived.parent.fingerprint, others.map((o) => o.fingerprint)), txids: null };
     });
     const next: Node[] = [];
-    const compare: number[] = [];
-    frontier.forEach((n, i) => {
+    // Ranges whose lists are compared: the node, this side's answer and the peer's.
+    const compare: { n: Node; m: RangeAnswer; t: RangeAnswer }[] = [];
+    theirs.forEach((t, i) => {
+      const n = frontier[i]!;
       const m = mine[i]!;
-      const t = theirs[i];
       if (t === null) return void next.push({ range: n.range }); // ask it next level
       if (t.count === 0) {
-        if (m.count > 0) compare.push(i);
+        if (m.count > 0) compare.push({ n, m, t });
         return;
       }
       if (t.txids) {
         if (m.count === 0) missing.push(...t.txids);
-        else compare.push(i);
+        else compare.push({ n, m, t });
         return;
       }
       if (t.count === m.count && t.fingerprint === m.fingerprint) return;
@@ -153,10 +154,10 @@ export async function reconcile(local: AskRanges, remote: AskRanges, concurrency
       next.push(...children);
     });
     if (compare.length > 0) {
-      const lists = await ask(local, compare.map((i) => frontier[i]!), (k) => mine[compare[k]!]!.count, false);
-      compare.forEach((i, k) => {
+      const lists = await ask(local, compare.map((c) => c.n), (k) => compare[k]!.m.count, false);
+      compare.forEach((c, k) => {
         const have = new Set(lists[k]!.txids ?? []);
-        const peerHas = new Set(theirs[i]!.txids ?? []);
+        const peerHas = new Set(c.t.txids ?? []);
         for (const t of peerHas) if (!have.has(t)) missing.push(t);
         for (const t of have) if (!peerHas.has(t)) theyLack.push(t);
       });

@@ -6,8 +6,6 @@ import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
 import { BindError, formatAddress, probeListen } from '../supervisor/address.js';
 import type { PeerRpc } from './protocols.js';
 
-export { MAX_GRPC_MESSAGE_BYTES } from './limits.js';
-
 export const PROTO_PATH = fileURLToPath(new URL('../../../proto/svc.proto', import.meta.url));
 
 /** keepCase: field names as in the proto; uint64 as decimal strings; enums by name; defaults filled. */

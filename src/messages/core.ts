@@ -59,7 +59,7 @@ export interface NodeStatus {
   };
   last_block_processed_at: string | null;
   uptime_s: number;
-  /** Gossip and sync counters (issue 8); zeros until the gossip process reports. */
+  /** Gossip and sync counters; zeros until the gossip process reports. */
   gossip: GossipCounters;
   /** Peers' payloads kept while this node's header chain catches up (docs/STATE.md, "Coin evidence"). */
   unproven_pool: UnprovenPoolStatus;

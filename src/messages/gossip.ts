@@ -124,8 +124,11 @@ export interface DivergenceReport {
  * the writer answers are forwarded (ForwardedPeerQueries, messages/writer.ts).
  */
 export type PeerApi = ForwardedPeerQueries & {
-  /** Runs intake on a peer's payload (the same checks as REST) and stores it. */
-  /** `from`: the sending peer's key (a payload refused only for a header this node lacks yet is kept for it: core/unproven-pool.ts). */
+  /**
+   * Runs intake on a peer's payload (the same checks as REST) and stores it. `from`: the
+   * sending peer's key (a payload refused only for a header this node lacks yet is kept
+   * for it: core/unproven-pool.ts).
+   */
   peerSubmit(params: { payload: PackedPayload; from?: string }): { created: boolean };
   /**
    * peerSubmit for several payloads in one round trip (sync hands a fetched page at

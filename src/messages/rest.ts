@@ -2,7 +2,7 @@
 import type { FeedEvent } from '@svc-node/protocol/feed';
 import type { CallStatusBody, ContractRecord } from '../records.js';
 
-/** Reads served to the REST front (issue 7). */
+/** Reads served to the REST front. */
 export type ReadApi = {
   contractIds(params: Record<string, never>): { contract_ids: string[] };
   /** A contract's registration: ids, status, position, ABI and metadata (GET /contracts/{id}). */

@@ -1,6 +1,7 @@
 /** Core main thread -> writer thread (typed RPC over the worker's MessagePort) and the thread's start data. */
 import type { DecisionProofJson, Evidence, FoldedRoots, SpentBy } from '@svc-node/protocol/evidence';
 import type { CheckedCoin } from '@svc-node/protocol/coin';
+import type { Program } from '@svc-node/protocol/vm/types';
 import type { BlockInput, CallRecord, ContractRecord } from '../records.js';
 import type { StreamStepParams, StreamStep, StateVersion, FieldReadParams, FieldReadBody, EventsParams, EventsPage, CallsPage, WriterMetrics } from './rest.js';
 import type { ContractSummary, TxidPage, RangeQuery, RangeAnswer, PackedPeerPayload, StateRootRange } from './gossip.js';
@@ -55,7 +56,7 @@ export interface ChainUpdateAnswer extends WriterStatus {
   drops: { txid: string; outpoint: string; spender: string; height: number }[];
 }
 
-/** The writer's RPC surface: core operations, reads (issue 7), peer data (issue 8). */
+/** The writer's RPC surface: core operations, reads, peer data. */
 export type WriterApi = WriterCoreApi & WriterReadApi & WriterPeerApi;
 
 export type WriterReadApi = {
@@ -72,7 +73,7 @@ export type WriterReadApi = {
 
 export interface SimContract {
   id: string;
-  program: import('@svc-node/protocol/vm/types').Program;
+  program: Program;
   /** [storage key, value] as stored. */
   storage: [Uint8Array, Uint8Array][];
   size: number;

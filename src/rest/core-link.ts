@@ -1,5 +1,5 @@
 /**
- * The REST front's calls to the core, each with a deadline (issue 20). Before, a stalled
+ * The REST front's calls to the core, each with a deadline. Before, a stalled
  * core held every REST request until the client gave up (16 s in the report) and then
  * answered 200; now a request the core does not answer in time gets 503
  * `core_unavailable`, as does one made while the core is restarting.

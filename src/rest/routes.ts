@@ -3,6 +3,8 @@ import { jsonBody, type Route, type RequestContext, type Reply } from './http.js
 import { NodeError } from '@svc-node/protocol/errors';
 import { decodePayload } from '@svc-node/protocol/envelope';
 import { parseCoinJson } from '@svc-node/protocol/coin';
+import { cursorAt, decodeCursor } from '@svc-node/protocol/cursor';
+import { HEX32, isName } from '@svc-node/protocol/identifiers';
 import type { Serving } from '../messages/supervisor.js';
 import type { SimulateParams } from '../messages/rest.js';
 import type { BearerAuth } from './auth.js';
@@ -74,8 +76,6 @@ function boolQuery(q: URLSearchParams, name: string): boolean {
 }
 
 // ---- event cursors: packages/protocol/src/cursor.ts (one codec for REST, the feed and the sink)
-import { cursorAt, decodeCursor } from '@svc-node/protocol/cursor';
-import { HEX32, isName } from '@svc-node/protocol/identifiers';
 
 /** Events: default and maximum page (PROTOCOL section 6); offsets beyond this use the cursor. */
 const EVENTS_DEFAULT_LIMIT = 100;

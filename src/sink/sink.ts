@@ -18,6 +18,7 @@
  * block against the node (the blocks subscription resumes by height).
  */
 import pg from 'pg';
+import type { ContractsAnswer, StateRootAnswer } from '@svc-node/client/answers';
 import { ClientError } from '@svc-node/client/errors';
 import { blockTag, decodeCursor, encodeCursor, endOf, locatorHeights } from '@svc-node/protocol/cursor';
 import type { CallMessage, FeedMessage } from '@svc-node/protocol/feed';
@@ -38,6 +39,12 @@ export interface SinkOptions {
   signal?: AbortSignal;
   /** Called after every commit with the height the database is complete through (tests, bench). */
   onCommit?: (through: number, rows: number) => void;
+}
+
+/** The parts of GET /contracts/{id} the sink reads: the ABI its views are made from, the name it records. */
+interface ContractInfo {
+  abi: unknown[];
+  metadata?: { name?: unknown } | null;
 }
 
 /** First retry delay after a database or node failure; doubles up to RETRY_MAX_MS. */
@@ -218,16 +225,17 @@ export class PostgresSink {
 
   // ---------------------------------------------------------------- node reads
 
-  private async nodeJson(path: string): Promise<{ status: number; body: any }> {
+  /** A GET of the node's JSON answer of type T (the node's documented shape, not checked here). */
+  private async nodeJson<T>(path: string): Promise<{ status: number; body: T }> {
     let r: Response;
     try {
       r = await fetch(`${this.o.nodeUrl.replace(/\/+$/, '')}${path}`);
     } catch (e) {
       throw new ClientError('unreachable', `node ${this.o.nodeUrl} unreachable (${describe(e)})`);
     }
-    const body = (await r.json().catch(() => null)) as any;
+    const body = (await r.json().catch(() => null)) as (T & { error?: { code?: string } }) | null;
     if (r.status >= 500) throw new ClientError('node_error', `node answered ${r.status} to GET ${path}${body?.error ? `: ${body.error.code}` : ''}`);
-    return { status: r.status, body };
+    return { status: r.status, body: body as T };
   }
 
   /** The stored state, the contracts to follow (new ones registered, views made). */
@@ -244,8 +252,8 @@ export class PostgresSink {
     }
     let wanted: { alias: string | null; id: string }[];
     if (this.o.contracts === 'all') {
-      const list = await this.nodeJson('/contracts');
-      wanted = (list.body.contract_ids as string[]).map((id) => ({ alias: null, id }));
+      const list = await this.nodeJson<ContractsAnswer>('/contracts');
+      wanted = list.body.contract_ids.map((id) => ({ alias: null, id }));
       this.contractsCheckedAt = Date.now();
     } else wanted = this.o.contracts;
     const taken = new Map([...stored.values()].map((f) => [f.alias, f.id]));
@@ -257,7 +265,7 @@ export class PostgresSink {
         this.followed.set(w.id, have);
         continue;
       }
-      const info = await this.nodeJson(`/contracts/${w.id}`);
+      const info = await this.nodeJson<ContractInfo>(`/contracts/${w.id}`);
       if (info.status === 404) throw new Fatal('not_found', `the node holds no contract ${w.id}`);
       if (info.status !== 200) throw new Fatal('node_error', `GET /contracts/${w.id} answered ${info.status}`);
       const name = typeof info.body.metadata?.name === 'string' ? info.body.metadata.name : null;
@@ -299,7 +307,7 @@ export class PostgresSink {
       let matched = false;
       for (const r of rows) {
         const h = Number(r.height);
-        const node = await this.nodeJson(`/v2/state_root/${h}`);
+        const node = await this.nodeJson<StateRootAnswer>(`/v2/state_root/${h}`);
         if (node.status === 200 && node.body.block_hash === r.hash) {
           matched = true;
           break;
@@ -494,8 +502,8 @@ export class PostgresSink {
         }
         if (this.o.contracts === 'all' && Date.now() - this.contractsCheckedAt >= CONTRACTS_POLL_MS) {
           this.contractsCheckedAt = Date.now();
-          const list = await this.nodeJson('/contracts').catch(() => null);
-          if (list && (list.body.contract_ids as string[]).some((id) => !this.followed.has(id))) {
+          const list = await this.nodeJson<ContractsAnswer>('/contracts').catch(() => null);
+          if (list && list.body.contract_ids.some((id) => !this.followed.has(id))) {
             // A new contract: subscribe again with it (from its first block).
             await settle();
             return;

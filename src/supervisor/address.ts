@@ -1,5 +1,5 @@
 /**
- * Exclusive listening addresses (issue 20). uWebSockets.js listens with SO_REUSEPORT by
+ * Exclusive listening addresses. uWebSockets.js listens with SO_REUSEPORT by
  * default: a second node started on a REST address another one serves bound anyway, and
  * the kernel spread the connections over both. Every listener of the node is exclusive
  * now (the REST front asks uWS for LIBUS_LISTEN_EXCLUSIVE_PORT; node:net and gRPC never

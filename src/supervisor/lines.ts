@@ -1,5 +1,5 @@
 /**
- * Whole-line forwarding of the children's output (issue 10).
+ * Whole-line forwarding of the children's output.
  *
  * Before, every child inherited the supervisor's stdout: all processes wrote into one
  * pipe, and once its reader fell behind a write longer than PIPE_BUF (4 KiB) went in

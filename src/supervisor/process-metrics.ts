@@ -1,5 +1,5 @@
 /**
- * Process and Node runtime metrics of every process of the node (issue 20): each keeps
+ * Process and Node runtime metrics of every process of the node: each keeps
  * prom-client's default metrics (CPU, memory, event-loop lag, GC, handles) in a registry
  * of its own, labelled with its role; the supervisor gathers the children's families over
  * the process IPC channel at each scrape, and the REST front renders them merged by

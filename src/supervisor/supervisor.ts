@@ -8,7 +8,7 @@
  * Each child writes its stdout and stderr into pipes of its own; the supervisor copies
  * whole lines to its own (lines.ts), so lines of different processes never mix.
  *
- * Issue 20: both listening addresses are checked before anything starts (address.ts); a
+ * Exclusive addresses: both listening addresses are checked before anything starts (address.ts); a
  * child that still cannot bind reports `bind_failed` and the node stops with one line
  * naming the key, the address and the cause, instead of restarting it forever. The
  * supervisor tells the REST front which roles serve (for /ready), counts restarts, and

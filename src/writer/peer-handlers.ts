@@ -1,4 +1,4 @@
-/** Writer handlers of WriterPeerApi (issue 8). */
+/** Writer handlers of WriterPeerApi. */
 import type { Handlers } from '../ipc/rpc.js';
 import type { WriterPeerApi } from '../messages/writer.js';
 import { NodeError } from '@svc-node/protocol/errors';

@@ -1,5 +1,5 @@
 /**
- * Peer data read from the writer's store (issue 8): contract summaries (docs/STATE.md,
+ * Peer data read from the writer's store: contract summaries (docs/STATE.md,
  * "Contract summaries"), payload lists with positions, payloads in their wire form, and
  * state roots by height range. Read-only: nothing here changes the ledger.
  */
@@ -187,7 +187,7 @@ export class ContractIndex {
 }
 
 /**
- * Answers to peers' summary and txid questions, bounded per request (issue 10).
+ * Answers to peers' summary and txid questions, bounded per request.
  *
  * Before, every GetContractSummary, GetContractMerkleRoot and GetContractTxids read the
  * whole payload bucket (every payload of every contract) and, for txids, one call record

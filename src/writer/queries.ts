@@ -1,5 +1,5 @@
 /**
- * Reads the writer serves to the REST front (issue 7): field reads with proofs, event
+ * Reads the writer serves to the REST front: field reads with proofs, event
  * pages, the confirmed-call log, simulation snapshots, the state version the REST read
  * cache is keyed on, and the writer's metrics.
  *
@@ -19,11 +19,9 @@ import { statusBody } from '../records.js';
 import { callDecisions, storage } from './store/index.js';
 import { cursorFork, locatorsAt } from './stream-queries.js';
 import { endOf } from '@svc-node/protocol/cursor';
-export { statusBody };
 import { BLOCK_APPLY_BUCKETS, type CallsPage, type EventsPage, type EventsParams, type FieldReadBody, type FieldReadParams, type ProofJson, type StateVersion, type WriterMetrics } from '../messages/rest.js';
 import type { SimContract, SimSnapshot } from '../messages/writer.js';
 import { HEX32, isName } from '@svc-node/protocol/identifiers';
-
 
 export function proofToJson(p: TrieProof): ProofJson {
   return { siblings: p.siblings.map(toHex), leaf: p.leaf === null ? null : { path: toHex(p.leaf.path), value: toHex(p.leaf.value) } };

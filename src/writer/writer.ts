@@ -42,11 +42,11 @@ const ACCEPT_GROUP_MAX = 256;
  */
 const REPLAY_DEFERRALS_MAX = 256;
 
-/**
- * Stored while a node has the database open, deleted by its clean close: found at the
- * next open, it says the previous run was killed or crashed with the database open
- * (RocksDB then recovered its synced writes from the write-ahead log).
- */
+/** A payload newly stored: its txid and the claim stored under it (`Writer.payloadsStored`). */
+export interface StoredPayload {
+  txid: string;
+  held: HeldPayload;
+}
 
 /**
  * An accepted call's answer. `pendingCalls` is the pending count once its batch is
@@ -54,12 +54,6 @@ const REPLAY_DEFERRALS_MAX = 256;
  * check (src/core/intake.ts), so a node at the bound refuses before paying for the
  * signature check and the anchor fetch. This writer's `admit` stays the authoritative check.
  */
-/** A payload newly stored: its txid and the claim stored under it (`Writer.payloadsStored`). */
-export interface StoredPayload {
-  txid: string;
-  held: HeldPayload;
-}
-
 export interface AcceptedCall {
   created: boolean;
   record: CallRecord;

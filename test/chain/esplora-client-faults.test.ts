@@ -200,7 +200,7 @@ test('truncated or foreign transaction hex is refused', async () => {
 
 test('a block whose txids do not match its merkle root, or another block, or a truncated one, is refused', async () => {
   const tampered = Buffer.from(rawGenesis);
-  tampered[tampered.length - 10] ^= 0x01; // inside the coinbase output script: header intact, merkle root wrong
+  tampered[tampered.length - 10]! ^= 0x01; // inside the coinbase output script: header intact, merkle root wrong
   on(`/block/${GENESIS}/raw`, bytes(tampered));
   const c = mk({ retries: 0 });
   const e = await unavailable(c.rawBlock(GENESIS), 'invalid_answer');

@@ -59,7 +59,9 @@ before(async () => {
   contractId = (await svc.deploy(artifact)).contractId;
   devnet.chain.mine(1);
   await waitSynced(node, devnet);
-  [firstTxid] = await bumps(5);
+  const [txid] = await bumps(5);
+  assert.ok(txid);
+  firstTxid = txid;
 });
 
 after(async () => {

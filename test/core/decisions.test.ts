@@ -123,7 +123,7 @@ test('a call confirmed before its contract deploy is invalid', async () => {
 test('intake errors: bad signature, bad base64, unknown contract, missing anchor, mismatched contract id', async () => {
   const c = await svc.call({ contractId: counterId, function: 'bump', args: ['u64:1'], abi: counter.abi });
   const raw = Buffer.from(c.call.payload, 'base64');
-  raw[raw.length - 1] ^= 0x01;
+  raw[raw.length - 1]! ^= 0x01;
   const bad = await postJson(`${node.restUrl}/contract_call`, { txid: 'ab'.repeat(32), contract_id: counterId, payload: raw.toString('base64') });
   assert.equal(bad.status, 422);
   assert.equal(bad.body.error.code, 'bad_signature');

@@ -10,6 +10,7 @@ import { DevnetChain, REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';
 import { hashMeetsTarget, parseHeaderBytes, parseRawBlock } from '@svc-node/protocol/bitcoin';
 import { entryBody, manifest } from '../helpers/chain-servers.js';
 import { opReturn, spend, spendTaproot, taprootWallet, wallet, type Utxo } from '../helpers/txbuilder.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 let dn: DevnetChainHandle;
 const alice = wallet('alice');
@@ -22,7 +23,7 @@ interface Res {
   type: string;
   text: string;
   bytes: Buffer;
-  json: () => any;
+  json: () => JsonAnswer;
 }
 async function get(path: string, init?: RequestInit): Promise<Res> {
   const r = await fetch(dn.url + path, init);
@@ -101,7 +102,7 @@ test('every endpoint answers in the recorded shapes and content types', async ()
   assert.equal((await get(`/block/${hash}/txid/1`)).text, u.txid);
   // The block holds a segwit tx: its coinbase carries the witness commitment.
   const cbJson = (await get(`/tx/${pb.txids[0]}`)).json();
-  assert.ok(cbJson.vout.some((o: any) => o.scriptpubkey.startsWith('6a24aa21a9ed') && o.scriptpubkey_type === 'op_return' && !('scriptpubkey_address' in o)));
+  assert.ok(cbJson.vout.some((o: JsonAnswer) => o.scriptpubkey.startsWith('6a24aa21a9ed') && o.scriptpubkey_type === 'op_return' && !('scriptpubkey_address' in o)));
   const txs = await get(`/block/${hash}/txs`);
   assert.equal(txs.json().length, 2);
 
@@ -191,7 +192,7 @@ test('the mempool refuses double spends, unknown or immature inputs, overspends 
   const badSig = spend(alice, [u2], [{ script: bob.script, value: 90_000n }]);
   const w = badSig.ins[0]!.witness;
   const sig = Buffer.from(w[0]!);
-  sig[10] ^= 1;
+  sig[10]! ^= 1;
   badSig.setWitness(0, [sig, w[1]!]);
   assert.match((await post('/tx', badSig.toHex())).text, /mandatory-script-verify-flag-failed|RPC error/);
   assert.match((await post('/tx', 'zz')).text, /"code":-22,"message":"TX decode failed"/);
@@ -306,7 +307,7 @@ test('P2TR key-path spends are signature-checked', async () => {
   const u = await fund(tr as unknown as typeof alice, 80_000);
   const bad = spendTaproot(tr, [u], [{ script: bob.script, value: 79_000n }]);
   const sig = Buffer.from(bad.ins[0]!.witness[0]!);
-  sig[5] ^= 1;
+  sig[5]! ^= 1;
   bad.setWitness(0, [sig]);
   assert.match((await post('/tx', bad.toHex())).text, /mandatory-script-verify-flag-failed/);
   const good = spendTaproot(tr, [u], [{ script: bob.script, value: 79_000n }]);

@@ -1,5 +1,5 @@
 /**
- * The devnet chain as the node's public endpoint (issue 26 item 7): the header and proof
+ * The devnet chain as the node's public endpoint: the header and proof
  * routes in electrs's shapes (checked against the recorded answers), the client's new
  * methods against them, the public mode's budget (429 + Retry-After, recovery, control
  * requests exempt), exact counters per route, and blocks on demand: mainnet-sized filled

@@ -1,5 +1,5 @@
 /**
- * Issue 18 over real processes: three peered nodes with default settings on a devnet
+ * Convergence over real processes: three peered nodes with default settings on a devnet
  * chain receive the same payloads in different orders (duplicate (caller, call_id) pairs
  * sent after both anchors confirmed, in opposite orders to different nodes; a call whose
  * outpoint a conflicting transaction spends in a reorg), then a fourth node joins late

@@ -1,6 +1,6 @@
 /**
- * The height a node advertises in heartbeats is its processed height at that moment
- * (issue 29): after a catch-up, and after blocks applied while it runs, a peer asking
+ * The height a node advertises in heartbeats is its processed height at that moment:
+ * after a catch-up, and after blocks applied while it runs, a peer asking
  * by Heartbeat gets node_status.processed_height, not the height of the last heartbeat
  * round (which, read from node_status once a round, lagged ~20 s behind a catch-up).
  */

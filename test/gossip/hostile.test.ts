@@ -1,5 +1,5 @@
 /**
- * A hostile or broken peer against one real node (issue 8): garbage bytes, oversized
+ * A hostile or broken peer against one real node: garbage bytes, oversized
  * messages, unsigned and badly signed requests, a payload whose stamp does not match,
  * and a flood beyond the rate limit are refused; the node stays healthy and serves.
  */

@@ -1,5 +1,5 @@
 /**
- * Peer protocol v2 with an encoder other than protobufjs (issue 19). Before, a request
+ * Peer protocol v2 with an encoder other than protobufjs. Before, a request
  * was signed over protobufjs's re-encoding of what the receiver decoded, default values
  * included, so a standard proto3 encoder (Go, C++, Java, Python omit defaults) failed
  * authentication on a Heartbeat at height 0, GetStateRoots from 0 or any deploy.

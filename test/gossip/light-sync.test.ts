@@ -1,5 +1,5 @@
 /**
- * Issue 26 over real processes: a fresh light node (chain_mode "light", the default) with
+ * Light catch-up over real processes: a fresh light node (chain_mode "light", the default) with
  * one peer catches up through the peer's verified headers (GetHeaders, each run
  * authenticated by one endpoint answer) and its payloads with their Bitcoin evidence, at
  * a counted cost at its own chain-data endpoint far below walking the headers ten a page;
@@ -42,7 +42,7 @@ async function sameAnswers(a: NodeProcess, b: NodeProcess, tip: number, txids: s
     assert.deepEqual(rb, ra, `state roots at heights ${h}..${h + heights.length - 1}`);
   }
   for (const t of txids) {
-    const [sa, sb] = await Promise.all([a, b].map(async (n) => getJson(`${n.restUrl}/contract_call/${t}/status`)));
+    const [sa, sb] = await Promise.all([getJson(`${a.restUrl}/contract_call/${t}/status`), getJson(`${b.restUrl}/contract_call/${t}/status`)]);
     assert.equal(sa.status, 200);
     assert.deepEqual(sb, sa, `status of ${t}`);
   }
@@ -182,7 +182,7 @@ test('a light node back after its pending call confirmed deep in the chain takes
   await waitSynced(V, devnet, 60_000);
   // The gossip process reports its counters to node_status at most four times a second.
   await waitStatus(V, (x) => x.pending_calls === 0 && x.gossip.sync_evidence_taken >= 1, 'the call decided on the light node by its peer\'s evidence', 30_000);
-  const [sa, sv] = await Promise.all([A, V].map(async (n) => getJson(`${n.restUrl}/contract_call/${call}/status`)));
+  const [sa, sv] = await Promise.all([getJson(`${A.restUrl}/contract_call/${call}/status`), getJson(`${V.restUrl}/contract_call/${call}/status`)]);
   assert.equal(sa.body.status, 'executed');
   assert.deepEqual(sv, sa, 'the same status and result as the blocks node');
   const c = await own.counters();

@@ -1,5 +1,5 @@
 /**
- * A lying peer against a real light node (issue 26): its header run has the work and
+ * A lying peer against a real light node: its header run has the work and
  * links to the node's chain but ends in a block the chain-data endpoint does not name,
  * and the payloads it relays carry forged evidence (a branch that does not fold to the
  * block's merkle root, another block than the node's header chain holds at that height,

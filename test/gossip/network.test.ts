@@ -1,5 +1,5 @@
 /**
- * Three real node processes on loopback over a devnet chain (issue 8): gossip of REST
+ * Three real node processes on loopback over a devnet chain: gossip of REST
  * payloads, a late node catching up by Merkle-diff sync, a node that missed payloads
  * finding the divergence by bisection and re-syncing only what differs.
  */

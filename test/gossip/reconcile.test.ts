@@ -1,5 +1,5 @@
 /**
- * Range-based set reconciliation (issue 19; src/gossip/reconcile.ts over the writer's
+ * Range-based set reconciliation (src/gossip/reconcile.ts over the writer's
  * per-contract index, src/writer/peer-queries.ts): a node finds exactly the payloads a
  * peer holds and it lacks, through the real wire format, with every message bounded.
  */

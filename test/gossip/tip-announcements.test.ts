@@ -1,5 +1,5 @@
 /**
- * Issue 26, a block at the tip: a light node learns of new blocks from its peers'
+ * A block at the tip: a light node learns of new blocks from its peers'
  * heartbeats (each carries the sender's best header) and pays one endpoint request a
  * block: the raw block by the announced hash while payloads wait for a confirmation, the
  * endpoint's newest headers otherwise. Its own poll (block_check_interval_s, 300 s here)
@@ -127,7 +127,7 @@ test('a light node follows the tip from its peers\' announcements at one request
   assert.deepEqual(delta(beforeLies, await own.counters()), { '/block/:id/raw': 2 }, `the forged block's 404 and the real block; the real block alone: ${JSON.stringify(after)}`);
   const lies = await own.counters();
   assert.equal((lies.routes['/block/:id/raw']?.['4xx'].requests ?? 0) - (beforeLies.routes['/block/:id/raw']?.['4xx'].requests ?? 0), 1, 'one 404');
-  const [sp, sl] = await Promise.all([P, L].map(async (n) => getJson(`${n.restUrl}/contract_call/${call2}/status`)));
+  const [sp, sl] = await Promise.all([getJson(`${P.restUrl}/contract_call/${call2}/status`), getJson(`${L.restUrl}/contract_call/${call2}/status`)]);
   assert.equal(sl.body.status, 'executed');
   assert.deepEqual(sl, sp, 'the same status and result as the blocks node');
   const [rp, rl] = await Promise.all([P, L].map(async (n) => (await getJson(`${n.restUrl}/v2/state_root/${devnet.chain.height}`)).body));

@@ -13,6 +13,7 @@ import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
 import { MAX_EVIDENCE_TX_BYTES } from '@svc-node/protocol/evidence';
 import type { WirePayload } from '../../src/messages/gossip.js';
 import { bytesAsHex, evidenceArb } from '../helpers/evidence-arb.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 /** A payload through SubmitPayload's bytes and back, as a receiving peer sees it. */
 function overTheWire(p: WirePayload): WirePayload {
@@ -44,7 +45,7 @@ test('every malformed evidence field is a bad_request naming it', () => {
       spentBy: { tx: Uint8Array.of(2), vin: 0, at: { blockHash: '22'.repeat(32), height: 4, txIndex: 0, branch: [] } },
     },
   });
-  const cases: [(e: Record<string, any>) => void, string][] = [
+  const cases: [(e: Record<string, JsonAnswer>) => void, string][] = [
     [(e) => (e['anchor_tx'] = Buffer.alloc(0)), 'evidence.anchor_tx'],
     [(e) => (e['anchor_tx'] = Buffer.alloc(MAX_EVIDENCE_TX_BYTES + 1)), 'evidence.anchor_tx'],
     [(e) => (e['confirmed'].block_hash = Buffer.alloc(31)), 'evidence.confirmed.block_hash'],
@@ -57,7 +58,7 @@ test('every malformed evidence field is a bad_request naming it', () => {
     [(e) => (e['spent_by'].at.tx_index = 1.5), 'evidence.spent_by.at.tx_index'],
   ];
   for (const [mutate, field] of cases) {
-    const p = structuredClone({ ...good, evidence: { ...good.evidence! } }) as unknown as Record<string, any>;
+    const p = structuredClone({ ...good, evidence: { ...good.evidence! } }) as unknown as Record<string, JsonAnswer>;
     mutate(p['evidence']);
     assert.throws(() => fromProtoPayload(p), (e: NodeError) => e instanceof NodeError && e.code === 'bad_request' && e.detail?.['field'] === field, field);
   }

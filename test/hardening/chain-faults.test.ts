@@ -1,5 +1,5 @@
 /**
- * The chain-data endpoint misbehaving (issue 10): a proxy in front of the devnet chain that the
+ * The chain-data endpoint misbehaving: a proxy in front of the devnet chain that the
  * test switches between healthy, 500, 429 with Retry-After, garbage, connection drops and slow
  * answers. The node behind it must keep serving reads, refuse intake it cannot check with
  * 503 chain_unavailable, catch up when the endpoint returns, and end at the state root of a

@@ -1,5 +1,5 @@
 /**
- * Hostile input to the decoders, in process (issue 10): Borsh envelopes, contract artifacts
+ * Hostile input to the decoders, in process: Borsh envelopes, contract artifacts
  * and bytecode, compiler sources, and Esplora answers. Property-based (fast-check), each
  * property bounded by a run count and a time limit; a failure prints the seed to replay.
  */
@@ -50,7 +50,7 @@ function mutated(seed: Uint8Array): fc.Arbitrary<Uint8Array> {
     let b = Buffer.from(seed);
     for (const o of ops) {
       const at = b.length === 0 ? 0 : o.at % (b.length + 1);
-      if (o.k === 'flip' && b.length > 0) b[at % b.length] ^= 1 << o.bit;
+      if (o.k === 'flip' && b.length > 0) b[at % b.length]! ^= 1 << o.bit;
       else if (o.k === 'set' && b.length > 0) b[at % b.length] = o.v;
       else if (o.k === 'ins') b = Buffer.concat([b.subarray(0, at), o.b, b.subarray(at)]);
       else if (o.k === 'del') b = Buffer.concat([b.subarray(0, at), b.subarray(at + o.n)]);

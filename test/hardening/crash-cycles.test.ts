@@ -1,6 +1,6 @@
 /**
  * SIGKILL (the whole process group) at random moments during intake and during the
- * re-derivation a late payload starts (issue 10). test/node/crash.test.ts covers block
+ * re-derivation a late payload starts. test/node/crash.test.ts covers block
  * application with 20 cycles; these 30 bring the total to 50. After every restart each call
  * the node answered 202/200 must still be there; at the end the node must have the state
  * roots and call outcomes of a node that never crashed.

@@ -1,5 +1,5 @@
 /**
- * A peer that accepts gRPC connections and never answers (issue 10, peer queues): the
+ * A peer that accepts gRPC connections and never answers (peer queues): the
  * node's send backlog to it is bounded (PEER_SEND_INFLIGHT in flight, PEER_SEND_BACKLOG
  * waiting, the rest dropped and counted) and a live peer beside it still receives every
  * payload at once. Before the bound, every accepted payload added a batch to one shared

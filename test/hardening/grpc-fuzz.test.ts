@@ -1,5 +1,5 @@
 /**
- * Hostile gRPC input against a real node's gossip process over a real socket (issue 10).
+ * Hostile gRPC input against a real node's gossip process over a real socket.
  * test/gossip/hostile.test.ts has one example of each kind (garbage bytes, unsigned, one
  * flipped signature byte, a 100 KiB SubmitPayload, a single-key flood); this file makes
  * them properties over EVERY RPC of proto/svc.proto: random bytes, mutated signed

@@ -1,6 +1,6 @@
 /**
  * A real node whose stdout reader stops reading (a stuck log shipper), while clients keep
- * the REST front busy (issue 10, RELIABILITY section 6): the front keeps answering, its
+ * the REST front busy (docs/RELIABILITY.md section 6): the front keeps answering, its
  * access log stops growing its memory (lines beyond the sink's cap are dropped and
  * counted), nothing but access lines is lost, and once the reader resumes one warning
  * gives the count: every request is either in the access log or in that count.

@@ -1,5 +1,5 @@
 /**
- * Eclipse of learned peers (issue 10), against a real node's gossip process: fresh
+ * Eclipse of learned peers, against a real node's gossip process: fresh
  * gossip identities try to fill the learned part of its peer set with URLs of their
  * choosing, from one network source and from many (loopback addresses 127.0.0.x, each
  * a source of its own), while an honest peer the node has reached holds a slot.

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { PUBLIC_MODE_DEFAULTS, startDevnetChain } from '../../src/devnet/chain-server.js';
 import { getJson, startDevnetNode, waitUntil } from '../helpers/devnet-node.js';
 import { startNode } from '../helpers/node-process.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 test('a budget above the endpoint\'s is throttled, shown, paused and still follows the chain; one below it is never throttled', async () => {
   // 36,000 an hour per address: 10 a second, burst 5.
@@ -23,7 +24,7 @@ test('a budget above the endpoint\'s is throttled, shown, paused and still follo
   // Anchored at the tip: no catch-up, only following.
   const greedy = await startDevnetNode(devnet, { env: { SVC_BLOCK_CHECK_INTERVAL_S: '0.02', SVC_START_HEIGHT: String(devnet.chain.height) } });
   try {
-    const status = async (): Promise<any> => (await getJson(`${greedy.restUrl}/node_status`)).body;
+    const status = async (): Promise<JsonAnswer> => (await getJson(`${greedy.restUrl}/node_status`)).body;
     await waitUntil(greedy, async () => (await status()).chain.budget.throttled_total >= 2, 'the node throttled by the endpoint', 30_000);
     const metrics = await (await fetch(`${greedy.restUrl}/metrics`)).text();
     assert.match(metrics, /^svc_chain_budget_throttled_total [1-9]\d*$/m);
@@ -40,7 +41,7 @@ test('a budget above the endpoint\'s is throttled, shown, paused and still follo
     env: { SVC_BLOCK_CHECK_INTERVAL_S: '0.02', SVC_START_HEIGHT: String(devnet.chain.height), SVC_ESPLORA_REQUESTS_PER_HOUR: '7200', SVC_ESPLORA_BURST: '4' },
   });
   try {
-    const status = async (): Promise<any> => (await getJson(`${modest.restUrl}/node_status`)).body;
+    const status = async (): Promise<JsonAnswer> => (await getJson(`${modest.restUrl}/node_status`)).body;
     const mined = devnet.chain.mine(1);
     await waitUntil(modest, async () => (await status()).processed_height === mined.height, 'the new block applied', 30_000);
     const budget = (await status()).chain.budget;
@@ -62,7 +63,7 @@ test('a fresh node with the default budget catches up on the public endpoint wit
   const fresh = await startNode({ dataDir, env: { SVC_ESPLORA_URL: devnet.url } });
   let node = fresh;
   try {
-    const status = async (): Promise<any> => (await getJson(`${node.restUrl}/node_status`)).body;
+    const status = async (): Promise<JsonAnswer> => (await getJson(`${node.restUrl}/node_status`)).body;
     await waitUntil(node, async () => (await status()).processed_height === 90, 'the catch-up', 90_000);
     const caughtUp = devnet.endpoint.counters().total;
     // More requests than the endpoint lets through at once: a budget with a burst above

@@ -1,5 +1,5 @@
 /**
- * A reorg storm (issue 10): repeated reorganisations of depth 1 to 10 on the devnet while
+ * A reorg storm: repeated reorganisations of depth 1 to 10 on the devnet while
  * calls keep arriving, without waiting for the node between most of them. The node must
  * end at the state root of a fresh node that only ever saw the final chain (given every
  * payload late).

@@ -1,5 +1,5 @@
 /**
- * Hostile REST input against a real node process on a devnet (issue 10): random and mutated
+ * Hostile REST input against a real node process on a devnet: random and mutated
  * methods, paths, query strings, headers and bodies on every endpoint of docs/openapi.yaml;
  * pipelined garbage; oversized, trickled and truncated bodies; many stalled uploads at once.
  * The front must never crash (same REST child pid, /health 200), must answer every

@@ -1,5 +1,5 @@
 /**
- * Hostile REST input while the verification pool is saturated (issue 10). One node on a
+ * Hostile REST input while the verification pool is saturated. One node on a
  * devnet with one pool thread and a queue of QUEUE_LIMIT; at the same time:
  * - SATURATORS clients post a real call's envelope with its signature broken (the pool
  *   decodes it and verifies the signature before refusing it), and SIMULATORS clients

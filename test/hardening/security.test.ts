@@ -1,5 +1,5 @@
 /**
- * Security review, with tests (issue 10): the private endpoints against every bypass we could
+ * Security review, with tests: the private endpoints against every bypass we could
  * think of, secrets (api_token, gossip_private_key) absent from logs, answers, node_status and
  * metrics, and the client-driven bounds (REST read cache, Esplora cache, metric labels).
  */

@@ -1,5 +1,5 @@
 /**
- * Sustained load (issue 10): calls anchored and submitted at a steady rate, reads at a steady
+ * Sustained load: calls anchored and submitted at a steady rate, reads at a steady
  * rate, a block every two seconds, for SVC_SOAK_S seconds (60 by default). No answer other
  * than the documented ones (503 overloaded is the only back-pressure allowed), memory of
  * every node process flat between the end of the warm-up and the end, and latency

@@ -1,5 +1,5 @@
 /**
- * SIGKILL during peer sync (issue 10): a fresh node pulls a contract's deploy and 45
+ * SIGKILL during peer sync: a fresh node pulls a contract's deploy and 45
  * calls (30 confirmed in two blocks, 15 pending) from a peer by Merkle-diff sync, and is
  * killed (the whole process group) at seeded random moments once the sync is under way,
  * CYCLES times, each time restarted on its data directory. Every call it held before a kill must be there

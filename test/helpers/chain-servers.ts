@@ -88,7 +88,7 @@ export async function startFixtureServer(
   const routes = new Map<string, ManifestEntry>();
   for (const e of manifest) if (!(e.method === 'GET' && e.path.startsWith('/blocks/tip/'))) routes.set(`${e.method} ${e.path}`, e);
   const post = manifest.find((e) => e.method === 'POST')!;
-  return listen(async (req, res) => {
+  return listen((req, res) => {
     const path = (req.url ?? '/').replace(/^\/api/, '');
     const sendEntry = (e: ManifestEntry) => {
       const b = entryBody(e);
@@ -98,9 +98,11 @@ export async function startFixtureServer(
     if (req.method === 'GET' && path === '/blocks/tip/height') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(String(tip.height));
     if (req.method === 'GET' && path === '/blocks/tip/hash') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(tip.hash);
     if (req.method === 'POST' && path === '/tx') {
-      const body = await readBody(req);
-      if (body.trim() === fixtureText(post.request_body_file!).trim()) return sendEntry(post);
-      return void res.writeHead(400, { 'content-type': 'text/plain' }).end('sendrawtransaction RPC error: {"code":-22,"message":"TX decode failed"}');
+      // A body that cannot be read (the client went away) ends the exchange, not the process.
+      return void readBody(req).then((body) => {
+        if (body.trim() === fixtureText(post.request_body_file!).trim()) return sendEntry(post);
+        res.writeHead(400, { 'content-type': 'text/plain' }).end('sendrawtransaction RPC error: {"code":-22,"message":"TX decode failed"}');
+      }, () => res.destroy());
     }
     const page = req.method === 'GET' ? /^\/blocks\/(\d+)$/.exec(path) : null;
     if (page) {

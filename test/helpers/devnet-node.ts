@@ -2,6 +2,7 @@
  * A devnet chain (real HTTP Esplora API over a regtest chain) plus real node processes
  * pointed at it, and a funded wallet driving them through the client SDK.
  */
+import type { JsonAnswer } from './json-answer.js';
 import { readFileSync } from 'node:fs';
 import * as bitcoin from 'bitcoinjs-lib';
 import { join } from 'node:path';
@@ -93,12 +94,12 @@ export async function waitSynced(node: NodeProcess, devnet: DevnetChainHandle, t
   }
 }
 
-export async function getJson(url: string): Promise<{ status: number; body: any }> {
+export async function getJson(url: string): Promise<{ status: number; body: JsonAnswer }> {
   const r = await fetch(url);
   return { status: r.status, body: await r.json() };
 }
 
-export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any }> {
+export async function postJson(url: string, body: unknown): Promise<{ status: number; body: JsonAnswer }> {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, body: await r.json() };
 }

@@ -49,7 +49,6 @@ export function anchorTx(outpointTxid: Uint8Array, vout: number, script: Uint8Ar
   return tx;
 }
 
-/** The record intake stores for a verified call before its block decides it (src/core/intake.ts). */
 /**
  * A call envelope spending output 0 of `outpointTxid`, with a zero signature (the ledger
  * never checks signatures; intake did), encoded and hashed as intake would.
@@ -78,6 +77,7 @@ export function unsignedCall(
   return { envelope, bytes, envelopeHash: taggedHash(Tags.envelope, bytes) };
 }
 
+/** The record intake stores for a verified call before its block decides it (src/core/intake.ts). */
 export function pendingCallRecord(anchorTxid: string, contractId: string, env: CallEnvelope, bytes: Uint8Array, envelopeHash: Uint8Array): CallRecord {
   return {
     txid: anchorTxid,

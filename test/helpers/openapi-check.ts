@@ -1,5 +1,5 @@
 /**
- * Live answers checked against docs/openapi.yaml (issue 20): the spec is bundled and
+ * Live answers checked against docs/openapi.yaml: the spec is bundled and
  * dereferenced by Redocly's CLI (the linter the project uses), every answer a test
  * records is matched to its operation by method and path, and its status, its
  * `x-request-id` header and its body (JSON Schema 2020-12, as OpenAPI 3.1 uses, by Ajv)

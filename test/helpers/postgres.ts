@@ -36,7 +36,7 @@ export interface PgServer {
   /** Connection URL of the database `svc` (user `postgres`, trust auth on loopback). */
   url: string;
   /** A client on `svc`, for test assertions. */
-  query<T extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<T>>;
+  query<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<T>>;
   /** Stops the server (fast shutdown); `start()` brings it back on the same port and data. */
   stopServer(): Promise<void>;
   start(): Promise<void>;

@@ -7,7 +7,7 @@
  * Bytes are counted on the encoded messages (gRPC adds 5 bytes of framing per message
  * and HTTP/2 its frames; neither is counted).
  */
-import * as protoLoader from '@grpc/proto-loader';
+import type * as protoLoader from '@grpc/proto-loader';
 import { Signer, Verifier } from '../../src/gossip/auth.js';
 import { decodeBody } from '../../src/gossip/codec.js';
 import { packageDefinition, requestCodec } from '../../src/gossip/server.js';

@@ -7,7 +7,7 @@ import { execute } from '../../src/vm/execute.js';
 import type { ExecContext, ExecResult, TraceHook } from '@svc-node/protocol/vm/types';
 import type { Value } from '@svc-node/protocol/value';
 import { repoRoot } from './paths.js';
-import { MemHost } from '../../src/vm/mem-host.js';
+import type { MemHost } from '../../src/vm/mem-host.js';
 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 export const fromHex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));

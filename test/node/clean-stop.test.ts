@@ -1,5 +1,5 @@
 /**
- * A node stops cleanly at any moment (issue 30): SIGTERM at seeded random points of a
+ * A node stops cleanly at any moment: SIGTERM at seeded random points of a
  * catch-up of thousands of blocks (read block by block, and as a light node walking
  * headers at a public endpoint's pace), and during re-derivations (after a reorg deeper than
  * the undo window, and an operator's clear_halt). Every stop must end within the node's stop budget (10 s, Docker's

@@ -1,5 +1,5 @@
 /**
- * Issue 20 with the real node: a second node started on a taken REST or gRPC address, or
+ * Exclusive addresses and store with the real node: a second node started on a taken REST or gRPC address, or
  * on a database another node holds, stops before it serves anything, with one line
  * naming the cause, and exit code 1 (no restart loop).
  */

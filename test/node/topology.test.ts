@@ -38,7 +38,7 @@ test('three roles come up; health, status, gRPC; a killed REST child restarts; S
     assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'not_found');
 
     // gRPC answers on bind_address.
-    // Peer requests must be signed (issue 8): a throwaway Ed25519 identity.
+    // Peer requests must be signed: a throwaway Ed25519 identity.
     const client = new PeerClient(`http://127.0.0.1:${node.grpcPort}`, new Signer(new Uint8Array(32).fill(3)), 10_000);
     const hb = await client.call('Heartbeat', { node_id: 'tester', url: '', height: '0' });
     assert.equal(hb.node_id, 'topo-1');

@@ -16,7 +16,7 @@ test('every single-byte change to a segwit block is refused with an Error', () =
   fc.assert(
     fc.property(fc.nat({ max: raw.length - 1 }), fc.integer({ min: 1, max: 255 }), (pos, x) => {
       const b = Buffer.from(raw);
-      b[pos] ^= x;
+      b[pos]! ^= x;
       assert.throws(() => parseRawBlock(b, SEGWIT), Error);
     }),
     { numRuns: 300 },

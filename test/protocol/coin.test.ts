@@ -111,7 +111,7 @@ test('coins that do not exist in the bytes given, or that the sender does not co
   // A tampered signature.
   const t = anchor();
   const sig = Buffer.from(t.ins[0]!.witness[0]!);
-  sig[10] ^= 1;
+  sig[10]! ^= 1;
   t.setWitness(0, [sig, t.ins[0]!.witness[1]!]);
   refused(t, coinOf(f), /strict DER|does not verify/);
   // An output the prev tx does not have, a prev tx given twice or spent by no input, none at all.

@@ -29,6 +29,7 @@ import { NodeError } from '@svc-node/protocol/errors';
 import { fixtureText } from '../helpers/chain-servers.js';
 import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from '../helpers/evidence-chain.js';
 import { bytesAsHex, evidenceArb } from '../helpers/evidence-arb.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const txBytes = (txid: string): Uint8Array => new Uint8Array(Buffer.from(fixtureText(`bodies/tx/${txid}.hex.txt`).trim(), 'hex'));
@@ -233,7 +234,7 @@ test('the call-proof JSON round-trips, and every malformed member is refused by 
   assert.equal(hex(back.headers.confirmed!), hex(headerOf(block)));
   assert.throws(() => callProofJson(ev, call.bytes, { confirmed: null, spentBy: null }), (e: NodeError) => e.code === 'internal');
 
-  const cases: [(p: Record<string, any>) => void, string][] = [
+  const cases: [(p: Record<string, JsonAnswer>) => void, string][] = [
     [(p) => delete p['confirmed'], 'confirmed'],
     [(p) => (p['anchor_tx'] = 'ABCD'), 'anchor_tx'],
     [(p) => (p['anchor_tx'] = ''), 'anchor_tx'],

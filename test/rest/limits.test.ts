@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { startNode, type NodeProcess } from '../helpers/node-process.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 let node: NodeProcess;
 let host = '';
@@ -96,10 +97,10 @@ test('private endpoints are locked (403) when no token is configured, whatever i
   for (const headers of [{}, { authorization: 'Bearer anything' }, { authorization: 'Bearer ' }, { authorization: 'Basic x' }] as Record<string, string>[]) {
     const a = await fetch(`${node.restUrl}/calls/${id}`, { headers });
     assert.equal(a.status, 403);
-    assert.equal(((await a.json()) as any).error.code, 'locked');
+    assert.equal(((await a.json()) as JsonAnswer).error.code, 'locked');
     const b = await fetch(`${node.restUrl}/admin/clear_halt`, { method: 'POST', headers });
     assert.equal(b.status, 403);
-    assert.equal(((await b.json()) as any).error.code, 'locked');
+    assert.equal(((await b.json()) as JsonAnswer).error.code, 'locked');
   }
 });
 
@@ -123,7 +124,7 @@ test('malformed requests answer JSON errors with request ids and never stop the 
   ];
   for (const [p, status, mention] of cases) {
     const r = await p;
-    const j = (await r.json()) as any;
+    const j = (await r.json()) as JsonAnswer;
     assert.equal(r.status, status, JSON.stringify(j));
     assert.ok(typeof j.error.code === 'string' && typeof j.error.message === 'string');
     assert.match(j.error.message, new RegExp(mention));

@@ -1,5 +1,5 @@
 /**
- * Issue 20, what an operator's tools see, on real nodes over a devnet chain: readiness
+ * What an operator's tools see, on real nodes over a devnet chain: readiness
  * and the REST-to-core deadline with the core stalled (SIGSTOP), /metrics checked by
  * promtool with every process's metrics, restarts and peers, and the chain endpoint's
  * health following the endpoint both ways.
@@ -19,6 +19,7 @@ import { coreLink } from '../../src/rest/core-link.js';
 import type { RpcClient } from '../../src/ipc/rpc.js';
 import type { CoreApi } from '../../src/messages/core.js';
 import { recordAnswers, SpecChecker } from '../helpers/openapi-check.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 let devnet: DevnetChainHandle;
 let a: NodeProcess;
@@ -47,7 +48,7 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-const status = async (n: NodeProcess): Promise<any> => (await fetch(`${n.restUrl}/node_status`)).json();
+const status = async (n: NodeProcess): Promise<JsonAnswer> => (await fetch(`${n.restUrl}/node_status`)).json();
 const metricsOf = async (n: NodeProcess): Promise<string> => (await fetch(`${n.restUrl}/metrics`)).text();
 const childPid = (n: NodeProcess, role: string): number => Number(n.lines.filter((l) => l.msg === 'child started' && l['role'] === role).pop()!['child_pid']);
 
@@ -87,7 +88,7 @@ test('/ready is 200 while every part serves; with the core stalled it is 503 wit
     const notReady = await fetch(`${a.restUrl}/ready`);
     const readyMs = performance.now() - t0;
     assert.equal(notReady.status, 503);
-    const body = (await notReady.json()) as any;
+    const body = (await notReady.json()) as JsonAnswer;
     assert.equal(body.status, 'not_ready');
     assert.equal(body.checks.core, 'not answering');
     assert.equal(body.error.code, 'not_ready');
@@ -98,7 +99,7 @@ test('/ready is 200 while every part serves; with the core stalled it is 503 wit
     const read = await fetch(`${a.restUrl}/contracts`);
     const readMs = performance.now() - t0;
     assert.equal(read.status, 503);
-    assert.equal(((await read.json()) as any).error.code, 'core_unavailable');
+    assert.equal(((await read.json()) as JsonAnswer).error.code, 'core_unavailable');
     assert.ok(readMs >= 4900 && readMs < 10_000, `read answered in ${readMs} ms`);
   } finally {
     process.kill(core, 'SIGCONT');
@@ -117,7 +118,7 @@ test('/ready names gossip when the supervisor says it is not serving, and a halt
   const server = new RestServer(routes({ core: () => coreLink(() => fakeCore), auth: new BearerAuth(null), serving: () => ({ core: true, rest: true, gossip }) }));
   const port = await server.listen('127.0.0.1', 0);
   try {
-    const get = async (): Promise<[number, any]> => {
+    const get = async (): Promise<[number, JsonAnswer]> => {
       const r = await fetch(`http://127.0.0.1:${port}/ready`);
       return [r.status, await r.json()];
     };
@@ -192,8 +193,8 @@ test('chain endpoint health follows the endpoint within one check interval, down
   await new Promise((r) => endpoint.close(r));
   const downMs = await until('endpoint seen down', down, 20_000);
   // Connection refused: the first attempt of the next check fails at once.
-  // (Slack for a loaded machine. Before issue 20 health fell only once a whole request,
-  // retries included, had failed, and came back only with the next applied block.)
+  // (Slack for a loaded machine. Health follows the client's last attempt, so it falls
+  // with the first failed attempt, not once a whole request with its retries has failed.)
   assert.ok(downMs <= B_INTERVAL_S * 1000 + 3000, `seen down after ${downMs} ms`);
   endpoint = await serveChain(endpointPort);
   const upMs = await until('endpoint seen up again', up, 20_000);

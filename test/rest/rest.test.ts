@@ -16,6 +16,7 @@ import { MAX_NAME_CHARS } from '@svc-node/protocol/identifiers';
 import { buildCall, SvcClient } from '@svc-node/client/sdk';
 import { recordAnswers, SpecChecker } from '../helpers/openapi-check.js';
 import WebSocket from 'ws';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 const TOKEN = 'rest-test-token-0123456789';
 let devnet: DevnetChainHandle;
@@ -35,7 +36,7 @@ const BIG = (1n << 100n).toString();
 const url = (p: string): string => `${node.restUrl}${p}`;
 /** Every answer of the node to this file's requests (through fetch), for the OpenAPI check at the end. */
 const recorded = recordAnswers(() => node?.restUrl ?? '');
-const get = (p: string): Promise<{ status: number; body: any }> => getJson(url(p));
+const get = (p: string): Promise<{ status: number; body: JsonAnswer }> => getJson(url(p));
 
 async function call(fn: string, args: { type: string; value: unknown }[]): Promise<string> {
   const c = await svc.call({ contractId: cid, function: fn, args: args as never, abi: artifact.abi });
@@ -95,7 +96,7 @@ test('health, contracts, node_status, state roots, call status', async () => {
 });
 
 test('field reads for every key type, scalars, and a missing entry', async () => {
-  const read = async (p: string): Promise<any> => {
+  const read = async (p: string): Promise<JsonAnswer> => {
     const r = await get(`/v2/${cid}/${p}`);
     assert.equal(r.status, 200, `${p}: ${JSON.stringify(r.body)}`);
     assert.equal(r.body.height, h2);
@@ -145,7 +146,7 @@ test('field read errors: 400 naming the field, 404 unknown contract or field', a
   await bad(`/nope`, 404, 'not_found');
   const r = await fetch(url('/contracts'), { method: 'DELETE' });
   assert.equal(r.status, 405);
-  assert.equal(((await r.json()) as any).error.code, 'method_not_allowed');
+  assert.equal(((await r.json()) as JsonAnswer).error.code, 'method_not_allowed');
   assert.ok(r.headers.get('x-request-id'));
 });
 
@@ -225,7 +226,7 @@ test('events: filters at the range edges, pages by offset and by cursor across n
   assert.deepEqual(Object.keys(all).sort(), ['contract_id', 'events', 'next_cursor', 'next_offset', 'rollback']);
   assert.equal(all.events.length, 6);
   assert.deepEqual(all.events[0], { name: 'Set', params: { label: 'hé llo/x', n: '5' }, txid: txids[0], block_height: h1, tx_index: 1, log_index: 0 });
-  assert.deepEqual(all.events.map((e: any) => [e.block_height, e.tx_index, e.log_index, e.params.n]), [
+  assert.deepEqual(all.events.map((e: JsonAnswer) => [e.block_height, e.tx_index, e.log_index, e.params.n]), [
     [h1, 1, 0, '5'], [h1, 1, 1, '5'], [h1, 2, 0, '6'], [h1, 2, 1, '7'], [h2, 1, 0, '8'], [h2, 1, 1, '9'],
   ]);
   assert.equal(all.next_offset, null);
@@ -285,14 +286,14 @@ test('private call log: authentication matrix and pagination against total', asy
   const none = await fetch(url(path));
   assert.equal(none.status, 401);
   assert.equal(none.headers.get('www-authenticate'), 'Bearer');
-  assert.equal(((await none.json()) as any).error.code, 'unauthorized');
+  assert.equal(((await none.json()) as JsonAnswer).error.code, 'unauthorized');
   const wrong = await fetch(url(path), { headers: { authorization: 'Bearer nope' } });
   assert.equal(wrong.status, 401);
   assert.equal(wrong.headers.get('www-authenticate'), 'Bearer');
   const basic = await fetch(url(path), { headers: { authorization: `Basic ${TOKEN}` } });
   assert.equal(basic.status, 401);
   const auth = { authorization: `Bearer ${TOKEN}` };
-  const page = async (q: string): Promise<any> => {
+  const page = async (q: string): Promise<JsonAnswer> => {
     const r = await fetch(url(`${path}${q}`), { headers: auth });
     assert.equal(r.status, 200);
     return r.json();
@@ -302,11 +303,11 @@ test('private call log: authentication matrix and pagination against total', asy
   assert.equal(a.limit, 50);
   assert.equal(a.offset, 0);
   assert.equal(a.calls.length, 5);
-  assert.deepEqual(a.calls.slice(0, 4).map((c: any) => c.txid), txids);
-  assert.deepEqual(a.calls.map((c: any) => c.status), ['executed', 'executed', 'failed', 'executed', 'executed']);
+  assert.deepEqual(a.calls.slice(0, 4).map((c: JsonAnswer) => c.txid), txids);
+  assert.deepEqual(a.calls.map((c: JsonAnswer) => c.status), ['executed', 'executed', 'failed', 'executed', 'executed']);
   assert.ok('confirmations' in a.calls[0]);
   const b = await page('?limit=2&offset=2');
-  assert.deepEqual(b.calls.map((c: any) => c.txid), a.calls.slice(2, 4).map((c: any) => c.txid));
+  assert.deepEqual(b.calls.map((c: JsonAnswer) => c.txid), a.calls.slice(2, 4).map((c: JsonAnswer) => c.txid));
   const c = await page('?limit=2&offset=4');
   assert.equal(c.calls.length, 1);
   const d = await page('?offset=5');

@@ -1,6 +1,6 @@
 /**
- * What a client sees when uWebSockets.js's own HTTP parser refuses a request (issue 10,
- * docs/RELIABILITY.md section 1). Pinned byte for byte, so an upgrade of uWS that changes
+ * What a client sees when uWebSockets.js's own HTTP parser refuses a request (docs/RELIABILITY.md
+ * section 1). Pinned byte for byte, so an upgrade of uWS that changes
  * them (or lets us answer them) is noticed:
  * - the answers are constants of the native addon (uws_linux_x64_*.node of uws-pack
  *   20.0.8), written by the C++ parser before any JavaScript runs; the JS API has no hook

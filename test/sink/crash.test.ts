@@ -191,7 +191,7 @@ test(`kill -9 mid-catch-up of ${BURSTS * 2000} events at ${KILLS} seeded points,
   await meta.open();
   await contract.open();
   // The test's own connections (the gates, `db`, and the helper's behind sinkThrough).
-  const ours = [...meta.pids, ...contract.pids, (await db.query('SELECT pg_backend_pid() AS p')).rows[0].p as number, (await pgs.query('SELECT pg_backend_pid() AS p')).rows[0].p as number];
+  const ours = [...meta.pids, ...contract.pids, (await db.query('SELECT pg_backend_pid() AS p')).rows[0]!.p as number, (await pgs.query('SELECT pg_backend_pid() AS p')).rows[0]!.p as number];
   const through = (): Promise<number> => sinkThrough(pgs);
   const runs: Run[] = [];
   // The never-killed sink: its own schema, its own process, never gated (its connection is

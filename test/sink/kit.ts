@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PostgresSink, type SinkOptions } from '../../src/sink/sink.js';
 import type { PgServer } from '../helpers/postgres.js';
 import { repoRoot } from '../helpers/paths.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 export const TOKEN = 'sink-test-token';
 
@@ -81,8 +82,8 @@ export async function nodeEvents(restUrl: string, contractId: string): Promise<{
   const out = [];
   let cursor: string | null = null;
   for (;;) {
-    const r = (await (await fetch(`${restUrl}/events/${contractId}?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)).json()) as any;
-    out.push(...r.events.map((e: any) => ({ block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index, name: e.name, params: e.params, txid: e.txid })));
+    const r = (await (await fetch(`${restUrl}/events/${contractId}?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)).json()) as JsonAnswer;
+    out.push(...r.events.map((e: JsonAnswer) => ({ block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index, name: e.name, params: e.params, txid: e.txid })));
     if (r.events.length < 1000) return out;
     cursor = r.next_cursor;
   }
@@ -98,7 +99,10 @@ export async function sinkEvents(pg: PgServer, contractId: string, schema = 'svc
 export async function sinkThrough(pg: PgServer, schema = 'svc'): Promise<number> {
   const b = await pg.query(`SELECT value FROM ${schema}.sink_meta WHERE key = 'blocks_through'`);
   const c = await pg.query(`SELECT min(through_height) AS t FROM ${schema}.contracts`);
-  return Math.min(Number(b.rows[0].value), c.rows[0].t === null ? Infinity : Number(c.rows[0].t));
+  const through = b.rows[0];
+  assert.ok(through, 'the sink has recorded blocks_through');
+  const least = c.rows[0]!.t; // an aggregate: one row
+  return Math.min(Number(through.value), least === null ? Infinity : Number(least));
 }
 
 /**
@@ -112,7 +116,7 @@ export async function assertEqualToNode(pg: PgServer, restUrl: string, contracts
     const got = await sinkEvents(pg, id, schema);
     assert.equal(got.length, want.length, `events of ${id}: ${got.length} in the sink, ${want.length} on the node`);
     assert.deepEqual(got, want, `events of ${id}`);
-    const log = (await (await fetch(`${restUrl}/calls/${id}?limit=500`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
+    const log = (await (await fetch(`${restUrl}/calls/${id}?limit=500`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as JsonAnswer;
     const rows = (await pg.query(`SELECT encode(txid, 'hex') AS txid, status, block_height, tx_index, result, error_code, function, call_id::text AS call_id FROM ${schema}.calls WHERE contract_id = decode($1, 'hex')`, [id])).rows;
     const byTxid = new Map(rows.map((r) => [r.txid, r]));
     for (const c of log.calls) {
@@ -120,7 +124,7 @@ export async function assertEqualToNode(pg: PgServer, restUrl: string, contracts
       assert.ok(r, `call ${c.txid} (${c.status} at ${c.block_height}) is in the sink`);
     }
     for (const r of rows) {
-      const s = (await (await fetch(`${restUrl}/contract_call/${r.txid}/status`)).json()) as any;
+      const s = (await (await fetch(`${restUrl}/contract_call/${r.txid}/status`)).json()) as JsonAnswer;
       assert.deepEqual(
         { status: r.status, block_height: r.block_height === null ? null : Number(r.block_height), tx_index: r.tx_index, result: r.result, error: r.error_code, function: r.function, call_id: r.call_id },
         { status: s.status, block_height: s.block_height, tx_index: s.tx_index, result: s.result, error: s.error?.code ?? null, function: s.function, call_id: String(s.call_id) },
@@ -130,7 +134,7 @@ export async function assertEqualToNode(pg: PgServer, restUrl: string, contracts
   }
   const blocks = (await pg.query(`SELECT height, encode(block_hash, 'hex') AS hash, encode(state_root, 'hex') AS root FROM ${schema}.blocks ORDER BY height DESC LIMIT 10`)).rows;
   for (const b of blocks) {
-    const r = (await (await fetch(`${restUrl}/v2/state_root/${b.height}`)).json()) as any;
+    const r = (await (await fetch(`${restUrl}/v2/state_root/${b.height}`)).json()) as JsonAnswer;
     assert.deepEqual([b.hash, b.root], [r.block_hash, r.state_root], `block ${b.height}`);
   }
 }

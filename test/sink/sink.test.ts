@@ -22,6 +22,7 @@ import { decodeCursor, endOf } from '@svc-node/protocol/cursor';
 import pgLib from 'pg';
 import { Transaction } from 'bitcoinjs-lib';
 import { repoRoot } from '../helpers/paths.js';
+import type { JsonAnswer } from '../helpers/json-answer.js';
 
 let devnet: DevnetChainHandle;
 let node: NodeProcess;
@@ -48,7 +49,7 @@ async function bumpCall(n: number): Promise<{ txid: string; outpoint: { txid: st
 
 /** A call's row in a sink's schema (null: none). */
 async function callRowOf(schema: string, txid: string): Promise<{ status: string; block_height: string | null; decided_height: string | null } | null> {
-  return (await pg.query(`SELECT status, block_height, decided_height FROM ${schema}.calls WHERE txid = decode($1, 'hex')`, [txid])).rows[0] ?? null;
+  return (await pg.query<{ status: string; block_height: string | null; decided_height: string | null }>(`SELECT status, block_height, decided_height FROM ${schema}.calls WHERE txid = decode($1, 'hex')`, [txid])).rows[0] ?? null;
 }
 
 async function nodeStatusOf(txid: string): Promise<{ status: string; block_height: number | null }> {
@@ -96,19 +97,20 @@ test('events, calls and typed views; reorgs of depth 1 and 6 while following; ta
     // Typed views, named alias_event, one exact column per parameter.
     const v = (await pg.query('SELECT * FROM svc.k_everything')).rows;
     assert.equal(v.length, 1);
-    assert.equal(v[0].a, '18446744073709551615');
-    assert.equal(v[0].b, '-9223372036854775808');
-    assert.equal(v[0].c, '340282366920938463463374607431768211455');
-    assert.equal(v[0].d, true);
-    assert.equal(v[0].e, text);
-    assert.deepEqual(v[0].f, Buffer.from('00ff10', 'hex'));
-    assert.equal(v[0].g.length, 32);
-    assert.equal(v[0].txid.toString('hex'), t2);
+    const only = v[0]!; // the length is checked just above
+    assert.equal(only.a, '18446744073709551615');
+    assert.equal(only.b, '-9223372036854775808');
+    assert.equal(only.c, '340282366920938463463374607431768211455');
+    assert.equal(only.d, true);
+    assert.equal(only.e, text);
+    assert.deepEqual(only.f, Buffer.from('00ff10', 'hex'));
+    assert.equal(only.g.length, 32);
+    assert.equal(only.txid.toString('hex'), t2);
     const types = (await pg.query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'svc' AND table_name = 'k_everything' ORDER BY ordinal_position`)).rows;
     assert.deepEqual(types.map((t) => `${t.column_name}:${t.data_type}`), ['block_height:bigint', 'tx_index:integer', 'log_index:integer', 'txid:bytea', 'a:numeric', 'b:numeric', 'c:numeric', 'd:boolean', 'e:text', 'f:bytea', 'g:bytea']);
     // A parameter named like a fixed column gets the suffix _param.
     assert.deepEqual((await pg.query('SELECT txid_param FROM svc.k_note')).rows, [{ txid_param: text }]);
-    assert.equal((await pg.query('SELECT count(*)::int AS n FROM svc.counter_bumped')).rows[0].n, 1);
+    assert.equal((await pg.query('SELECT count(*)::int AS n FROM svc.counter_bumped')).rows[0]!.n, 1);
     const boom = (await pg.query(`SELECT status, error_code FROM svc.calls WHERE txid = decode($1, 'hex')`, [failed])).rows[0];
     assert.deepEqual(boom, { status: 'failed', error_code: 'revert' });
 
@@ -188,7 +190,7 @@ test('the database down at start and mid-stream, and a node restart: retried wit
     devnet.chain.mine(1, [t2]);
     await caughtUp(sink, 'faults');
     await assertEqualToNode(pg, node.restUrl, [counterId], 'faults');
-    const dup = (await pg.query('SELECT count(*)::int AS n, count(DISTINCT (block_height, tx_index, log_index))::int AS d FROM faults.events')).rows[0];
+    const dup = (await pg.query('SELECT count(*)::int AS n, count(DISTINCT (block_height, tx_index, log_index))::int AS d FROM faults.events')).rows[0]!; // an aggregate: one row
     assert.equal(dup.n, dup.d, 'no event twice');
   } finally {
     await sink.close();
@@ -225,7 +227,7 @@ test('bad input: an unknown contract, a schema of another version, a foreign sch
   await pg.query('CREATE TABLE theirs.orders (id int)');
   const e4 = await fail({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'theirs', contracts: [{ alias: null, id: counterId }] });
   assert.match(e4.message, /was not made by svc sink/);
-  assert.equal((await pg.query('SELECT count(*)::int AS n FROM theirs.orders')).rows[0].n, 0, 'left alone');
+  assert.equal((await pg.query('SELECT count(*)::int AS n FROM theirs.orders')).rows[0]!.n, 0, 'left alone');
 });
 
 test('dropped calls: executed then dropped by a reorg, never confirmed then dropped, undropped; --contract, --all and a sink built afterwards write them as the node answers', async () => {
@@ -267,6 +269,7 @@ test('dropped calls: executed then dropped by a reorg, never confirmed then drop
     await assertEqualToNode(pg, node.restUrl, [counterId], 'drops_fresh');
     // contracts.cursor is the feed cursor at the end of block through_height (docs/INDEXING.md).
     const row = (await pg.query(`SELECT through_height, cursor FROM drops_fresh.contracts`)).rows[0];
+    assert.ok(row, 'the contract is recorded');
     assert.deepEqual(decodeCursor(row.cursor).pos, endOf(Number(row.through_height)));
     schemas.push('drops_fresh');
     sinks.push(fresh);
@@ -350,7 +353,7 @@ test('every example query of docs/INDEXING.md runs as written against examples/t
       .map((q) => q.split('\n').filter((l) => !l.trim().startsWith('--')).join('\n').trim())
       .filter((q) => q.length > 0);
     assert.equal(statements.length, 7, statements.join('\n---\n'));
-    const results: Record<string, any>[][] = [];
+    const results: Record<string, JsonAnswer>[][] = [];
     for (const q of statements) results.push((await db.query(q).catch((e: Error) => assert.fail(`${q}\n: ${e.message}`))).rows);
     const [credits, moved, balances, failures, drops, bigCredits] = results;
     const op = (txid: string, vout: number): string => txid + vout.toString(16).padStart(8, '0');

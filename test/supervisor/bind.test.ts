@@ -1,5 +1,5 @@
 /**
- * Exclusive listening addresses (issue 20): the checks and listeners the node uses, on
+ * Exclusive listening addresses: the checks and listeners the node uses, on
  * real sockets, and the supervisor stopping (not restarting) a child that cannot bind.
  */
 import { test } from 'node:test';

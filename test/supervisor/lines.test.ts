@@ -1,5 +1,5 @@
 /**
- * Children's output through the supervisor (issue 10): one pipe per child, whole lines
+ * Children's output through the supervisor: one pipe per child, whole lines
  * forwarded, a line over the bound cut with a report. The splitter in process, then the
  * real Supervisor with three children writing long lines at once to a slow reader.
  */

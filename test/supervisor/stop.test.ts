@@ -1,5 +1,5 @@
 /**
- * The supervisor's stop (issue 30): clean only when every child stopped by itself with
+ * The supervisor's stop: clean only when every child stopped by itself with
  * exit code 0; a child killed at the deadline, or one whose own stop failed, makes the
  * stop unclean (src/main.ts exits 1 then). A stop that reaches children while they are
  * still starting is carried out once they can drain, not ignored until the deadline.

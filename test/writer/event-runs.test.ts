@@ -8,9 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { events, type StoredEventRow } from '../../src/writer/store/index.js';
+import { valueToJson, type Value } from '@svc-node/protocol/value';
 
 const { EVENT_CHUNK } = events;
-import { valueToJson, type Value } from '@svc-node/protocol/value';
 
 test('event pages from any cursor across runs and blocks; runs hold at most EVENT_CHUNK events', async () => {
   const b = await LedgerBench.open();

@@ -88,16 +88,16 @@ test('a repeat and a conflict inside one batch get the answers of one-by-one acc
     const other = b.callRecord(cid, 'bump', [{ type: 'u64', value: 3n }] as never, caller, 3n).rec;
     const conflicting = { ...other, txid: first.txid }; // same txid, another payload
     // Submitted in one turn: one batch, taken in this order.
-    const results = await Promise.allSettled([plain, first, { ...first }, conflicting].map((r) => writer.acceptCall(r)));
-    assert.equal(results[0]!.status, 'fulfilled');
-    assert.deepEqual(results[1]!.status === 'fulfilled' && [results[1].value.created, results[1].value.record.txid], [true, first.txid]);
+    const results = await Promise.allSettled([writer.acceptCall(plain), writer.acceptCall(first), writer.acceptCall({ ...first }), writer.acceptCall(conflicting)]);
+    assert.equal(results[0].status, 'fulfilled');
+    assert.deepEqual(results[1].status === 'fulfilled' && [results[1].value.created, results[1].value.record.txid], [true, first.txid]);
     // The stored record (the payload itself stays on disk only, see Ledger.callPayload).
     assert.deepEqual(
-      results[2]!.status === 'fulfilled' && [results[2].value.created, results[2].value.record.txid, results[2].value.record.envelope_hash, results[2].value.record.status],
+      results[2].status === 'fulfilled' && [results[2].value.created, results[2].value.record.txid, results[2].value.record.envelope_hash, results[2].value.record.status],
       [false, first.txid, first.envelope_hash, 'pending'],
       'a repeat answers the stored record',
     );
-    assert.equal(results[3]!.status, 'rejected');
+    assert.equal(results[3].status, 'rejected');
     const e = (results[3] as PromiseRejectedResult).reason;
     assert.ok(e instanceof NodeError && e.code === 'conflict', String(e));
     assert.equal(writer.ledger.pendingCount, 2);

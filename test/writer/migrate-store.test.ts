@@ -1,5 +1,5 @@
 /**
- * The change of storage binding (rocksdb@5.2.1 -> @nxtedition/rocksdb, issue 20): a data
+ * The change of storage binding (rocksdb@5.2.1 -> @nxtedition/rocksdb): a data
  * directory the earlier node wrote (test/fixtures/legacy-store, made by its make.mjs with
  * the node at 1b73aff) is refused with one line that says what to do, is left exactly as
  * it was, and `migrate-store` moves it over with every entry, after which the node opens

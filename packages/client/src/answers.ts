@@ -4,6 +4,7 @@
  * here has its schema's properties, no more, no fewer; test/client/answers.test.ts checks
  * both the key lists and live answers against the spec).
  */
+import type { CallStatus } from './node.js';
 
 /** GET /health. */
 export interface HealthAnswer {
@@ -90,7 +91,7 @@ export interface CallsPage {
   total: number;
   limit: number;
   offset: number;
-  calls: import('./node.js').CallStatus[];
+  calls: CallStatus[];
 }
 
 /** POST /admin/clear_halt (operator). */

@@ -55,7 +55,7 @@ function svcPush(script: Uint8Array): Uint8Array | null {
     return null;
   }
   if (!chunks || chunks.length < 2) return null;
-  const first = chunks[1];
+  const first = chunks[1]!; // length checked just above
   if (typeof first === 'number') return null;
   if (first.length < 3 || first[0] !== 0x53 || first[1] !== 0x56 || first[2] !== 0x43) return null;
   return first;

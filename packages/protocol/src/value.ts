@@ -1,14 +1,12 @@
+import { NodeError } from './errors.js';
+
 export type ValueType = 'u64' | 'i64' | 'u128' | 'bool' | 'string' | 'bytes' | 'key';
 export type Value =
   | { type: 'u64'; value: bigint } | { type: 'i64'; value: bigint } | { type: 'u128'; value: bigint }
   | { type: 'bool'; value: boolean } | { type: 'string'; value: string }
   | { type: 'bytes'; value: Uint8Array } | { type: 'key'; value: Uint8Array };
 
-// ---------------------------------------------------------------------------------------
-// Helpers (protocol codec). Everything above this line is shared verbatim with src/vm.
-// ---------------------------------------------------------------------------------------
-
-import { NodeError } from './errors.js';
+// ---- helpers of the protocol codec ----
 
 /** Borsh enum tags of PROTOCOL section 3, in tag order. */
 export const VALUE_TYPES: readonly ValueType[] = ['u64', 'i64', 'u128', 'bool', 'string', 'bytes', 'key'];

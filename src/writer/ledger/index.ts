@@ -43,7 +43,7 @@ import { JOURNAL_WINDOW, REPLAY_WINDOW } from './stored.js';
 import type { LedgerObserver } from './observer.js';
 
 export { JOURNAL_WINDOW } from './stored.js';
-export { STORE_FORMAT, type Tip } from '../store/index.js';
+export { type Tip } from '../store/index.js';
 export type { LedgerObserver } from './observer.js';
 
 /**

@@ -13,4 +13,3 @@ export function key(caller: Uint8Array, callId: bigint): Buffer {
   return out;
 }
 
-export const encode = (txid: Buffer): Buffer => txid;

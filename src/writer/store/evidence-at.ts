@@ -16,7 +16,7 @@
  * folded then.
  */
 import { Bucket } from './buckets.js';
-import { bucketRange, type KeyRange } from './keys.js';
+import type { KeyRange } from './keys.js';
 
 export const KIND_ANCHOR = 1;
 export const KIND_SPEND = 2;
@@ -39,23 +39,6 @@ export function key(height: number, blockHash: string, txid: string, kind: numbe
   if (out.write(txid, 37, 32, 'hex') !== 32) throw new Error('evidenceAt: a txid is 32 bytes of hex');
   out[69] = kind;
   return out;
-}
-
-export const all = (): KeyRange => bucketRange(Bucket.evidenceAt);
-
-/** The claims naming block `blockHash` at `height`. */
-export function inBlock(height: number, blockHash: string): KeyRange {
-  const p = prefix(height, blockHash, 0);
-  const lt = Buffer.from(p);
-  // The next block hash up: 32 bytes incremented with carry (never all 0xff for a real hash).
-  for (let i = lt.length - 1; i >= 5; i--) {
-    if (lt[i]! < 0xff) {
-      lt[i]!++;
-      break;
-    }
-    lt[i] = 0;
-  }
-  return { gte: p, lt };
 }
 
 /** Every claim naming a block at heights [from, to]. */

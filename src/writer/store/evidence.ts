@@ -7,9 +7,8 @@
  */
 import { decodeEvidence, encodeEvidence, type Evidence } from '@svc-node/protocol/evidence';
 import { Bucket } from './buckets.js';
-import { bucketRange, idBytes, keyOfId, type KeyRange } from './keys.js';
+import { idBytes, keyOfId } from './keys.js';
 
 export const key = (txid: string | Uint8Array): Buffer => keyOfId(Bucket.evidence, typeof txid === 'string' ? idBytes(txid) : txid);
-export const all = (): KeyRange => bucketRange(Bucket.evidence);
 export const encode = (e: Evidence): Buffer => encodeEvidence(e);
 export const decode = (b: Buffer): Evidence => decodeEvidence(b);

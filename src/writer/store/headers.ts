@@ -13,8 +13,6 @@ export const key = (height: number): Buffer => keyOfHeight(Bucket.header, height
 export const all = (): KeyRange => bucketRange(Bucket.header);
 /** Headers of heights [from, to]. */
 export const heights = (from: number, to: number): KeyRange => ({ gte: key(from), lt: key(to + 1) });
-/** Every header above `height`. */
-export const above = (height: number): KeyRange => ({ gte: key(height + 1), lt: all().lt });
 export const heightOf = (k: Buffer): number => k.readUInt32BE(1);
 
 export function encode(header: Uint8Array): Buffer {

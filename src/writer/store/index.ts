@@ -4,7 +4,7 @@
  * `callDecisions.key(txid)`, `stateRoots.decode(v)`.
  */
 export { BUCKETS, Bucket, DERIVED_BUCKETS, RETIRED_BUCKET_IDS, STORE_FORMAT, type BucketName } from './buckets.js';
-export { bucketOf, bucketRange, type KeyRange } from './keys.js';
+export { bucketOf, bucketRange } from './keys.js';
 export * as meta from './meta.js';
 export * as contracts from './contracts.js';
 export * as storage from './storage.js';

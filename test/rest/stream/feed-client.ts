@@ -5,12 +5,13 @@
 import WebSocket from 'ws';
 import type * as Wire from '@svc-node/protocol/feed';
 import { checkFeedMessage } from '../../helpers/feed-check.js';
+import type { JsonAnswer } from '../../helpers/json-answer.js';
 
 /**
  * A message as tests read it: the feed's own type (packages/protocol/src/feed.ts), narrowed by
  * `type`; the index signature lets a test read a field across kinds without narrowing.
  */
-export type FeedMessage = Wire.FeedMessage & Record<string, any>;
+export type FeedMessage = Wire.FeedMessage & Record<string, JsonAnswer>;
 
 export class FeedClient {
   readonly messages: FeedMessage[] = [];

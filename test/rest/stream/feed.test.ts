@@ -14,6 +14,7 @@ import type { SvcClient } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../../helpers/devnet-node.js';
 import { decodeCursor } from '@svc-node/protocol/cursor';
 import { FeedClient, applied, type FeedMessage } from './feed-client.js';
+import type { JsonAnswer } from '../../helpers/json-answer.js';
 
 let devnet: DevnetChainHandle;
 let node: NodeProcess;
@@ -32,7 +33,7 @@ async function bump(n: number): Promise<string> {
 async function restEvents(): Promise<{ cursor: string; txid: string; block_height: number; tx_index: number; log_index: number; name: string; params: unknown }[]> {
   const r = await getJson(`${node.restUrl}/events/${contractId}?limit=1000`);
   assert.equal(r.status, 200);
-  return r.body.events.map((e: any) => ({ txid: e.txid, block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index, name: e.name, params: e.params }));
+  return r.body.events.map((e: JsonAnswer) => ({ txid: e.txid, block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index, name: e.name, params: e.params }));
 }
 
 /** Waits until the subscription, applied in order, equals GET /events now. */
@@ -191,7 +192,7 @@ for (const depth of [1, 6]) {
     assert.ok(e.after.filter((m) => m.type === 'event').every((m) => m['block_height'] >= fork));
     // A client resuming from the rollback's cursor reads the same new branch.
     const page = await getJson(`${node.restUrl}/events/${contractId}?cursor=${e.rollback['cursor']}`);
-    assert.deepEqual(page.body.events.map((x: any) => x.txid), [y, x]);
+    assert.deepEqual(page.body.events.map((x: JsonAnswer) => x.txid), [y, x]);
 
     // Blocks: rolled back to the fork, then the new branch's blocks with their roots.
     const b = aroundRollback(c, 'b');

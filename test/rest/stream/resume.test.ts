@@ -15,6 +15,7 @@ import type { SvcClient } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../../helpers/devnet-node.js';
 import { decodeCursor, encodeCursor } from '@svc-node/protocol/cursor';
 import { FeedClient, applied } from './feed-client.js';
+import type { JsonAnswer } from '../../helpers/json-answer.js';
 
 let devnet: DevnetChainHandle;
 let node: NodeProcess;
@@ -29,7 +30,7 @@ async function bump(n: number): Promise<string> {
 
 async function restEvents(): Promise<{ txid: string; block_height: number; tx_index: number; log_index: number }[]> {
   const r = await getJson(`${node.restUrl}/events/${contractId}?limit=1000`);
-  return r.body.events.map((e: any) => ({ txid: e.txid, block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index }));
+  return r.body.events.map((e: JsonAnswer) => ({ txid: e.txid, block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index }));
 }
 
 const strip = (xs: ReturnType<typeof applied>) => xs.map((e) => ({ txid: e.txid, block_height: e.block_height, tx_index: e.tx_index, log_index: e.log_index }));
@@ -112,7 +113,7 @@ test('resuming from a cursor a reorg retracted while away: a rollback to the for
   const page = await getJson(`${node.restUrl}/events/${contractId}?cursor=${restCursor}`);
   assert.equal(page.status, 200);
   assert.equal(page.body.rollback.fork_height, fork);
-  assert.deepEqual(page.body.events.map((e: any) => e.txid), want.filter((e) => e.block_height >= fork).map((e) => e.txid));
+  assert.deepEqual(page.body.events.map((e: JsonAnswer) => e.txid), want.filter((e) => e.block_height >= fork).map((e) => e.txid));
   // A cursor of the earlier form (no branch) is still accepted; it cannot see the reorg.
   const v1 = Buffer.alloc(13);
   v1[0] = 1;

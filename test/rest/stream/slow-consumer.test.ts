@@ -14,11 +14,11 @@ import { NodeClient } from '@svc-node/client/node';
 import type { StreamMessage } from '@svc-node/client/stream';
 import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil } from '../../helpers/devnet-node.js';
 import { decodeCursor } from '@svc-node/protocol/cursor';
+import { CLOSE_SLOW_CONSUMER, MAX_BUFFERED_BYTES, MAX_SUBSCRIPTIONS } from '../../../src/rest/stream/protocol.js';
+import { FeedClient, applied } from './feed-client.js';
 
 /** A cursor's position as text (cursors also carry their branch's block tags). */
 const at = (cursor: string): string => decodeCursor(cursor).pos.join(':');
-import { CLOSE_SLOW_CONSUMER, MAX_BUFFERED_BYTES, MAX_SUBSCRIPTIONS } from '../../../src/rest/stream/protocol.js';
-import { FeedClient, applied } from './feed-client.js';
 
 let devnet: DevnetChainHandle;
 let node: NodeProcess;

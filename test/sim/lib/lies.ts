@@ -1,6 +1,6 @@
 /**
  * Lying peers of the convergence simulation: evidence and header runs forged from the
- * world's real ones, each with what a node must answer (issue 26, item 6). A forgery
+ * world's real ones, each with what a node must answer. A forgery
  * the bytes alone disprove (`stateless`: an anchor that is not the payload's
  * transaction, a spender that does not spend the named outpoint, a branch no tree
  * has) is refused `bad_evidence` whatever the node holds; a 64-byte "spender" whose
@@ -28,7 +28,7 @@ export interface EvidenceLie {
 
 const flip = (b: Uint8Array, at: number): Uint8Array => {
   const out = Uint8Array.from(b);
-  out[at % out.length] ^= 0x01;
+  out[at % out.length]! ^= 0x01;
   return out;
 };
 

@@ -6,7 +6,7 @@
  * replays, no arrival order).
  * The VM is shared: the model is of ordering and outcomes, not of the instruction set.
  */
-import { Transaction } from 'bitcoinjs-lib';
+import type { Transaction } from 'bitcoinjs-lib';
 import { taggedHash, toHex } from '@svc-node/protocol/hash';
 import { findStamp } from '@svc-node/protocol/stamp';
 import { checkCallBindingWithStamp } from '@svc-node/protocol/binding';
