@@ -7,7 +7,7 @@ import { RpcClient, RpcServer, portTransport, type Handlers } from '../ipc/rpc.j
 import { WorkPool } from '../pool/pool.js';
 import { EsploraClient } from '../chain/esplora-client.js';
 import { ChainMetrics } from '../chain/metrics.js';
-import { ChainFollower } from './chain-follower.js';
+import { ChainFollower } from './following/follower.js';
 import { DeferredChecks } from './deferred-checks.js';
 import { Intake } from './intake.js';
 import { settlesAt, type Evidence } from '@svc-node/protocol/evidence';

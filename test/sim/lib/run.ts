@@ -26,7 +26,7 @@ import { writerFollowerSink } from '../../helpers/follower-sink.js';
 import { REGTEST_POW } from '@svc-node/protocol/activation';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import type { EsploraClient } from '../../../src/chain/esplora-client.js';
-import { ChainFollower } from '../../../src/core/chain-follower.js';
+import { ChainFollower } from '../../../src/core/following/follower.js';
 import type { RpcClient } from '../../../src/ipc/rpc.js';
 import type { WriterApi } from '../../../src/messages.js';
 import { checkEvidence, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';

@@ -8,18 +8,18 @@
  *   come in through `submitHeaders`, authenticated by one endpoint answer;
  * - chain_mode "blocks": the block watcher (src/chain/watcher.ts): every block raw.
  */
-import { BlockWatcher, type ChainEvent } from '../chain/watcher.js';
-import { blockInputOf, spentByIn } from '../chain/connected-block.js';
-import { HeaderFollower, checkHeaderRun } from '../chain/header-follower.js';
+import { BlockWatcher, type ChainEvent } from '../../chain/watcher.js';
+import { blockInputOf, spentByIn } from '../../chain/connected-block.js';
+import { HeaderFollower, checkHeaderRun } from '../../chain/header-follower.js';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
-import type { EsploraClient, RequestOptions } from '../chain/esplora-client.js';
-import type { RpcClient } from '../ipc/rpc.js';
-import type { WriterApi, WriterStatus } from '../messages.js';
+import type { EsploraClient, RequestOptions } from '../../chain/esplora-client.js';
+import type { RpcClient } from '../../ipc/rpc.js';
+import type { WriterApi, WriterStatus } from '../../messages.js';
 import { NodeError } from '@svc-node/protocol/errors';
-import { logger } from '../log.js';
+import { logger } from '../../log.js';
 import { journalAnchorHeight, networkParams, type PowParams } from '@svc-node/protocol/activation';
-import { InitialSyncHold } from './initial-sync-hold.js';
-import { CatchUpProgress } from './catch-up-progress.js';
+import { InitialSyncHold } from '../initial-sync-hold.js';
+import { CatchUpProgress } from '../catch-up-progress.js';
 
 const log = logger('chain');
 /** Following the chain comes first in the chain-data budget (src/chain/budget.ts). */
