@@ -67,7 +67,7 @@ export type ChildToSupervisor =
   /** From the REST front, per /metrics scrape. */
   | { type: 'node_metrics'; id: number };
 
-/** Deferred checks of pending payloads (src/core/deferred-checks.ts), in node_status.chain. */
+/** Deferred checks of pending payloads (src/core/deferred/), in node_status.chain. */
 export interface DeferredStats {
   /** Pending payloads the scheduler follows. */
   tracked: number;
@@ -111,7 +111,7 @@ export interface NodeStatus {
      * before this node's own poll found it, so it polls only after 30 intervals without a block.
      */
     peers_lead: boolean;
-    /** Deferred checks of pending payloads (src/core/deferred-checks.ts). */
+    /** Deferred checks of pending payloads (src/core/deferred/). */
     deferred_checks: DeferredStats;
     /** The request budget at the chain-data endpoint (src/chain/budget.ts). */
     budget: ChainBudgetStatus;
