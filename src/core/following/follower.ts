@@ -98,7 +98,7 @@ export class ChainFollower {
   noteInitialSync(): void {
     if (this.initialSync.isDone) return;
     this.initialSync.done();
-    void this.pollNow().catch(() => undefined);
+    this.pollInBackground();
   }
 
   /**
@@ -142,7 +142,7 @@ export class ChainFollower {
   async submitHeaders(from: number, run: Uint8Array[]): Promise<{ accepted: number }> {
     if (this.opts.mode !== 'light' || run.length === 0) return { accepted: 0 };
     const taken = await takePeerHeaders(this.host, this.pow, from, run);
-    void this.pollNow().catch(() => undefined);
+    this.pollInBackground();
     return taken;
   }
 
@@ -206,12 +206,21 @@ export class ChainFollower {
     };
   }
 
+  /**
+   * A poll asked for without waiting for it (the first peer sync ended, a peer's header
+   * run was taken): its failure is reported as the timer's poll reports one (pollFailed).
+   */
+  private pollInBackground(): void {
+    void this.pollNow().catch((e: unknown) => this.pollFailed(e));
+  }
+
   /** Every writer status the follower receives, passed on to the core. */
   private noteStatus(st: WriterStatus): void {
     this.lastStatus = st;
     this.opts.onStatus(st);
   }
 
+  /** The one place a failed poll is reported, whichever path ran it: node_status's chain.last_error and a log line. */
   private pollFailed(e: unknown): void {
     // Stopping closes the chain client under a step still fetching: not a failure.
     if (this.stopped) return;

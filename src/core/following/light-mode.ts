@@ -182,7 +182,11 @@ export class LightMode {
       if (!this.announcements.settle(announcer, outcome)) return;
       const t = this.follower.endpointTip;
       if (t && (this.host.tipHeight() ?? -1) <= t.height) this.host.setTip(t.height, t.hash);
-    }).catch((e: unknown) => log.debug('a peer\'s tip announcement was not followed', { height, error: (e as Error).message }));
+    })
+      // Not a failed poll (pollFailed): an announcement is a peer's hint, and one the endpoint
+      // cannot follow (a stale block by hash) says nothing of the endpoint's health. The
+      // policy counts it as bringing nothing.
+      .catch((e: unknown) => log.debug('a peer\'s tip announcement was not followed', { height, error: (e as Error).message }));
   }
 
   /** Ends the timer and waits for the poll running, if any. */
