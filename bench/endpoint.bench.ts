@@ -67,7 +67,7 @@ const TIP_BLOCKS = 6;
 /**
  * Empty blocks mined before them, not counted: a light node starts polling on its own
  * and lets peers lead once one of their tip announcements brought a block first
- * (src/core/chain-follower.ts); the figure is the steady state after that.
+ * (src/core/following/); the figure is the steady state after that.
  */
 const TIP_WARMUP_BLOCKS = 6;
 /** The default gossip.heartbeat_interval_s (15), scaled: announcements travel in heartbeats. */

@@ -150,7 +150,7 @@ function blockInput(b: ParsedBlock, height: number): BlockInput {
 }
 
 /**
- * The node's deferred checks (src/core/deferred-checks.ts), played after every step with
+ * The node's deferred checks (src/core/deferred/), played after every step with
  * the history's best chain as the chain endpoint: a pending payload whose anchor a
  * processed block holds gets its inclusion as evidence (a node reading blocks as their
  * header alone learns it so); a pending call whose named outpoint a transaction other

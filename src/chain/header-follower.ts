@@ -12,7 +12,7 @@
  *     suffix when the best chain reorganised. Further behind, pages of ten
  *     (`/blocks/:h`) walk up from the node's header tip, or down to the fork after a
  *     deeper reorganisation. Peers can bring long runs of headers instead (one endpoint
- *     answer authenticates a run: src/core/chain-follower.ts); the endpoint is paged
+ *     answer authenticates a run: src/core/following/light-mode.ts); the endpoint is paged
  *     only while `mayPageEndpoint` allows.
  *  2. Blocks. From the highest block where the processed chain and the header chain agree
  *     (the fork, when they differ), blocks up to the header tip go to the writer in

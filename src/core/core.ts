@@ -7,8 +7,8 @@ import { RpcClient, RpcServer, portTransport, type Handlers } from '../ipc/rpc.j
 import { WorkPool } from '../pool/pool.js';
 import { EsploraClient } from '../chain/esplora-client.js';
 import { ChainMetrics } from '../chain/metrics.js';
-import { ChainFollower } from './chain-follower.js';
-import { DeferredChecks } from './deferred-checks.js';
+import { ChainFollower } from './following/follower.js';
+import { DeferredChecks } from './deferred/checks.js';
 import { Intake } from './intake.js';
 import { settlesAt, type Evidence } from '@svc-node/protocol/evidence';
 import { StateVersions } from './state-version.js';
@@ -41,7 +41,7 @@ export class Core {
   /** Chain-endpoint requests, errors and latency by route (GET /metrics). */
   readonly chainMetrics = new ChainMetrics();
   readonly follower: ChainFollower;
-  /** What intake no longer asks the endpoint on its hot path (deferred-checks.ts). */
+  /** What intake no longer asks the endpoint on its hot path (deferred/checks.ts). */
   readonly deferred: DeferredChecks;
   readonly intake: Intake;
   /** What the gossip process reports (peers, counters, divergence), for node_status. */

@@ -10,7 +10,7 @@
  * peer's payload): the anchor is otherwise checked from the bytes sent, which hash to
  * the txid. Whether the outpoint a call names is already spent is not asked here: the
  * writer's memory of recent blocks answers what it can, and deferred checks
- * (src/core/deferred-checks.ts) the rest, off the hot path and within the budget.
+ * (src/core/deferred/) the rest, off the hot path and within the budget.
  */
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';

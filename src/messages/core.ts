@@ -8,7 +8,7 @@ import type { CallStatus, CallStatusBody, ContractStatus } from '../records.js';
 import type { ReadApi } from './rest.js';
 import type { GossipCounters, DivergenceReport, PeerApi } from './gossip.js';
 
-/** Deferred checks of pending payloads (src/core/deferred-checks.ts), in node_status.chain. */
+/** Deferred checks of pending payloads (src/core/deferred/), in node_status.chain. */
 export interface DeferredStats {
   /** Pending payloads the scheduler follows. */
   tracked: number;
@@ -52,7 +52,7 @@ export interface NodeStatus {
      * before this node's own poll found it, so it polls only after 30 intervals without a block.
      */
     peers_lead: boolean;
-    /** Deferred checks of pending payloads (src/core/deferred-checks.ts). */
+    /** Deferred checks of pending payloads (src/core/deferred/). */
     deferred_checks: DeferredStats;
     /** The request budget at the chain-data endpoint (src/chain/budget.ts). */
     budget: ChainBudgetStatus;

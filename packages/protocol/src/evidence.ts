@@ -73,7 +73,7 @@ export interface Evidence {
  * The lowest block whose application decides a payload by its evidence (the block that
  * confirms its anchor, or that confirms another spend of a call's outpoint); null when
  * the evidence places it nowhere. Until that block is applied the payload waits on it,
- * not on the chain-data endpoint (src/core/deferred-checks.ts).
+ * not on the chain-data endpoint (src/core/deferred/).
  */
 export function settlesAt(ev: Pick<Evidence, 'confirmed' | 'spentBy'>): number | null {
   const heights = [ev.confirmed?.height, ev.spentBy?.at.height].filter((h): h is number => h !== undefined);

@@ -578,7 +578,7 @@ export class Ledger {
 
   /**
    * Forgets pending payloads whose anchor the chain-data endpoint knows nowhere (neither
-   * in its mempool nor on chain: deferred checks, src/core/deferred-checks.ts), as if
+   * in its mempool nor on chain: deferred checks, src/core/deferred/), as if
    * never accepted: a payload is kept only while its anchor may still confirm, so storing
    * one costs its sender a Bitcoin transaction. Decided payloads are never touched.
    * Returns the txids removed.

@@ -26,7 +26,7 @@ import { writerFollowerSink } from '../../helpers/follower-sink.js';
 import { REGTEST_POW } from '@svc-node/protocol/activation';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import type { EsploraClient } from '../../../src/chain/esplora-client.js';
-import { ChainFollower } from '../../../src/core/chain-follower.js';
+import { ChainFollower } from '../../../src/core/following/follower.js';
 import type { RpcClient } from '../../../src/ipc/rpc.js';
 import type { WriterApi } from '../../../src/messages/writer.js';
 import { checkEvidence, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
@@ -168,7 +168,7 @@ class SimNode {
     return (await this.writer.ledger.payloadAt(txid)) !== null;
   }
 
-  /** A peer's run of headers from `from` (light nodes): src/core/chain-follower.ts submitHeaders. */
+  /** A peer's run of headers from `from` (light nodes): src/core/following/ submitHeaders. */
   async submitHeaders(from: number, run: Uint8Array[]): Promise<Outcome> {
     try {
       await this.headerIntake!.submitHeaders(from, run);
@@ -180,7 +180,7 @@ class SimNode {
   }
 
   /**
-   * Deferred checks as src/core/deferred-checks.ts makes them, with the simulated
+   * Deferred checks as src/core/deferred/ makes them, with the simulated
    * endpoint's answers: for each pending payload, where its anchor confirmed (a merkle
    * proof, named by the node's own header at that height) or what other transaction
    * spent a call's outpoint, handed to the writer as evidence (Writer.takeEvidence).

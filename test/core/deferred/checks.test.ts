@@ -1,5 +1,5 @@
 /**
- * Deferred checks' schedule (src/core/deferred-checks.ts) against a real writer thread:
+ * Deferred checks' schedule (src/core/deferred/) against a real writer thread:
  * a payload whose evidence names a held block waits for that block, never for a time,
  * so a light node catching up from its peers asks the endpoint nothing for what their
  * evidence decides; one without evidence is first checked after the next block or a
@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { EsploraClient } from '../../src/chain/esplora-client.js';
-import { DeferredChecks } from '../../src/core/deferred-checks.js';
-import { RpcClient, portTransport } from '../../src/ipc/rpc.js';
-import type { WriterApi, WriterEvents, WriterInit } from '../../src/messages/writer.js';
+import { EsploraClient } from '../../../src/chain/esplora-client.js';
+import { DeferredChecks } from '../../../src/core/deferred/checks.js';
+import { RpcClient, portTransport } from '../../../src/ipc/rpc.js';
+import type { WriterApi, WriterEvents, WriterInit } from '../../../src/messages/writer.js';
 
 const txid = (n: number): string => n.toString(16).padStart(64, '0');
 
@@ -29,7 +29,7 @@ const txid = (n: number): string => n.toString(16).padStart(64, '0');
 async function writerThread(onAsked: (txid: string, answered: Promise<unknown>) => void, questions: Map<string, number> = new Map()): Promise<{ writer: RpcClient<WriterApi, WriterEvents>; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-'));
   const workerData: WriterInit = { dbPath: join(dir, 'db'), nodeId: 'n', maxPendingCalls: 1_000, logFilter: 'warn', secrets: [] };
-  const thread = new Worker(new URL('../../src/writer/thread.js', import.meta.url), { workerData });
+  const thread = new Worker(new URL('../../../src/writer/thread.js', import.meta.url), { workerData });
   const writer = new RpcClient<WriterApi, WriterEvents>(portTransport(thread));
   await new Promise<void>((resolve) => writer.on('ready', () => resolve()));
   const call = writer.call.bind(writer);
