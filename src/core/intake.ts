@@ -13,7 +13,6 @@
  * (src/core/deferred-checks.ts) the rest, off the hot path and within the budget.
  */
 import { createHash } from 'node:crypto';
-import canonicalizeModule from 'canonicalize';
 import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '@svc-node/protocol/errors';
 import { checkCallBinding, checkDeployBinding, bindingError } from '@svc-node/protocol/binding';
@@ -30,8 +29,7 @@ import type { CallRecord, ContractRecord } from '../records.js';
 import { statusBody } from '../records.js';
 import { HEX32 } from '@svc-node/protocol/identifiers';
 import type { CheckedCoin, CoinEvidence } from '@svc-node/protocol/coin';
-
-const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
+import { canonicalize } from '@svc-node/protocol/canonical-json';
 
 export interface IntakeDeps {
   writer: RpcClient<WriterApi>;

@@ -7,6 +7,7 @@ import type { Handlers } from '../ipc/rpc.js';
 import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
+import { registrationBytes } from '@svc-node/protocol/contract';
 import { NodeError, toWire } from '@svc-node/protocol/errors';
 import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import type { Core } from './core.js';
@@ -47,10 +48,9 @@ export function callPayload(s: CallSubmission, evidence: Evidence | null): WireP
   return { kind: 'call', txid: s.txid, contract_id: s.contract_id, body: s.payload, evidence };
 }
 
-/** The registration as gossip sends it: the record without `anchor_tx` (that travels as evidence). */
+/** The registration as gossip sends it: the bytes the writer serves for it (`anchor_tx` travels as evidence). */
 export function deployPayload(body: Record<string, unknown>, evidence: Evidence | null): WirePayload {
-  const { anchor_tx: _evidence, ...record } = body;
-  return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8')), evidence };
+  return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: registrationBytes(String(body['txid']), body), evidence };
 }
 
 /** Whether a kept inclusion is the one a peer claimed (the same block, index and branch). */
