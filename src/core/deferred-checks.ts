@@ -36,6 +36,7 @@ import { merkleBranch } from '@svc-node/protocol/merkle-branch';
 import { NodeError } from '@svc-node/protocol/errors';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import { logger } from '../log.js';
+import { internalBytes } from '@svc-node/protocol/bytes';
 
 const log = logger('chain');
 
@@ -450,13 +451,13 @@ export class DeferredChecks {
     let reading = this.blockTxids.get(header.hash);
     if (!reading) {
       // Shared by the checks in flight; the client checks the list against the header's merkle root.
-      reading = this.chain.blockTxids(header.hash, header, { priority: 'deferred' }).then((list) => list.map((t) => Buffer.from(t, 'hex').reverse()));
+      reading = this.chain.blockTxids(header.hash, header, { priority: 'deferred' }).then((list) => list.map(internalBytes));
       if (this.blockTxids.size >= BLOCK_LISTS_KEPT) this.blockTxids.delete(this.blockTxids.keys().next().value!);
       this.blockTxids.set(header.hash, reading);
       reading.catch(() => this.blockTxids.delete(header.hash));
     }
     const txids = await reading;
-    const leaf = Buffer.from(txid, 'hex').reverse();
+    const leaf = internalBytes(txid);
     const index = txids.findIndex((t) => Buffer.compare(t, leaf) === 0);
     if (index < 0) return null;
     return { at: { blockHash: header.hash, height: status.block_height, txIndex: index, branch: merkleBranch(txids, index) }, txids };
@@ -502,7 +503,7 @@ export class DeferredChecks {
       blockHash: parseHeaderBytes(header).hash,
       height: proof.block_height,
       txIndex: proof.pos,
-      branch: proof.merkle.map((h) => Buffer.from(h, 'hex').reverse()),
+      branch: proof.merkle.map(internalBytes),
     };
   }
 }

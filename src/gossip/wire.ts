@@ -5,10 +5,11 @@ import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '@svc-node/
 import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
 import { MAX_COIN_PREV_TXS } from '@svc-node/protocol/coin';
 import type { ProtoEvidence, ProtoInclusion, ProtoPayload } from './wire-types.js';
+import { toHex } from '@svc-node/protocol/bytes';
 
 const KIND_TO_PROTO = { call: 'PAYLOAD_KIND_CALL', deploy: 'PAYLOAD_KIND_DEPLOY' } as const;
 
-export const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+export const hex = toHex;
 
 export function bytes32(b: unknown, field: string): string {
   if (!(b instanceof Uint8Array) || b.length !== 32) throw new NodeError('bad_request', `${field} must be 32 bytes`, { field });

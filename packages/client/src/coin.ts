@@ -15,6 +15,7 @@ import { decodeEnvelope, decodePayload } from '@svc-node/protocol/envelope';
 import { ClientError } from './errors.js';
 import type { EsploraClient } from './esplora.js';
 import type { Utxo } from './anchor.js';
+import { displayHex, internalBytes } from '@svc-node/protocol/bytes';
 
 /** Where a UTXO list places a transaction: block height and hash, when it says. */
 type Placed = { block_height?: number; block_hash?: string; confirmed: boolean };
@@ -31,7 +32,7 @@ export async function gatherCoin(esplora: EsploraClient, anchorHex: string, outp
   const tx = Transaction.fromHex(anchorHex);
   const txids: string[] = [];
   for (const i of tx.ins) {
-    const t = toHex(Uint8Array.from(i.hash).reverse());
+    const t = displayHex(i.hash);
     if (!txids.includes(t)) txids.push(t);
   }
   const listed = new Map<string, Placed>();
@@ -64,7 +65,7 @@ export async function gatherCoin(esplora: EsploraClient, anchorHex: string, outp
 async function inclusionOf(esplora: EsploraClient, txid: string, status: Placed): Promise<Inclusion | null> {
   const proof = await esplora.merkleProof(txid);
   if (proof.block_height !== status.block_height || !status.block_hash) return null;
-  return { blockHash: status.block_hash, height: proof.block_height, txIndex: proof.pos, branch: proof.merkle.map((h) => Uint8Array.from(Buffer.from(h, 'hex')).reverse()) };
+  return { blockHash: status.block_hash, height: proof.block_height, txIndex: proof.pos, branch: proof.merkle.map(internalBytes) };
 }
 
 /** The outpoint a call submission's payload (base64 borsh envelope) names; bad_argument when it is not one. */
