@@ -42,6 +42,7 @@ import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrge
 import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from '@svc-node/protocol/bitcoin';
 import { HEX32 } from '@svc-node/protocol/identifiers';
 import { internalBytes } from '@svc-node/protocol/bytes';
+import { ensureHex32 } from '@svc-node/protocol/fields';
 
 export interface EsploraClientOptions {
   /** Base URL including any `/api` prefix, e.g. `https://blockstream.info/api`. */
@@ -205,7 +206,7 @@ function check(cond: unknown, what: string): asserts cond {
 }
 
 function requireHash(h: string, what: string): void {
-  if (!isHash(h)) throw new NodeError('bad_request', `${what} must be 64 lowercase hex characters`);
+  ensureHex32(what, h, null);
 }
 
 function requireNat(n: number, what: string): void {

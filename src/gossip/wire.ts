@@ -6,14 +6,14 @@ import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
 import { MAX_COIN_PREV_TXS } from '@svc-node/protocol/coin';
 import type { ProtoEvidence, ProtoInclusion, ProtoPayload } from './wire-types.js';
 import { toHex } from '@svc-node/protocol/bytes';
+import { ensureBytes32 } from '@svc-node/protocol/fields';
 
 const KIND_TO_PROTO = { call: 'PAYLOAD_KIND_CALL', deploy: 'PAYLOAD_KIND_DEPLOY' } as const;
 
 export const hex = toHex;
 
 export function bytes32(b: unknown, field: string): string {
-  if (!(b instanceof Uint8Array) || b.length !== 32) throw new NodeError('bad_request', `${field} must be 32 bytes`, { field });
-  return hex(b);
+  return hex(ensureBytes32(field, b));
 }
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);

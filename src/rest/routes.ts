@@ -33,10 +33,7 @@ export const READY_DEADLINE_MS = 2_000;
 const HEALTH = JSON.stringify({ status: 'ok' });
 const DECIMAL = /^(0|[1-9]\d{0,9})$/;
 
-function hex32(v: unknown, field: string): string {
-  if (typeof v !== 'string' || !HEX32.test(v)) throw new NodeError('bad_request', `${field} must be 64 lowercase hex characters`, { field });
-  return v;
-}
+const hex32 = (v: unknown, field: string): string => ensureHex32(field, v);
 
 /**
  * The optional `anchor_tx` of both POST bodies (PROTOCOL section 6): the anchoring
@@ -74,7 +71,8 @@ function boolQuery(q: URLSearchParams, name: string): boolean {
 
 // ---- event cursors: packages/protocol/src/cursor.ts (one codec for REST, the feed and the sink)
 import { cursorAt, decodeCursor } from '@svc-node/protocol/cursor';
-import { HEX32, isName } from '@svc-node/protocol/identifiers';
+import { isName } from '@svc-node/protocol/identifiers';
+import { ensureHex32 } from '@svc-node/protocol/fields';
 
 /** Events: default and maximum page (PROTOCOL section 6); offsets beyond this use the cursor. */
 const EVENTS_DEFAULT_LIMIT = 100;
