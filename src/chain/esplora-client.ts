@@ -37,7 +37,7 @@ import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../log.js';
 import { parseRetryAfter } from '@svc-node/client/http';
-import { BoundedCache } from './cache.js';
+import { BoundedCache } from '../bounded.js';
 import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrgent, type BudgetStatus, type Priority, type Ticket } from './budget.js';
 import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from '@svc-node/protocol/bitcoin';
 import { HEX32 } from '@svc-node/protocol/identifiers';

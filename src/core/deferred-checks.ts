@@ -37,6 +37,7 @@ import { NodeError } from '@svc-node/protocol/errors';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import { logger } from '../log.js';
 import { internalBytes } from '@svc-node/protocol/bytes';
+import { BoundedMap } from '../bounded.js';
 
 const log = logger('chain');
 
@@ -136,7 +137,7 @@ export class DeferredChecks {
   /** Due payloads the writer said are still pending: checked one by one, in this order. */
   private readonly sifted = new Fifo<Scheduled>();
   /** Recently read block txid lists (internal order), by block hash (listedIn): the reads, so checks in flight share one. */
-  private readonly blockTxids = new Map<string, Promise<Uint8Array[]>>();
+  private readonly blockTxids = new BoundedMap<string, Promise<Uint8Array[]>>(BLOCK_LISTS_KEPT);
   /** A stillPending question is out. */
   private sifting = false;
   /** Every height up to this one has been moved from byHeight to ready (-1: none yet). */
@@ -452,7 +453,6 @@ export class DeferredChecks {
     if (!reading) {
       // Shared by the checks in flight; the client checks the list against the header's merkle root.
       reading = this.chain.blockTxids(header.hash, header, { priority: 'deferred' }).then((list) => list.map(internalBytes));
-      if (this.blockTxids.size >= BLOCK_LISTS_KEPT) this.blockTxids.delete(this.blockTxids.keys().next().value!);
       this.blockTxids.set(header.hash, reading);
       reading.catch(() => this.blockTxids.delete(header.hash));
     }

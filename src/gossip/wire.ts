@@ -67,10 +67,7 @@ function fromProtoInclusion(i: unknown, field: string): Inclusion {
     blockHash,
     height: u32(q.height, `${field}.height`),
     txIndex: u32(q.tx_index, `${field}.tx_index`),
-    branch: branch.map((h) => {
-      if (!(h instanceof Uint8Array) || h.length !== 32) throw new NodeError('bad_request', `${field}.branch hashes must be 32 bytes`, { field: `${field}.branch` });
-      return view(h);
-    }),
+    branch: branch.map((h) => view(ensureBytes32(`${field}.branch hashes`, h, `${field}.branch`))),
   };
 }
 
