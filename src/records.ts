@@ -10,6 +10,7 @@ import type { StampResult } from '@svc-node/protocol/stamp';
 import type { Value } from '@svc-node/protocol/value';
 import type { ArtifactCore } from '@svc-node/protocol/contract';
 import type { TxShape } from '@svc-node/protocol/tx-shape';
+import { reversed } from '@svc-node/protocol/bytes';
 
 export type CallStatus = 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';
 export type ContractStatus = 'pending' | 'active';
@@ -94,7 +95,7 @@ export function txPartsOf(tx: TxShape, stamp?: StampResult): TxParts {
     stamp,
     ins: tx.ins.map((i) => ({ hash: i.hash, index: i.index })),
     outs: tx.outs.map((o) => ({ script: o.script, value: o.value })),
-    inputs: tx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
+    inputs: tx.ins.map((i) => ({ txid: reversed(i.hash), vout: i.index })),
   };
 }
 

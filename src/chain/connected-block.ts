@@ -10,6 +10,7 @@ import { txPartsOf, type BlockInput } from '../records.js';
 import type { StampResult } from '@svc-node/protocol/stamp';
 import { merkleBranches } from '@svc-node/protocol/merkle-branch';
 import { INNER_NODE_BYTES, type SpentBy } from '@svc-node/protocol/evidence';
+import { displayHex, internalBytes } from '@svc-node/protocol/bytes';
 
 export { connectedBlockOf } from './watcher.js';
 
@@ -21,7 +22,7 @@ export function blockInputOf(b: ConnectedBlock): BlockInput {
   ]);
   const stamped = b.txs.filter((t) => stampAt.has(t.index));
   // One tree for the block gives every stamped transaction's branch (most blocks hold none).
-  const branches = stamped.length > 0 ? merkleBranches(b.txs.map((t) => Buffer.from(t.txid, 'hex').reverse()), stamped.map((t) => t.index)) : [];
+  const branches = stamped.length > 0 ? merkleBranches(b.txs.map((t) => internalBytes(t.txid)), stamped.map((t) => t.index)) : [];
   const txs = stamped.map((t, i) => ({
     txIndex: t.index,
     txid: t.txid,
@@ -32,7 +33,7 @@ export function blockInputOf(b: ConnectedBlock): BlockInput {
   const spends: [string, string][] = [];
   for (const t of b.txs) {
     if (t.index === 0) continue; // the coinbase spends nothing
-    for (const i of t.tx.ins) spends.push([`${Buffer.from(i.hash).reverse().toString('hex')}:${i.index}`, t.txid]);
+    for (const i of t.tx.ins) spends.push([`${displayHex(i.hash)}:${i.index}`, t.txid]);
   }
   return { height: b.height, hash: b.hash, prevHash: b.prevHash, txs, txids: b.txs.map((t) => t.txid), spends, header: Buffer.from(b.header.hex, 'hex') };
 }
@@ -48,9 +49,9 @@ export function spentByIn(block: { hash: string; height: number; txids: readonly
   if (index < 0) return null;
   const tx = block.txAt(index);
   const [otxid, vout] = outpoint.split(':') as [string, string];
-  const vin = tx.ins.findIndex((i) => Buffer.from(i.hash).reverse().toString('hex') === otxid && i.index === Number(vout));
+  const vin = tx.ins.findIndex((i) => displayHex(i.hash) === otxid && i.index === Number(vout));
   if (vin < 0) return null;
-  const leaves = block.txids.map((t) => Buffer.from(t, 'hex').reverse());
+  const leaves = block.txids.map((t) => internalBytes(t));
   const [branch] = merkleBranches(leaves, [index]);
   const listed = tx.byteLength(false) === INNER_NODE_BYTES ? { blockTxids: leaves } : {};
   return { tx: tx.toBuffer(), vin, at: { blockHash: block.hash, height: block.height, txIndex: index, branch: branch! }, ...listed };

@@ -37,10 +37,12 @@ import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../log.js';
 import { parseRetryAfter } from '@svc-node/client/http';
-import { BoundedCache } from './cache.js';
+import { BoundedCache } from '../bounded.js';
 import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrgent, type BudgetStatus, type Priority, type Ticket } from './budget.js';
 import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from '@svc-node/protocol/bitcoin';
 import { HEX32 } from '@svc-node/protocol/identifiers';
+import { internalBytes } from '@svc-node/protocol/bytes';
+import { ensureHex32 } from '@svc-node/protocol/fields';
 
 export interface EsploraClientOptions {
   /** Base URL including any `/api` prefix, e.g. `https://blockstream.info/api`. */
@@ -204,7 +206,7 @@ function check(cond: unknown, what: string): asserts cond {
 }
 
 function requireHash(h: string, what: string): void {
-  if (!isHash(h)) throw new NodeError('bad_request', `${what} must be 64 lowercase hex characters`);
+  ensureHex32(what, h, null);
 }
 
 function requireNat(n: number, what: string): void {
@@ -283,8 +285,8 @@ export function validateBlockJson(x: unknown, hash?: string): EsploraBlock {
 export function headerOfBlockJson(b: EsploraBlock): Buffer {
   const h = Buffer.alloc(80);
   h.writeUInt32LE(b.version, 0);
-  Buffer.from(b.previousblockhash === null ? ZERO_HASH : b.previousblockhash, 'hex').reverse().copy(h, 4);
-  Buffer.from(b.merkle_root, 'hex').reverse().copy(h, 36);
+  h.set(internalBytes(b.previousblockhash === null ? ZERO_HASH : b.previousblockhash), 4);
+  h.set(internalBytes(b.merkle_root), 36);
   h.writeUInt32LE(b.timestamp, 68);
   h.writeUInt32LE(b.bits, 72);
   h.writeUInt32LE(b.nonce, 76);

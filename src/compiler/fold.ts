@@ -7,7 +7,9 @@
  * division by zero or a cast out of range is a positioned compile error, as is anything
  * that needs a run (a field, a local, a call).
  */
-import { INT_RANGE, type Value, type ValueType } from '@svc-node/protocol/value';
+import type { Value, ValueType } from '@svc-node/protocol/value';
+import { checkedArith, checkedNeg, fitsInt, type ArithOp, type ArithOutcome, type IntTypeName } from '@svc-node/protocol/vm/checked-arith';
+import { bytesEqual } from '@svc-node/protocol/vm/values';
 import type { BinOp, ConstDecl, Expr, Pos } from './ast.js';
 
 const INT = new Set<ValueType>(['u64', 'i64', 'u128']);
@@ -16,10 +18,6 @@ const ARITH = new Set<BinOp>(['+', '-', '*', '/', '%']);
 
 /** Thrown inside a fold after its error is reported: the constant has no value. */
 class Unfoldable extends Error {}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
 
 /**
  * Folds every constant in declaration order; answers each one's value (absent when its
@@ -68,9 +66,15 @@ export function foldConsts(decls: readonly ConstDecl[], err: (p: Pos, m: string)
 
   /** `v` as a value of type `t`; out of range, the error is `${what} ${v}, out of range for ${t}` (a literal: as the checker says it). */
   const checkRange = (t: ValueType, v: bigint, p: Pos, what: string): Value => {
-    const [lo, hi] = INT_RANGE[t]!;
-    if (v < lo || v > hi) fail(p, what === 'integer literal' ? `integer literal ${v} is out of range for ${t}` : `${what} ${v}, out of range for ${t}`);
+    if (!fitsInt(t as IntTypeName, v)) fail(p, what === 'integer literal' ? `integer literal ${v} is out of range for ${t}` : `${what} ${v}, out of range for ${t}`);
     return { type: t, value: v } as Value;
+  };
+
+  /** A checked outcome as a value of type `t`, or its positioned error. */
+  const outcome = (t: ValueType, r: ArithOutcome, p: Pos, what: string): Value => {
+    if (r.ok) return { type: t, value: r.value } as Value;
+    if (r.code === 'division_by_zero') return fail(p, `division by zero in a constant`);
+    return fail(p, `${what} ${r.exact}, out of range for ${t}`);
   };
 
   const fold = (e: Expr, expected: ValueType | null): Value => {
@@ -111,7 +115,7 @@ export function foldConsts(decls: readonly ConstDecl[], err: (p: Pos, m: string)
         }
         const v = fold(e.e, expected);
         if (v.type !== 'i64') fail(e.pos, `unary '-' needs an i64, found ${v.type}`);
-        return checkRange('i64', -(v.value as bigint), e.pos, "unary '-' gives");
+        return outcome('i64', checkedNeg(v.value as bigint), e.pos, "unary '-' gives");
       }
       case 'cast': {
         const from = infer(e.e);
@@ -170,10 +174,8 @@ export function foldConsts(decls: readonly ConstDecl[], err: (p: Pos, m: string)
     if (ORDERING.has(e.op)) {
       return { type: 'bool', value: e.op === '<' ? a < b : e.op === '<=' ? a <= b : e.op === '>' ? a > b : a >= b };
     }
-    if ((e.op === '/' || e.op === '%') && b === 0n) fail(e.pos, `division by zero in a constant`);
-    // BigInt division truncates toward zero and % takes the dividend's sign, as the VM's i64
-    const v = e.op === '+' ? a + b : e.op === '-' ? a - b : e.op === '*' ? a * b : e.op === '/' ? a / b : a % b;
-    return checkRange(l.type, v, e.pos, `'${e.op}' gives`);
+    // the VM's own checked arithmetic (one definition for both)
+    return outcome(l.type, checkedArith(e.op as ArithOp, l.type as IntTypeName, a, b), e.pos, `'${e.op}' gives`);
   };
 
   for (const d of decls) {

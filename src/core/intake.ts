@@ -13,7 +13,6 @@
  * (src/core/deferred/) the rest, off the hot path and within the budget.
  */
 import { createHash } from 'node:crypto';
-import canonicalizeModule from 'canonicalize';
 import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '@svc-node/protocol/errors';
 import { checkCallBinding, checkDeployBinding, bindingError } from '@svc-node/protocol/binding';
@@ -30,10 +29,9 @@ import type { OutpointCheck, WriterApi } from '../messages/writer.js';
 import { repeatOrConflict, type HeldPayload } from '@svc-node/protocol/rules';
 import type { CallRecord, ContractRecord } from '../records.js';
 import { statusBody } from '../records.js';
-import { HEX32 } from '@svc-node/protocol/identifiers';
 import type { CheckedCoin, CoinEvidence } from '@svc-node/protocol/coin';
-
-const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
+import { canonicalize } from '@svc-node/protocol/canonical-json';
+import { ensureHex32 } from '@svc-node/protocol/fields';
 
 export interface IntakeDeps {
   writer: RpcClient<WriterApi>;
@@ -216,8 +214,7 @@ export class Intake {
   /** Every check of a deploy registration short of storing it. */
   private async vetDeploy(body: Record<string, unknown>, extras: DeployExtras = {}): Promise<Vetted<ContractRecord, { evidence: Evidence; folded: FoldedRoots; coin: CheckedCoin | null }>> {
     this.refuseWhenHalted();
-    const txid = body['txid'];
-    if (typeof txid !== 'string' || !HEX32.test(txid)) throw new NodeError('bad_request', 'txid must be 64 lowercase hex characters', { field: 'txid' });
+    const txid = ensureHex32('txid', body['txid']);
     const metadata = body['metadata'] ?? {};
     if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw new NodeError('bad_request', 'metadata must be a JSON object when present', { field: 'metadata' });
     const checked = await this.d.pool.run<CheckedDeploy>({ kind: 'checkDeploy', body });

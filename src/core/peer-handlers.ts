@@ -10,6 +10,7 @@ import type { CallSubmission, DeployExtras } from '../messages/core.js';
 import { PEER_QUERIES, type ForwardedPeerQueries, type PeerQueryApi } from '../messages/writer.js';
 import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
+import { registrationBytes } from '@svc-node/protocol/contract';
 import { NodeError, toWire } from '@svc-node/protocol/errors';
 import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import type { Core } from './core.js';
@@ -50,10 +51,9 @@ export function callPayload(s: CallSubmission, evidence: Evidence | null): WireP
   return { kind: 'call', txid: s.txid, contract_id: s.contract_id, body: s.payload, evidence };
 }
 
-/** The registration as gossip sends it: the record without `anchor_tx` (that travels as evidence). */
+/** The registration as gossip sends it: the bytes the writer serves for it (`anchor_tx` travels as evidence). */
 export function deployPayload(body: Record<string, unknown>, evidence: Evidence | null): WirePayload {
-  const { anchor_tx: _evidence, ...record } = body;
-  return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8')), evidence };
+  return { kind: 'deploy', txid: String(body['txid']), contract_id: '', body: registrationBytes(String(body['txid']), body), evidence };
 }
 
 /** Whether a kept inclusion is the one a peer claimed (the same block, index and branch). */

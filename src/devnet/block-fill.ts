@@ -23,6 +23,7 @@ import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { ECPairFactory, type ECPairInterface } from 'ecpair';
 import { createHash } from 'node:crypto';
+import { internalBytes } from '@svc-node/protocol/bytes';
 
 const ECPair = ECPairFactory(ecc);
 
@@ -159,8 +160,8 @@ export class BlockFiller {
       const [a, b] = this.lanes[l]!;
       const tx = new bitcoin.Transaction();
       tx.version = 2;
-      tx.addInput(Buffer.from(a.txid, 'hex').reverse(), a.vout, 0xfffffffd);
-      tx.addInput(Buffer.from(b.txid, 'hex').reverse(), b.vout, 0xfffffffd);
+      tx.addInput(internalBytes(a.txid), a.vout, 0xfffffffd);
+      tx.addInput(internalBytes(b.txid), b.vout, 0xfffffffd);
       const keep = (a.value + b.value - PAYOUT_SATS - PAYMENT_FEE) / 2n;
       tx.addOutput(this.script, keep);
       tx.addOutput(this.script, a.value + b.value - PAYOUT_SATS - PAYMENT_FEE - keep);
@@ -183,7 +184,7 @@ export class BlockFiller {
     const paid = this.chain.faucet(this.address, LANE_COIN_SATS * 2n * BigInt(lanes) + fee);
     const tx = new bitcoin.Transaction();
     tx.version = 2;
-    tx.addInput(Buffer.from(paid.txid, 'hex').reverse(), paid.vout, 0xfffffffd);
+    tx.addInput(internalBytes(paid.txid), paid.vout, 0xfffffffd);
     for (let i = 0; i < 2 * lanes; i++) tx.addOutput(this.script, LANE_COIN_SATS);
     this.sign(tx, [LANE_COIN_SATS * 2n * BigInt(lanes) + fee]);
     this.chain.submitOwn(tx);

@@ -23,6 +23,7 @@ import { displayHex, hashMeetsTarget, initEcc, merkleRoot, parseRawBlock, parseT
 import type { TxStatus, Outspend } from '../chain/esplora-client.js';
 import { scriptType } from './esplora-json.js';
 import { BlockFiller, type FillTarget } from './block-fill.js';
+import { internalBytes } from '@svc-node/protocol/bytes';
 
 initEcc();
 const ECPair = ECPairFactory(ecc);
@@ -400,7 +401,7 @@ export class DevnetChain {
       const more = all - fee >= amount ? ` (immature coins would cover it: mine ${COINBASE_MATURITY} blocks, svc devnet mine ${COINBASE_MATURITY})` : '';
       throw new DevnetError(`the faucet can pay at most ${most > 0n ? most : 0n} sats now, not ${amount}${more}`);
     }
-    for (const c of chosen) tx.addInput(Buffer.from(c.txid, 'hex').reverse(), c.vout, 0xfffffffd);
+    for (const c of chosen) tx.addInput(internalBytes(c.txid), c.vout, 0xfffffffd);
     tx.addOutput(script, amount);
     const change = total - amount - fee;
     if (change >= DUST) tx.addOutput(this.faucetScript, change);
@@ -499,7 +500,7 @@ export class DevnetChain {
     }
     const block = new bitcoin.Block();
     block.version = 0x20000000;
-    block.prevHash = Buffer.from(this.tip.hash, 'hex').reverse();
+    block.prevHash = internalBytes(this.tip.hash);
     block.merkleRoot = merkleRoot(all.map((t) => t.getHash())).root;
     block.timestamp = GENESIS_TIME + height * BLOCK_SPACING;
     block.bits = REGTEST_BITS;

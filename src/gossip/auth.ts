@@ -11,6 +11,7 @@ import { privateKeyFromSeed, rawPublicKey } from './identity.js';
 import { encodeBody } from './codec.js';
 import type { PeerMethod, PeerRequest } from './protocols.js';
 import type { WireInit } from './wire-types.js';
+import { BoundedMap } from '../bounded.js';
 
 /** Domain and protocol version of every signature (proto/svc.proto, header section 2). */
 const DOMAIN = Buffer.from('SVC/peer/v2\0', 'utf8');
@@ -115,7 +116,7 @@ export class Signer {
 export type VerifyResult = { ok: true; key: string } | { ok: false; reason: string };
 
 export class Verifier {
-  private readonly keys = new Map<string, KeyObject>();
+  private readonly keys = new BoundedMap<string, KeyObject>(KEY_CACHE_SIZE);
   private readonly selfHex: string;
 
   /** `selfKey`: this node's raw public key, the receiver every request must be signed for. */
@@ -126,13 +127,11 @@ export class Verifier {
   private keyObject(raw: Uint8Array, hex: string): KeyObject {
     let k = this.keys.get(hex);
     if (k) {
-      this.keys.delete(hex); // refresh its place in the LRU order
-      this.keys.set(hex, k);
+      this.keys.set(hex, k); // refresh its place in the LRU order
       return k;
     }
     k = publicKeyObject(raw);
     this.keys.set(hex, k);
-    if (this.keys.size > KEY_CACHE_SIZE) this.keys.delete(this.keys.keys().next().value!);
     return k;
   }
 

@@ -6,14 +6,15 @@ import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
 import { MAX_COIN_PREV_TXS } from '@svc-node/protocol/coin';
 import type { ProtoEvidence, ProtoInclusion, ProtoPayload } from './wire-types.js';
 import { PAGE_MAX } from './limits.js';
+import { toHex } from '@svc-node/protocol/bytes';
+import { ensureBytes32 } from '@svc-node/protocol/fields';
 
 const KIND_TO_PROTO = { call: 'PAYLOAD_KIND_CALL', deploy: 'PAYLOAD_KIND_DEPLOY' } as const;
 
-export const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+export const hex = toHex;
 
 export function bytes32(b: unknown, field: string): string {
-  if (!(b instanceof Uint8Array) || b.length !== 32) throw new NodeError('bad_request', `${field} must be 32 bytes`, { field });
-  return hex(b);
+  return hex(ensureBytes32(field, b));
 }
 
 /** An optional bound or cursor of at most 32 bytes, as hex ('' when empty). */
@@ -80,10 +81,7 @@ function fromProtoInclusion(i: unknown, field: string): Inclusion {
     blockHash,
     height: u32(q.height, `${field}.height`),
     txIndex: u32(q.tx_index, `${field}.tx_index`),
-    branch: branch.map((h) => {
-      if (!(h instanceof Uint8Array) || h.length !== 32) throw new NodeError('bad_request', `${field}.branch hashes must be 32 bytes`, { field: `${field}.branch` });
-      return view(h);
-    }),
+    branch: branch.map((h) => view(ensureBytes32(`${field}.branch hashes`, h, `${field}.branch`))),
   };
 }
 

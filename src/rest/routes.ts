@@ -4,7 +4,8 @@ import { NodeError } from '@svc-node/protocol/errors';
 import { decodePayload } from '@svc-node/protocol/envelope';
 import { parseCoinJson } from '@svc-node/protocol/coin';
 import { cursorAt, decodeCursor } from '@svc-node/protocol/cursor';
-import { HEX32, isName } from '@svc-node/protocol/identifiers';
+import { isName } from '@svc-node/protocol/identifiers';
+import { ensureHex32 } from '@svc-node/protocol/fields';
 import type { Serving } from '../messages/supervisor.js';
 import type { SimulateParams } from '../messages/rest.js';
 import type { BearerAuth } from './auth.js';
@@ -36,10 +37,7 @@ export const READY_DEADLINE_MS = 2_000;
 const HEALTH = JSON.stringify({ status: 'ok' });
 const DECIMAL = /^(0|[1-9]\d{0,9})$/;
 
-function hex32(v: unknown, field: string): string {
-  if (typeof v !== 'string' || !HEX32.test(v)) throw new NodeError('bad_request', `${field} must be 64 lowercase hex characters`, { field });
-  return v;
-}
+const hex32 = (v: unknown, field: string): string => ensureHex32(field, v);
 
 /**
  * The optional `anchor_tx` of both POST bodies (PROTOCOL section 6): the anchoring

@@ -20,8 +20,9 @@ import { halt } from './halt.js';
 import { LIMITS, OP, TY } from '@svc-node/protocol/vm/isa';
 import type { Machine } from './execute.js';
 import type { RtValue } from '@svc-node/protocol/vm/types';
+import { checkedArith, checkedNeg, type ArithOp, type ArithOutcome, type IntTypeName } from '@svc-node/protocol/vm/checked-arith';
 import {
-  I64_MAX, I64_MIN, MAX_SAFE, U128_MAX, U64_MAX, big, bytesEqual, encodeRt, inRange, norm, rtHasType, utf8Length,
+  MAX_SAFE, U64_MAX, big, bytesEqual, encodeRt, inRange, norm, rtHasType, utf8Length,
 } from '@svc-node/protocol/vm/values';
 
 /** The value stack, reused by every call on this thread (execute is synchronous and never
@@ -34,32 +35,18 @@ const st = STACK;
 export type Handler = (m: Machine, cur: number, op: number) => void;
 
 // ---- exact slow paths -------------------------------------------------------------------
-function umax(t: number): bigint {
-  return t === TY.u64 ? U64_MAX : U128_MAX;
-}
-function checkU(r: bigint, t: number): number | bigint {
-  if (r < 0n || r > umax(t)) halt('arithmetic_overflow', `${t === TY.u64 ? 'u64' : 'u128'} overflow`);
-  return norm(r);
-}
-function checkI(r: bigint): number | bigint {
-  if (r < I64_MIN || r > I64_MAX) halt('arithmetic_overflow', 'i64 overflow');
-  return norm(r);
+const ARITH_OPS: readonly ArithOp[] = ['+', '-', '*', '/', '%'];
+
+/** The checked outcome as the VM's value, or its Halt (the message names the type overflowed). */
+function resultOf(r: ArithOutcome, t: IntTypeName): number | bigint {
+  if (r.ok) return norm(r.value);
+  if (r.code === 'division_by_zero') halt('division_by_zero', 'division by zero');
+  return halt('arithmetic_overflow', `${t} overflow`);
 }
 /** Exact result of the binary integer opcode `op` (ADD_U64..MOD_U128), or a Halt. */
 export function arith(op: number, a: number | bigint, b: number | bigint): number | bigint {
-  const x = big(a);
-  const y = big(b);
-  const k = (op - OP.ADD_U64) % 5;
-  const t = op < OP.ADD_I64 ? TY.u64 : op < OP.ADD_U128 ? TY.i64 : TY.u128;
-  let r: bigint;
-  switch (k) {
-    case 0: r = x + y; break;
-    case 1: r = x - y; break;
-    case 2: r = x * y; break;
-    case 3: if (y === 0n) halt('division_by_zero', 'division by zero'); r = x / y; break;
-    default: if (y === 0n) halt('division_by_zero', 'division by zero'); r = x % y; break;
-  }
-  return t === TY.i64 ? checkI(r) : checkU(r, t);
+  const t: IntTypeName = op < OP.ADD_I64 ? 'u64' : op < OP.ADD_U128 ? 'i64' : 'u128';
+  return resultOf(checkedArith(ARITH_OPS[(op - OP.ADD_U64) % 5]!, t, big(a), big(b)), t);
 }
 
 // ---- control ------------------------------------------------------------------------------
@@ -165,7 +152,7 @@ function divModI(m: Machine, _cur: number, op: number): void {
 function negI(m: Machine): void {
   const a = st[m.sp - 1];
   if (typeof a === 'number') st[m.sp - 1] = 0 - a;
-  else st[m.sp - 1] = checkI(-(a as bigint));
+  else st[m.sp - 1] = resultOf(checkedNeg(a as bigint), 'i64');
 }
 /** CAST t: the top integer unchanged, or arithmetic_overflow when it does not fit type t. */
 function cast(m: Machine, cur: number): void {

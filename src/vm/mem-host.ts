@@ -6,8 +6,8 @@
 import type { ArtifactCore } from '@svc-node/protocol/contract';
 import type { ExecResult, Host, Program } from '@svc-node/protocol/vm/types';
 import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
+import { toHex as hex } from '@svc-node/protocol/bytes';
 
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
 /** The verified program of an artifact; throws when the verifier refuses it. */
 export function load(a: ArtifactCore): Program {

@@ -3,7 +3,6 @@
  * "Contract summaries"), payload lists with positions, payloads in their wire form, and
  * state roots by height range. Read-only: nothing here changes the ledger.
  */
-import canonicalizeModule from 'canonicalize';
 import { EMPTY_ROOT, SortedMerkleTree } from '../state/merkle.js';
 import { toHex } from '@svc-node/protocol/hash';
 import { FINGERPRINT_BYTES, itemHash, PrefixFingerprints } from '@svc-node/protocol/fingerprint';
@@ -13,8 +12,7 @@ import type { HeldPayload } from '@svc-node/protocol/rules';
 import type { ContractSummary, PayloadRef, PeerPayload, RangeAnswer, RangeQuery, StateRootRange, TxidPage } from '../messages/gossip.js';
 import type { JournalReads } from './ledger/evidence.js';
 import type { PeerPayloadRead } from './ledger/reads.js';
-
-const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
+import { registrationBytes } from '@svc-node/protocol/contract';
 
 /** Most heights answered by one state-root query (also the proto's documented cap). */
 export const MAX_ROOT_RANGE = 1000;
@@ -391,10 +389,8 @@ export class PeerQueries {
     }
     const c = l.contract(at.contract_id);
     if (!c) return null;
-    // The registration record as REST received it; JCS so every node sends the same bytes.
-    const record = canonicalize({ txid: c.txid, ...c.artifact }) ?? '';
     const evidence = await l.payloadEvidence(txid, c.block_height !== null && c.tx_index !== null ? { height: c.block_height, txIndex: c.tx_index } : null, reads, storedRaw);
-    return { payload: { kind: 'deploy', txid, contract_id: '', body: new Uint8Array(Buffer.from(record, 'utf8')), evidence }, height: c.block_height, tx_index: c.tx_index };
+    return { payload: { kind: 'deploy', txid, contract_id: '', body: registrationBytes(c.txid, c.artifact), evidence }, height: c.block_height, tx_index: c.tx_index };
   }
 
   async stateRoots(from: number, to: number): Promise<StateRootRange> {

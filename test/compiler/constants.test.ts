@@ -132,6 +132,36 @@ test('folding agrees with the VM: the same expression as a constant and computed
   );
 });
 
+test('folding agrees with the VM on every edge: overflow, division by zero, signed min / -1, negation, casts', () => {
+  const MIN = '(-9223372036854775807i64 - 1i64)';
+  const edges: [string, string][] = [
+    ['u64', '18446744073709551615u64 + 1u64'], ['u64', '0u64 - 1u64'], ['u64', '4294967296u64 * 4294967296u64'],
+    ['u64', '4294967295u64 * 4294967297u64'], ['u64', '1u64 / 0u64'], ['u64', '1u64 % 0u64'], ['u64', '18446744073709551615u64 / 18446744073709551615u64'],
+    ['i64', '9223372036854775807i64 + 1i64'], ['i64', `${MIN} - 1i64`], ['i64', `${MIN} / -1i64`], ['i64', `${MIN} % -1i64`],
+    ['i64', `${MIN} * -1i64`], ['i64', `-${MIN}`], ['i64', `${MIN} / 1i64`], ['i64', '-7i64 / 2i64'], ['i64', '-7i64 % 2i64'],
+    ['i64', '7i64 % -2i64'], ['i64', '-7i64 / -2i64'], ['i64', '0i64 / -5i64'], ['i64', '5i64 % 0i64'], ['i64', '-5i64 / 0i64'],
+    ['i64', '-(0i64 - 9007199254740992i64)'],
+    ['u128', '340282366920938463463374607431768211455u128 + 1u128'], ['u128', '0u128 - 1u128'],
+    ['u128', '18446744073709551616u128 * 18446744073709551616u128'], ['u128', '1u128 % 0u128'], ['u128', '340282366920938463463374607431768211455u128 / 2u128'],
+    ['u64', '(0i64 - 1i64) as u64'], ['i64', '9223372036854775808u64 as i64'], ['u64', '18446744073709551616u128 as u64'], ['i64', `${MIN} as i64`],
+  ];
+  const codeOf = (message: string): string => (message.includes('division by zero') ? 'division_by_zero' : message.includes('out of range') ? 'arithmetic_overflow' : message);
+  for (const [t, expr] of edges) {
+    const folded = compileSource(`const X: ${t} = ${expr}; contract C { pub readonly fn f() -> ${t} { return X; } }`, 'c.svc');
+    const host = new MemHost();
+    const run = call(host, host.deploy(id(2), compile(`contract C { pub readonly fn f() -> ${t} { return ${expr}; } }`)), 'f', []);
+    if (!folded.ok) {
+      assert.equal(run.status, 'failed', `${expr}: the constant fails (${folded.errors[0]!.message}), the VM gives ${run.status === 'executed' ? String(run.result?.value) : ''}`);
+      assert.equal(run.status === 'failed' && run.code, codeOf(folded.errors[0]!.message), expr);
+      continue;
+    }
+    const h2 = new MemHost();
+    const c = call(h2, h2.deploy(id(3), folded.artifact), 'f', []);
+    assert.equal(run.status, 'executed', `${expr}: the constant folds, the VM fails with ${run.status === 'failed' ? run.code : ''}`);
+    assert.deepEqual(c.status === 'executed' && c.result, run.result, expr);
+  }
+});
+
 test('every mistake in a constant is a positioned error', () => {
   const cases: [string, string][] = [
     ['const A: u64 = 18446744073709551615 + 1;\ncontract C { pub fn f() { } }', "1:37: '+' gives 18446744073709551616, out of range for u64"],

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startNode, type NodeProcess } from '../helpers/node-process.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { ReadCache, CACHE_MAX_ENTRIES, CACHE_MAX_BYTES } from '../../src/rest/read-cache.js';
-import { BoundedCache } from '../../src/chain/cache.js';
+import { BoundedCache } from '../../src/bounded.js';
 import { RestMetrics } from '../../src/rest/metrics.js';
 
 const TOKEN = 'S3cr3t-Token_value.42';

@@ -16,6 +16,7 @@ import { ClientError } from './errors.js';
 import type { EsploraClient } from './esplora.js';
 import type { Utxo } from './anchor.js';
 import type { WalletPublic } from './wallet.js';
+import { displayHex, internalBytes } from '@svc-node/protocol/bytes';
 
 /** Where a UTXO list places a transaction: block height and hash, when it says. */
 type Placed = { block_height?: number; block_hash?: string; confirmed: boolean };
@@ -41,7 +42,7 @@ export async function gatherCoin(
   const tx = Transaction.fromHex(anchorHex);
   const txids: string[] = [];
   for (const i of tx.ins) {
-    const t = toHex(Uint8Array.from(i.hash).reverse());
+    const t = displayHex(i.hash);
     if (!txids.includes(t)) txids.push(t);
   }
   const listed = new Map<string, Placed>();
@@ -108,7 +109,7 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.leng
 async function inclusionOf(esplora: EsploraClient, txid: string, status: Placed): Promise<Inclusion | null> {
   const proof = await esplora.merkleProof(txid);
   if (proof.block_height !== status.block_height || !status.block_hash) return null;
-  return { blockHash: status.block_hash, height: proof.block_height, txIndex: proof.pos, branch: proof.merkle.map((h) => Uint8Array.from(Buffer.from(h, 'hex')).reverse()) };
+  return { blockHash: status.block_hash, height: proof.block_height, txIndex: proof.pos, branch: proof.merkle.map(internalBytes) };
 }
 
 /** The outpoint a call submission's payload (base64 borsh envelope) names; bad_argument when it is not one. */

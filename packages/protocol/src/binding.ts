@@ -9,8 +9,8 @@ import { Transaction } from 'bitcoinjs-lib';
 import type { TxShape } from './tx-shape.js';
 import { NodeError } from './errors.js';
 import { findStamp, type StampResult } from './stamp.js';
-import { envelopeHash, bytesEqual, type CallEnvelope } from './envelope.js';
-import { toHex } from './hash.js';
+import { envelopeHash, type CallEnvelope } from './envelope.js';
+import { bytesEqual, displayHex } from './bytes.js';
 
 /** Reasons a transaction does not bind; stable strings (anchors.json uses the first five). */
 export type BindingReason =
@@ -71,7 +71,7 @@ export function txidBytesOf(tx: string | Uint8Array | Transaction): Uint8Array {
 
 /** Outpoints a transaction spends, txid in display hex. */
 export function spentOutpoints(tx: string | Uint8Array | Transaction): { txid: string; vout: number }[] {
-  return parseTx(tx).ins.map((i) => ({ txid: toHex(Uint8Array.from(i.hash).reverse()), vout: i.index }));
+  return parseTx(tx).ins.map((i) => ({ txid: displayHex(i.hash), vout: i.index }));
 }
 
 /** Does this input spend (txid, vout)? txid in protocol (display) byte order. */

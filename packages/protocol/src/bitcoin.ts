@@ -14,6 +14,7 @@ import { hash } from 'node:crypto';
 import { displayHex, sha256d } from './hash.js';
 import { merkleRoot } from './merkle-branch.js';
 import { parseHeader80, type Header80 } from './headers.js';
+import { internalBytes } from './bytes.js';
 
 let eccReady = false;
 /** bitcoinjs-lib needs an ecc backend for taproot helpers; idempotent. */
@@ -26,13 +27,10 @@ export function initEcc(): void {
 // The hash, merkle tree and header homes (packages/protocol/src/hash.ts, packages/protocol/src/merkle-branch.ts,
 // packages/protocol/src/headers.ts), under the names the chain-data code has always imported them by.
 export { sha256d, displayHex } from './hash.js';
+export { internalBytes } from './bytes.js';
 export { merkleRoot } from './merkle-branch.js';
 export { parseHeader80 as parseHeaderBytes, headerHash, headerPrevHash, hashMeetsTarget, type Header80 as ParsedHeader } from './headers.js';
 
-/** Internal-order bytes of a display-hex hash. */
-export function internalBytes(display: string): Uint8Array {
-  return new Uint8Array(Buffer.from(display, 'hex').reverse());
-}
 
 /** Merkle root (display hex) of a list of display-hex txids; null if mutated/empty. */
 export function merkleRootOfTxids(txids: readonly string[]): string | null {

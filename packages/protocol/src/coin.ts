@@ -25,7 +25,7 @@ import * as ecc from 'tiny-secp256k1';
 import { NodeError } from './errors.js';
 import { MAX_EVIDENCE_TX_BYTES, parseProven, type Inclusion } from './evidence.js';
 import { MAX_BRANCH_DEPTH } from './merkle-branch.js';
-import { toHex } from './hash.js';
+import { displayHex } from './bytes.js';
 
 /** A transaction that created an output the anchor spends, and where known the block that holds it. */
 export interface PrevTx {
@@ -204,7 +204,7 @@ export function checkCoin(anchorTx: Uint8Array, outpoint: { txid: string; vout: 
   const prevouts: { script: Uint8Array; value: bigint }[] = [];
   const used = new Set<number>();
   for (const [n, input] of anchor.tx.ins.entries()) {
-    const txid = toHex(Uint8Array.from(input.hash).reverse());
+    const txid = displayHex(input.hash);
     const p = byTxid.get(txid);
     if (!p) return fail(`input ${n} spends ${txid}, which is not among the prev txs`);
     const out = p.tx.outs[input.index];
@@ -215,8 +215,8 @@ export function checkCoin(anchorTx: Uint8Array, outpoint: { txid: string; vout: 
   }
   if (used.size !== coin.prevTxs.length) return fail('a prev tx is spent by no input of the anchor');
   const first = anchor.tx.ins[0]!;
-  const named = outpoint ?? { txid: toHex(Uint8Array.from(first.hash).reverse()), vout: first.index };
-  const vin = anchor.tx.ins.findIndex((i) => i.index === named.vout && toHex(Uint8Array.from(i.hash).reverse()) === named.txid);
+  const named = outpoint ?? { txid: displayHex(first.hash), vout: first.index };
+  const vin = anchor.tx.ins.findIndex((i) => i.index === named.vout && displayHex(i.hash) === named.txid);
   if (vin < 0) return fail(`the anchor does not spend ${named.txid}:${named.vout}`);
   // Without `verify` (the writer re-reading coins it checked at admission from its own
   // store, at start-up) the script type is read and the signature taken as checked.

@@ -2,7 +2,7 @@
  * PROTOCOL.md section 2: artifact core, code_hash (RFC 8785 JCS), contract_id.
  */
 import type { CoinJson } from './coin.js';
-import canonicalizeModule from 'canonicalize';
+import { canonicalize } from './canonical-json.js';
 import { NodeError } from './errors.js';
 import { taggedHash, Tags, toHex } from './hash.js';
 import { postedBytes } from './limits.js';
@@ -56,9 +56,6 @@ export interface ArtifactMetadata { name: string; compiler_version: string; inte
 /** An artifact as the compiler writes it (`compile FILE --json`). */
 export interface CompiledArtifact extends CompiledCore { metadata: ArtifactMetadata }
 
-// canonicalize is CommonJS (module.exports = fn) while its .d.ts declares an ES default
-// export; under NodeNext the default import is module.exports itself at runtime.
-const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
 const HEX = /^(?:[0-9a-f]{2})*$/;
 
@@ -106,6 +103,20 @@ export function extractCore(artifact: unknown): ArtifactCore {
   };
   for (const k of CORE_KEYS) checkNumbers(core[k], k);
   return core;
+}
+
+/**
+ * The bytes of a deploy registration as nodes send it to each other (a deploy payload's
+ * body): UTF8(JCS) of `txid`, the five core keys and `metadata` ({} when absent), nothing
+ * else. One builder for the core (a registration REST just took) and the writer (one it
+ * holds), so every node sends the same registration as the same bytes and a peer's seen
+ * set recognises it whichever path it came by.
+ */
+export function registrationBytes(txid: string, registration: { readonly [K in (typeof CORE_KEYS)[number] | 'metadata']?: unknown }): Uint8Array {
+  const only: Record<string, unknown> = { txid };
+  for (const k of CORE_KEYS) only[k] = registration[k];
+  only['metadata'] = registration['metadata'] ?? {};
+  return new TextEncoder().encode(canonicalize(only) ?? '');
 }
 
 /** UTF8(JCS(core)) as a string (RFC 8785). */

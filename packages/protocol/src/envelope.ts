@@ -32,6 +32,7 @@ import {
 } from './value.js';
 import { signSchnorr, verifySchnorrFast, verifySchnorrNoble, xOnlyPublicKey } from './schnorr.js';
 import { MAX_ENVELOPE_BYTES } from './limits.js';
+import { bytesEqual } from './bytes.js';
 
 export const ENVELOPE_VERSION = 1;
 export { MAX_ENVELOPE_BYTES, MAX_BODY_BYTES, postedBytes } from './limits.js';
@@ -479,11 +480,7 @@ export function envelopeFromJson(json: unknown): CallEnvelope {
   return e;
 }
 
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+export { bytesEqual } from './bytes.js';
 
 export function envelopesEqual(a: CallEnvelope, b: CallEnvelope): boolean {
   return (

@@ -29,6 +29,7 @@ import { parseHex, txidBytes } from './hash.js';
 import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleRoot } from './merkle-branch.js';
 import { HEX32 } from './identifiers.js';
 import { MAX_COIN_PREV_TXS, type CoinEvidence, type PrevTx } from './coin.js';
+import { reversed } from './bytes.js';
 
 /** Where a transaction sits on the chain, and the branch that proves it. */
 export interface Inclusion {
@@ -177,7 +178,7 @@ export function inclusionShapeError(inc: Inclusion): string | null {
 export function foldInclusion(txid: string, inc: Inclusion): { ok: true; root: Buffer } | { ok: false; reason: string } {
   const shape = inclusionShapeError(inc);
   if (shape) return { ok: false, reason: shape };
-  const f = foldBranch(Uint8Array.from(txidBytes(txid)).reverse(), inc.txIndex, inc.branch);
+  const f = foldBranch(reversed(txidBytes(txid)), inc.txIndex, inc.branch);
   if (!f.ok) return f;
   return { ok: true, root: Buffer.from(f.root.buffer, f.root.byteOffset, f.root.byteLength) };
 }
@@ -248,7 +249,7 @@ export function listedAt(txid: string, inc: Inclusion, blockTxids: readonly Uint
   if (listed.mutated) return "the block's txid list pairs two equal hashes (a mutated tree)";
   if (Buffer.compare(listed.root, root) !== 0) return "the block's txid list does not fold to the root the branch folds to";
   const own = blockTxids[inc.txIndex];
-  if (!own || Buffer.compare(own, Uint8Array.from(txidBytes(txid)).reverse()) !== 0) return `the block's txid list does not hold ${txid} at index ${inc.txIndex}`;
+  if (!own || Buffer.compare(own, reversed(txidBytes(txid))) !== 0) return `the block's txid list does not hold ${txid} at index ${inc.txIndex}`;
   const branch = merkleBranch(blockTxids, inc.txIndex);
   if (branch.length !== inc.branch.length || branch.some((h, i) => Buffer.compare(h, inc.branch[i]!) !== 0)) return "the branch is not the block's txid list's branch";
   return null;
@@ -296,7 +297,7 @@ export function coinbaseDepth(coinbaseTx: Uint8Array, branch: readonly Uint8Arra
   const cb = parseProven(coinbaseTx);
   if (!cb.ok) return { ok: false, reason: `the coinbase ${cb.reason}` };
   if (!cb.tx.isCoinbase()) return { ok: false, reason: 'the transaction is not a coinbase' };
-  const f = foldBranch(Uint8Array.from(txidBytes(cb.txid)).reverse(), 0, branch);
+  const f = foldBranch(reversed(txidBytes(cb.txid)), 0, branch);
   if (!f.ok) return f;
   if (!(header80 instanceof Uint8Array) || header80.length !== HEADER_BYTES) return { ok: false, reason: 'the header is not 80 bytes' };
   if (Buffer.compare(header80.subarray(36, 68), f.root) !== 0) return { ok: false, reason: "the coinbase's branch does not lead to the header's merkle root" };

@@ -15,10 +15,7 @@ export function sha256d(data: Uint8Array): Uint8Array {
   return new Uint8Array(oneShot('sha256', oneShot('sha256', data, 'buffer'), 'buffer'));
 }
 
-/** Display hex of 32 internal-order bytes (reversed): how explorers and Esplora show a Bitcoin hash. */
-export function displayHex(internal: Uint8Array): string {
-  return Buffer.from(internal).reverse().toString('hex');
-}
+export { displayHex, toHex } from './bytes.js';
 
 const tagPrefixCache = new Map<string, Buffer>();
 
@@ -57,9 +54,6 @@ export const Tags = {
   envelope: 'SVC/envelope',
 } as const;
 
-export function toHex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
-}
 
 const HEX_RE = /^(?:[0-9a-f]{2})*$/;
 

@@ -19,6 +19,8 @@ import { INNER_NODE_BYTES, type Inclusion, type SpentBy } from '@svc-node/protoc
 import { merkleBranch } from '@svc-node/protocol/merkle-branch';
 import { NodeError } from '@svc-node/protocol/errors';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
+import { internalBytes } from '@svc-node/protocol/bytes';
+import { BoundedMap } from '../../bounded.js';
 
 /**
  * Txid lists of blocks holding a 64-byte spender kept (listedIn): such spenders are
@@ -38,7 +40,7 @@ export type LookupResult = Found | 'waiting' | 'unseen';
 
 export class EndpointLookups {
   /** Recently read block txid lists (internal order), by block hash (listedIn): the reads, so checks in flight share one. */
-  private readonly blockTxids = new Map<string, Promise<Uint8Array[]>>();
+  private readonly blockTxids = new BoundedMap<string, Promise<Uint8Array[]>>(BLOCK_LISTS_KEPT);
 
   constructor(
     private readonly chain: EsploraClient,
@@ -93,13 +95,12 @@ export class EndpointLookups {
     let reading = this.blockTxids.get(header.hash);
     if (!reading) {
       // Shared by the checks in flight; the client checks the list against the header's merkle root.
-      reading = this.chain.blockTxids(header.hash, header, { priority: 'deferred' }).then((list) => list.map((t) => Buffer.from(t, 'hex').reverse()));
-      if (this.blockTxids.size >= BLOCK_LISTS_KEPT) this.blockTxids.delete(this.blockTxids.keys().next().value!);
+      reading = this.chain.blockTxids(header.hash, header, { priority: 'deferred' }).then((list) => list.map(internalBytes));
       this.blockTxids.set(header.hash, reading);
       reading.catch(() => this.blockTxids.delete(header.hash));
     }
     const txids = await reading;
-    const leaf = Buffer.from(txid, 'hex').reverse();
+    const leaf = internalBytes(txid);
     const index = txids.findIndex((t) => Buffer.compare(t, leaf) === 0);
     if (index < 0) return null;
     return { at: { blockHash: header.hash, height: status.block_height, txIndex: index, branch: merkleBranch(txids, index) }, txids };
@@ -133,7 +134,7 @@ export class EndpointLookups {
       blockHash: parseHeaderBytes(header).hash,
       height: proof.block_height,
       txIndex: proof.pos,
-      branch: proof.merkle.map((h) => Buffer.from(h, 'hex').reverse()),
+      branch: proof.merkle.map(internalBytes),
     };
   }
 }

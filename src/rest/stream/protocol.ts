@@ -6,7 +6,8 @@
 import { NodeError } from '@svc-node/protocol/errors';
 import { decodeCursor, type Cursor } from '@svc-node/protocol/cursor';
 import { errorMessage as feedError, type FeedErrorCode } from '@svc-node/protocol/feed';
-import { HEX32, isName } from '@svc-node/protocol/identifiers';
+import { isName } from '@svc-node/protocol/identifiers';
+import { ensureHex32 } from '@svc-node/protocol/fields';
 
 export const STREAM_PATH = '/v2/stream';
 
@@ -78,10 +79,7 @@ function bad(message: string, field?: string): NodeError {
   return new NodeError('bad_request', message, field ? { field } : undefined);
 }
 
-function hex32(v: unknown, field: string): string {
-  if (typeof v !== 'string' || !HEX32.test(v)) throw bad(`${field} must be 64 lowercase hex characters`, field);
-  return v;
-}
+const hex32 = (v: unknown, field: string): string => ensureHex32(field, v);
 
 function height(v: unknown, field: string): number | null {
   if (v === undefined || v === null) return null;

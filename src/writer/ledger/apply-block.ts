@@ -19,6 +19,7 @@ import type { LedgerMemory, PendingCall } from './memory.js';
 import { JOURNAL_WINDOW, REPLAY_WINDOW } from './stored.js';
 import { UndoBatch } from './undo-log.js';
 import type { Ledger } from './index.js';
+import { reversed } from '@svc-node/protocol/bytes';
 
 /** A block as the chain brings it (spends, txids) or as the journal replays it (dropped, unstamped). */
 export type ApplicableBlock = BlockInput & { dropped?: string[]; unstamped?: [number, string][] };
@@ -233,7 +234,7 @@ function decideCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, tx: TxPar
     context: {
       height,
       txid: p.txid,
-      inputs: anchorTx.inputs ?? anchorTx.ins.map((i) => ({ txid: Uint8Array.from(i.hash).reverse(), vout: i.index })),
+      inputs: anchorTx.inputs ?? anchorTx.ins.map((i) => ({ txid: reversed(i.hash), vout: i.index })),
       // bitcoinjs and the core's parts both carry u64 values as bigint and scripts as bytes;
       // the VM never changes a value it reads (byte values it stores are copied).
       outputs: anchorTx.outs,

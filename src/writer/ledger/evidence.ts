@@ -20,21 +20,17 @@ import type { BlockTx, OrphanStamp } from '../../records.js';
 import { callDecisions, contractDrops, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
 import { NodeError } from '@svc-node/protocol/errors';
 import type { Ledger } from './index.js';
-
-/** Internal byte order of a display-order txid or hash. */
-export function internalOf(displayHex: string): Buffer {
-  return Buffer.from(displayHex, 'hex').reverse();
-}
+import { displayHex, internalBytes } from '@svc-node/protocol/bytes';
 
 /** Whether `branch` places `txid` at `txIndex` under the header's merkle root. */
 export function inclusionHolds(header: ParsedHeader, txid: string, txIndex: number, branch: readonly Uint8Array[]): boolean {
-  const r = foldBranch(internalOf(txid), txIndex, branch);
+  const r = foldBranch(internalBytes(txid), txIndex, branch);
   return r.ok && rootIs(header, r.root);
 }
 
 /** Whether `root` (internal order) is the header's merkle root. */
 function rootIs(header: ParsedHeader, root: Uint8Array): boolean {
-  return Buffer.from(root).reverse().toString('hex') === header.merkleRoot;
+  return displayHex(root) === header.merkleRoot;
 }
 
 /** A stored claim's branch checked against the header: by the root folded when it was filed, else folded now. */
@@ -228,7 +224,7 @@ function placeClaim(l: Ledger, inc: Inclusion, txid: string, reads: EvidenceRead
   const misplaced = `its branch does not place ${txid} at index ${inc.txIndex} under block ${inc.blockHash}'s merkle root`;
   let root = folded;
   if (!root) {
-    const f = foldBranch(internalOf(txid), inc.txIndex, inc.branch);
+    const f = foldBranch(internalBytes(txid), inc.txIndex, inc.branch);
     if (!f.ok) return `${misplaced}: ${f.reason}`;
     root = f.root;
   }

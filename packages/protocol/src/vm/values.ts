@@ -175,8 +175,4 @@ export function decodeRt(b: Uint8Array, code: number): RtValue | undefined {
   return undefined;
 }
 
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+export { bytesEqual } from '../bytes.js';
