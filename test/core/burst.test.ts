@@ -41,6 +41,9 @@ before(async () => {
   light = await startDevnetNode(devnet, { env: { SVC_BLOCK_CHECK_INTERVAL_S: '1' } });
   full = await startDevnetNode({ ...devnet, url: fullUrl }, { env: { SVC_CHAIN_MODE: 'blocks' } });
   await fund(devnet, wallet, 12);
+  // Both nodes hold the funding block before the deploy (its coin is placed under a header
+  // the node holds, else coin_unproven): the blocks-mode node polls on its own schedule.
+  await Promise.all([waitSynced(light, devnet), waitSynced(full, devnet)]);
   svc = client(light, devnet, wallet);
   counter = compileFixture('counter.svc');
   const dep = await svc.deploy(counter);
