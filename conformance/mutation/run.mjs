@@ -1,0 +1,418 @@
+#!/usr/bin/env node
+// Mutation testing of the consensus modules with the conformance vectors as the only test
+// (conformance/mutation/README.md). Copies dist/ to .mutation/dist/, rewrites the compiled
+// files of the modules in scope.mjs with every mutant behind a switch (instrument.mjs),
+// then drives svc-node's adapter over that copy exactly as the vector runner does (one
+// JSON case per line, answers compared with `expected` by the runner's own jsonEqual):
+//
+//   1. one pass of every case with no mutant active records which mutants each case
+//      reaches, and which ones run while the modules load;
+//   2. one adapter process then runs mutant after mutant, switching between them with a
+//      control line, each against the cases that reach it (fastest first, stopping at
+//      the first that fails); a mutant is killed when a case fails, the adapter errs or
+//      crashes, or the cases take far longer than unmutated (an endless loop);
+//   3. a mutant that runs while the modules load (a constant, a table) gets a fresh
+//      adapter process started with it active (SVC_MUTANT) and every case.
+//
+// A kill is believed only if the killing case passes again at once with no mutant
+// active in the same process; otherwise the process restarts and the mutant is tried
+// again there.
+//
+//   node conformance/mutation/run.mjs [--only PATH_SUBSTRING] [--survivors FILE] [--report FILE]
+//
+// Needs `npm run build`; `npm run conformance:mutate` builds and runs it under nice.
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { jsonEqual } from '../run.mjs';
+import { instrument } from './instrument.mjs';
+import { EXCLUDED_FILES, EXCLUDED_FUNCTIONS, FILES, FOLDERS } from './scope.mjs';
+import { EXPLAINED } from './explained.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const work = join(root, '.mutation');
+const mutatedDist = join(work, 'dist');
+const adapterPath = join(root, 'conformance', 'adapters', 'svc-node.mjs');
+// How much longer than unmutated a mutant's cases may take before it counts as an endless
+// loop (killed by timeout): generous, since the machine is shared and a slower mutant
+// that ends is still judged by its answers.
+const TIMEOUT_FACTOR = 20;
+const TIMEOUT_FLOOR_MS = 1000;
+// A process with a mutant active from its start (a load-time mutant) gets this long for all cases.
+const STATIC_TIMEOUT_MS = 60_000;
+
+function parseArgs(argv) {
+  const opts = { only: null, survivors: null, report: join(work, 'report.json') };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--only') opts.only = next();
+    else if (a === '--survivors') opts.survivors = next();
+    else if (a === '--report') opts.report = next();
+    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report)`);
+  }
+  return opts;
+}
+
+/** The TypeScript files in scope, minus the excluded ones. */
+function targets() {
+  const files = [...FILES];
+  for (const folder of FOLDERS) {
+    for (const name of readdirSync(join(root, folder)).sort()) if (name.endsWith('.ts') && !name.endsWith('.d.ts')) files.push(`${folder}/${name}`);
+  }
+  return files.filter((f) => !Object.hasOwn(EXCLUDED_FILES, f));
+}
+
+// --- source maps: a compiled offset -> the TypeScript line -------------------------------
+
+const B64 = Object.fromEntries([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c, i) => [c, i]));
+
+/** Per generated line, the segments [generatedColumn, sourceLine] (0-based), from a v3 source map. */
+function decodeMappings(mappings) {
+  const lines = [];
+  let srcLine = 0;
+  for (const lineText of mappings.split(';')) {
+    const segs = [];
+    let col = 0;
+    for (const seg of lineText.split(',')) {
+      if (seg === '') continue;
+      const fields = [];
+      let value = 0;
+      let shift = 0;
+      for (const ch of seg) {
+        const d = B64[ch];
+        value += (d & 31) << shift;
+        if (d & 32) shift += 5;
+        else {
+          fields.push(value & 1 ? -(value >>> 1) : value >>> 1);
+          value = 0;
+          shift = 0;
+        }
+      }
+      col += fields[0];
+      if (fields.length >= 4) {
+        srcLine += fields[2];
+        segs.push([col, srcLine]);
+      }
+    }
+    lines.push(segs);
+  }
+  return lines;
+}
+
+function lineMapper(jsText, mapPath) {
+  const starts = [0];
+  for (let i = 0; i < jsText.length; i++) if (jsText[i] === '\n') starts.push(i + 1);
+  const segs = existsSync(mapPath) ? decodeMappings(JSON.parse(readFileSync(mapPath, 'utf8')).mappings) : [];
+  return (offset) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    const col = offset - starts[lo];
+    const line = segs[lo] ?? [];
+    let best = null;
+    for (const s of line) if (s[0] <= col) best = s;
+    if (!best && line.length) best = line[0];
+    return best ? best[1] + 1 : null;
+  };
+}
+
+// --- the mutated tree --------------------------------------------------------------------
+
+function buildMutatedTree(files) {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  cpSync(join(root, 'dist'), mutatedDist, { recursive: true, filter: (src) => !src.endsWith('.d.ts') && !src.endsWith('.tsbuildinfo') });
+  const mutants = [];
+  for (const file of files) {
+    const js = join('dist', file.replace(/\.ts$/, '.js'));
+    const text = readFileSync(join(root, js), 'utf8');
+    const excludedFns = new Set(Object.keys(EXCLUDED_FUNCTIONS).filter((k) => k.startsWith(`${file}:`)).map((k) => k.slice(file.length + 1)));
+    const out = instrument(text, js, mutants.length, (fn) => excludedFns.has(fn) || [...excludedFns].some((x) => fn.startsWith(`${x}.`)));
+    const tsLine = lineMapper(text, join(root, js + '.map'));
+    for (const m of out.mutants) {
+      delete m.code;
+      mutants.push({ ...m, file, line: tsLine(m.offset) });
+    }
+    writeFileSync(join(mutatedDist, file.replace(/\.ts$/, '.js')), out.text);
+  }
+  return mutants;
+}
+
+function loadCases() {
+  const dir = join(root, 'conformance', 'vectors');
+  const cases = [];
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+    const op = f.slice(0, -'.json'.length);
+    for (const c of JSON.parse(readFileSync(join(dir, f), 'utf8'))) cases.push({ op, id: c.id, line: JSON.stringify({ op, id: c.id, input: c.input }) + '\n', expected: c.expected });
+  }
+  return cases;
+}
+
+// --- one adapter process -----------------------------------------------------------------
+
+class Adapter {
+  constructor(env = {}) {
+    this.child = spawn(process.execPath, [adapterPath], { env: { ...process.env, SVC_CONFORMANCE_DIST: mutatedDist, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.buffered = '';
+    this.waiting = null;
+    this.dead = false;
+    this.stderr = '';
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk) => {
+      this.buffered += chunk;
+      let nl;
+      while ((nl = this.buffered.indexOf('\n')) >= 0) {
+        const line = this.buffered.slice(0, nl);
+        this.buffered = this.buffered.slice(nl + 1);
+        const w = this.waiting;
+        this.waiting = null;
+        if (w) {
+          try {
+            w.resolve(JSON.parse(line));
+          } catch {
+            w.resolve({ error: `not JSON: ${line.slice(0, 200)}` });
+          }
+        }
+      }
+    });
+    this.child.stderr.setEncoding('utf8');
+    this.child.stderr.on('data', (c) => {
+      if (this.stderr.length < 4000) this.stderr += c;
+    });
+    this.child.stdin.on('error', () => {});
+    this.child.on('close', () => {
+      this.dead = true;
+      const w = this.waiting;
+      this.waiting = null;
+      if (w) w.resolve({ error: 'the adapter exited', crashed: true });
+    });
+  }
+
+  /** Sends one line; resolves with the answer, `{timeout: true}` after `ms`, or `{crashed: true}`. */
+  ask(line, ms) {
+    if (this.dead) return Promise.resolve({ error: 'the adapter exited', crashed: true });
+    return new Promise((resolvePromise) => {
+      const timer = ms ? setTimeout(() => {
+        this.waiting = null;
+        resolvePromise({ timeout: true });
+      }, ms) : null;
+      this.waiting = {
+        resolve: (a) => {
+          if (timer) clearTimeout(timer);
+          resolvePromise(a);
+        },
+      };
+      this.child.stdin.write(line);
+    });
+  }
+
+  control(active, trace) {
+    return this.ask(JSON.stringify({ op: '_mutation', id: '_mutation', input: { active, trace } }) + '\n', 30_000);
+  }
+
+  kill() {
+    this.dead = true;
+    this.child.kill('SIGKILL');
+  }
+
+  close() {
+    this.child.stdin.end();
+  }
+}
+
+const passes = (c, a) => a && !a.timeout && Object.hasOwn(a, 'output') && jsonEqual(a.output, c.expected);
+
+// --- the run -----------------------------------------------------------------------------
+
+async function coveragePass(cases) {
+  const adapter = new Adapter();
+  const load = await adapter.control(-1, true);
+  if (!load?.output) throw new Error(`the adapter over the mutated tree did not start: ${adapter.stderr || JSON.stringify(load)}`);
+  const atLoad = new Set(load.output.hits);
+  const reach = new Map(); // mutant id -> case indexes
+  const ms = [];
+  for (const [i, c] of cases.entries()) {
+    const t0 = performance.now();
+    const a = await adapter.ask(c.line, 120_000);
+    ms.push(performance.now() - t0);
+    if (!passes(c, a)) throw new Error(`case ${c.op} ${c.id} fails with no mutant active: the instrumented tree is broken (${JSON.stringify(a).slice(0, 300)}; ${adapter.stderr.slice(0, 500)})`);
+    const hits = (await adapter.control(-1, true)).output.hits;
+    for (const id of hits) {
+      if (!reach.has(id)) reach.set(id, []);
+      reach.get(id).push(i);
+    }
+  }
+  adapter.close();
+  return { atLoad, reach, ms };
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (!existsSync(join(root, 'dist', 'conformance', 'adapters', 'svc-node-answers.js'))) throw new Error('dist/ is missing: run npm run build');
+  const started = performance.now();
+  const files = targets().filter((f) => !opts.only || f.includes(opts.only));
+  const mutants = buildMutatedTree(files);
+  const cases = loadCases();
+  console.log(`# ${mutants.length} mutants in ${files.length} files; ${cases.length} cases`);
+  const { atLoad, reach, ms } = await coveragePass(cases);
+  const baseline = ms.reduce((a, b) => a + b, 0);
+  console.log(`# coverage pass: ${(baseline / 1000).toFixed(1)} s of cases; ${reach.size} mutants reached by a case, ${atLoad.size} while loading`);
+
+  const result = new Map(); // id -> {status, by?}
+  let adapter = new Adapter();
+  await adapter.control(-1, false);
+  const fresh = async () => {
+    adapter.kill();
+    adapter = new Adapter();
+    await adapter.control(-1, false);
+  };
+
+  /** Runs one mutant in the shared process: {status: killed|survived|timeout, by} or {retry}. */
+  const tryMutant = async (m, order) => {
+    await adapter.control(m.id, false);
+    const budget = Math.max(TIMEOUT_FLOOR_MS, TIMEOUT_FACTOR * order.reduce((s, i) => s + ms[i], 0));
+    const deadline = performance.now() + budget;
+    for (const i of order) {
+      const left = deadline - performance.now();
+      const a = left > 0 ? await adapter.ask(cases[i].line, left) : { timeout: true };
+      if (a.timeout) {
+        await fresh();
+        return { status: 'timeout', by: `${cases[i].op} ${cases[i].id}` };
+      }
+      if (a.crashed) {
+        await fresh();
+        return { status: 'killed', by: `${cases[i].op} ${cases[i].id} (adapter exited)` };
+      }
+      if (!passes(cases[i], a)) {
+        await adapter.control(-1, false);
+        const again = await adapter.ask(cases[i].line, 30_000);
+        if (!passes(cases[i], again)) return { retry: true };
+        return { status: 'killed', by: `${cases[i].op} ${cases[i].id}` };
+      }
+    }
+    await adapter.control(-1, false);
+    return { status: 'survived' };
+  };
+
+  const dynamic = mutants.filter((m) => !atLoad.has(m.id) && reach.has(m.id));
+  let done = 0;
+  for (const m of dynamic) {
+    const order = [...reach.get(m.id)].sort((a, b) => ms[a] - ms[b]);
+    let r = await tryMutant(m, order);
+    if (r.retry) {
+      await fresh();
+      r = await tryMutant(m, order);
+      if (r.retry) r = { status: 'killed', by: 'the process stayed broken after the mutant ran' };
+      await fresh();
+    }
+    result.set(m.id, r);
+    if (++done % 250 === 0) console.log(`# ${done} of ${dynamic.length} reached mutants, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+  adapter.kill();
+
+  // Mutants that run while the modules load: one process each, with every case.
+  const byTime = cases.map((_, i) => i).sort((a, b) => ms[a] - ms[b]);
+  for (const m of mutants.filter((x) => atLoad.has(x.id))) {
+    const a = new Adapter({ SVC_MUTANT: String(m.id) });
+    const ready = await a.control(m.id, false);
+    let r = { status: 'survived' };
+    if (!ready?.output) r = { status: 'killed', by: 'the modules fail to load' };
+    else {
+      const deadline = performance.now() + STATIC_TIMEOUT_MS;
+      for (const i of byTime) {
+        const ans = await a.ask(cases[i].line, Math.max(1, deadline - performance.now()));
+        if (ans.timeout) { r = { status: 'timeout', by: `${cases[i].op} ${cases[i].id}` }; break; }
+        if (!passes(cases[i], ans)) { r = { status: 'killed', by: `${cases[i].op} ${cases[i].id}` }; break; }
+      }
+    }
+    a.kill();
+    result.set(m.id, r);
+  }
+  for (const m of mutants) if (!result.has(m.id)) result.set(m.id, { status: 'no coverage' });
+
+  const seconds = (performance.now() - started) / 1000;
+  const all = mutants.map((m) => ({ ...m, ...result.get(m.id), key: keyOf(m) }));
+  writeFileSync(opts.report, JSON.stringify({ seconds, cases: cases.length, mutants: all }, null, 1));
+  printSummary(all, seconds);
+  if (opts.survivors) writeFileSync(opts.survivors, survivorsMarkdown(all));
+}
+
+/** A survivor's name in explained.mjs: stable while the function and the mutated text stay. */
+function keyOf(m) {
+  return `${m.file}:${m.fn}:${m.operator}:${m.original} -> ${m.replacement}`;
+}
+
+/** The reason a survivor is explained by: its own key, else its function's ("file:function"), else its file's. */
+function reasonOf(m) {
+  return EXPLAINED[keyOf(m)] ?? EXPLAINED[`${m.file}:${m.fn}`] ?? EXPLAINED[m.file] ?? null;
+}
+
+const MODULES = ['src/protocol', 'src/vm', 'src/state', 'src/writer/ledger'];
+
+function tally(list) {
+  const killed = list.filter((m) => m.status === 'killed' || m.status === 'timeout').length;
+  const timeout = list.filter((m) => m.status === 'timeout').length;
+  const survived = list.filter((m) => m.status === 'survived').length;
+  const uncovered = list.filter((m) => m.status === 'no coverage').length;
+  const explained = list.filter((m) => (m.status === 'survived' || m.status === 'no coverage') && reasonOf(m)).length;
+  const pct = (n, d) => (d ? ((100 * n) / d).toFixed(1) : '-');
+  return { total: list.length, killed, timeout, survived, uncovered, explained, score: pct(killed, list.length), covered: pct(killed, killed + survived), unexplained: survived + uncovered - explained };
+}
+
+function printSummary(all, seconds) {
+  console.log('| Module | Mutants | Killed (timeouts) | Survived | No case reaches | Score | Score of reached | Survivors explained |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  const row = (name, list) => {
+    const t = tally(list);
+    console.log(`| ${name} | ${t.total} | ${t.killed} (${t.timeout}) | ${t.survived} | ${t.uncovered} | ${t.score}% | ${t.covered}% | ${t.explained} of ${t.survived + t.uncovered} |`);
+  };
+  for (const mod of MODULES) {
+    const list = all.filter((m) => m.file.startsWith(`${mod}/`));
+    if (list.length) row(mod, list);
+  }
+  row('**All**', all);
+  console.log('');
+  for (const file of [...new Set(all.map((m) => m.file))]) {
+    const t = tally(all.filter((m) => m.file === file));
+    console.log(`# ${file}: ${t.total} mutants, ${t.killed} killed, ${t.survived} survived, ${t.uncovered} not reached, score ${t.score}%`);
+  }
+  const t = tally(all);
+  console.log(`# mutation: ${t.killed} killed of ${t.total} mutants (${t.score}%), ${t.survived} survived, ${t.uncovered} not reached, ${t.unexplained} survivors unexplained, ${seconds.toFixed(0)} s`);
+}
+
+function survivorsMarkdown(all) {
+  const lines = ['# Surviving mutants', '', 'Generated by `npm run conformance:mutate -- --survivors conformance/mutation/survivors.md` (conformance/mutation/README.md): every mutant no vector kills, with the reason it may stay (explained.mjs). "reached" survived a case that runs it; "not reached" no case runs it.', ''];
+  const surv = all.filter((m) => m.status === 'survived' || m.status === 'no coverage');
+  for (const file of [...new Set(surv.map((m) => m.file))]) {
+    lines.push(`## ${file}`, '');
+    const inFile = surv.filter((m) => m.file === file);
+    // Survivors sharing one reason (a whole function or file) are listed under it.
+    const groups = new Map();
+    for (const m of inFile) {
+      const reason = reasonOf(m) ?? 'UNEXPLAINED';
+      if (!groups.has(reason)) groups.set(reason, []);
+      groups.get(reason).push(m);
+    }
+    for (const [reason, ms] of groups) {
+      lines.push(`- ${reason}`);
+      for (const m of ms) lines.push(`  - line ${m.line} \`${m.fn}\` ${m.operator}: \`${m.original}\` -> \`${m.replacement}\` (${m.status === 'survived' ? 'reached' : 'not reached'})`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+main().catch((e) => {
+  console.error(`mutation run: ${e.stack ?? e.message}`);
+  process.exitCode = 2;
+});
