@@ -288,6 +288,23 @@ const operations: Record<string, Operation> = {
     return { output: { bits: nextWorkRequired(input.first as { timestamp: number; bits: number }, input.last as { timestamp: number; bits: number }, pow) } };
   },
 
+  'headers.network': (input) => {
+    const n = networkParams(input.genesis_hash as string);
+    const p = n.pow;
+    return {
+      output: {
+        network: n.network,
+        activation_height: n.height,
+        pow_limit: p.powLimit.toString(16),
+        retarget_interval: p.retargetInterval,
+        target_timespan: p.targetTimespan,
+        target_spacing: p.targetSpacing,
+        allow_min_difficulty: p.allowMinDifficulty,
+        enforce_bip94: p.enforceBIP94,
+      },
+    };
+  },
+
   'headers.run': (input) => {
     const pow = networkParams(input.genesis_hash as string).pow;
     const start = input.start as Json;
