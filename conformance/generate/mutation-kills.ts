@@ -7,6 +7,7 @@ import type { Area } from './kit.js';
 import { executionValueCases } from './execution-values.js';
 import { networkCases, networkNextWorkCases } from './networks.js';
 import { envelopePrefixCases, leafPrefixCases } from './truncations.js';
+import { stampEdgeCases } from './stamp-edges.js';
 
 export function mutationKillArea(): Area {
   return {
@@ -14,5 +15,6 @@ export function mutationKillArea(): Area {
     'headers.network': networkCases(), 'headers.next-work': networkNextWorkCases(),
     'codec.envelope-decode': envelopePrefixCases(),
     'decision.leaf-decode': leafPrefixCases(),
+    'binding.stamp': stampEdgeCases(),
   };
 }
