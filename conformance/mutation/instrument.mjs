@@ -1,4 +1,4 @@
-// Mutant schemata over compiled JavaScript (conformance/mutation/README.md): parses a
+// Mutant schemata over compiled JavaScript (conformance/README.md, "The mutation run"): parses a
 // dist/ file with TypeScript's parser and writes it back with every mutant in place, each
 // behind a switch `__m(ID)` that is true only while that mutant is active. One copy of
 // the code then holds every mutant, so a single adapter process can run mutant after

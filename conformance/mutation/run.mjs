@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Mutation testing of the consensus modules with the conformance vectors as the only test
-// (conformance/mutation/README.md). Copies dist/ to .mutation/dist/, rewrites the compiled
+// (conformance/README.md, "The mutation run"). Copies dist/ to .mutation/dist/, rewrites the compiled
 // files of the modules in scope.mjs with every mutant behind a switch (instrument.mjs),
 // then drives svc-node's adapter over that copy exactly as the vector runner does (one
 // JSON case per line, answers compared with `expected` by the runner's own jsonEqual):
@@ -18,22 +18,24 @@
 // active in the same process; otherwise the process restarts and the mutant is tried
 // again there.
 //
-//   node conformance/mutation/run.mjs [--only PATH_SUBSTRING] [--survivors FILE] [--report FILE]
+//   node conformance/mutation/run.mjs [--only PATH_SUBSTRING] [--survivors FILE] [--report FILE] [--work DIR]
+//   node conformance/mutation/run.mjs --from-report FILE [--survivors FILE]   (no run: the summary and list again)
 //
 // Needs `npm run build`; `npm run conformance:mutate` builds and runs it under nice.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsonEqual } from '../run.mjs';
 import { instrument } from './instrument.mjs';
-import { EXCLUDED_FILES, EXCLUDED_FUNCTIONS, FILES, FOLDERS } from './scope.mjs';
+import { EXCLUDED_FILES, EXCLUDED_FUNCTIONS, FILES, FOLDERS, FRESH_PROCESS_FILES } from './scope.mjs';
 import { EXPLAINED } from './explained.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const work = join(root, '.mutation');
-const mutatedDist = join(work, 'dist');
+// Where the mutated tree and the report go (--work): .mutation/ in the repository by default.
+let work = join(root, '.mutation');
+let mutatedDist = join(work, 'dist');
 const adapterPath = join(root, 'conformance', 'adapters', 'svc-node.mjs');
 // How much longer than unmutated a mutant's cases may take before it counts as an endless
 // loop (killed by timeout): generous, since the machine is shared and a slower mutant
@@ -44,7 +46,7 @@ const TIMEOUT_FLOOR_MS = 1000;
 const STATIC_TIMEOUT_MS = 60_000;
 
 function parseArgs(argv) {
-  const opts = { only: null, survivors: null, report: join(work, 'report.json') };
+  const opts = { only: null, survivors: null, report: null, fromReport: null, work: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -54,8 +56,15 @@ function parseArgs(argv) {
     if (a === '--only') opts.only = next();
     else if (a === '--survivors') opts.survivors = next();
     else if (a === '--report') opts.report = next();
-    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report)`);
+    else if (a === '--from-report') opts.fromReport = next();
+    else if (a === '--work') opts.work = resolve(next());
+    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --work)`);
   }
+  if (opts.work) {
+    work = opts.work;
+    mutatedDist = join(work, 'dist');
+  }
+  opts.report ??= join(work, 'report.json');
   return opts;
 }
 
@@ -128,16 +137,24 @@ function lineMapper(jsText, mapPath) {
 
 // --- the mutated tree --------------------------------------------------------------------
 
+const usedExclusions = new Set();
+
 function buildMutatedTree(files) {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
+  // The copy's packages resolve to the repository's, wherever the work directory is.
+  symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
   cpSync(join(root, 'dist'), mutatedDist, { recursive: true, filter: (src) => !src.endsWith('.d.ts') && !src.endsWith('.tsbuildinfo') });
   const mutants = [];
   for (const file of files) {
     const js = join('dist', file.replace(/\.ts$/, '.js'));
     const text = readFileSync(join(root, js), 'utf8');
     const excludedFns = new Set(Object.keys(EXCLUDED_FUNCTIONS).filter((k) => k.startsWith(`${file}:`)).map((k) => k.slice(file.length + 1)));
-    const out = instrument(text, js, mutants.length, (fn) => excludedFns.has(fn) || [...excludedFns].some((x) => fn.startsWith(`${x}.`)));
+    const out = instrument(text, js, mutants.length, (fn) => {
+      const hit = [...excludedFns].find((x) => fn === x || fn.startsWith(`${x}.`));
+      if (hit !== undefined) usedExclusions.add(`${file}:${hit}`);
+      return hit !== undefined;
+    });
     const tsLine = lineMapper(text, join(root, js + '.map'));
     for (const m of out.mutants) {
       delete m.code;
@@ -145,6 +162,8 @@ function buildMutatedTree(files) {
     }
     writeFileSync(join(mutatedDist, file.replace(/\.ts$/, '.js')), out.text);
   }
+  // An exclusion naming no function (renamed, removed) would hide nothing and mislead: say so.
+  for (const k of Object.keys(EXCLUDED_FUNCTIONS)) if (files.includes(k.split(':')[0]) && !usedExclusions.has(k)) console.log(`# warning: the exclusion ${k} names no function with a mutant`);
   return mutants;
 }
 
@@ -258,6 +277,14 @@ async function coveragePass(cases) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
+  if (opts.fromReport) {
+    // Only the summary and the survivors list again, from a finished run (after editing explained.mjs).
+    const r = JSON.parse(readFileSync(opts.fromReport, 'utf8'));
+    const all = r.mutants.map((m) => ({ ...m, key: keyOf(m) }));
+    printSummary(all, r.seconds);
+    if (opts.survivors) writeFileSync(opts.survivors, survivorsMarkdown(all));
+    return;
+  }
   if (!existsSync(join(root, 'dist', 'conformance', 'adapters', 'svc-node-answers.js'))) throw new Error('dist/ is missing: run npm run build');
   const started = performance.now();
   const files = targets().filter((f) => !opts.only || f.includes(opts.only));
@@ -321,23 +348,36 @@ async function main() {
   adapter.kill();
 
   // Mutants that run while the modules load: one process each, with every case.
+  // The cases that reach the file's other mutants come first (a constant is mostly read where it is defined), fastest first.
   const byTime = cases.map((_, i) => i).sort((a, b) => ms[a] - ms[b]);
-  for (const m of mutants.filter((x) => atLoad.has(x.id))) {
+  const fileCases = new Map();
+  for (const m of mutants) {
+    if (!fileCases.has(m.file)) fileCases.set(m.file, new Set());
+    for (const i of reach.get(m.id) ?? []) fileCases.get(m.file).add(i);
+  }
+  /** A mutant active from the start of a fresh adapter process, against every case (the file's first). */
+  const runFresh = async (m) => {
+    const near = fileCases.get(m.file);
+    const order = [...byTime.filter((i) => near.has(i)), ...byTime.filter((i) => !near.has(i))];
     const a = new Adapter({ SVC_MUTANT: String(m.id) });
     const ready = await a.control(m.id, false);
     let r = { status: 'survived' };
     if (!ready?.output) r = { status: 'killed', by: 'the modules fail to load' };
     else {
       const deadline = performance.now() + STATIC_TIMEOUT_MS;
-      for (const i of byTime) {
+      for (const i of order) {
         const ans = await a.ask(cases[i].line, Math.max(1, deadline - performance.now()));
         if (ans.timeout) { r = { status: 'timeout', by: `${cases[i].op} ${cases[i].id}` }; break; }
         if (!passes(cases[i], ans)) { r = { status: 'killed', by: `${cases[i].op} ${cases[i].id}` }; break; }
       }
     }
     a.kill();
-    result.set(m.id, r);
-  }
+    return r;
+  };
+  for (const m of mutants.filter((x) => atLoad.has(x.id))) result.set(m.id, await runFresh(m));
+  // A file holding a memo (scope.mjs, FRESH_PROCESS_FILES) answers from entries cached before
+  // the mutant was switched on: its survivors are tried again in a process of their own.
+  for (const m of mutants.filter((x) => FRESH_PROCESS_FILES[x.file] && result.get(x.id)?.status === 'survived')) result.set(m.id, await runFresh(m));
   for (const m of mutants) if (!result.has(m.id)) result.set(m.id, { status: 'no coverage' });
 
   const seconds = (performance.now() - started) / 1000;
@@ -364,7 +404,7 @@ function tally(list) {
   const timeout = list.filter((m) => m.status === 'timeout').length;
   const survived = list.filter((m) => m.status === 'survived').length;
   const uncovered = list.filter((m) => m.status === 'no coverage').length;
-  const explained = list.filter((m) => (m.status === 'survived' || m.status === 'no coverage') && reasonOf(m)).length;
+  const explained = list.filter((m) => (m.status === 'survived' || m.status === 'no coverage') && reasonOf(m) && !reasonOf(m).startsWith('not yet')).length;
   const pct = (n, d) => (d ? ((100 * n) / d).toFixed(1) : '-');
   return { total: list.length, killed, timeout, survived, uncovered, explained, score: pct(killed, list.length), covered: pct(killed, killed + survived), unexplained: survived + uncovered - explained };
 }
@@ -391,7 +431,7 @@ function printSummary(all, seconds) {
 }
 
 function survivorsMarkdown(all) {
-  const lines = ['# Surviving mutants', '', 'Generated by `npm run conformance:mutate -- --survivors conformance/mutation/survivors.md` (conformance/mutation/README.md): every mutant no vector kills, with the reason it may stay (explained.mjs). "reached" survived a case that runs it; "not reached" no case runs it.', ''];
+  const lines = ['# Surviving mutants', '', 'Generated by `npm run conformance:mutate -- --survivors conformance/mutation/survivors.md` (conformance/README.md, "The mutation run"): every mutant no vector kills, with the reason it may stay (explained.mjs). "reached" survived a case that runs it; "not reached" no case runs it.', ''];
   const surv = all.filter((m) => m.status === 'survived' || m.status === 'no coverage');
   for (const file of [...new Set(surv.map((m) => m.file))]) {
     lines.push(`## ${file}`, '');
