@@ -8,6 +8,7 @@ import { executionValueCases } from './execution-values.js';
 import { networkCases, networkNextWorkCases } from './networks.js';
 import { envelopePrefixCases, leafPrefixCases } from './truncations.js';
 import { stampEdgeCases } from './stamp-edges.js';
+import { stringEdgeCases } from './value-edges.js';
 
 export function mutationKillArea(): Area {
   return {
@@ -16,5 +17,6 @@ export function mutationKillArea(): Area {
     'codec.envelope-decode': envelopePrefixCases(),
     'decision.leaf-decode': leafPrefixCases(),
     'binding.stamp': stampEdgeCases(),
+    'codec.value-binary': stringEdgeCases(),
   };
 }
