@@ -9,6 +9,7 @@ import { networkCases, networkNextWorkCases } from './networks.js';
 import { envelopePrefixCases, leafPrefixCases } from './truncations.js';
 import { stampEdgeCases } from './stamp-edges.js';
 import { stringEdgeCases } from './value-edges.js';
+import { verifierEdgeCases } from './verifier-edges.js';
 
 export function mutationKillArea(): Area {
   return {
@@ -18,5 +19,6 @@ export function mutationKillArea(): Area {
     'decision.leaf-decode': leafPrefixCases(),
     'binding.stamp': stampEdgeCases(),
     'codec.value-binary': stringEdgeCases(),
+    'verifier.artifact': verifierEdgeCases(),
   };
 }
