@@ -5,7 +5,7 @@
 // unsupported: true} for an operation it does not know, {id, error} when the input is
 // malformed. Needs the built node (npm run build): the answers come from dist/.
 //
-// For the mutation run (conformance/mutation/README.md) only: SVC_CONFORMANCE_DIST names
+// For the mutation run (conformance/README.md, "The mutation run") only: SVC_CONFORMANCE_DIST names
 // another compiled tree to answer from (the mutated copy), and a line {op: "_mutation",
 // id, input: {active, trace}} switches the active mutant of that tree between cases and
 // answers {id, output: {hits}}: the mutants reached since the previous such line. Other
