@@ -14,16 +14,20 @@
 FROM node:22.23.3-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspace's packages (@svc-node/protocol, @svc-node/client): npm ci links them.
+COPY packages/protocol/package.json ./packages/protocol/
+COPY packages/client/package.json ./packages/client/
 # No compiler: every native dependency ships prebuilt binaries for Node 22 on glibc
 # (@nxtedition/rocksdb, uWebSockets.js). The optional dependency is the earlier storage
 # binding (rocksdb 5.2.1), used only by `migrate-store`, which cannot load under Node 22:
 # its own image is Dockerfile.migrate-store.
 RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages ./packages
 COPY src ./src
 COPY workers ./workers
 COPY scripts/prune-image.sh ./scripts/
-RUN npx tsc -p tsconfig.build.json \
+RUN npx tsc -b tsconfig.build.json \
  && npm prune --omit=dev --omit=optional --no-audit --no-fund \
  && sh scripts/prune-image.sh
 
@@ -36,6 +40,7 @@ ENV NODE_ENV=production \
     SVC_BIND_ADDRESS=0.0.0.0:50051
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages ./packages
 COPY package.json config.toml ./
 COPY proto ./proto
 RUN mkdir -p /data && chown node:node /data

@@ -23,15 +23,15 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as ecc from 'tiny-secp256k1';
 import { DevnetChain, devnetChainHandler } from '../src/devnet/chain-server.js';
-import { buildCallAnchor, buildDeploy } from '../src/client/sdk.js';
-import { walletFromSecret, networkOf } from '../src/client/wallet.js';
-import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
-import { sha256 } from '../src/protocol/hash.js';
+import { buildCallAnchor, buildDeploy } from '@svc-node/client/sdk';
+import { walletFromSecret, networkOf } from '@svc-node/client/wallet';
+import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '@svc-node/protocol/envelope';
+import { sha256 } from '@svc-node/protocol/hash';
 import { figure, stat, type Figure } from './harness.js';
 import { compileContract, repoRoot } from '../test/helpers/ledger-fixture.js';
 import type { FetchBlocksJob } from './lib/fetch-blocks-worker.js';
 import { chainCoinJson, fanOut, spentTxids, type Coin } from './lib/bank-calls.js';
-import type { CoinJson } from '../src/protocol/coin.js';
+import type { CoinJson } from '@svc-node/protocol/coin';
 
 /** Coins per funding fan-out: ~3.2 KB transactions, so a call's coin evidence fits a body. */
 const FAN_OUT_COINS = 100;

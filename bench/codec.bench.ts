@@ -23,7 +23,7 @@ import {
   xOnlyPublicKey,
   ENVELOPE_SCHEMA,
   type CallEnvelope,
-} from '../src/protocol/index.js';
+} from '@svc-node/protocol';
 
 const N = 256;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);

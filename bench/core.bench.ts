@@ -6,13 +6,13 @@
  * VM-only, reorg <= 3x.
  */
 import { execute } from '../src/vm/execute.js';
-import { verifyArtifact } from '../src/vm/verifier.js';
-import type { Host, Program } from '../src/vm/types.js';
-import type { Value } from '../src/protocol/value.js';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
+import type { Host, Program } from '@svc-node/protocol/vm/types';
+import type { Value } from '@svc-node/protocol/value';
 import { figure, measureCpuRate, measureRate, stat, threadCpuNs, type Figure } from './harness.js';
 import { LedgerBench, compileContract, id32 } from '../test/helpers/ledger-fixture.js';
-import { StateTree } from '../src/state/state-tree.js';
-import { decisionsRoot, decodeDecision, encodeDecision } from '../src/state/decisions.js';
+import { StateTree } from '@svc-node/protocol/state/state-tree';
+import { decisionsRoot, decodeDecision, encodeDecision } from '@svc-node/protocol/state/decisions';
 import { blockDecisions } from '../src/writer/store/index.js';
 
 /** A block of this many transfers: a busy block of small contract calls. */

@@ -40,7 +40,7 @@ import { promisify } from 'node:util';
 import * as ecc from 'tiny-secp256k1';
 import { DevnetChain, DevnetEndpoint, type DevnetCounters, type PublicModeOptions } from '../src/devnet/chain-server.js';
 import { DEFAULT_BUDGET } from '../src/chain/budget.js';
-import { sha256 } from '../src/protocol/hash.js';
+import { sha256 } from '@svc-node/protocol/hash';
 import { figure, measureRate, stat, type Figure, type Stat } from './harness.js';
 import { cpuPerUnitUs, nodeCpuSeconds, splitText } from './lib/node-cpu.js';
 import { repoRoot } from '../test/helpers/ledger-fixture.js';

@@ -1,5 +1,5 @@
 /**
- * Bitcoin evidence costs (src/protocol/merkle-branch.ts, evidence.ts, src/protocol/headers.ts),
+ * Bitcoin evidence costs (packages/protocol/src/merkle-branch.ts, evidence.ts, packages/protocol/src/headers.ts),
  * each against the work it cannot avoid, measured in the same run (samples alternate):
  *
  * - branches of a 4,000-transaction block (the top of today's mainnet blocks) for 64
@@ -17,12 +17,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tiny from 'tiny-secp256k1';
 import { figure, measureRate, stat, type Figure, type Stat } from './harness.js';
-import { merkleBranches } from '../src/protocol/merkle-branch.js';
-import { checkEvidence, type Evidence } from '../src/protocol/evidence.js';
-import { internalBytes } from '../src/protocol/bitcoin.js';
-import { parseHeader80, verifyHeaderRun } from '../src/protocol/headers.js';
-import { networkParams } from '../src/protocol/activation.js';
-import { signingMessage, signEnvelope, xOnlyPublicKey } from '../src/protocol/index.js';
+import { merkleBranches } from '@svc-node/protocol/merkle-branch';
+import { checkEvidence, type Evidence } from '@svc-node/protocol/evidence';
+import { internalBytes } from '@svc-node/protocol/bitcoin';
+import { parseHeader80, verifyHeaderRun } from '@svc-node/protocol/headers';
+import { networkParams } from '@svc-node/protocol/activation';
+import { signingMessage, signEnvelope, xOnlyPublicKey } from '@svc-node/protocol';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const esplora = join(repoRoot, 'test', 'fixtures', 'esplora');

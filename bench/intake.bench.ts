@@ -8,7 +8,7 @@
  * cores disturbs far less than rates.
  */
 import { chainCoinJson, spentTxids } from './lib/bank-calls.js';
-import type { CoinJson } from '../src/protocol/coin.js';
+import type { CoinJson } from '@svc-node/protocol/coin';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';
@@ -16,10 +16,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as ecc from 'tiny-secp256k1';
 import { startDevnetChain } from '../src/devnet/chain-server.js';
-import { buildCallAnchor, buildDeploy } from '../src/client/sdk.js';
-import { walletFromSecret, networkOf } from '../src/client/wallet.js';
-import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../src/protocol/envelope.js';
-import { sha256 } from '../src/protocol/hash.js';
+import { buildCallAnchor, buildDeploy } from '@svc-node/client/sdk';
+import { walletFromSecret, networkOf } from '@svc-node/client/wallet';
+import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '@svc-node/protocol/envelope';
+import { sha256 } from '@svc-node/protocol/hash';
 import { figure, measureRate, stat, type Figure } from './harness.js';
 import { cpuPerUnitUs, nodeCpuSeconds } from './lib/node-cpu.js';
 import { compileContract, repoRoot } from '../test/helpers/ledger-fixture.js';

@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { figure, stat, type Figure } from './harness.js';
 import { ContractIndex } from '../src/writer/peer-queries.js';
 import { reconcile } from '../src/gossip/reconcile.js';
-import { buildCall } from '../src/client/sdk.js';
+import { buildCall } from '@svc-node/client/sdk';
 import { compileFixture, testWallet } from '../test/helpers/devnet-node.js';
 import { fetchOverWire, localAsker, newTally, pushOverWire, remoteAsker, type WireTally } from '../test/helpers/reconcile-wire.js';
 import type { WirePayload } from '../src/messages.js';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { figure, stat, type Figure, type Stat } from './harness.js';
 import { compileFixture, devnetEnv, fund, startDevnet, testWallet } from '../test/helpers/devnet-node.js';
-import { SvcClient } from '../src/client/sdk.js';
+import { SvcClient } from '@svc-node/client/sdk';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

@@ -9,10 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { compileSource } from '../src/compiler/index.js';
 import { execute } from '../src/vm/execute.js';
-import type { ExecContext, Host, Program } from '../src/vm/types.js';
-import { verifyArtifact } from '../src/vm/verifier.js';
+import type { ExecContext, Host, Program } from '@svc-node/protocol/vm/types';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
 import { arith } from '../src/vm/handlers.js';
-import { OP } from '../src/vm/isa.js';
+import { OP } from '@svc-node/protocol/vm/isa';
 import { figure, measureRate, type Figure } from './harness.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

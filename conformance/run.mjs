@@ -6,7 +6,10 @@
 // with the case's `expected` (JSON equality, key order ignored) and prints TAP 13 with a
 // one-line summary. Exit status 0 when no case failed (skips do not fail), 1 otherwise.
 //
-//   node conformance/run.mjs [--adapter "COMMAND"] [--vectors DIR] [--only SUBSTRING]
+//   node conformance/run.mjs [--adapter "COMMAND"] [--vectors DIR] [--only SUBSTRING] [--junit FILE]
+//
+// --junit also writes JUnit XML (a testsuite per operation, a testcase per case) with the
+// node runner's writer, node/junit.mjs, loaded only then: without it the runner stays alone.
 //
 // The adapter command runs through the shell; default: node conformance/adapters/svc-node.mjs.
 import { spawn } from 'node:child_process';
@@ -20,7 +23,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const RUN_TIMEOUT_MS = 120_000;
 
 function parseArgs(argv) {
-  const opts = { adapter: `node ${JSON.stringify(join(here, 'adapters', 'svc-node.mjs'))}`, vectors: join(here, 'vectors'), only: null };
+  const opts = { adapter: `node ${JSON.stringify(join(here, 'adapters', 'svc-node.mjs'))}`, vectors: join(here, 'vectors'), only: null, junit: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -30,7 +33,8 @@ function parseArgs(argv) {
     if (a === '--adapter') opts.adapter = next();
     else if (a === '--vectors') opts.vectors = resolve(next());
     else if (a === '--only') opts.only = next();
-    else throw new Error(`unknown argument ${a} (use --adapter, --vectors, --only)`);
+    else if (a === '--junit') opts.junit = next();
+    else throw new Error(`unknown argument ${a} (use --adapter, --vectors, --only, --junit)`);
   }
   return opts;
 }
@@ -118,8 +122,10 @@ async function main() {
   const failedOps = new Map();
   const flat = work.flatMap(({ op, cases }) => cases.map((c) => ({ op, c })));
   const { answers, stderr, why } = await askAdapter(opts.adapter, flat);
+  const junit = [];
   for (const [i, { op, c }] of flat.entries()) {
     n++;
+    const [passedBefore, skippedBefore] = [passed, skipped];
     const a = answers[i];
     const title = `${op} ${c.id} - ${c.pins}`;
     if (a && a.id !== undefined && a.id !== c.id) {
@@ -144,10 +150,12 @@ async function main() {
       if (!a && stderr) console.log(`  stderr: ${yamlString(stderr.slice(0, 2000))}`);
       console.log('  ...');
     }
+    junit.push({ scenario: op, name: `${c.id} - ${c.pins}`, ok: passed > passedBefore || skipped > skippedBefore, skipped: skipped > skippedBefore ? `the adapter does not implement ${op}` : null, detail: { expected: c.expected, got: a?.output ?? a?.error ?? null }, seconds: 0 });
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const where = failedOps.size ? ` (failing: ${[...failedOps].map(([op, k]) => `${op} ${k}`).join(', ')})` : '';
   console.log(`# conformance: ${passed} passed, ${failed} failed, ${skipped} skipped of ${total} cases in ${work.length} files, ${seconds.toFixed(1)} s${where}`);
+  if (opts.junit) (await import('./node/junit.mjs')).writeJunit(opts.junit, junit, { seconds, name: 'conformance', classPrefix: 'conformance.vectors' });
   process.exitCode = failed === 0 ? 0 : 1;
 }
 

@@ -1,17 +1,59 @@
-// The share of the consensus modules' lines the conformance vectors execute: runs the
-// vector runner with svc-node's adapter under V8 coverage (NODE_V8_COVERAGE), then counts,
-// per compiled file of dist/src/{protocol,vm,state}, the code lines (not blank, not only a
-// comment or a brace) whose first character V8 saw run. Lines of compiled JavaScript, so
-// type-only TypeScript lines are not counted. Needs `npm run build`.
+// The share of the consensus modules' lines and branches the conformance vectors execute:
+// runs the vector runner with svc-node's adapter under V8 coverage (NODE_V8_COVERAGE), then
+// counts, per compiled file of packages/protocol/dist and dist/src/{vm,state,writer/ledger}:
+// - lines: the code lines (not blank, not only a comment or a brace) whose first character
+//   V8 saw run;
+// - branches: the arms of every branch point, found with the TypeScript parser in the
+//   compiled file (as istanbul counts them): if (then, and else explicit or not), ?: (both
+//   arms), && || ?? (right operand evaluated, and short-circuited), each switch clause. An
+//   arm is taken when V8's block count at its start is above 0; an implicit else or a
+//   short circuit when the count of the whole statement or expression is above its arm's
+//   (V8 leaves out a nested range whose count equals its parent's, so equal counts mean
+//   the other arm never ran).
+// Lines of compiled JavaScript, so type-only TypeScript lines are not counted. Needs
+// `npm run build`.
 //   node scripts/conformance-coverage.mjs
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+
+/** Every branch arm of a compiled file: `taken(countAt)` says whether the vectors ran it. */
+function branchArms(text) {
+  const sf = ts.createSourceFile('f.js', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+  const arms = [];
+  const at = (n) => n.getStart(sf);
+  const visit = (n) => {
+    if (ts.isIfStatement(n)) {
+      arms.push((c) => c(at(n.thenStatement)) > 0);
+      arms.push(n.elseStatement ? (c) => c(at(n.elseStatement)) > 0 : (c) => c(at(n)) > c(at(n.thenStatement)));
+    } else if (ts.isConditionalExpression(n)) {
+      arms.push((c) => c(at(n.whenTrue)) > 0, (c) => c(at(n.whenFalse)) > 0);
+    } else if (ts.isBinaryExpression(n) && [ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.BarBarToken, ts.SyntaxKind.QuestionQuestionToken].includes(n.operatorToken.kind)) {
+      arms.push((c) => c(at(n.right)) > 0, (c) => c(at(n)) > c(at(n.right)));
+    } else if (ts.isCaseClause(n) || ts.isDefaultClause(n)) {
+      const first = n.statements[0];
+      arms.push((c) => c(first ? at(first) : at(n)) > 0);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return arms;
+}
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const AREAS = ['protocol', 'vm', 'state'];
+/** Each area: its name and its compiled folder (the protocol package's subfolders included). */
+const AREAS = [
+  ['packages/protocol', join(root, 'packages', 'protocol', 'dist')],
+  ['src/vm', join(root, 'dist', 'src', 'vm')],
+  ['src/state', join(root, 'dist', 'src', 'state')],
+  ['src/writer/ledger', join(root, 'dist', 'src', 'writer', 'ledger')],
+];
+const compiled = (dir, sub = '') =>
+  readdirSync(join(dir, sub), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1)).flatMap((e) =>
+    e.isDirectory() ? compiled(dir, join(sub, e.name)) : e.name.endsWith('.js') ? [join(sub, e.name)] : []);
 const dir = mkdtempSync(join(tmpdir(), 'conformance-coverage-'));
 try {
   const r = spawnSync(process.execPath, [join(root, 'conformance', 'run.mjs')], { env: { ...process.env, NODE_V8_COVERAGE: dir }, encoding: 'utf8' });
@@ -25,9 +67,8 @@ try {
     }
   }
   const rows = [];
-  for (const area of AREAS) {
-    const folder = join(root, 'dist', 'src', area);
-    for (const name of readdirSync(folder).filter((n) => n.endsWith('.js')).sort()) {
+  for (const [area, folder] of AREAS) {
+    for (const name of compiled(folder)) {
       const path = join(folder, name);
       const text = readFileSync(path, 'utf8');
       const rs = ranges.get(pathToFileURL(path).href) ?? [];
@@ -51,17 +92,20 @@ try {
         lines++;
         if (countAt(start) > 0) run++;
       }
-      rows.push({ file: `src/${area}/${name.replace(/\.js$/, '.ts')}`, lines, run });
+      const arms = branchArms(text);
+      const taken = arms.filter((taken) => taken(countAt)).length;
+      rows.push({ area, file: `${area}/${area.startsWith('packages/') ? 'src/' : ''}${name.replace(/\.js$/, '.ts')}`, lines, run, branches: arms.length, taken });
     }
   }
-  for (const area of AREAS) {
-    const of = rows.filter((r) => r.file.startsWith(`src/${area}/`));
+  const pct = (a, b) => `${((100 * a) / Math.max(1, b)).toFixed(1)}%`;
+  for (const [area] of AREAS) {
+    const of = rows.filter((r) => r.area === area);
     const sum = (k) => of.reduce((n, r) => n + r[k], 0);
-    console.log(`src/${area}: ${sum('run')} of ${sum('lines')} lines (${((100 * sum('run')) / sum('lines')).toFixed(1)}%)`);
-    for (const r of of) console.log(`  ${r.file.padEnd(34)} ${String(r.run).padStart(4)} / ${String(r.lines).padStart(4)}  ${((100 * r.run) / Math.max(1, r.lines)).toFixed(0).padStart(3)}%`);
+    console.log(`${area}: ${sum('run')} of ${sum('lines')} lines (${pct(sum('run'), sum('lines'))}), ${sum('taken')} of ${sum('branches')} branches (${pct(sum('taken'), sum('branches'))})`);
+    for (const r of of) console.log(`  ${r.file.padEnd(44)} lines ${String(r.run).padStart(4)} / ${String(r.lines).padStart(4)} ${pct(r.run, r.lines).padStart(6)}   branches ${String(r.taken).padStart(4)} / ${String(r.branches).padStart(4)} ${pct(r.taken, r.branches).padStart(6)}`);
   }
-  const all = rows.reduce((a, r) => [a[0] + r.run, a[1] + r.lines], [0, 0]);
-  console.log(`consensus modules (src/protocol, src/vm, src/state): ${all[0]} of ${all[1]} lines (${((100 * all[0]) / all[1]).toFixed(1)}%)`);
+  const total = (k) => rows.reduce((n, r) => n + r[k], 0);
+  console.log(`consensus modules (packages/protocol, src/vm, src/state, src/writer/ledger): ${total('run')} of ${total('lines')} lines (${pct(total('run'), total('lines'))}), ${total('taken')} of ${total('branches')} branches (${pct(total('taken'), total('branches'))})`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -23,4 +23,7 @@ rm -rf "$rocks/deps" "$rocks/prebuilds.zip" "$rocks/binding.cc" "$rocks/binding.
 
 find node_modules -type d \( -name test -o -name tests -o -name __tests__ \) -prune -exec rm -rf {} +
 find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
+# The workspace's packages keep only their package.json and compiled JavaScript.
+rm -rf packages/*/src packages/*/tsconfig.json packages/*/dist/.tsbuildinfo
+find packages -type f \( -name '*.d.ts' -o -name '*.map' \) -delete
 rm -f scripts/prune-image.sh

@@ -7,7 +7,7 @@ import { configureLogging, logger, registerSecret } from './log.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import { BindError } from './supervisor/address.js';
 import { makeIdentity } from './gossip/identity.js';
-import { describeError } from './errors.js';
+import { describeError } from '@svc-node/protocol/errors';
 
 let config;
 try {

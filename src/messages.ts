@@ -6,10 +6,10 @@
  * with typed RPC (core main thread -> writer thread).
  */
 import type { NodeConfig } from './config/options.js';
-import type { WireError } from './errors.js';
-import type { CallProofJson, DecisionProofJson, Evidence, FoldedRoots, SpentBy } from './protocol/evidence.js';
-import type { CheckedCoin, CoinEvidence } from './protocol/coin.js';
-import type { FeedEvent } from './protocol/feed.js';
+import type { WireError } from '@svc-node/protocol/errors';
+import type { CallProofJson, DecisionProofJson, Evidence, FoldedRoots, SpentBy } from '@svc-node/protocol/evidence';
+import type { CheckedCoin, CoinEvidence } from '@svc-node/protocol/coin';
+import type { FeedEvent } from '@svc-node/protocol/feed';
 import type { BlockInput, CallRecord, CallStatus, CallStatusBody, ContractRecord, ContractStatus } from './records.js';
 // Declared beside the stored record it is cut from (src/records.ts imports nothing from here).
 export type { CallStatusBody };
@@ -263,7 +263,7 @@ export interface StreamStep {
   /** `contracts` the node does not hold. */
   missing: string[];
   /**
-   * Cursor locators (src/protocol/cursor.ts) by height, hex of the concatenated block tags:
+   * Cursor locators (packages/protocol/src/cursor.ts) by height, hex of the concatenated block tags:
    * for every height an answer holds (events, calls), `to`, `common` and every `fork - 1`.
    */
   locators: Record<number, string>;
@@ -307,7 +307,7 @@ export interface FieldReadBody {
   /** The state root at `height` (the cache key of the REST read replica; what a proof proves against). */
   state_root: string;
   block_hash?: string | null;
-  /** `contracts_root` and `decisions_root` fold to `state_root` (src/state/decisions.ts; decisions_root null at the journal's anchor). */
+  /** `contracts_root` and `decisions_root` fold to `state_root` (packages/protocol/src/state/decisions.ts; decisions_root null at the journal's anchor). */
   proof?: { storage_key: string; contracts_root: string; decisions_root: string | null; contract: ProofJson; storage: ProofJson };
 }
 
@@ -403,7 +403,7 @@ export interface WirePayload {
   contract_id: string;
   /** Calls: borsh(envelope). Deploys: UTF-8 JSON registration record. At most 64 KiB. */
   body: Uint8Array;
-  /** The payload's Bitcoin evidence (src/protocol/evidence.ts); null: none. Checked by every receiver, never trusted. */
+  /** The payload's Bitcoin evidence (packages/protocol/src/evidence.ts); null: none. Checked by every receiver, never trusted. */
   evidence: Evidence | null;
 }
 
@@ -760,7 +760,7 @@ export type WriterReadApi = {
 
 export interface SimContract {
   id: string;
-  program: import('./vm/types.js').Program;
+  program: import('@svc-node/protocol/vm/types').Program;
   /** [storage key, value] as stored. */
   storage: [Uint8Array, Uint8Array][];
   size: number;

@@ -13,12 +13,12 @@
  *
  * Layout (big-endian): kind u8 (0 call, 1 deploy) | txid 32 (display order) |
  * contract id 32 (calls only) | body length u32 | body | evidence (the rest, possibly
- * empty: src/protocol/evidence.ts, encodeEvidence).
+ * empty: packages/protocol/src/evidence.ts, encodeEvidence).
  */
-import { NodeError } from './errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { PackedPayload, PackedPeerPayload, PeerPayload, WirePayload } from './messages.js';
-import { decodeEvidence, encodeEvidence } from './protocol/evidence.js';
-import { HEX32 } from './protocol/identifiers.js';
+import { decodeEvidence, encodeEvidence } from '@svc-node/protocol/evidence';
+import { HEX32 } from '@svc-node/protocol/identifiers';
 
 const KIND_CALL = 0;
 const KIND_DEPLOY = 1;

@@ -5,12 +5,12 @@
  * these shapes: none of them may import the writer. Hex is lowercase;
  * txids and contract ids in display order (PROTOCOL section 1).
  */
-import type { ErrorCode } from './errors.js';
-import type { FeedCall } from './protocol/feed.js';
-import type { StampResult } from './protocol/stamp.js';
-import type { Value } from './protocol/value.js';
-import type { ArtifactCore } from './protocol/contract.js';
-import type { TxShape } from './protocol/tx-shape.js';
+import type { ErrorCode } from '@svc-node/protocol/errors';
+import type { FeedCall } from '@svc-node/protocol/feed';
+import type { StampResult } from '@svc-node/protocol/stamp';
+import type { Value } from '@svc-node/protocol/value';
+import type { ArtifactCore } from '@svc-node/protocol/contract';
+import type { TxShape } from '@svc-node/protocol/tx-shape';
 
 export type CallStatus = 'pending' | 'executed' | 'failed' | 'invalid' | 'dropped';
 export type ContractStatus = 'pending' | 'active';

@@ -16,7 +16,7 @@ interface Mutant { file: string; operator: string; original: string; replacement
 test('the vectors kill every mutant of the payload size limit', () => {
   const work = mkdtempSync(join(tmpdir(), 'conformance-mutation-'));
   try {
-    const r = spawnSync(process.execPath, [join(repoRoot, 'conformance', 'mutation', 'run.mjs'), '--only', 'src/protocol/limits', '--work', work], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [join(repoRoot, 'conformance', 'mutation', 'run.mjs'), '--only', 'packages/protocol/src/limits', '--work', work], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(r.status, 0, r.stderr);
     const mutants = (JSON.parse(readFileSync(join(work, 'report.json'), 'utf8')) as { mutants: Mutant[] }).mutants;
     // 65_536 one up and one down: a limit one off is a changed rule.

@@ -43,6 +43,7 @@ test('every import in src/ stays in its folder or points to a layer above (docs/
   const level = new Map<string, number>();
   layers.forEach((paths, i) => paths.forEach((p) => level.set(p, i)));
   const climbs: string[] = [];
+  const leaves: string[] = [];
   const unplaced = new Set<string>();
   for (const file of sources(srcRoot)) {
     const rel = relative(srcRoot, file);
@@ -53,7 +54,11 @@ test('every import in src/ stays in its folder or points to a layer above (docs/
       const spec = m[3] ?? m[4]!;
       const target = relative(srcRoot, resolve(dirname(file), spec)).replace(/\.js$/, '.ts');
       const to = homeOf(target);
-      if (to === home || target.startsWith('..')) continue;
+      if (target.startsWith('..')) {
+        leaves.push(`${rel} -> ${spec}`);
+        continue;
+      }
+      if (to === home) continue;
       if (!level.has(to)) unplaced.add(to);
       const edge = `${rel} -> ${target}`;
       if ((level.get(to) ?? -1) < (level.get(home) ?? -1)) continue;
@@ -63,4 +68,5 @@ test('every import in src/ stays in its folder or points to a layer above (docs/
   }
   assert.deepEqual([...unplaced], [], 'every folder and file of src/ is in a layer');
   assert.deepEqual(climbs, [], 'no import reaches its own layer or one below it');
+  assert.deepEqual(leaves, [], 'src/ reaches the workspace packages by name (@svc-node/...), never by a path out of src/');
 });

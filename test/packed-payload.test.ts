@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { packPayload, unpackOwn, unpackPayload } from '../src/packed-payload.js';
-import { NodeError } from '../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { WirePayload } from '../src/messages.js';
 
 const fill = (n: number, v: number): Uint8Array => new Uint8Array(n).fill(v);

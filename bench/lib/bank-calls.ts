@@ -7,13 +7,13 @@
 import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import type { DevnetChain } from '../../src/devnet/chain-server.js';
-import { buildCallAnchor, buildDeploy, type BuiltDeploy } from '../../src/client/sdk.js';
-import { walletFromSecret, networkOf, type Wallet } from '../../src/client/wallet.js';
-import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../../src/protocol/envelope.js';
-import { sha256 } from '../../src/protocol/hash.js';
+import { buildCallAnchor, buildDeploy, type BuiltDeploy } from '@svc-node/client/sdk';
+import { walletFromSecret, networkOf, type Wallet } from '@svc-node/client/wallet';
+import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '@svc-node/protocol/envelope';
+import { sha256 } from '@svc-node/protocol/hash';
 import { compileContract } from '../../test/helpers/ledger-fixture.js';
-import { coinJson, type CoinJson } from '../../src/protocol/coin.js';
-import { merkleBranches } from '../../src/protocol/merkle-branch.js';
+import { coinJson, type CoinJson } from '@svc-node/protocol/coin';
+import { merkleBranches } from '@svc-node/protocol/merkle-branch';
 
 export interface Coin {
   txid: string;
@@ -33,7 +33,7 @@ export interface CallBody {
 /**
  * The coin evidence (docs/STATE.md, "Coin evidence") of an anchor spending outputs of
  * `txids`, all confirmed in the in-process devnet chain: each transaction with its
- * inclusion, as a client gathers them from its endpoint (src/client/coin.ts).
+ * inclusion, as a client gathers them from its endpoint (packages/client/src/coin.ts).
  */
 export function chainCoinJson(chain: DevnetChain, txids: readonly string[]): CoinJson {
   return coinJson({

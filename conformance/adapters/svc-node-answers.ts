@@ -6,29 +6,30 @@
  * (svc-node.mjs) answers the runner with them. Only the node's own functions decide:
  * this file translates JSON to their arguments and their results back to JSON.
  */
-import { NodeError } from '../../src/errors.js';
-import { parseHex, sha256, toHex } from '../../src/protocol/hash.js';
-import { isValueType, typedValueFromJson, typedValueToJson, valueBytes, valueFromJson, writeValue, type Value } from '../../src/protocol/value.js';
-import { decodeEnvelope, encodeEnvelope, envelopeFromJson, envelopeHash, envelopeToJson, signingMessage, verifyEnvelopeSignature } from '../../src/protocol/envelope.js';
-import { codeHash, contractId, type ArtifactCore } from '../../src/protocol/contract.js';
-import { findStampInOutputs } from '../../src/protocol/stamp.js';
-import { checkCallBinding, checkDeployBinding } from '../../src/protocol/binding.js';
-import { verifyArtifact } from '../../src/vm/verifier.js';
-import { MerkleTrie, verifyTrieProof } from '../../src/state/trie.js';
-import { StateTree } from '../../src/state/state-tree.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { parseHex, sha256, toHex } from '@svc-node/protocol/hash';
+import { isValueType, typedValueFromJson, typedValueToJson, valueBytes, valueFromJson, writeValue, type Value } from '@svc-node/protocol/value';
+import { decodeEnvelope, encodeEnvelope, envelopeFromJson, envelopeHash, envelopeToJson, signingMessage, verifyEnvelopeSignature } from '@svc-node/protocol/envelope';
+import { codeHash, contractId, type ArtifactCore } from '@svc-node/protocol/contract';
+import { findStampInOutputs } from '@svc-node/protocol/stamp';
+import { checkCallBinding, checkDeployBinding } from '@svc-node/protocol/binding';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
+import { MerkleTrie, verifyTrieProof } from '@svc-node/protocol/state/trie';
+import { StateTree } from '@svc-node/protocol/state/state-tree';
 import { SortedMerkleTree } from '../../src/state/merkle.js';
-import { callVerdict, refusalIsRetryable } from '../../src/protocol/rules.js';
-import { decodeDecision, decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '../../src/state/decisions.js';
-import { foldBranch, merkleRoot } from '../../src/protocol/merkle-branch.js';
-import { parseRawBlock } from '../../src/protocol/bitcoin.js';
+import { callVerdict, refusalIsRetryable } from '@svc-node/protocol/rules';
+import { decodeDecision, decisionsRoot, encodeDecision, stateRootOf, type Decision, type DecidedStatus } from '@svc-node/protocol/state/decisions';
+import { foldBranch, merkleRoot } from '@svc-node/protocol/merkle-branch';
+import { parseRawBlock } from '@svc-node/protocol/bitcoin';
 import { execute } from '../../src/vm/execute.js';
 import { MemHost } from '../../src/vm/mem-host.js';
-import type { ExecResult, TraceHook } from '../../src/vm/types.js';
-import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHeaderRun } from '../../src/protocol/headers.js';
-import { networkParams } from '../../src/protocol/activation.js';
+import type { ExecResult, TraceHook } from '@svc-node/protocol/vm/types';
+import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHeaderRun } from '@svc-node/protocol/headers';
+import { networkParams } from '@svc-node/protocol/activation';
 import { Verifier, signingBytes, verifyIdentityProof } from '../../src/gossip/auth.js';
 import type { PeerMethod } from '../../src/gossip/server.js';
-import { checkEvidence, coinbaseDepth, inclusionMatchesHeader, parseProven, type Evidence, type Inclusion } from '../../src/protocol/evidence.js';
+import { historyRun } from './svc-node-history.js';
+import { checkEvidence, coinbaseDepth, inclusionMatchesHeader, parseProven, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 
 /** What an operation answers: `output` is compared with a case's `expected`; `note` is for people only. */
 export interface Answer {
@@ -402,12 +403,25 @@ const operations: Record<string, Operation> = {
 };
 
 /** The operations this adapter answers (the vector files' names without ".json"). */
-export const OPERATIONS: readonly string[] = Object.keys(operations).sort();
+/** Operations whose answer drives the node's writer over a RocksDB store: asynchronous. */
+const asyncOperations: Record<string, (input: Json) => Promise<Answer>> = {
+  'history.run': historyRun,
+};
+
+export const OPERATIONS: readonly string[] = [...Object.keys(operations), ...Object.keys(asyncOperations)].sort();
 
 /** One case's answer. Throws Error on an unknown operation or a malformed input (a fault of the kit, not a refusal). */
 export function answer(op: string, input: unknown): Answer {
   const f = Object.hasOwn(operations, op) ? operations[op] : undefined;
-  if (!f) throw new Error(`unknown operation ${JSON.stringify(op)}`);
+  if (!f) throw new Error(Object.hasOwn(asyncOperations, op) ? `operation ${op} answers asynchronously: answerAsync` : `unknown operation ${JSON.stringify(op)}`);
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new Error('input must be a JSON object');
+  return f(input as Json);
+}
+
+/** One case's answer, for every operation (`history.run` included). */
+export async function answerAsync(op: string, input: unknown): Promise<Answer> {
+  const f = Object.hasOwn(asyncOperations, op) ? asyncOperations[op] : undefined;
+  if (!f) return answer(op, input);
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new Error('input must be a JSON object');
   return f(input as Json);
 }

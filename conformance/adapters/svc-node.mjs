@@ -10,13 +10,16 @@
 // id, input: {active, trace}} switches the active mutant of that tree between cases and
 // answers {id, output: {hits}}: the mutants reached since the previous such line. Other
 // adapters need not know either.
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+// The mutated tree holds its own copy of @svc-node/protocol (node_modules/ beside its dist/),
+// so the protocol is imported as that tree resolves it, never from this file's place.
 const dist = process.env.SVC_CONFORMANCE_DIST ? pathToFileURL(resolve(process.env.SVC_CONFORMANCE_DIST) + '/').href : new URL('../../dist/', import.meta.url).href;
-const { answer, OPERATIONS } = await import(new URL('conformance/adapters/svc-node-answers.js', dist).href);
-const { initEcc } = await import(new URL('src/protocol/bitcoin.js', dist).href);
+const { answerAsync, OPERATIONS } = await import(new URL('conformance/adapters/svc-node-answers.js', dist).href);
+const { initEcc } = await import(pathToFileURL(createRequire(new URL('conformance/adapters/svc-node-answers.js', dist)).resolve('@svc-node/protocol/bitcoin')).href);
 initEcc();
 const known = new Set(OPERATIONS);
 
@@ -40,7 +43,7 @@ for await (const line of lines) {
     id = c.id ?? null;
     const control = c.op === '_mutation' ? mutationControl(c.input) : undefined;
     if (control !== undefined) reply = control === null ? { id, unsupported: true } : { id, output: control };
-    else reply = known.has(c.op) ? { id, output: answer(c.op, c.input).output } : { id, unsupported: true };
+    else reply = known.has(c.op) ? { id, output: (await answerAsync(c.op, c.input)).output } : { id, unsupported: true };
   } catch (e) {
     reply = { id, error: e instanceof Error ? e.message : String(e) };
   }

@@ -1,9 +1,9 @@
 /** Stamps and binding: which outputs are a stamp, and whether a real signed transaction anchors an envelope or a deploy. */
 import { opcodes, script as bscript } from 'bitcoinjs-lib';
-import { callStampScript, deployStampScript } from '../../src/protocol/stamp.js';
-import { envelopeHash, encodeEnvelope } from '../../src/protocol/envelope.js';
-import { codeHash } from '../../src/protocol/contract.js';
-import { txidOf } from '../../src/protocol/binding.js';
+import { callStampScript, deployStampScript } from '@svc-node/protocol/stamp';
+import { envelopeHash, encodeEnvelope } from '@svc-node/protocol/envelope';
+import { codeHash } from '@svc-node/protocol/contract';
+import { txidOf } from '@svc-node/protocol/binding';
 import { opReturn, spend, wallet, type Utxo } from '../../test/helpers/txbuilder.js';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { envelope, seeded } from './keys.js';

@@ -1,5 +1,5 @@
 /**
- * Raw blocks as a node reads them from the chain-data endpoint (src/protocol/bitcoin.ts,
+ * Raw blocks as a node reads them from the chain-data endpoint (packages/protocol/src/bitcoin.ts,
  * parseRawBlock): everything a server could get wrong or forge is refused. Real regtest
  * blocks mined by the project's devnet chain (deterministic: fixed keys and times).
  */

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir } from '../../test/helpers/paths.js';
 import { compileSource } from '../../src/compiler/index.js';
-import { MAX_ENVELOPE_BYTES } from '../../src/protocol/limits.js';
-import { envelopeToJson } from '../../src/protocol/envelope.js';
-import type { Value } from '../../src/protocol/value.js';
+import { MAX_ENVELOPE_BYTES } from '@svc-node/protocol/limits';
+import { envelopeToJson } from '@svc-node/protocol/envelope';
+import type { Value } from '@svc-node/protocol/value';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { envelope, envelopeBytes, seeded } from './keys.js';
 

@@ -1,10 +1,10 @@
 /**
- * Decision rules (PROTOCOL sections 4 and 5, src/protocol/rules.ts): the verdict on a
+ * Decision rules (PROTOCOL sections 4 and 5, packages/protocol/src/rules.ts): the verdict on a
  * confirmed call, which intake refusals may be taken later, and the strict decoding of a
  * decision leaf (what a client checks a decision proof down to).
  */
-import { encodeDecision, type Decision } from '../../src/state/decisions.js';
-import { INTAKE_REFUSALS } from '../../src/protocol/rules.js';
+import { encodeDecision, type Decision } from '@svc-node/protocol/state/decisions';
+import { INTAKE_REFUSALS } from '@svc-node/protocol/rules';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { seeded } from './keys.js';
 

@@ -6,11 +6,12 @@
  * block a real txid list under a real 80-byte header.
  */
 import { Transaction } from 'bitcoinjs-lib';
-import { callStampScript } from '../../src/protocol/stamp.js';
-import { merkleBranches, merkleRoot } from '../../src/protocol/merkle-branch.js';
-import { headerHash } from '../../src/protocol/headers.js';
-import { stripWitness } from '../../src/protocol/evidence.js';
-import { txidOf } from '../../src/protocol/binding.js';
+import { callStampScript } from '@svc-node/protocol/stamp';
+import { merkleBranches, merkleRoot } from '@svc-node/protocol/merkle-branch';
+import { headerHash } from '@svc-node/protocol/headers';
+import { stripWitness } from '@svc-node/protocol/evidence';
+import { sha256d } from '@svc-node/protocol/hash';
+import { txidOf } from '@svc-node/protocol/binding';
 import { spend, wallet, type Utxo } from '../../test/helpers/txbuilder.js';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { seeded } from './keys.js';
@@ -105,6 +106,32 @@ function branchCases(): CaseInput[] {
     c('depth-18', leaf(0), 0, deep(18), 'a branch of 18 levels is refused'),
     c('short-sibling', leaf(0), 0, [hex(seeded('s')).slice(0, 62)], 'a sibling of 31 bytes is refused'),
     c('short-leaf', leaf(0).slice(0, 62), 0, branch(0), 'a leaf of 31 bytes is refused'),
+    ...forgeryCases(c),
+  ];
+}
+
+/**
+ * Phantom positions above the leaf level, and the two forgeries 64 bytes allow, as a
+ * branch alone sees them: folding is not what refuses them (docs/STATE.md, "The weaknesses
+ * of merkle proofs"): the 64-byte rule (evidence.proven-tx) and the block's depth
+ * (evidence.coinbase-depth) do.
+ */
+function forgeryCases(c: (id: string, leafHex: string, index: number, br: string[], pins: string) => CaseInput): CaseInput[] {
+  const { b101, b102, tiny } = world();
+  const leaves = b101.txidsInternal;
+  const br = (b: Block, i: number) => merkleBranches(b.txidsInternal, [i])[0]!.map(hex);
+  // Block of 5: level 1 holds three nodes, the last paired with itself; its copy covers leaves 6 and 7.
+  const phantom6 = [hex(leaves[4]!), ...br(b101, 4).slice(1)];
+  // An inner node (leaves 0 and 1) presented as a leaf one level up: the same root.
+  const inner = hex(Buffer.from(sha256d(Buffer.concat([leaves[0]!, leaves[1]!]))));
+  // Block 102 holds a 64-byte transaction at index 2: its halves read as an inner node over two made-up leaves.
+  const tinyBytes = tiny.toBuffer();
+  const halves = [hex(tinyBytes.subarray(0, 32)), hex(tinyBytes.subarray(32))];
+  return [
+    c('phantom-index-6', hex(leaves[4]!), 6, phantom6, 'index 6 of a block of 5 sits under the duplicated node of level 1: refused at that level'),
+    c('phantom-index-7', hex(leaves[4]!), 7, phantom6, 'index 7 of a block of 5: the leaf-level duplicate of a phantom, refused'),
+    c('inner-node-as-leaf', inner, 0, br(b101, 0).slice(1), 'an inner node presented as a leaf with a branch one level short folds to the true root: only the 64-byte rule keeps it from being a transaction'),
+    c('sixty-four-halves', halves[1]!, 5, [halves[0]!, ...br(b102, 2)], 'the second half of a mined 64-byte transaction as a leaf one level below it folds to the true root: a branch longer than the block\'s proven depth (coinbase-depth) is what shows it forged'),
   ];
 }
 
@@ -174,6 +201,17 @@ function coinbaseCases(): CaseInput[] {
     c('other-header', b101.txs[0]!, br(0), otherHeader, 'a branch that does not reach the header\'s merkle root proves no depth'),
     c('short-header', b101.txs[0]!, br(0), b101.header.subarray(0, 79), 'a header of 79 bytes is refused'),
     c('short-branch', b101.txs[0]!, br(0).slice(0, 2), b101.header, 'a coinbase branch one level short does not reach the root'),
+    ...sixtyFourDepthCases(c),
+  ];
+}
+
+/** The depth of a block holding a 64-byte transaction: what shows the branch of evidence.branch-fold's sixty-four-halves one level too long. */
+function sixtyFourDepthCases(c: (id: string, tx: Uint8Array, branch: string[], header: Uint8Array, pins: string) => CaseInput): CaseInput[] {
+  const { b102 } = world();
+  const br = merkleBranches(b102.txidsInternal, [0])[0]!.map(hex);
+  return [
+    c('depth-2-with-64-byte-tx', b102.txs[0]!, br, b102.header, 'a block of 3 holding a 64-byte transaction has depth 2: its leaves sit at level 2, so a branch of 3 levels (a forged leaf under the 64-byte transaction) is not one of its transactions'),
+    c('coinbase-64-bytes', b102.txs[2]!, [hex(b102.txidsInternal[1]!)], b102.header, 'a 64-byte transaction proves no depth, even where its bytes fold'),
   ];
 }
 

@@ -7,9 +7,9 @@
  * bigints above), so a byte placed or read one position off changes an answer.
  */
 import { compileSource } from '../../src/compiler/index.js';
-import { encodeStorageValue, fieldKey } from '../../src/vm/storage-layout.js';
-import type { Value } from '../../src/protocol/value.js';
-import type { ArtifactCore } from '../../src/protocol/contract.js';
+import { encodeStorageValue, fieldKey } from '@svc-node/protocol/vm/storage-layout';
+import type { Value } from '@svc-node/protocol/value';
+import type { ArtifactCore } from '@svc-node/protocol/contract';
 import { hex, type CaseInput } from './kit.js';
 
 const VALUES_SRC = `contract Values {

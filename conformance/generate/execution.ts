@@ -7,12 +7,12 @@
  */
 import { compileSource } from '../../src/compiler/index.js';
 import { execute } from '../../src/vm/execute.js';
-import { LIMITS } from '../../src/vm/isa.js';
+import { LIMITS } from '@svc-node/protocol/vm/isa';
 import { MemHost } from '../../src/vm/mem-host.js';
-import { encodeStorageValue, fieldKey } from '../../src/vm/storage-layout.js';
-import type { Value } from '../../src/protocol/value.js';
-import type { ArtifactCore } from '../../src/protocol/contract.js';
-import type { ExecContext } from '../../src/vm/types.js';
+import { encodeStorageValue, fieldKey } from '@svc-node/protocol/vm/storage-layout';
+import type { Value } from '@svc-node/protocol/value';
+import type { ArtifactCore } from '@svc-node/protocol/contract';
+import type { ExecContext } from '@svc-node/protocol/vm/types';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { fixtureArtifact } from './codec.js';
 
@@ -40,6 +40,54 @@ const LIMITS_SRC = `contract Limits {
   pub fn put(k: u64, v: bytes) { data[k] = v; }
   pub readonly fn grow(b: bytes, extra: bytes) -> u64 { return len(concat(b, extra)); }
 }`;
+
+/** Map keys at their size limit, the event-bytes limit, and calls across contracts (writes, events, caller(), readonly). */
+const EDGES_SRC = `contract Edges {
+  field m: map<bytes, u64>;
+  field ms: map<string, u64>;
+  field n: u64;
+  event S(t: string);
+  event N(v: u64);
+  pub fn mk(k: bytes) { m[k] = 1; }
+  pub fn mks(k: string) { ms[k] = 1; }
+  pub fn ev(tail: string) {
+    let t = "${'a'.repeat(128)}";
+    for i in 0..9 { emit S(t); t = concat(t, t); }
+    emit S(tail);
+  }
+  pub fn bumpn() -> u64 { n = n + 1; emit N(n); return n; }
+  pub fn poke(other: key) -> u64 { n = n + 10; emit N(n); let r = call<u64>(other, "bumpn"); emit N(r); return r; }
+  pub fn fails() { n = n + 1; emit N(n); require(false, "callee"); }
+  pub fn pokefail(other: key) { n = n + 10; emit N(n); call(other, "fails"); }
+  pub readonly fn who() -> key { return caller(); }
+  pub readonly fn whovia(other: key) -> key { return call<key>(other, "who"); }
+  pub readonly fn peek(other: key) -> u64 { return call<u64>(other, "bumpn"); }
+}`;
+
+/** One operator per function, for its edges (each at its bound and one past); each compiled alone, so a case carries a small artifact. */
+const EDGE_ARITH_FNS: Record<string, string> = {
+  idiv: 'pub readonly fn idiv(a: i64, b: i64) -> i64 { return a / b; }',
+  imod: 'pub readonly fn imod(a: i64, b: i64) -> i64 { return a % b; }',
+  ineg: 'pub readonly fn ineg(a: i64) -> i64 { return -a; }',
+  imul: 'pub readonly fn imul(a: i64, b: i64) -> i64 { return a * b; }',
+  isub: 'pub readonly fn isub(a: i64, b: i64) -> i64 { return a - b; }',
+  umod: 'pub readonly fn umod(a: u64, b: u64) -> u64 { return a % b; }',
+  umul: 'pub readonly fn umul(a: u64, b: u64) -> u64 { return a * b; }',
+  wsub: 'pub readonly fn wsub(a: u128, b: u128) -> u128 { return a - b; }',
+  wadd: 'pub readonly fn wadd(a: u128, b: u128) -> u128 { return a + b; }',
+  wdiv: 'pub readonly fn wdiv(a: u128, b: u128) -> u128 { return a / b; }',
+  i2u: 'pub readonly fn i2u(a: i64) -> u64 { return a as u64; }',
+  u2i: 'pub readonly fn u2i(a: u64) -> i64 { return a as i64; }',
+  w2i: 'pub readonly fn w2i(a: u128) -> i64 { return a as i64; }',
+  i2w: 'pub readonly fn i2w(a: i64) -> u128 { return a as u128; }',
+  ibytes: 'pub readonly fn ibytes(a: i64) -> bytes { return to_bytes(a); }',
+  ilt: 'pub readonly fn ilt(a: i64, b: i64) -> bool { return a < b; }',
+  wle: 'pub readonly fn wle(a: u128, b: u128) -> bool { return a <= b; }',
+  beq: 'pub readonly fn beq(a: bytes, b: bytes) -> bool { return a == b; }',
+  seq: 'pub readonly fn seq(a: string, b: string) -> bool { return a == b; }',
+  keq: 'pub readonly fn keq(a: key, b: key) -> bool { return a != b; }',
+  slen: 'pub readonly fn slen(a: string) -> u64 { return len(a); }',
+};
 
 const ARITH_SRC = `contract Arith {
   pub readonly fn add(a: u64, b: u64) -> u64 { return a + b; }
@@ -133,7 +181,7 @@ function instructionsOf(contracts: ContractJson[], to: string, fn: string, args:
   return execute({ contractId: Buffer.from(to, 'hex'), function: fn, args, context: contextOf(CONTEXT), host }).instructions;
 }
 
-/** One storage entry [key, value] (hex) of a field, as the VM lays it out (src/vm/storage-layout.ts). */
+/** One storage entry [key, value] (hex) of a field, as the VM lays it out (packages/protocol/src/vm/storage-layout.ts). */
 function stored(artifact: ArtifactCore, field: string, mapKey: Value | null, value: Value): [string, string] {
   return [hex(fieldKey(artifact.abi as never, field, mapKey)), hex(encodeStorageValue(value))];
 }
@@ -253,5 +301,86 @@ export function executionArea(): Area {
     c('storage-past-limit', `a call leaving ${LIMITS.storageBytes + 1} bytes of storage fails: storage_limit_exceeded`, full, L, 'put', [u64(2), bytesOf(room + 1)]),
     c('storage-shrink', 'writing a field\'s default value deletes its entry (a write of null)', full, L, 'put', [u64(1), bytesOf(0)]),
   );
+  cases.push(...edgeCases(one, c), ...arithEdgeCases(one, c));
   return { 'execution.call': cases };
+}
+
+/** Map keys and events at their limits, and what a cross-contract call writes, emits and may do. */
+function edgeCases(one: (id: string, artifact: ArtifactCore, storage?: [string, string][]) => ContractJson, c: (id: string, pins: string, contracts: ContractJson[], to: string, fn: string, args: ValueJson[]) => CaseInput): CaseInput[] {
+  const edges = core(EDGES_SRC, 'edges.svc');
+  const pair = [one(L, edges), one(M, edges)];
+  const str = (n: number): ValueJson => ({ type: 'string', value: 'b'.repeat(n) });
+  // ev emits 9 strings of 128 * 2^i bytes (i < 9) and the tail: names 1 byte each, strings their UTF-8 bytes.
+  const tailAtLimit = LIMITS.eventBytes - 128 * (2 ** 9 - 1) - 10;
+  const keyM = { type: 'key', value: M };
+  return [
+    c('map-key-at-limit', `a bytes map key of ${LIMITS.mapKeyBytes} bytes is stored`, pair, L, 'mk', [bytesOf(LIMITS.mapKeyBytes)]),
+    c('map-key-past-limit', `a bytes map key of ${LIMITS.mapKeyBytes + 1} bytes fails: value_too_large`, pair, L, 'mk', [bytesOf(LIMITS.mapKeyBytes + 1)]),
+    c('map-string-key-at-limit', `a string map key of ${LIMITS.mapKeyBytes} UTF-8 bytes is stored`, pair, L, 'mks', [str(LIMITS.mapKeyBytes)]),
+    c('map-string-key-past-limit', `a string map key of ${LIMITS.mapKeyBytes + 1} UTF-8 bytes fails: value_too_large`, pair, L, 'mks', [str(LIMITS.mapKeyBytes + 1)]),
+    c('events-at-limit', `events of exactly ${LIMITS.eventBytes} bytes in one call (names plus string bytes) execute`, pair, L, 'ev', [str(tailAtLimit)]),
+    c('events-past-limit', `events of ${LIMITS.eventBytes + 1} bytes fail: event_limit_exceeded`, pair, L, 'ev', [str(tailAtLimit + 1)]),
+    c('cross-contract-writes-events', 'a callee writes its own storage and emits under its own id; events in log order across frames, writes sorted by contract', pair, L, 'poke', [keyM]),
+    c('cross-contract-callee-fails', 'a callee that fails fails the whole call: nothing of either frame applied', pair, L, 'pokefail', [keyM]),
+    c('cross-contract-caller', 'caller() in a callee is the calling contract\'s id', pair, L, 'whovia', [keyM]),
+    c('readonly-calls-writer', 'a readonly function calling a non-readonly one in another contract fails: readonly_violation', pair, L, 'peek', [keyM]),
+  ];
+}
+
+/** Each arithmetic operator and cast at its bound and one past (two's complement i64, u64, u128). */
+function arithEdgeCases(one: (id: string, artifact: ArtifactCore, storage?: [string, string][]) => ContractJson, c: (id: string, pins: string, contracts: ContractJson[], to: string, fn: string, args: ValueJson[]) => CaseInput): CaseInput[] {
+  const compiled = new Map<string, ContractJson[]>();
+  const ea = (fn: string): ContractJson[] => {
+    if (!compiled.has(fn)) compiled.set(fn, [one(L, core(`contract EdgeArith { ${EDGE_ARITH_FNS[fn]} }`, `edge-${fn}.svc`))]);
+    return compiled.get(fn)!;
+  };
+  const I64_MIN = '-9223372036854775808';
+  const I64_MAX = '9223372036854775807';
+  const U64_MAX = '18446744073709551615';
+  const U128_MAX = String((1n << 128n) - 1n);
+  const i64 = (v: string): ValueJson => ({ type: 'i64', value: v });
+  const u128 = (v: string): ValueJson => ({ type: 'u128', value: v });
+  const x = (id: string, pins: string, fn: string, args: ValueJson[]) => c(id, pins, ea(fn), L, fn, args);
+  return [
+    x('i64-div-min-by-minus-one', 'i64 MIN / -1 (2^63 does not fit): arithmetic_overflow', 'idiv', [i64(I64_MIN), i64('-1')]),
+    x('i64-div-min-by-one', 'i64 MIN / 1 is MIN', 'idiv', [i64(I64_MIN), i64('1')]),
+    x('i64-div-truncates-toward-zero', 'i64 -7 / 2 is -3 (toward zero)', 'idiv', [i64('-7'), i64('2')]),
+    x('i64-div-zero', 'i64 division by zero: division_by_zero', 'idiv', [i64('5'), i64('0')]),
+    x('i64-mod-sign', 'i64 -7 % 2 is -1 (the dividend\'s sign)', 'imod', [i64('-7'), i64('2')]),
+    x('i64-mod-min-by-minus-one', 'i64 MIN % -1 is 0', 'imod', [i64(I64_MIN), i64('-1')]),
+    x('i64-mod-zero', 'i64 remainder by zero: division_by_zero', 'imod', [i64('5'), i64('0')]),
+    x('i64-neg-max', 'i64 -MAX is MIN + 1', 'ineg', [i64(I64_MAX)]),
+    x('i64-neg-min', 'i64 -MIN (2^63 does not fit): arithmetic_overflow', 'ineg', [i64(I64_MIN)]),
+    x('i64-mul-at-min', 'i64 -2^62 * 2 is MIN', 'imul', [i64(String(-(1n << 62n))), i64('2')]),
+    x('i64-mul-past-max', 'i64 2^62 * 2 (2^63): arithmetic_overflow', 'imul', [i64(String(1n << 62n)), i64('2')]),
+    x('i64-sub-at-min', 'i64 -MAX - 1 is MIN', 'isub', [i64('-' + I64_MAX), i64('1')]),
+    x('i64-sub-past-min', 'i64 MIN - 1: arithmetic_overflow', 'isub', [i64(I64_MIN), i64('1')]),
+    x('u64-mod-zero', 'u64 remainder by zero: division_by_zero', 'umod', [u64(5), u64(0)]),
+    x('u64-mul-at-max', 'u64 (2^32+1) * (2^32-1) is 2^64-1', 'umul', [u64((1n << 32n) + 1n), u64((1n << 32n) - 1n)]),
+    x('u64-mul-past-max', 'u64 2^32 * 2^32: arithmetic_overflow', 'umul', [u64(1n << 32n), u64(1n << 32n)]),
+    x('u128-sub-to-zero', 'u128 subtraction down to 0', 'wsub', [u128('1'), u128('1')]),
+    x('u128-sub-underflow', 'u128 0 - 1: arithmetic_overflow', 'wsub', [u128('0'), u128('1')]),
+    x('u128-add-at-max', 'u128 addition up to 2^128-1', 'wadd', [u128(String((1n << 127n) - 1n)), u128(String(1n << 127n))]),
+    x('u128-add-past-max', 'u128 addition past 2^128-1: arithmetic_overflow', 'wadd', [u128(U128_MAX), u128('1')]),
+    x('u128-div-zero', 'u128 division by zero: division_by_zero', 'wdiv', [u128('1'), u128('0')]),
+    x('cast-i64-zero-to-u64', '0 as u64 from i64', 'i2u', [i64('0')]),
+    x('cast-i64-negative-to-u64', '-1 as u64: arithmetic_overflow', 'i2u', [i64('-1')]),
+    x('cast-u64-at-i64-max', '2^63-1 as i64', 'u2i', [u64(BigInt(I64_MAX))]),
+    x('cast-u64-past-i64-max', '2^63 as i64: arithmetic_overflow', 'u2i', [u64(1n << 63n)]),
+    x('cast-u128-at-i64-max', 'u128 2^63-1 as i64', 'w2i', [u128(I64_MAX)]),
+    x('cast-u128-past-i64-max', 'u128 2^63 as i64: arithmetic_overflow', 'w2i', [u128(String(1n << 63n))]),
+    x('cast-i64-negative-to-u128', '-1 as u128: arithmetic_overflow', 'i2w', [i64('-1')]),
+    x('cast-i64-max-to-u128', 'i64 MAX as u128 (widening)', 'i2w', [i64(I64_MAX)]),
+    x('to-bytes-i64-min', 'to_bytes of i64 MIN: 8 bytes two\'s complement big-endian (80 00 .. 00)', 'ibytes', [i64(I64_MIN)]),
+    x('to-bytes-i64-minus-one', 'to_bytes of i64 -1: ff x 8', 'ibytes', [i64('-1')]),
+    x('u64-max-arg', 'a u64 argument of 2^64-1 reaches the contract', 'umod', [u64(BigInt(U64_MAX)), u64(BigInt(U64_MAX))]),
+    x('i64-less-signed', 'i64 < compares signed: MIN < -1 < 0', 'ilt', [i64(I64_MIN), i64('-1')]),
+    x('i64-less-not', 'i64 0 < -1 is false', 'ilt', [i64('0'), i64('-1')]),
+    x('u128-le-at-max', 'u128 2^128-1 <= 2^128-1', 'wle', [u128(U128_MAX), u128(U128_MAX)]),
+    x('bytes-eq-content', 'bytes compare by content: equal bytes are equal', 'beq', [{ type: 'bytes', value: '00ff' }, { type: 'bytes', value: '00ff' }]),
+    x('bytes-eq-prefix', 'a bytes value and its prefix are not equal', 'beq', [{ type: 'bytes', value: '00ff' }, { type: 'bytes', value: '00' }]),
+    x('string-eq-utf8', 'strings compare by their UTF-8: "é" precomposed is not "e" with a combining accent', 'seq', [{ type: 'string', value: '\u00e9' }, { type: 'string', value: 'e\u0301' }]),
+    x('key-ne', 'keys differing in their last byte are not equal', 'keq', [{ type: 'key', value: '00'.repeat(31) + '01' }, { type: 'key', value: '00'.repeat(32) }]),
+    x('string-len-utf8', 'len of a string is its UTF-8 byte length (4 for one emoji)', 'slen', [{ type: 'string', value: '\u{1F600}' }]),
+  ];
 }

@@ -2,7 +2,7 @@
  * Headers: Bitcoin Core's compact-target arithmetic (its arith_uint256 vectors), the
  * retarget (its pow_tests vectors and real mainnet boundaries), and runs of real mainnet
  * headers accepted or refused at the right header. Networks are named by their genesis
- * hash (src/protocol/activation.ts).
+ * hash (packages/protocol/src/activation.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,7 +30,34 @@ function nextWorkCases(): CaseInput[] {
     ['core-46367', 1263163443, 1269211443, 0x1c387f6f, 'a period slower than four times is clamped at four times (mainnet ..46367)'],
     ['exact-timespan', 1_600_000_000, 1_600_000_000 + 1_209_600, 0x17034219, 'a period of exactly two weeks keeps the target'],
   ];
-  return rows.map(([id, t0, t1, bits, pins]) => ({ id, pins, input: { genesis_hash: MAINNET, first: { timestamp: t0, bits: 0 }, last: { timestamp: t1, bits } } }));
+  return [
+    ...rows.map(([id, t0, t1, bits, pins]) => ({ id, pins, input: { genesis_hash: MAINNET, first: { timestamp: t0, bits: 0 }, last: { timestamp: t1, bits } } })),
+    ...clampAndNetworkCases(),
+  ];
+}
+
+const TESTNET3 = '000000000933ea01ad0ee984209779baaec3ced90fa3f408719526f8d77f4943';
+const TESTNET4 = '00000000da84f2bafbbc53dee25a72ae507ff4914b867c565be350b0da8bf043';
+const SIGNET = '00000008819873e925422c1ff0f99f7cc9bbb232af63a077a480a3633bee1ef6';
+
+/** The clamps at their edges and one second past, a period whose last block is older than its first, and the test networks' choice of bits. */
+function clampAndNetworkCases(): CaseInput[] {
+  const TWO_WEEKS = 1_209_600;
+  const T0 = 1_600_000_000;
+  const BITS = 0x17034219;
+  const c = (id: string, genesis: string, span: number, firstBits: number, lastBits: number, pins: string): CaseInput => ({
+    id, pins, input: { genesis_hash: genesis, first: { timestamp: T0, bits: firstBits }, last: { timestamp: T0 + span, bits: lastBits } },
+  });
+  return [
+    c('clamp-4x-exact', MAINNET, 4 * TWO_WEEKS, 0, BITS, 'a period of exactly four times the timespan: the target times four, unclamped'),
+    c('clamp-4x-past', MAINNET, 4 * TWO_WEEKS + 1, 0, BITS, 'one second past four times: clamped, the same bits as clamp-4x-exact'),
+    c('clamp-quarter-exact', MAINNET, TWO_WEEKS / 4, 0, BITS, 'a period of exactly a quarter of the timespan: the target over four, unclamped'),
+    c('clamp-quarter-past', MAINNET, TWO_WEEKS / 4 - 1, 0, BITS, 'one second short of a quarter: clamped, the same bits as clamp-quarter-exact'),
+    c('span-negative', MAINNET, -7_200, 0, BITS, 'a last block timestamped before the first (timestamps need not rise): clamped at a quarter'),
+    c('testnet3-last-min-difficulty', TESTNET3, TWO_WEEKS, 0x1a0fffff, 0x1d00ffff, 'testnet3 retargets from the last block\'s bits, even a minimum-difficulty block\'s (the testnet3 reset)'),
+    c('testnet4-bip94-first-bits', TESTNET4, TWO_WEEKS, 0x1a0fffff, 0x1d00ffff, 'testnet4 (BIP94) retargets from the period\'s first block\'s bits, not a minimum-difficulty last block\'s'),
+    c('signet-pow-limit', SIGNET, 4 * TWO_WEEKS, 0, 0x1e0377ae, 'signet: a slow period at its powLimit stays at its powLimit (0x1e0377ae)'),
+  ];
 }
 
 /** Real mainnet retarget boundaries: the first and last header of a period, and the next period's first. */
@@ -78,6 +105,10 @@ function runCases(): CaseInput[] {
       c(`boundary-${b.height}-clamped`, b.height, b.last, null, [b.next], `mainnet retarget at ${b.height}: without the period's first header the bits are within the 4x clamps`),
       c(`boundary-${b.height}-off-by-one`, b.height + 1, b.last, null, [b.next], `the header of ${b.height} placed one height later is inside a period, where the bits may not change`),
       c(`boundary-${b.height}-wrong-first`, b.height, b.last, b.last, [b.next], `a wrong period-first header gives another retarget, refused`),
+      c(`boundary-${b.height}-crossing-run`, b.height - 1, null, b.first, [b.last, b.next], `a run crossing the retarget at ${b.height} (the period's last header, then the next period's first): the retarget checked inside the run`),
+      c(`boundary-${b.height}-crossing-run-wrong-first`, b.height - 1, null, b.last, [b.last, b.next], `a run crossing the retarget at ${b.height} with a wrong period-first header: refused at the next period's first`),
+      c(`boundary-${b.height}-crossing-run-clamped`, b.height - 1, null, null, [b.last, b.next], `a run crossing the retarget at ${b.height} without the period's first header: within the 4x clamps`),
+      c(`boundary-${b.height}-crossing-run-shifted`, b.height - 2, null, null, [b.last, b.next], `the same run one height lower: the bits change inside a period, refused at its second header`),
     );
   }
   return cases;

@@ -1,8 +1,8 @@
 /** Fixed keys and envelopes the areas share: every secret is sha256 of a seed, every signature uses zero aux randomness. */
 import { createHash } from 'node:crypto';
-import { xOnlyPublicKey } from '../../src/protocol/schnorr.js';
-import { encodeEnvelope, signEnvelope, type CallEnvelope } from '../../src/protocol/envelope.js';
-import type { Value } from '../../src/protocol/value.js';
+import { xOnlyPublicKey } from '@svc-node/protocol/schnorr';
+import { encodeEnvelope, signEnvelope, type CallEnvelope } from '@svc-node/protocol/envelope';
+import type { Value } from '@svc-node/protocol/value';
 
 export function seeded(seed: string): Uint8Array {
   return new Uint8Array(createHash('sha256').update(seed).digest());

@@ -3,7 +3,7 @@
  * the canonical JSON the vector files are written in (keys sorted at every level, two
  * spaces, a final newline), so regenerating gives identical bytes.
  */
-import { answer } from '../adapters/svc-node-answers.js';
+import { answerAsync } from '../adapters/svc-node-answers.js';
 
 /** A case as an area writes it: what it feeds the operation and the rule it pins. */
 export interface CaseInput {
@@ -41,15 +41,17 @@ export function canonicalJson(x: unknown): string {
  * Fills one operation's cases: each input goes through its canonical JSON first, so
  * `expected` is the answer to exactly the bytes the file holds. Refuses duplicate ids.
  */
-export function fill(op: string, cases: CaseInput[]): FilledCase[] {
+export async function fill(op: string, cases: CaseInput[]): Promise<FilledCase[]> {
   const seen = new Set<string>();
-  return cases.map((c) => {
+  const out: FilledCase[] = [];
+  for (const c of cases) {
     if (seen.has(c.id)) throw new Error(`${op}: duplicate case id ${c.id}`);
     seen.add(c.id);
     const input = JSON.parse(canonicalJson(c.input)) as Record<string, unknown>;
-    const a = answer(op, input);
-    return a.note === undefined ? { id: c.id, pins: c.pins, input, expected: a.output } : { id: c.id, pins: c.pins, input, expected: a.output, note: a.note };
-  });
+    const a = await answerAsync(op, input);
+    out.push(a.note === undefined ? { id: c.id, pins: c.pins, input, expected: a.output } : { id: c.id, pins: c.pins, input, expected: a.output, note: a.note });
+  }
+  return out;
 }
 
 export const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');

@@ -8,7 +8,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initEcc } from '../../src/protocol/bitcoin.js';
+import { initEcc } from '@svc-node/protocol/bitcoin';
 import { canonicalJson, fill, type Area, type CaseInput } from './kit.js';
 import { codecArea } from './codec.js';
 import { bindingArea } from './binding.js';
@@ -21,23 +21,24 @@ import { peersArea } from './peers.js';
 import { decisionsArea } from './decisions.js';
 import { blocksArea } from './blocks.js';
 import { mutationKillArea } from './mutation-kills.js';
+import { historyArea } from './history.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
-import { OPINFO } from '../../src/vm/isa.js';
+import { OPINFO } from '@svc-node/protocol/vm/isa';
 
 /** conformance/vectors, found from the compiled location dist/conformance/generate/main.js. */
 export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/', import.meta.url));
 
 /** Every vector file's name and text. */
-export function generateVectors(): Map<string, string> {
+export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), mutationKillArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), mutationKillArea()];
   // Areas may add cases to the same operation: its file lists them in the areas' order.
   const byOp = new Map<string, CaseInput[]>();
   for (const area of areas) {
     for (const [op, cases] of Object.entries(area)) byOp.set(op, [...(byOp.get(op) ?? []), ...cases]);
   }
   const files = new Map<string, string>();
-  for (const [op, cases] of byOp) files.set(`${op}.json`, canonicalJson(fill(op, cases)));
+  for (const [op, cases] of byOp) files.set(`${op}.json`, canonicalJson(await fill(op, cases)));
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
@@ -50,7 +51,7 @@ export function opcodeCensus(cases: { input: Record<string, unknown> }[]): { exe
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const files = generateVectors();
+  const files = await generateVectors();
   mkdirSync(vectorsDir, { recursive: true });
   for (const old of readdirSync(vectorsDir)) if (old.endsWith('.json') && !files.has(old)) rmSync(join(vectorsDir, old));
   let cases = 0;

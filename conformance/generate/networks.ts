@@ -1,5 +1,5 @@
 /**
- * The networks a node knows by their genesis hash (src/protocol/activation.ts, docs/STATE.md
+ * The networks a node knows by their genesis hash (packages/protocol/src/activation.ts, docs/STATE.md
  * "Where history starts"): each one's activation height and proof-of-work rules, and the
  * retarget rules that differ between them, on each side of their bounds.
  */
@@ -29,7 +29,7 @@ export function networkNextWorkCases(): CaseInput[] {
     id, pins, input: { genesis_hash: genesisOf(network), first: { timestamp: t0, bits: firstBits }, last: { timestamp: t1, bits: lastBits } },
   });
   return [
-    c('testnet4-bip94-first-bits', 'testnet4', 0, TWO_WEEKS, 0x1c00ffff, 0x1d00ffff, 'testnet4 (BIP94) retargets from the period\'s first block\'s bits, not its last block\'s'),
+    c('testnet4-bip94-first-bits-harder-first', 'testnet4', 0, TWO_WEEKS, 0x1c00ffff, 0x1d00ffff, 'testnet4 (BIP94) retargets from the period\'s first block\'s bits, not its last block\'s'),
     c('testnet3-last-bits', 'testnet3', 0, TWO_WEEKS, 0x1c00ffff, 0x1d00ffff, 'testnet3 retargets from the period\'s last block\'s bits (a min-difficulty block there is not special)'),
     c('signet-clamped-to-pow-limit', 'signet', 0, 4 * TWO_WEEKS, 0x1e0377ae, 0x1e0377ae, 'signet: a slow period from its powLimit stays at its powLimit (0x1e0377ae)'),
     c('signet-slower-below-limit', 'signet', 0, 2 * TWO_WEEKS, 0x1e01bbd7, 0x1e01bbd7, 'signet: a period twice as slow doubles the target, below its powLimit'),

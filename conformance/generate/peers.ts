@@ -44,6 +44,10 @@ function verifyCases(): CaseInput[] {
     c('public-key-31-bytes', { ...good, auth: { ...good.auth, public_key: good.auth.public_key.slice(2) } }, 'a public key must be 32 bytes'),
     c('small-order-key', { ...good, auth: { ...good.auth, public_key: identityPoint, signature: identityPoint + '00'.repeat(32) } }, 'the identity point as key (R = identity, S = 0 verifies any message) is refused'),
     c('unsigned', { body: good.body, auth: null }, 'a request without auth is refused'),
+    c('key-not-signer', { ...good, auth: { ...good.auth, public_key: hex(new Signer(seeded('conformance peer third')).publicKey) } }, 'a signature by one key presented under another key is refused'),
+    c('signature-s-changed', { ...good, auth: { ...good.auth, signature: flip(good.auth.signature, 63) } }, 'one changed byte of S: the signature does not verify'),
+    c('sent-at-max', signed('SubmitPayload', Number.MAX_SAFE_INTEGER), 'a request signed for a time far past the receiver\'s clock (2^53-1 ms) is refused'),
+    c('receiver-field-other', { ...good, auth: { ...good.auth, receiver_public_key: hex(sender.publicKey) } }, 'auth naming another receiver than the one signed for is refused'),
   ];
 }
 

@@ -2,10 +2,10 @@
  * The verifier's refusals of an artifact's JSON shape and of FUNC headers, each on its
  * own (offset -1: the JSON; a FUNC header's offset: that header), and the bounds of the
  * constants (the largest integer a JSON number may hold, the largest string and bytes
- * value) at their value and one past. The rules are src/vm/verifier.ts's; docs/CODEC.md
+ * value) at their value and one past. The rules are packages/protocol/src/vm/verifier.ts's; docs/CODEC.md
  * states the artifact's JSON.
  */
-import { LIMITS, OP, TY } from '../../src/vm/isa.js';
+import { LIMITS, OP, TY } from '@svc-node/protocol/vm/isa';
 import { hex, type CaseInput } from './kit.js';
 
 const MAIN = { type: 'function', name: 'main', inputs: [], outputs: [], readonly: false };

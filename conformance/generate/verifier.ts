@@ -1,9 +1,9 @@
 /**
  * The bytecode verifier: artifact -> accepted, or refused at a byte offset (-1: the
- * artifact's JSON shape). Each rule of src/vm/verifier.ts once, its limits at their value
+ * artifact's JSON shape). Each rule of packages/protocol/src/vm/verifier.ts once, its limits at their value
  * and one past, and the compiled fixture contracts.
  */
-import { LIMITS, OP, TY } from '../../src/vm/isa.js';
+import { LIMITS, OP, TY } from '@svc-node/protocol/vm/isa';
 import { hex, type Area, type CaseInput } from './kit.js';
 import { FIXTURE_CONTRACTS, fixtureArtifact } from './codec.js';
 

@@ -36,6 +36,9 @@ const root = join(here, '..', '..');
 // Where the mutated tree and the report go (--work): .mutation/ in the repository by default.
 let work = join(root, '.mutation');
 let mutatedDist = join(work, 'dist');
+// The workspace package @svc-node/protocol: its sources and where they compile to.
+const PROTOCOL_SRC = 'packages/protocol/src';
+const PROTOCOL_DIST = 'packages/protocol/dist';
 const adapterPath = join(root, 'conformance', 'adapters', 'svc-node.mjs');
 // How much longer than unmutated a mutant's cases may take before it counts as an endless
 // loop (killed by timeout): generous, since the machine is shared and a slower mutant
@@ -126,6 +129,8 @@ function lineMapper(jsText, mapPath) {
       if (starts[mid] <= offset) lo = mid;
       else hi = mid - 1;
     }
+    // @svc-node/protocol compiles without source maps: the compiled file's line, said so.
+    if (!segs.length) return `${lo + 1} of the compiled file`;
     const col = offset - starts[lo];
     const line = segs[lo] ?? [];
     let best = null;
@@ -139,15 +144,29 @@ function lineMapper(jsText, mapPath) {
 
 const usedExclusions = new Set();
 
+/** A source file's compiled file, relative to the repository: dist/ for src/, the package's own dist/ for @svc-node/protocol. */
+function compiledOf(file) {
+  const js = file.replace(/\.ts$/, '.js');
+  return js.startsWith(`${PROTOCOL_SRC}/`) ? `${PROTOCOL_DIST}/${js.slice(PROTOCOL_SRC.length + 1)}` : join('dist', js);
+}
+
 function buildMutatedTree(files) {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
-  // The copy's packages resolve to the repository's, wherever the work directory is.
-  symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
   cpSync(join(root, 'dist'), mutatedDist, { recursive: true, filter: (src) => !src.endsWith('.d.ts') && !src.endsWith('.tsbuildinfo') });
+  // The node imports @svc-node/protocol by name: the copy gets its own copy of the package,
+  // and its node_modules/ resolves that name to it (every other package to the repository's).
+  cpSync(join(root, PROTOCOL_DIST), join(work, PROTOCOL_DIST), { recursive: true, filter: (src) => !src.endsWith('.d.ts') && !src.endsWith('.tsbuildinfo') });
+  cpSync(join(root, 'packages', 'protocol', 'package.json'), join(work, 'packages', 'protocol', 'package.json'));
+  const modules = join(work, 'node_modules');
+  mkdirSync(join(modules, '@svc-node'), { recursive: true });
+  for (const name of readdirSync(join(root, 'node_modules'))) if (name !== '@svc-node') symlinkSync(join(root, 'node_modules', name), join(modules, name));
+  for (const name of readdirSync(join(root, 'node_modules', '@svc-node'))) {
+    symlinkSync(name === 'protocol' ? join(work, 'packages', 'protocol') : join(root, 'node_modules', '@svc-node', name), join(modules, '@svc-node', name), 'dir');
+  }
   const mutants = [];
   for (const file of files) {
-    const js = join('dist', file.replace(/\.ts$/, '.js'));
+    const js = compiledOf(file);
     const text = readFileSync(join(root, js), 'utf8');
     const excludedFns = new Set(Object.keys(EXCLUDED_FUNCTIONS).filter((k) => k.startsWith(`${file}:`)).map((k) => k.slice(file.length + 1)));
     const out = instrument(text, js, mutants.length, (fn) => {
@@ -160,7 +179,7 @@ function buildMutatedTree(files) {
       delete m.code;
       mutants.push({ ...m, file, line: tsLine(m.offset) });
     }
-    writeFileSync(join(mutatedDist, file.replace(/\.ts$/, '.js')), out.text);
+    writeFileSync(join(work, js), out.text);
   }
   // An exclusion naming no function (renamed, removed) would hide nothing and mislead: say so.
   for (const k of Object.keys(EXCLUDED_FUNCTIONS)) if (files.includes(k.split(':')[0]) && !usedExclusions.has(k)) console.log(`# warning: the exclusion ${k} names no function with a mutant`);
@@ -397,7 +416,9 @@ function reasonOf(m) {
   return EXPLAINED[keyOf(m)] ?? EXPLAINED[`${m.file}:${m.fn}`] ?? EXPLAINED[m.file] ?? null;
 }
 
-const MODULES = ['src/protocol', 'src/vm', 'src/state', 'src/writer/ledger'];
+// The summary's rows: a file counts under the longest of these its path starts with.
+const MODULES = ['packages/protocol/src', 'packages/protocol/src/vm', 'packages/protocol/src/state', 'src/vm', 'src/state', 'src/writer/ledger'];
+const moduleOf = (file) => MODULES.filter((mod) => file.startsWith(`${mod}/`)).sort((a, b) => b.length - a.length)[0];
 
 function tally(list) {
   const killed = list.filter((m) => m.status === 'killed' || m.status === 'timeout').length;
@@ -417,7 +438,7 @@ function printSummary(all, seconds) {
     console.log(`| ${name} | ${t.total} | ${t.killed} (${t.timeout}) | ${t.survived} | ${t.uncovered} | ${t.score}% | ${t.covered}% | ${t.explained} of ${t.survived + t.uncovered} |`);
   };
   for (const mod of MODULES) {
-    const list = all.filter((m) => m.file.startsWith(`${mod}/`));
+    const list = all.filter((m) => moduleOf(m.file) === mod);
     if (list.length) row(mod, list);
   }
   row('**All**', all);

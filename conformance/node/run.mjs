@@ -2,12 +2,15 @@
 /**
  * The black-box node runner (conformance/README.md, "The node runner"): starts a devnet
  * chain it controls and nodes under test as processes, drives them only through their
- * REST API and live feed and the devnet's HTTP control, plays scripted histories and
- * compares every answer with the one the protocol expects. TAP version 13 on stdout, one line per check,
- * then a summary line. Exit 0: every check passed; 1: a check failed; 2: it could not start.
+ * REST API, live feed and gossip gRPC (as a peer would, ./peer.mjs) and the devnet's HTTP
+ * control, plays scripted histories and compares every answer with the one the protocol
+ * expects. TAP version 13 on stdout, one line per check, then a summary per scenario and
+ * a total line (JUnit XML too with --junit). Exit 0: every check passed; 1: a check
+ * failed; 2: it could not start.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,12 +20,16 @@ import * as ecc from 'tiny-secp256k1';
 import WebSocket from 'ws';
 import artifact from './counter.artifact.json' with { type: 'json' };
 import { callStamp, codeHash, contractId, deployStamp, signedEnvelope } from './protocol.mjs';
+import { PeerClient, PeerKey, encodeBody, headerHash, regtestHeader, startPeerServer } from './peer.mjs';
+import { writeJunit } from './junit.mjs';
 
-const USAGE = `usage: node conformance/node/run.mjs [--node-cmd CMD] [--other-cmd CMD] [--chain-cmd CMD] [--only SUBSTRING] [--keep-data]
+const USAGE = `usage: node conformance/node/run.mjs [--node-cmd CMD] [--other-cmd CMD] [--chain-cmd CMD] [--only SUBSTRING] [--skip SUBSTRING]... [--junit FILE] [--keep-data]
   --node-cmd   the node under test (node-A), run through the shell with the SVC_* environment of conformance/README.md (default: "node dist/src/main.js")
   --other-cmd  nodes B and C, compared with A (default: the --node-cmd): another implementation, or another version
   --chain-cmd  the devnet chain; prints its base URL as its first stdout line (default: "node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101")
   --only       play only the scenarios whose name contains SUBSTRING (and the first, which deploys the contract)
+  --skip       leave out the scenarios whose name contains SUBSTRING (repeatable; never the first)
+  --junit      also write the checks as JUnit XML to FILE (a testsuite per scenario, a testcase per check)
   --keep-data  leave the nodes' data directories (their paths are printed)`;
 
 // How long a node may take to answer after its start, and a state to settle: generous, a
@@ -35,9 +42,18 @@ const POLL_MS = 100;
 // is above any relay minimum for a one-input, two-output transaction.
 const COIN_SATS = 1_000_000;
 const FEE_SATS = 1_000n;
+// Each node's inbound budget per peer key (proto header, section 5; the environment
+// contract): 100 requests a second, 100 more waiting. Above what the nodes' own sync of
+// one another asks (svc-node keeps at most 16 requests in flight to a peer), and small
+// enough that a flood of FLOOD_REQUESTS sent at once goes over it however its arrival
+// spreads: at most 100 + 100 a second + 100 waiting are taken, so some are refused unless
+// the flood takes 8 s to arrive (all its answers, the queued ones' too, come within 3 s).
+const PEER_RATE_PER_S = 100;
+const PEER_QUEUE = 100;
+const FLOOD_REQUESTS = 1_000;
 
 function parseArgs(argv) {
-  const o = { nodeCmd: 'node dist/src/main.js', otherCmd: null, chainCmd: 'node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101', only: '', keepData: false };
+  const o = { nodeCmd: 'node dist/src/main.js', otherCmd: null, chainCmd: 'node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101', only: '', skip: [], junit: null, keepData: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const need = () => {
@@ -48,6 +64,8 @@ function parseArgs(argv) {
     else if (a === '--other-cmd') o.otherCmd = need();
     else if (a === '--chain-cmd') o.chainCmd = need();
     else if (a === '--only') o.only = need();
+    else if (a === '--skip') o.skip.push(need());
+    else if (a === '--junit') o.junit = need();
     else if (a === '--keep-data') o.keepData = true;
     else if (a === '--help' || a === '-h') {
       console.log(USAGE);
@@ -200,7 +218,9 @@ class Node {
     writeFileSync(join(this.dataDir, 'config.toml'), '# the runner configures the node through SVC_* variables\n');
   }
   /** Starts (or restarts, keeping its data directory and ports) and waits until it answers GET /node_status. */
-  async start(peers = []) {
+  async start(peers = [], extraEnv = {}) {
+    this.peers = peers;
+    this.extraEnv = extraEnv;
     this.restPort ??= await freePort();
     this.grpcPort ??= await freePort();
     this.url = `http://127.0.0.1:${this.restPort}`;
@@ -211,13 +231,16 @@ class Node {
       SVC_REST_ADDRESS: `127.0.0.1:${this.restPort}`,
       SVC_BIND_ADDRESS: `127.0.0.1:${this.grpcPort}`,
       SVC_PUBLIC_URL: this.grpcUrl,
-      SVC_PEERS: peers.map((p) => p.grpcUrl).join(','),
+      SVC_PEERS: peers.map((p) => (typeof p === 'string' ? p : p.grpcUrl)).join(','),
       SVC_ESPLORA_URL: this.chain.url,
       // A devnet on loopback: check for blocks often, and no request budget to wait on.
       SVC_BLOCK_CHECK_INTERVAL_S: '0.05',
       SVC_ESPLORA_REQUESTS_PER_HOUR: '1000000000',
       SVC_ESPLORA_BURST: '100000',
       SVC_WORKERS_POOL_SIZE: '1',
+      SVC_GOSSIP_INBOUND_RATE_PER_S: String(PEER_RATE_PER_S),
+      SVC_GOSSIP_INBOUND_QUEUE: String(PEER_QUEUE),
+      ...extraEnv,
     });
     await waitUntil(`${this.name} answering GET /node_status`, async () => {
       if (this.proc.exitCode !== null) throw new Fatal(`${this.name} exited (code ${this.proc.exitCode}): ${this.proc.lines.slice(-5).join(' | ')}`);
@@ -225,7 +248,16 @@ class Node {
     }, START_TIMEOUT_MS);
   }
   stop() {
+    this.peerClient?.close();
+    this.peerClient = null;
     return stopProcess(this.proc);
+  }
+  /** A client of the node's gossip service (conformance/node/peer.mjs). */
+  peer() {
+    return (this.peerClient ??= new PeerClient(this.grpcUrl));
+  }
+  async status() {
+    return (await this.get('/node_status')).json;
   }
   get(path) {
     return http('GET', `${this.url}${path}`);
@@ -325,11 +357,18 @@ class Tap {
   constructor() {
     this.n = 0;
     this.failed = 0;
+    // Every check as {scenario, name, ok, detail, seconds} (JUnit XML); `scenario` is set as each starts.
+    this.results = [];
+    this.scenario = 'start';
+    this.lastAt = Date.now();
     console.log('TAP version 13');
   }
   line(ok, name, detail) {
     this.n++;
     if (!ok) this.failed++;
+    const now = Date.now();
+    this.results.push({ scenario: this.scenario, name, ok, detail: ok ? null : detail, seconds: (now - this.lastAt) / 1000 });
+    this.lastAt = now;
     console.log(`${ok ? 'ok' : 'not ok'} ${this.n} ${name}`);
     if (!ok && detail) {
       console.log('  ---');
@@ -360,18 +399,31 @@ class World {
     this.tap = tap;
     this.wallet = new Wallet(chain);
     this.nodes = [];
+    this.retired = [];
     this.callId = 0;
     this.calls = [];
     // The coin each call's envelope names, by its anchor's txid (a drop spends it elsewhere).
     this.coins = new Map();
     // The counter's value the calls so far must have left: every scenario adds to it.
     this.count = 0;
+    // Closers of the peer servers scenarios started, run at the end.
+    this.cleanup = [];
   }
-  async node(name, peers = []) {
+  async node(name, peers = [], extraEnv = {}) {
     const n = new Node(name, name === 'node-A' ? this.opts.nodeCmd : (this.opts.otherCmd ?? this.opts.nodeCmd), this.chain);
     this.nodes.push(n);
-    await n.start(peers);
+    await n.start(peers, extraEnv);
     return n;
+  }
+  /** Stops a node started by a scenario and leaves it out of the later ones. */
+  async retire(n) {
+    await n.stop();
+    this.nodes.splice(this.nodes.indexOf(n), 1);
+    this.retired.push(n);
+  }
+  /** The late joiner, node-C, peered to node-A: started by its scenario, or by a later one played alone (--only). */
+  async nodeC() {
+    return this.nodes.find((n) => n.name === 'node-C') ?? (await this.node('node-C', [this.nodes[0]]));
   }
   /** Deploys the counter through every node in `to`: anchor built, submitted, broadcast, mined. */
   async deploy(to) {
@@ -393,12 +445,28 @@ class World {
     this.contract = id;
     return id;
   }
-  /** A call fn(n) (bump unless said) submitted to every node in `to` and broadcast (not mined). */
-  async call(to, n, fn = 'bump') {
+  /** A call fn(n) (bump unless said): its envelope, its anchor and the REST body, neither submitted nor broadcast. */
+  async buildCall(n, fn = 'bump') {
     const coin = this.wallet.take();
     const env = signedEnvelope({ contractId: this.contract, fn, args: [{ type: 'u64', value: String(n) }], secret: CALLER_SECRET, callId: ++this.callId, outpoint: coin });
     const tx = this.wallet.anchor(coin, callStamp(this.contract, env.hash));
     const body = { txid: tx.txid, contract_id: this.contract, payload: env.bytes.toString('base64'), anchor_tx: tx.hex, coin: await this.wallet.coinEvidence(coin) };
+    this.coins.set(tx.txid, coin);
+    return { coin, env, tx, body, txid: tx.txid, expect: { envelope_hash: env.hash.toString('hex'), caller: env.caller, call_id: String(this.callId) } };
+  }
+  /** The call as a gossip Payload (proto `Payload`) with `evidence` (proto `Evidence`, or null). */
+  payloadOf(call, evidence) {
+    return { kind: 'PAYLOAD_KIND_CALL', txid: Buffer.from(call.txid, 'hex'), contract_id: Buffer.from(this.contract, 'hex'), body: call.env.bytes, evidence };
+  }
+  /** Where a confirmed transaction sits (proto `Inclusion`), from the chain's merkle proof. */
+  async inclusion(txid) {
+    const proof = (await this.chain.get(`/tx/${txid}/merkle-proof`)).json;
+    const blockHash = (await this.chain.get(`/block-height/${proof.block_height}`)).text.trim();
+    return { block_hash: Buffer.from(blockHash, 'hex'), height: proof.block_height, tx_index: proof.pos, branch: proof.merkle.map((h) => Buffer.from(h, 'hex').reverse()) };
+  }
+  /** A call fn(n) (bump unless said) submitted to every node in `to` and broadcast (not mined). */
+  async call(to, n, fn = 'bump') {
+    const { env, tx, body } = await this.buildCall(n, fn);
     await this.synced(to);
     for (const node of to) {
       const r = await node.post('/contract_call', body);
@@ -406,7 +474,6 @@ class World {
     }
     await this.chain.broadcast(tx.hex);
     this.calls.push(tx.txid);
-    this.coins.set(tx.txid, coin);
     this.lastCall = { envelope_hash: env.hash.toString('hex'), caller: env.caller, call_id: String(this.callId) };
     return tx.txid;
   }
@@ -435,6 +502,17 @@ class World {
       await n.synced();
       this.tap.check(`${n.name}: call ${txid.slice(0, 8)} ${what}`, await n.callStatus(txid), expected);
     }
+  }
+  /**
+   * As expectStatus, for a payload that arrived after its block: the node answered 202
+   * pending, and decides it once it has replayed the blocks from its anchor's, so the
+   * check waits (within SETTLE_TIMEOUT_MS) for a status other than pending.
+   */
+  async expectDecided(nodes, txid, expected, what) {
+    for (const n of nodes) {
+      await waitUntil(`${n.name} deciding ${txid}`, async () => (await n.callStatus(txid))?.status !== 'pending').catch(() => undefined);
+    }
+    await this.expectStatus(nodes, txid, expected, what);
   }
   async expectCount(nodes, count, what) {
     for (const n of nodes) this.tap.check(`${n.name}: GET /v2/{id}/count reads ${count} ${what}`, (await n.get(`/v2/${this.contract}/count`)).json?.value, String(count));
@@ -478,6 +556,259 @@ function reorgScenario(depth, n) {
     },
   };
 }
+
+/** The gRPC status and PROTOCOL code of a refused peer call (details "<code>: <message>", proto header section 4). */
+const refusal = (r) => ({ status: r.ok ? 'OK' : r.status, code: r.ok ? null : r.details.split(':')[0] });
+/** One bit of `b` changed. */
+const flipped = (b) => {
+  const c = Buffer.from(b);
+  c[0] ^= 0x01;
+  return c;
+};
+// Headers each lying peer serves in a run, and how far above the run its tip claims to be
+// (svc-node takes runs up to 6 blocks below a peer's tip: docs/GOSSIP.md, "Sync").
+const LYING_RUN = 8;
+const LYING_TIP_MARGIN = 6;
+// Blocks mined above node-E's tip for the splicing peer's run (its middle one swapped).
+const SPLICED_RUN = 10;
+
+const HOSTILE_PEER = {
+  name: 'hostile peer',
+  async play(w) {
+    const [a, b] = w.nodes;
+    const c = await w.nodeC();
+    const peer = a.peer();
+    const id = await peer.identity();
+    w.tap.check('node-A: GetIdentity answers the gossip key node_status names, with a valid proof of possession over the runner\'s challenge', { key: id.key.toString('hex'), proof: id.proofValid }, { key: (await a.status()).gossip_public_key, proof: true });
+    // A call whose anchor confirms before any node holds its payload: a peer then sends it.
+    const call = await w.buildCall(7);
+    await w.chain.broadcast(call.tx.hex);
+    await w.chain.mine(1);
+    const height = await w.chain.tipHeight();
+    await w.synced([a, b, c]);
+    const inclusion = await w.inclusion(call.txid);
+    const honest = w.payloadOf(call, { anchor_tx: Buffer.from(call.tx.hex, 'hex'), confirmed: inclusion, spent_by: null, coin: [] });
+    const liar = new PeerKey();
+    const submit = { payloads: [honest] };
+    const refused = async (what, req, expected) => w.tap.check(`node-A: ${what}`, refusal(await peer.call('SubmitPayload', req)), expected);
+    const unauthorized = { status: 'UNAUTHENTICATED', code: 'unauthorized' };
+    await refused('a SubmitPayload without auth is refused UNAUTHENTICATED unauthorized', { body: encodeBody('SubmitPayload', submit), auth: null }, unauthorized);
+    const forged = liar.request('SubmitPayload', id.key, submit);
+    forged.auth.signature = flipped(forged.auth.signature);
+    await refused('a SubmitPayload whose signature does not verify is refused UNAUTHENTICATED unauthorized', forged, unauthorized);
+    const otherKey = liar.request('SubmitPayload', id.key, submit);
+    otherKey.auth.public_key = new PeerKey().raw;
+    await refused('a SubmitPayload signed by another key than the one it names is refused UNAUTHENTICATED unauthorized', otherKey, unauthorized);
+    await refused('a SubmitPayload signed for another receiver is refused UNAUTHENTICATED unauthorized', liar.request('SubmitPayload', id.key, submit, { signedFor: new PeerKey().raw }), unauthorized);
+    await refused('a SubmitPayload sent 130 s ago (outside the 120 s clock window) is refused UNAUTHENTICATED unauthorized', liar.request('SubmitPayload', id.key, submit, { sentAtMs: Date.now() - 130_000 }), unauthorized);
+    await refused('a signed SubmitPayload whose body is not a SubmitPayloadRequest is refused INVALID_ARGUMENT bad_request', liar.request('SubmitPayload', id.key, null, { body: Buffer.from([0xff, 0xff, 0xff, 0xff]) }), { status: 'INVALID_ARGUMENT', code: 'bad_request' });
+    // Sizes (proto header, sections 4 and 5): a payload body over 65,536 bytes is refused in
+    // its own result; a request message over 65,536 + 1,024 bytes by gRPC before decoding.
+    const big = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, { payloads: [{ ...honest, evidence: null, body: Buffer.alloc(65_537, 1) }] }));
+    w.tap.check('node-A: a payload body of 65,537 bytes is refused payload_too_large in its result (the call OK)', { status: refusal(big).status, accepted: big.res?.results?.[0]?.accepted, error_code: big.res?.results?.[0]?.error_code }, { status: 'OK', accepted: false, error_code: 'payload_too_large' });
+    const huge = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, { payloads: [0, 1].map(() => ({ ...honest, evidence: null, body: Buffer.alloc(35_000, 1) })) }));
+    w.tap.check('node-A: a request message over 66,560 bytes is refused RESOURCE_EXHAUSTED by gRPC before it is decoded', { status: refusal(huge).status, larger: /larger than max/i.test(huge.details ?? '') }, { status: 'RESOURCE_EXHAUSTED', larger: true });
+    // Evidence that lies: the anchor's real block, with a merkle branch that does not fold to its root.
+    const forwardedBefore = (await a.status()).gossip?.payloads_forwarded;
+    const lie = w.payloadOf(call, { anchor_tx: Buffer.from(call.tx.hex, 'hex'), confirmed: { ...inclusion, branch: inclusion.branch.map((h, i) => (i === 0 ? flipped(h) : h)) }, spent_by: null, coin: [] });
+    const lied = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, { payloads: [lie] }));
+    w.tap.check('node-A: a payload whose merkle branch does not fold to its block\'s merkle root is refused bad_evidence in its result (the call OK)', { status: refusal(lied).status, accepted: lied.res?.results?.[0]?.accepted, error_code: lied.res?.results?.[0]?.error_code }, { status: 'OK', accepted: false, error_code: 'bad_evidence' });
+    const anotherBlock = await w.chain.get(`/block-height/${height - 1}`);
+    const lie2 = w.payloadOf(call, { anchor_tx: Buffer.from(call.tx.hex, 'hex'), confirmed: { ...inclusion, block_hash: Buffer.from(anotherBlock.text.trim(), 'hex') }, spent_by: null, coin: [] });
+    const lied2 = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, { payloads: [lie2] }));
+    w.tap.check('node-A: a payload whose evidence names another block than the one at its height is refused bad_evidence in its result', { accepted: lied2.res?.results?.[0]?.accepted, error_code: lied2.res?.results?.[0]?.error_code }, { accepted: false, error_code: 'bad_evidence' });
+    w.tap.check('node-A: holds nothing of the refused and unauthenticated requests (GET /contract_call/{txid}/status answers 404)', (await a.get(`/contract_call/${call.txid}/status`)).status, 404);
+    w.tap.check('node-A: forwarded nothing of them (node_status.gossip.payloads_forwarded unchanged)', (await a.status()).gossip?.payloads_forwarded, forwardedBefore);
+    w.tap.check('node-C (node-A\'s peer): was not relayed the refused payload', (await c.get(`/contract_call/${call.txid}/status`)).status, 404);
+    // The same payload with true evidence, from the same peer: the lies did not spoil it.
+    const took = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, submit));
+    w.tap.check('node-A: the same payload with true evidence, from the same peer, is accepted', { status: refusal(took).status, accepted: took.res?.results?.[0]?.accepted, error_code: took.res?.results?.[0]?.error_code }, { status: 'OK', accepted: true, error_code: '' });
+    const r = await b.post('/contract_call', call.body);
+    w.tap.check('node-B: the payload posted after its block answers 202', { http: r.status, envelope_hash: r.json?.envelope_hash }, { http: 202, envelope_hash: call.expect.envelope_hash });
+    w.calls.push(call.txid);
+    const executed = { status: 'executed', block_height: height, tx_index: 1, result: String(w.count + 7), ...call.expect };
+    await w.expectDecided([a, b], call.txid, executed, 'sent after its block (node-A by a peer, node-B over REST) is executed at its anchor\'s position');
+    // Honest gossip: node-C was sent nothing; it learns the payload from node-A.
+    await waitUntil('node-C learning the payload from node-A', async () => (await c.callStatus(call.txid))?.status === 'executed').catch(() => undefined);
+    await w.expectStatus([c], call.txid, executed, 'given to node-A only reaches node-C by gossip and is executed there');
+    w.count += 7;
+    await w.expectCount([a, b, c], w.count, 'after bump(7) given by a peer');
+    await w.sameRoots([a, b, c], height - 1, 'after a payload arrived after its block');
+    // A pending payload (its anchor in the mempool) must show the coin that pays for its
+    // wait (proto header, section 9): none, or another transaction than the one its anchor
+    // spends, is refused and held nowhere; the true coin is taken and gossiped.
+    const pending = await w.buildCall(10);
+    const coinTx = (await w.chain.get(`/tx/${pending.coin.txid}/hex`)).text.trim();
+    const coinAt = await w.inclusion(pending.coin.txid);
+    const otherCoin = w.coinOf(w.calls[0]);
+    const withCoin = (coin) => ({ payloads: [w.payloadOf(pending, { anchor_tx: Buffer.from(pending.tx.hex, 'hex'), confirmed: null, spent_by: null, coin })] });
+    await w.synced([a, c]);
+    for (const [what, coin, code] of [
+      ['no coin', [], 'coin_missing'],
+      ['another transaction as its coin', [{ tx: Buffer.from((await w.chain.get(`/tx/${otherCoin.txid}/hex`)).text.trim(), 'hex'), at: await w.inclusion(otherCoin.txid) }], 'bad_coin'],
+    ]) {
+      const x = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, withCoin(coin)));
+      w.tap.check(`node-A: a pending payload showing ${what} is refused ${code} in its result`, { accepted: x.res?.results?.[0]?.accepted, error_code: x.res?.results?.[0]?.error_code }, { accepted: false, error_code: code });
+    }
+    w.tap.check('node-A: holds nothing of the unpaid payload (404)', (await a.get(`/contract_call/${pending.txid}/status`)).status, 404);
+    const paid = await peer.call('SubmitPayload', liar.request('SubmitPayload', id.key, withCoin([{ tx: Buffer.from(coinTx, 'hex'), at: coinAt }])));
+    w.tap.check('node-A: the same pending payload with the coin its anchor spends is accepted', { accepted: paid.res?.results?.[0]?.accepted, error_code: paid.res?.results?.[0]?.error_code }, { accepted: true, error_code: '' });
+    await waitUntil('node-C learning the pending payload from node-A', async () => (await c.callStatus(pending.txid))?.status === 'pending').catch(() => undefined);
+    w.tap.check('node-C: the pending payload given to node-A only reaches it by gossip, pending', (await c.callStatus(pending.txid))?.status, 'pending');
+    const rb = await b.post('/contract_call', pending.body);
+    w.tap.check('node-B: the same call over REST answers 202', rb.status, 202);
+    await w.chain.broadcast(pending.tx.hex);
+    await w.chain.mine(1);
+    w.calls.push(pending.txid);
+    await w.expectStatus([a, b, c], pending.txid, { status: 'executed', block_height: height + 1, tx_index: 1, result: String(w.count + 10), ...pending.expect }, 'gossiped while pending is executed where its anchor confirmed');
+    w.count += 10;
+    await w.sameRoots([a, b, c], height - 1, 'after a payload gossiped while pending');
+    // A peer over its budget: one key sends FLOOD_REQUESTS cheap requests at once.
+    const flooder = new PeerKey();
+    const tip = String(await w.chain.tipHeight());
+    const reqs = Array.from({ length: FLOOD_REQUESTS }, () => flooder.request('GetStateRoots', id.key, { from_height: tip, to_height: tip }));
+    const floodStart = Date.now();
+    const answers = await Promise.all(reqs.map((q) => peer.call('GetStateRoots', q, 60_000)));
+    const floodSeconds = ((Date.now() - floodStart) / 1000).toFixed(2);
+    const tally = {};
+    for (const x of answers) {
+      const k = x.ok ? 'OK' : `${x.status} ${x.details.split(':')[0]}`;
+      tally[k] = (tally[k] ?? 0) + 1;
+    }
+    console.log(`# the flood's ${FLOOD_REQUESTS} answers came in ${floodSeconds} s: ${JSON.stringify(tally)}`);
+    w.tap.line(Object.keys(tally).every((k) => k === 'OK' || k === 'RESOURCE_EXHAUSTED rate_limited') && (tally['RESOURCE_EXHAUSTED rate_limited'] ?? 0) > 0 && (tally.OK ?? 0) > 0, `node-A: ${FLOOD_REQUESTS} requests sent at once by one peer are answered OK up to its budget, the rest refused RESOURCE_EXHAUSTED rate_limited`, { got: tally });
+    const other = await peer.call('GetStateRoots', new PeerKey().request('GetStateRoots', id.key, { from_height: tip, to_height: tip }));
+    w.tap.check('node-A: another peer\'s request right after the flood is answered, with node-A\'s root at the tip', { status: refusal(other).status, root: other.res?.roots?.[0]?.state_root?.toString('hex') }, { status: 'OK', root: (await a.get('/v2/state_root')).json?.state_root });
+    w.tap.check('node-A: still serves REST clients after the hostile peer (GET /node_status answers 200, not halted)', { http: (await a.get('/node_status')).status, halted: (await a.status()).halted }, { http: 200, halted: false });
+  },
+};
+
+/**
+ * Peers that node-D dials, each serving a header run above the chain's tip that must be
+ * refused: one whose second header does not link to its first, one whose headers lack the
+ * proof of work their bits ask. (The chain has no block where either run ends, so svc-node
+ * would also refuse them when its endpoint does not name that block: from outside, which
+ * check refused a run does not show, only that it was refused as false and not taken.) node-D (a fresh node peered to both and to node-A, syncing
+ * every second) must pull them, refuse both as false, and follow the real chain.
+ */
+const HOSTILE_HEADERS = {
+  name: 'hostile peer serving headers',
+  async play(w) {
+    const [a] = w.nodes;
+    const headerAt = async (height) => {
+      const hash = (await w.chain.get(`/block-height/${height}`)).text.trim();
+      return { hash, header: Buffer.from((await w.chain.get(`/block/${hash}/header`)).text.trim(), 'hex') };
+    };
+    const lyingPeer = (kind) =>
+      startPeerServer({
+        async GetHeaders({ from_height: from }) {
+          const tip = await w.chain.tipHeight();
+          const claimedTip = from + LYING_RUN - 1 + LYING_TIP_MARGIN;
+          if (from < 1 || from - 1 > tip) return { from_height: from, headers: Buffer.alloc(0), tip_height: Math.max(claimedTip, tip + LYING_RUN) };
+          const below = await headerAt(from - 1);
+          let prev = below.hash;
+          const time = below.header.readUInt32LE(68);
+          const run = [];
+          for (let i = 0; i < LYING_RUN; i++) {
+            const h = regtestHeader(kind === 'unlinked' && i === 1 ? randomBytes(32).toString('hex') : prev, time + 1 + i, kind !== 'no work');
+            run.push(h);
+            prev = headerHash(h);
+          }
+          return { from_height: from, headers: Buffer.concat(run), tip_height: claimedTip };
+        },
+        GetStateRoots: async () => ({ roots: [], anchor_height: '0', tip_height: '0', root_version: 2 }),
+        GetContractIds: async () => ({ contract_ids: [], more: false }),
+      });
+    const unlinked = await lyingPeer('unlinked');
+    w.cleanup.push(unlinked.close);
+    const noWork = await lyingPeer('no work');
+    w.cleanup.push(noWork.close);
+    // node-A is node-D's honest peer: it brings the payloads, so D's roots must equal A's.
+    const d = await w.node('node-D', [a, unlinked.url, noWork.url], { SVC_PEER_SYNC_INTERVAL_S: '1' });
+    await d.synced();
+    const askedHeaders = (p) => p.asked.some((x) => x.method === 'GetHeaders');
+    await waitUntil('node-D asking both hostile peers for headers', () => askedHeaders(unlinked) && askedHeaders(noWork)).catch(() => undefined);
+    w.tap.check('node-D: pulls the header runs of both hostile peers (GetHeaders)', { unlinked: askedHeaders(unlinked), no_work: askedHeaders(noWork) }, { unlinked: true, no_work: true });
+    // Each round (every second) asks a liar again until its back-off grows: the count goes on
+    // rising, so the check is that it reached one refusal per lying peer.
+    await waitUntil('node-D refusing both runs', async () => (await d.status())?.gossip?.sync_bad_evidence >= 2).catch(() => undefined);
+    w.tap.line(((await d.status())?.gossip?.sync_bad_evidence ?? 0) >= 2, 'node-D: refuses the runs as false (node_status.gossip.sync_bad_evidence counts at least 2)', { got: (await d.status())?.gossip?.sync_bad_evidence });
+    const tip = await w.chain.tipHeight();
+    w.tap.check('node-D: its header tip is the chain\'s, not a hostile peer\'s (node_status.chain.header_height)', (await d.status())?.chain?.header_height, tip);
+    await w.chain.mine(1);
+    await w.synced([a, d]);
+    w.tap.check('node-D: follows the chain past the hostile peers, at node-A\'s state root', (await d.get('/v2/state_root')).json?.state_root, (await a.get('/v2/state_root')).json?.state_root);
+    await w.retire(d);
+
+    // A run the chain-data endpoint would vouch for: the chain's own headers above the
+    // node's tip, ending in the chain's tip, one in the middle swapped for a header with
+    // the work that links below but not above. Only the linkage check refuses it. node-E
+    // polls its endpoint once at its start (SVC_BLOCK_CHECK_INTERVAL_S=3600) and has no
+    // other peer, so that the blocks mined after are above its tip when the liar serves them.
+    const spliced = await startPeerServer({
+      async GetHeaders({ from_height: from }) {
+        const tip = await w.chain.tipHeight();
+        if (from < 1 || tip - from + 1 < SPLICED_RUN) return { from_height: from, headers: Buffer.alloc(0), tip_height: tip };
+        const run = [];
+        for (let h = from; h <= tip; h++) run.push((await headerAt(h)).header);
+        const k = Math.floor(run.length / 2);
+        run[k] = regtestHeader(headerHash(run[k - 1]), run[k - 1].readUInt32LE(68) + 1, true);
+        return { from_height: from, headers: Buffer.concat(run), tip_height: tip + LYING_TIP_MARGIN };
+      },
+      GetStateRoots: async () => ({ roots: [], anchor_height: '0', tip_height: '0', root_version: 2 }),
+      GetContractIds: async () => ({ contract_ids: [], more: false }),
+    });
+    w.cleanup.push(spliced.close);
+    const e = await w.node('node-E', [spliced.url], { SVC_PEER_SYNC_INTERVAL_S: '1', SVC_BLOCK_CHECK_INTERVAL_S: '3600' });
+    await e.synced();
+    const below = await w.chain.tipHeight();
+    const belowHash = (await w.chain.get(`/block-height/${below}`)).text.trim();
+    await w.chain.mine(SPLICED_RUN);
+    const servedRun = () => spliced.asked.some((x) => x.method === 'GetHeaders' && Number(x.body.from_height) === below + 1);
+    await waitUntil('node-E asking the splicing peer for the headers above its tip', servedRun).catch(() => undefined);
+    await waitUntil('node-E refusing the spliced run', async () => (await e.status())?.gossip?.sync_bad_evidence >= 1).catch(() => undefined);
+    w.tap.check('node-E: refuses as false a run of the chain\'s own headers with one in the middle that does not link (sync_bad_evidence at least 1)', { asked: servedRun(), refused: ((await e.status())?.gossip?.sync_bad_evidence ?? 0) >= 1 }, { asked: true, refused: true });
+    w.tap.check('node-E: takes none of that run, not even the headers before the splice (node_status.chain.header_height)', (await e.status())?.chain?.header_height, below);
+    w.tap.check('node-E: still answers its state root at its tip', { height: (await e.get('/v2/state_root')).json?.height, block_hash: (await e.get('/v2/state_root')).json?.block_hash }, { height: below, block_hash: belowHash });
+    await w.retire(e);
+  },
+};
+
+/**
+ * Payloads arriving with and after their blocks (before is every other scenario): a call
+ * whose anchor confirmed before the nodes held its payload is executed at its anchor's
+ * position, the blocks above it replayed; one posted while its block is mined too.
+ */
+const ARRIVALS = {
+  name: 'payloads with and after their blocks',
+  async play(w) {
+    const [a, b] = w.nodes;
+    const from = await w.chain.tipHeight();
+    const after = await w.buildCall(8);
+    await w.chain.broadcast(after.tx.hex);
+    await w.chain.mine(3);
+    const afterHeight = from + 1;
+    await w.synced([a, b]);
+    for (const n of [a, b]) {
+      const r = await n.post('/contract_call', after.body);
+      w.tap.check(`${n.name}: a call posted 3 blocks after its anchor confirmed answers 202`, { http: r.status, envelope_hash: r.json?.envelope_hash }, { http: 202, envelope_hash: after.expect.envelope_hash });
+    }
+    w.calls.push(after.txid);
+    await w.expectDecided([a, b], after.txid, { status: 'executed', block_height: afterHeight, tx_index: 1, result: String(w.count + 8), ...after.expect }, 'posted after its block is executed at its anchor\'s position');
+    w.count += 8;
+    await w.expectCount([a, b], w.count, 'after a call posted after its block');
+    await w.sameRoots([a, b], from, 'after a call posted after its block');
+    const withBlock = await w.buildCall(9);
+    await w.synced([a, b]);
+    await w.chain.broadcast(withBlock.tx.hex);
+    const answers = await Promise.all([w.chain.mine(1), ...[a, b].map((n) => n.post('/contract_call', withBlock.body))]);
+    for (const [i, n] of [a, b].entries()) w.tap.check(`${n.name}: a call posted while its block is mined answers 202`, answers[i + 1].status, 202);
+    w.calls.push(withBlock.txid);
+    await w.expectDecided([a, b], withBlock.txid, { status: 'executed', block_height: from + 4, tx_index: 1, result: String(w.count + 9), ...withBlock.expect }, 'posted while its block was mined is executed there');
+    w.count += 9;
+    await w.sameRoots([a, b], from, 'after a call posted with its block');
+  },
+};
 
 const SCENARIOS = [
   {
@@ -572,6 +903,9 @@ const SCENARIOS = [
       for (const txid of w.calls) w.tap.check(`node-C: call ${txid.slice(0, 8)} has node-A's status`, await c.callStatus(txid), await a.callStatus(txid));
     },
   },
+  HOSTILE_PEER,
+  HOSTILE_HEADERS,
+  ARRIVALS,
   {
     name: 'restart',
     async play(w) {
@@ -591,6 +925,11 @@ const SCENARIOS = [
       await w.sameRoots(w.nodes, w.deployHeight, 'after node-A restarted and caught up');
     },
   },
+  // 144: the deepest reorganisation svc-node rolls back through its undo logs; 150: past
+  // that window, it re-derives from its journal (docs/STATE.md, "Reorganisations"). Either
+  // way every answer must be the same as for a shallow one.
+  reorgScenario(144, 4),
+  reorgScenario(150, 5),
 ];
 
 async function main() {
@@ -606,41 +945,62 @@ async function main() {
   let chain;
   let w;
   let fatal = false;
+  let bailOut = null;
   try {
     chain = await Chain.start(opts.chainCmd);
     w = new World(opts, chain, tap);
-    await w.wallet.fund(12);
-    await w.node('node-A');
-    await w.node('node-B');
+    // Funded and started at once: the scenarios wait for every node to reach the tip anyway.
+    // The first failure in this order is the one reported.
+    const ready = await Promise.allSettled([w.wallet.fund(20) /* 15 spent by the scenarios, 5 spare */, w.node('node-A'), w.node('node-B')]);
+    const failed = ready.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    console.log(`# the chain and nodes A and B started in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   } catch (e) {
-    console.log(`Bail out! cannot start: ${e.message}`);
+    bailOut = `cannot start: ${e.message}`;
+    console.log(`Bail out! ${bailOut}`);
     fatal = true;
   }
   let played = 0;
+  const timings = [];
   if (!fatal) {
     // Later scenarios build on the state the earlier ones leave (the contract, its count).
     for (const s of SCENARIOS) {
       // The first scenario deploys the contract every other one calls: it always runs.
-      if (opts.only && !s.name.includes(opts.only) && s !== SCENARIOS[0]) continue;
+      if (s !== SCENARIOS[0] && ((opts.only && !s.name.includes(opts.only)) || opts.skip.some((x) => s.name.includes(x)))) continue;
       console.log(`# ${s.name}`);
       played++;
+      tap.scenario = s.name;
+      tap.lastAt = Date.now();
       const failedBefore = tap.failed;
+      const checksBefore = tap.n;
+      const ts = Date.now();
       try {
         await s.play(w);
       } catch (e) {
         tap.line(false, `${s.name}: the scenario ran to its end`, { error: e.message });
       }
+      timings.push({ name: s.name, checks: tap.n - checksBefore, failed: tap.failed - failedBefore, seconds: (Date.now() - ts) / 1000 });
       if (tap.failed > failedBefore) for (const n of w.nodes) console.log(`# ${n.name} last lines:\n# ${n.proc.lines.slice(-8).join('\n# ')}`);
     }
   }
-  for (const n of w?.nodes ?? []) await n.stop();
+  const stopping = Date.now();
+  // Stopped together: each node's shutdown is mostly waiting for its own processes.
+  await Promise.all((w?.nodes ?? []).map((n) => n.stop()));
+  for (const close of w?.cleanup ?? []) await close();
   if (chain) await stopProcess(chain.proc);
-  for (const n of w?.nodes ?? []) {
+  for (const n of [...(w?.nodes ?? []), ...(w?.retired ?? [])]) {
     if (opts.keepData) console.log(`# ${n.name} data: ${n.dataDir}`);
     else rmSync(n.dataDir, { recursive: true, force: true, maxRetries: 5 });
   }
-  const s = ((Date.now() - t0) / 1000).toFixed(1);
+  console.log(`# the nodes and the chain stopped in ${((Date.now() - stopping) / 1000).toFixed(1)} s`);
+  const seconds = (Date.now() - t0) / 1000;
+  const s = seconds.toFixed(1);
   console.log(`1..${tap.n}`);
+  // The readable summary: a line per scenario, then the totals.
+  const width = Math.max(8, ...timings.map((t) => t.name.length));
+  console.log(`# ${'scenario'.padEnd(width)}  checks  failed  seconds`);
+  for (const t of timings) console.log(`# ${t.name.padEnd(width)}  ${String(t.checks).padStart(6)}  ${String(t.failed).padStart(6)}  ${t.seconds.toFixed(1).padStart(7)}`);
+  if (opts.junit) writeJunit(opts.junit, tap.results, { bailOut, seconds });
   console.log(`# conformance:node: ${tap.n - tap.failed} passed, ${tap.failed} failed of ${tap.n} checks in ${played} scenarios, ${s} s`);
   process.exit(fatal ? 2 : tap.failed ? 1 : 0);
 }

@@ -7,9 +7,9 @@
 import type { Transaction } from 'bitcoinjs-lib';
 import type { ConnectedBlock } from './watcher.js';
 import { txPartsOf, type BlockInput } from '../records.js';
-import type { StampResult } from '../protocol/stamp.js';
-import { merkleBranches } from '../protocol/merkle-branch.js';
-import { INNER_NODE_BYTES, type SpentBy } from '../protocol/evidence.js';
+import type { StampResult } from '@svc-node/protocol/stamp';
+import { merkleBranches } from '@svc-node/protocol/merkle-branch';
+import { INNER_NODE_BYTES, type SpentBy } from '@svc-node/protocol/evidence';
 
 export { connectedBlockOf } from './watcher.js';
 

@@ -34,13 +34,13 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Transaction } from 'bitcoinjs-lib';
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../log.js';
-import { parseRetryAfter } from '../client/http.js';
+import { parseRetryAfter } from '@svc-node/client/http';
 import { BoundedCache } from './cache.js';
 import { DEFAULT_BUDGET, LimiterStopped, LimiterTimeout, RequestBudget, moreUrgent, type BudgetStatus, type Priority, type Ticket } from './budget.js';
-import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from '../protocol/bitcoin.js';
-import { HEX32 } from '../protocol/identifiers.js';
+import { merkleRootOfTxids, parseHeaderBytes, parseRawBlock, parseTxHex, type ParsedBlock, type ParsedHeader } from '@svc-node/protocol/bitcoin';
+import { HEX32 } from '@svc-node/protocol/identifiers';
 
 export interface EsploraClientOptions {
   /** Base URL including any `/api` prefix, e.g. `https://blockstream.info/api`. */
@@ -163,7 +163,7 @@ export interface ChainHeader {
 /**
  * `GET /tx/:txid/merkle-proof` (electrum style): `merkle` is display hex, leaf level
  * first; `pos` the transaction's index in its block. Shape-checked only: folding it to a
- * header's merkle root is the caller's (src/protocol/merkle-branch.ts).
+ * header's merkle root is the caller's (packages/protocol/src/merkle-branch.ts).
  */
 export interface MerkleProof {
   block_height: number;
@@ -226,7 +226,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-/** Retry-After's one reader, shared with the svc client (src/client/http.ts). */
+/** Retry-After's one reader, shared with the svc client (packages/client/src/http.ts). */
 export { parseRetryAfter };
 
 export function validateTxStatus(x: unknown): TxStatus {
@@ -413,7 +413,7 @@ export class EsploraClient implements ChainSource {
    * GET /blocks[/:start_height] → up to 10 best-chain headers, newest first, from
    * `startHeight` (default: the tip) down. Each is rebuilt from its block JSON and must
    * hash to its id; heights descend by one; not_found above the tip. Linkage and proof
-   * of work are the header chain's checks (src/protocol/headers.ts), not this answer's.
+   * of work are the header chain's checks (packages/protocol/src/headers.ts), not this answer's.
    */
   async blocks(startHeight?: number, opts: RequestOptions = {}): Promise<ChainHeader[]> {
     if (startHeight !== undefined) requireNat(startHeight, 'start height');

@@ -28,15 +28,15 @@
  *
  * Every step checks the stop signal, so a stop ends a catch-up at the next event.
  */
-import type { ParsedBlock, ParsedHeader } from '../protocol/bitcoin.js';
-import { headerHash, headerPrevHash, parseHeaderBytes } from '../protocol/bitcoin.js';
-import { checkProofOfWork, decodeCompact, verifyHeaderRun } from '../protocol/headers.js';
-import type { PowParams } from '../protocol/activation.js';
+import type { ParsedBlock, ParsedHeader } from '@svc-node/protocol/bitcoin';
+import { headerHash, headerPrevHash, parseHeaderBytes } from '@svc-node/protocol/bitcoin';
+import { checkProofOfWork, decodeCompact, verifyHeaderRun } from '@svc-node/protocol/headers';
+import type { PowParams } from '@svc-node/protocol/activation';
 import type { ChainUpdate, ChainUpdateAnswer } from '../messages.js';
 import type { BlockInput } from '../records.js';
-import type { SpentBy } from '../protocol/evidence.js';
+import type { SpentBy } from '@svc-node/protocol/evidence';
 import { blockInputOf, connectedBlockOf, spentByIn } from './connected-block.js';
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 
 /**
  * Times one applyBlocks call builds an event again because the writer's tip moved under
@@ -113,7 +113,7 @@ export interface HeaderFollowerOptions {
   maxRawBlocksPerEvent?: number;
   /** Deepest reorganisation followed. Default 288 (twice the 144-block journal window). */
   maxReorgDepth?: number;
-  /** The network's proof-of-work rules every header is checked against (src/protocol/activation.ts). */
+  /** The network's proof-of-work rules every header is checked against (packages/protocol/src/activation.ts). */
   pow: PowParams;
   /**
    * Whether the endpoint may be paged for `missing` headers now (ten a request). The core
@@ -130,7 +130,7 @@ export interface HeaderFollowerOptions {
 
 /**
  * Checks a run of headers from height `from` against the network's rules before the node
- * keeps it (src/protocol/headers.ts verifyHeaderRun: linkage to the header held below,
+ * keeps it (packages/protocol/src/headers.ts verifyHeaderRun: linkage to the header held below,
  * proof of work within the network's minimum, retarget bits exact where the period's
  * first header is held, within four times otherwise): the one check of every header the
  * node keeps, from the endpoint or from a peer. `headers` reads the node's stored ones.

@@ -1,4 +1,4 @@
-/** Chain data: the Esplora client, the block watcher, and the Bitcoin helpers they share (src/protocol/bitcoin.ts). */
+/** Chain data: the Esplora client, the block watcher, and the Bitcoin helpers they share (packages/protocol/src/bitcoin.ts). */
 export {
   EsploraClient,
   parseRetryAfter,
@@ -21,4 +21,4 @@ export {
   type BlockStamp,
   type RejectedStamp,
 } from './watcher.js';
-export { parseRawBlock, parseTxHex, parseHeaderBytes, merkleRootOfTxids, type ParsedBlock, type ParsedHeader } from '../protocol/bitcoin.js';
+export { parseRawBlock, parseTxHex, parseHeaderBytes, merkleRootOfTxids, type ParsedBlock, type ParsedHeader } from '@svc-node/protocol/bitcoin';

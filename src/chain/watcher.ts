@@ -36,10 +36,10 @@
  * the tip.
  */
 import type { Transaction } from 'bitcoinjs-lib';
-import { findStamp, type NoStampReason, type Stamp } from '../protocol/stamp.js';
-import type { ParsedBlock, ParsedHeader } from '../protocol/bitcoin.js';
+import { findStamp, type NoStampReason, type Stamp } from '@svc-node/protocol/stamp';
+import type { ParsedBlock, ParsedHeader } from '@svc-node/protocol/bitcoin';
 import type { ChainSource } from './esplora-client.js';
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 
 export interface BlockRef {
   height: number;

@@ -8,19 +8,19 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 // Light modules only at start-up: usage errors and node reads answer without loading
 // bitcoinjs-lib, the WASM verifier and noble (~0.25 s); deploy, call and keygen load them.
-import { ClientError } from '../client/errors.js';
-import { NodeClient, type CallBody, type CallStatus, type ContractInfoAnswer, type ProofNetwork, type VerifiedCall } from '../client/node.js';
-import { findField, findFunction, encodeFieldArg, splitTyped, argsFromText } from '../client/abi.js';
+import { ClientError } from '@svc-node/client/errors';
+import { NodeClient, type CallBody, type CallStatus, type ContractInfoAnswer, type ProofNetwork, type VerifiedCall } from '@svc-node/client/node';
+import { findField, findFunction, encodeFieldArg, splitTyped, argsFromText } from '@svc-node/client/abi';
 import { DevnetControl } from '../devnet/control-client.js';
-import { typedValueToJson } from '../protocol/value.js';
-import { toHex } from '../protocol/hash.js';
-import { NodeError } from '../errors.js';
-import { HEX32 } from '../protocol/identifiers.js';
+import { typedValueToJson } from '@svc-node/protocol/value';
+import { toHex } from '@svc-node/protocol/hash';
+import { NodeError } from '@svc-node/protocol/errors';
+import { HEX32 } from '@svc-node/protocol/identifiers';
 
 const DEFAULT_FEE_RATE = 2; // keep equal to sdk.ts DEFAULT_FEE_RATE (not imported: see above)
 
-const sdk = () => import('../client/index.js');
-const schnorrLib = () => import('../protocol/schnorr.js');
+const sdk = () => import('@svc-node/client');
+const schnorrLib = () => import('@svc-node/protocol/schnorr');
 
 const USAGE = `usage: svc <command> [options]
 
@@ -41,6 +41,9 @@ commands:
   devnet fund [ADDRESS] [SATS]            devnet faucet: pay ADDRESS (default: the wallet) SATS
                                           (default 5000000) and mine a block (--esplora is the devnet)
   devnet mine [N]                         devnet: mine N blocks (default 1)
+  codegen ARTIFACT.json                   write a TypeScript module typing the contract's calls, simulations
+                                          and field reads (--out FILE, default stdout; --import SDK;
+                                          --name NAME; docs/CLI.md)
   test CONTRACT.svc [TESTS]               compile and run the contract's tests in the VM, no chain
                                           (TESTS default: CONTRACT.tests; format in docs/CLI.md)
   sink postgres --contract ID | --all     write contract history into PostgreSQL, reorg-safe and
@@ -108,6 +111,8 @@ const OPTIONS = {
   limit: { type: 'string' },
   offset: { type: 'string' },
   follow: { type: 'boolean' },
+  out: { type: 'string' },
+  import: { type: 'string' },
   cursor: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -203,7 +208,7 @@ async function wallet(f: Flags) {
 }
 
 /**
- * A wait for the chain-data endpoint's 429 (src/client/esplora.ts), said on stderr before
+ * A wait for the chain-data endpoint's 429 (packages/client/src/esplora.ts), said on stderr before
  * it starts: a line, or with --json an object `{"wait": {...}}`.
  */
 function sayWait(f: Flags) {
@@ -331,7 +336,7 @@ function statusLines(s: CallStatus): string[] {
   return lines;
 }
 
-/** What `svc status --proof` verified (src/client/node.ts, VerifiedCall). */
+/** What `svc status --proof` verified (packages/client/src/node.ts, VerifiedCall). */
 function provenLines(v: VerifiedCall): string[] {
   const lines = ['proof: verified'];
   if (v.confirmed) lines.push(`anchor: block ${v.confirmed.blockHash} at ${v.confirmed.height}, tx index ${v.confirmed.txIndex}`);
@@ -421,7 +426,7 @@ function saysWhetherBroadcast(cmd: string, f: Flags, e: unknown): unknown {
   return e;
 }
 
-const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test, sink';
+const COMMANDS = 'keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, codegen, test, sink';
 
 /**
  * parseArgs's refusal as one line of ours: its own text is several sentences, one of
@@ -655,6 +660,25 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const { abi: _abi, ...shown } = c;
       return { json: shown, text: contractLines(c) };
     }
+    case 'codegen': {
+      arity(1, 1, 'ARTIFACT.json');
+      const { codegenModule } = await import('./codegen.js');
+      let artifact: unknown;
+      try {
+        artifact = JSON.parse(readFileSync(pos[0]!, 'utf8'));
+      } catch (e) {
+        throw usage(`cannot read artifact ${pos[0]!}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      let text: string;
+      try {
+        text = codegenModule(artifact, pos[0]!, { name: f.name, importFrom: f.import });
+      } catch (e) {
+        throw e instanceof ClientError ? usage(e.message) : e;
+      }
+      if (f.out === undefined) return { json: { module: text }, text: [text.replace(/\n$/, '')] };
+      writeFileSync(f.out, text);
+      return { json: { out: f.out, bytes: Buffer.byteLength(text) }, text: [`wrote ${f.out}`] };
+    }
     case 'test': {
       arity(1, 2, 'CONTRACT.svc [TESTS]');
       const file = pos[0]!;
@@ -669,7 +693,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const source = read(file, 'contract');
       const tests = read(testsFile, 'tests');
       const { compileSource, formatCompileError } = await import('../compiler/index.js');
-      const { runTests } = await import('../client/contract-test.js');
+      const { runTests } = await import('./contract-test.js');
       const compiled = compileSource(source, file);
       if (!compiled.ok) throw new ClientError('compile_error', compiled.errors.map((e) => formatCompileError(e, source).split('\n')[0]).join('; '));
       const r = runTests(compiled.artifact, tests, {

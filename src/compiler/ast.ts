@@ -1,6 +1,6 @@
 /** AST of the contract language (docs/LANGUAGE.md). The type checker (checker.ts) annotates
  *  each node it accepts with a Note; the emitter (codegen.ts) reads only the notes. */
-import type { Value, ValueType } from '../protocol/value.js';
+import type { Value, ValueType } from '@svc-node/protocol/value';
 
 export interface Pos { line: number; col: number }
 

@@ -5,8 +5,8 @@
  * operator chains and else-if chains are walked with loops; everything else recurses at
  * most MAX_NESTING (parser.ts) levels deep.
  */
-import { INT_RANGE, U64_MAX, type ValueType } from '../protocol/value.js';
-import { LIMITS, OP } from '../vm/isa.js';
+import { INT_RANGE, U64_MAX, type ValueType } from '@svc-node/protocol/value';
+import { LIMITS, OP } from '@svc-node/protocol/vm/isa';
 import type { ContractDecl, Expr, FnDecl, LoopBound, Pos, Stmt } from './ast.js';
 import type { CompileError } from './parser.js';
 import { INTERFACES } from './stdlib.js';

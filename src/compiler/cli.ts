@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /** compile <contract_file> [--json] [-o FILE] — see docs/LANGUAGE.md. */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { TYPE_NAMES } from '../vm/isa.js';
+import { TYPE_NAMES } from '@svc-node/protocol/vm/isa';
 import { disassemble } from '../vm/disasm.js';
 import { compileSource, formatCompileError } from './index.js';
 import { endQuietlyOnClosedOutput } from '../closed-output.js';
-import { deployableBodyBytes } from '../protocol/contract.js';
-import { MAX_BODY_BYTES } from '../protocol/limits.js';
+import { deployableBodyBytes } from '@svc-node/protocol/contract';
+import { MAX_BODY_BYTES } from '@svc-node/protocol/limits';
 
 const USAGE = 'usage: compile <contract_file.svc> [--json] [-o FILE]';
 

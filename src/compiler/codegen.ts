@@ -3,9 +3,9 @@
  * emits: every type, slot and index it needs is in the nodes' notes, and it reports no
  * errors of its own but the constant pool's size (the artifact's size is index.ts's).
  */
-import type { Value, ValueType } from '../protocol/value.js';
-import { FUNC_READONLY, OP, TY } from '../vm/isa.js';
-import type { AbiEntry, CompiledCore, ConstantEntry } from '../protocol/contract.js';
+import type { Value, ValueType } from '@svc-node/protocol/value';
+import { FUNC_READONLY, OP, TY } from '@svc-node/protocol/vm/isa';
+import type { AbiEntry, CompiledCore, ConstantEntry } from '@svc-node/protocol/contract';
 import type { Expr, FnDecl, Note, Pos, Stmt } from './ast.js';
 import { ARITH_BASE, ARITH_K, binSpine, ifArms, type BinExpr, type Checked } from './checker.js';
 import type { CompileError } from './parser.js';

@@ -7,7 +7,7 @@
  * division by zero or a cast out of range is a positioned compile error, as is anything
  * that needs a run (a field, a local, a call).
  */
-import { INT_RANGE, type Value, type ValueType } from '../protocol/value.js';
+import { INT_RANGE, type Value, type ValueType } from '@svc-node/protocol/value';
 import type { BinOp, ConstDecl, Expr, Pos } from './ast.js';
 
 const INT = new Set<ValueType>(['u64', 'i64', 'u128']);

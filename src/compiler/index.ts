@@ -2,14 +2,14 @@
  *  (parser.ts), type check and annotate (checker.ts), emit (codegen.ts), verify with the
  *  node's verifier. Deterministic: the same source and compiler version give a
  *  byte-identical artifact. */
-import { toHex } from '../protocol/hash.js';
-import { verifyArtifact } from '../vm/verifier.js';
+import { toHex } from '@svc-node/protocol/hash';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
 import { check } from './checker.js';
 import { generate } from './codegen.js';
 import { parse, type CompileError } from './parser.js';
 import type { Pos } from './ast.js';
-import { DEPLOY_ANCHOR_ROOM_BYTES, codeHash, deployableBodyBytes, type CompiledArtifact } from '../protocol/contract.js';
-import { MAX_BODY_BYTES, postedBytes } from '../protocol/limits.js';
+import { DEPLOY_ANCHOR_ROOM_BYTES, codeHash, deployableBodyBytes, type CompiledArtifact } from '@svc-node/protocol/contract';
+import { MAX_BODY_BYTES, postedBytes } from '@svc-node/protocol/limits';
 
 export type { CompileError } from './parser.js';
 export const COMPILER_VERSION = 'svc-compiler 0.1.0';

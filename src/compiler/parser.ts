@@ -1,9 +1,9 @@
 /** Scanner and recursive-descent parser. Errors are collected; the parser resynchronises at
  *  the next ';' or '}' so one run reports every syntax error it can. Nesting is bounded
  *  (MAX_NESTING), so no later stage can run out of stack on a hostile or generated file. */
-import type { ValueType } from '../protocol/value.js';
-import { LIMITS } from '../vm/isa.js';
-import { MAX_NAME_CHARS } from '../protocol/identifiers.js';
+import type { ValueType } from '@svc-node/protocol/value';
+import { LIMITS } from '@svc-node/protocol/vm/isa';
+import { MAX_NAME_CHARS } from '@svc-node/protocol/identifiers';
 import type { BinOp, ConstDecl, ContractDecl, EventDecl, Expr, FieldDecl, FnDecl, LoopBound, Param, Pos, Stmt } from './ast.js';
 
 export interface CompileError { file: string; line: number; col: number; message: string }

@@ -3,7 +3,7 @@
  * function (same parameter types, return type and readonly marker), event (same parameter
  * types) and field (same key and value types) listed here. Names carry a version suffix.
  */
-import type { ValueType } from '../protocol/value.js';
+import type { ValueType } from '@svc-node/protocol/value';
 
 export interface InterfaceDef {
   name: string;

@@ -37,6 +37,8 @@ export interface GossipOptions {
 export interface NodeConfig {
   nodeId: string;
   restAddress: HostPort;
+  /** Origins whose pages may read REST answers (CORS); "*" for any. */
+  corsOrigins: string[];
   bindAddress: HostPort;
   publicUrl: string;
   peers: string[];
@@ -192,6 +194,21 @@ function token(raw: unknown): Parsed {
   return ok(raw);
 }
 
+/** An origin as browsers send it (scheme, host, optional port; no path), or "*" for any. */
+const ORIGIN = /^https?:\/\/[a-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9a-f:.]+\](?::\d{1,5})?$/;
+
+function originList(raw: unknown, fromEnv: boolean): Parsed {
+  const expected = 'a list of origins such as "https://app.example.com" or "http://localhost:5173" (scheme, lowercase host, optional port; no path), or ["*"] for any (TOML array; env: comma-separated), at most 64';
+  let items: unknown[];
+  if (fromEnv) {
+    if (typeof raw !== 'string') return bad(expected);
+    items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  } else if (Array.isArray(raw)) items = raw;
+  else return bad(expected);
+  if (items.length > 64 || !items.every((o) => typeof o === 'string' && (o === '*' || ORIGIN.test(o)))) return bad(expected);
+  return ok(items as string[]);
+}
+
 const nodeId: Parser = (raw) =>
   typeof raw === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(raw) ? ok(raw) : bad('1 to 64 characters of A-Z a-z 0-9 . _ -');
 
@@ -200,6 +217,10 @@ const nodeId: Parser = (raw) =>
 export const KEYS: readonly KeyDef[] = [
   { key: 'node_id', env: 'SVC_NODE_ID', default: 'svc-node-1', parse: nodeId },
   { key: 'rest_address', env: 'SVC_REST_ADDRESS', default: '0.0.0.0:8080', parse: hostPort },
+  // Web pages allowed to read the REST answers from another origin (CORS; docs/OPERATING.md,
+  // "Browsers"). Empty: no page but the node's own origin may read them, as before browsers
+  // ran the SDK.
+  { key: 'cors_origins', env: 'SVC_CORS_ORIGINS', default: [], parse: originList },
   { key: 'bind_address', env: 'SVC_BIND_ADDRESS', default: '0.0.0.0:50051', parse: hostPort },
   { key: 'url', env: 'SVC_PUBLIC_URL', default: 'http://localhost:50051', parse: url(['http', 'https', 'grpc']) },
   { key: 'peers', env: 'SVC_PEERS', default: [], parse: peerList },
@@ -427,6 +448,7 @@ export function loadConfig(opts: LoadOptions = {}): NodeConfig {
   return {
     nodeId: values['node_id'] as string,
     restAddress: values['rest_address'] as HostPort,
+    corsOrigins: values['cors_origins'] as string[],
     bindAddress: values['bind_address'] as HostPort,
     publicUrl: values['url'] as string,
     peers: values['peers'] as string[],
@@ -481,6 +503,7 @@ export function publicView(c: NodeConfig): Record<string, unknown> {
   return {
     node_id: c.nodeId,
     rest_address: `${c.restAddress.host}:${c.restAddress.port}`,
+    cors_origins: c.corsOrigins,
     bind_address: `${c.bindAddress.host}:${c.bindAddress.port}`,
     url: c.publicUrl,
     peers: c.peers,

@@ -11,13 +11,13 @@
 import { BlockWatcher, type ChainEvent } from '../chain/watcher.js';
 import { blockInputOf, spentByIn } from '../chain/connected-block.js';
 import { HeaderFollower, checkHeaderRun } from '../chain/header-follower.js';
-import { parseHeaderBytes } from '../protocol/bitcoin.js';
+import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import type { EsploraClient, RequestOptions } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WriterApi, WriterStatus } from '../messages.js';
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../log.js';
-import { journalAnchorHeight, networkParams, type PowParams } from '../protocol/activation.js';
+import { journalAnchorHeight, networkParams, type PowParams } from '@svc-node/protocol/activation';
 import { InitialSyncHold } from './initial-sync-hold.js';
 import { CatchUpProgress } from './catch-up-progress.js';
 

@@ -31,10 +31,10 @@
 import type { EsploraClient, TxStatus } from '../chain/esplora-client.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { DeferredStats, WriterApi } from '../messages.js';
-import { INNER_NODE_BYTES, type Evidence, type Inclusion, type SpentBy } from '../protocol/evidence.js';
-import { merkleBranch } from '../protocol/merkle-branch.js';
-import { NodeError } from '../errors.js';
-import { parseHeaderBytes } from '../protocol/bitcoin.js';
+import { INNER_NODE_BYTES, type Evidence, type Inclusion, type SpentBy } from '@svc-node/protocol/evidence';
+import { merkleBranch } from '@svc-node/protocol/merkle-branch';
+import { NodeError } from '@svc-node/protocol/errors';
+import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import { logger } from '../log.js';
 
 const log = logger('chain');

@@ -15,21 +15,21 @@
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 import type { Transaction } from 'bitcoinjs-lib';
-import { NodeError } from '../errors.js';
-import { checkCallBinding, checkDeployBinding, bindingError } from '../protocol/binding.js';
-import { callProofJson, checkEvidence, evidenceError, type CallProofJson, type Evidence, type FoldedRoots } from '../protocol/evidence.js';
-import { contractIdHex } from '../protocol/contract.js';
-import type { CallEnvelope } from '../protocol/envelope.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { checkCallBinding, checkDeployBinding, bindingError } from '@svc-node/protocol/binding';
+import { callProofJson, checkEvidence, evidenceError, type CallProofJson, type Evidence, type FoldedRoots } from '@svc-node/protocol/evidence';
+import { contractIdHex } from '@svc-node/protocol/contract';
+import type { CallEnvelope } from '@svc-node/protocol/envelope';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WorkPool } from '../pool/pool.js';
-import type { CheckedDeploy } from '../vm/deploy-check.js';
+import type { CheckedDeploy } from '@svc-node/protocol/vm/deploy-check';
 import type { EsploraClient } from '../chain/esplora-client.js';
 import type { CallAnswer, CallStatusBody, CallSubmission, DeployAnswer, DeployExtras, OutpointCheck, WriterApi } from '../messages.js';
-import { repeatOrConflict, type HeldPayload } from '../protocol/rules.js';
+import { repeatOrConflict, type HeldPayload } from '@svc-node/protocol/rules';
 import type { CallRecord, ContractRecord } from '../records.js';
 import { statusBody } from '../records.js';
-import { HEX32 } from '../protocol/identifiers.js';
-import type { CheckedCoin, CoinEvidence } from '../protocol/coin.js';
+import { HEX32 } from '@svc-node/protocol/identifiers';
+import type { CheckedCoin, CoinEvidence } from '@svc-node/protocol/coin';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
@@ -112,7 +112,7 @@ export class Intake {
 
   /**
    * The coin behind a payload whose evidence does not place its anchor in a block
-   * (src/protocol/coin.ts): checked in the pool (one signature verify), where intake's
+   * (packages/protocol/src/coin.ts): checked in the pool (one signature verify), where intake's
    * other signature work runs. Null when there is nothing to check: the anchor's
    * confirmation pays instead, or no coin came (the writer then refuses coin_missing
    * unless it saw the anchor confirmed itself). `outpoint` null: a deploy's anchor's

@@ -4,7 +4,7 @@ import { familiesOf } from '../supervisor/process-metrics.js';
 import type { SupervisorToChild } from '../messages.js';
 import { Core } from './core.js';
 import { logger } from '../log.js';
-import { describeError } from '../errors.js';
+import { describeError } from '@svc-node/protocol/errors';
 
 const init = await awaitInit('core');
 const starting = Core.start(init);

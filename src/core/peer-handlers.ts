@@ -5,12 +5,12 @@
  */
 import type { Handlers } from '../ipc/rpc.js';
 import { zeroCounters, type CallSubmission, type DeployExtras, type DivergenceReport, type GossipCounters, type PackedPayload, type PeerApi, type WirePayload } from '../messages.js';
-import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '../protocol/evidence.js';
-import { parseHeaderBytes } from '../protocol/bitcoin.js';
-import { NodeError, toWire } from '../errors.js';
-import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
+import { checkEvidence, evidenceError, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
+import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
+import { NodeError, toWire } from '@svc-node/protocol/errors';
+import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import type { Core } from './core.js';
-import { HEX32 } from '../protocol/identifiers.js';
+import { HEX32 } from '@svc-node/protocol/identifiers';
 import { unpackOwn } from '../packed-payload.js';
 
 

@@ -4,7 +4,7 @@
  * state version (src/core/state-version.ts) reaches the REST read cache by a long poll
  * (waitState).
  */
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { Handlers } from '../ipc/rpc.js';
 import type { ReadApi, SimulateBody } from '../messages.js';
 import type { Core } from './core.js';

@@ -35,7 +35,7 @@ import { DevnetChain, DevnetError, TxRejected } from './chain.js';
 import { blockJson, txJson } from './esplora-json.js';
 import { MAINNET_FILL, type FillTarget } from './block-fill.js';
 import { electrumBranch, merkleBlockProof } from './merkle-proofs.js';
-import { displayHex, internalBytes } from '../protocol/bitcoin.js';
+import { displayHex, internalBytes } from '@svc-node/protocol/bitcoin';
 import { BLOCKS_PER_PAGE, routeOf } from '../chain/esplora-client.js';
 import { TokenBucket } from '../chain/budget.js';
 

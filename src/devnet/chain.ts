@@ -19,7 +19,7 @@ import * as ecc from 'tiny-secp256k1';
 import { ECPairFactory, type ECPairInterface } from 'ecpair';
 import { readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { displayHex, hashMeetsTarget, initEcc, merkleRoot, parseRawBlock, parseTxHex, sha256d, type ParsedHeader } from '../protocol/bitcoin.js';
+import { displayHex, hashMeetsTarget, initEcc, merkleRoot, parseRawBlock, parseTxHex, sha256d, type ParsedHeader } from '@svc-node/protocol/bitcoin';
 import type { TxStatus, Outspend } from '../chain/esplora-client.js';
 import { scriptType } from './esplora-json.js';
 import { BlockFiller, type FillTarget } from './block-fill.js';

@@ -4,8 +4,8 @@
  * src/devnet/chain-server.ts), for `svc devnet fund|mine`, tests and benches. The devnet
  * serves it next to its Esplora endpoints, so its base URL is the chain-data URL.
  */
-import { ClientError } from '../client/errors.js';
-import { joinUrl, oneLine, parseJson, request, type HttpOptions } from '../client/http.js';
+import { ClientError } from '@svc-node/client/errors';
+import { joinUrl, oneLine, parseJson, request, type HttpOptions } from '@svc-node/client/http';
 import type { DevnetCounters } from './chain-server.js';
 import type { FillTarget } from './block-fill.js';
 import type { ReorgOptions } from './chain.js';

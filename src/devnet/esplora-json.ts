@@ -4,7 +4,7 @@
  * Script asm follows rust-bitcoin's style (OP_PUSHBYTES_n, OP_PUSHNUM_n, OP_0).
  */
 import * as bitcoin from 'bitcoinjs-lib';
-import { difficultyOfBits, displayHex, type ParsedHeader } from '../protocol/bitcoin.js';
+import { difficultyOfBits, displayHex, type ParsedHeader } from '@svc-node/protocol/bitcoin';
 import type { TxStatus } from '../chain/esplora-client.js';
 
 const OP_NAMES: Record<number, string> = {};

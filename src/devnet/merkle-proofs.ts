@@ -10,7 +10,7 @@
  *   tree in depth-first order (varint count, internal byte order) and its flag bits
  *   (varint byte count, least significant bit first).
  */
-import { sha256d } from '../protocol/bitcoin.js';
+import { sha256d } from '@svc-node/protocol/bitcoin';
 
 function pairHash(a: Uint8Array, b: Uint8Array): Uint8Array {
   const buf = new Uint8Array(64);

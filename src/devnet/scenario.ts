@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileSource } from '../compiler/index.js';
-import { SvcClient } from '../client/sdk.js';
-import { walletFromSecret, type Wallet } from '../client/wallet.js';
-import type { CallStatus } from '../client/node.js';
-import { sha256, toHex } from '../protocol/hash.js';
+import { SvcClient } from '@svc-node/client/sdk';
+import { walletFromSecret, type Wallet } from '@svc-node/client/wallet';
+import type { CallStatus } from '@svc-node/client/node';
+import { sha256, toHex } from '@svc-node/protocol/hash';
 import type { DevnetChain } from './chain.js';
 
 export interface ScenarioResult {

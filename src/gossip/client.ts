@@ -8,7 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { verifyIdentityProof } from './auth.js';
 import { loadPeerClientCtor, type PeerMethod } from './server.js';
 import { checkResponse, type PeerRequest, type PeerResponse, type PeerRpc, type WireInit } from './wire-types.js';

@@ -1,8 +1,8 @@
 /**
  * Size and rate limits of the peer service. The 64 KiB payload limit itself is the
- * protocol's (MAX_PAYLOAD_BYTES, src/protocol/limits.ts), the same constant REST intake uses.
+ * protocol's (MAX_PAYLOAD_BYTES, packages/protocol/src/limits.ts), the same constant REST intake uses.
  */
-import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
+import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 
 /**
  * Largest request the server decodes: one full payload plus the framing of one message

@@ -12,7 +12,7 @@
  */
 import PQueue from 'p-queue';
 import { RANGE_LIST_MAX, RANGES_MAX } from './limits.js';
-import { subtractFingerprints } from '../protocol/fingerprint.js';
+import { subtractFingerprints } from '@svc-node/protocol/fingerprint';
 import type { RangeAnswer, RangeQuery } from '../messages.js';
 
 /** Asks one store about up to RANGES_MAX ranges; one answer per range, in order. */

@@ -20,10 +20,10 @@
  *      says is trusted for a result.
  */
 import * as grpc from '@grpc/grpc-js';
-import { STATE_ROOT_VERSION } from '../state/decisions.js';
+import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
 import { createHash } from 'node:crypto';
-import { NodeError } from '../errors.js';
-import { refusalIsRetryable } from '../protocol/rules.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { refusalIsRetryable } from '@svc-node/protocol/rules';
 import PQueue from 'p-queue';
 import {
   GET_HEADERS_MAX,
@@ -43,7 +43,7 @@ import {
   RANGE_LIST_MAX,
   RANGES_MAX,
 } from './limits.js';
-import { MAX_PAYLOAD_BYTES } from '../protocol/limits.js';
+import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import { PeerLimiter } from './peer-limiter.js';
 import { BoundedMap, TokenBucket } from './seen.js';
 import { bytes32, encodedSize, fromProtoPayload, hex, toProtoPayload } from './wire.js';
@@ -449,7 +449,7 @@ export class PeerService {
       } catch (e) {
         c.payloads_refused++;
         const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
-        // A retryable refusal (src/protocol/rules.ts: the anchor not visible yet, the
+        // A retryable refusal (packages/protocol/src/rules.ts: the anchor not visible yet, the
         // deploy not here yet, the node busy) is forgotten, so a later copy is checked again.
         // So is false evidence: the seen key covers the payload, not the evidence it came
         // with, and another sender's copy may carry the true one.

@@ -37,14 +37,14 @@
  *    payloads and the peer is not trusted.
  */
 import PQueue from 'p-queue';
-import { STATE_ROOT_VERSION } from '../state/decisions.js';
-import { fromWire, NodeError, type WireError } from '../errors.js';
+import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
+import { fromWire, NodeError, type WireError } from '@svc-node/protocol/errors';
 import { fromProtoPayload, hex, submitBatches, toProtoPayload } from './wire.js';
 import { packPayload, unpackPayload } from '../packed-payload.js';
 import { reconcile, type AskRanges } from './reconcile.js';
 import { DeliveredThrough, interleave } from './delivered.js';
 import { GET_HEADERS_MAX, GET_PAYLOADS_MAX, LIST_CONCURRENCY, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from './limits.js';
-import { HEADER_BYTES } from '../protocol/headers.js';
+import { HEADER_BYTES } from '@svc-node/protocol/headers';
 import type { Peer, PeerSet } from './peers.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi, DivergenceReport, GossipCounters, StateRootRange, WirePayload } from '../messages.js';
@@ -53,14 +53,14 @@ import * as grpc from '@grpc/grpc-js';
 import { RpcFailure } from './client.js';
 import type { GetPayloadsResponse, PeerRequest, PeerResponse, WireInit } from './wire-types.js';
 import type { PeerMethod } from './server.js';
-import { refusalIsRetryable } from '../protocol/rules.js';
+import { refusalIsRetryable } from '@svc-node/protocol/rules';
 
 /** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */
 const EVIDENCE_REFUSALS: ReadonlySet<string> = new Set(['bad_evidence', 'bad_coin', 'coin_missing']);
 
 /**
  * Payloads intake refused, remembered so sync does not fetch them again every round: an
- * intrinsic refusal (src/protocol/rules.ts) for good, a retryable one (the anchor not
+ * intrinsic refusal (packages/protocol/src/rules.ts) for good, a retryable one (the anchor not
  * visible at this node's endpoint, the node overloaded) again after 1, 2, 4 ... up to
  * REFUSED_BACKOFF_MAX rounds. At most REFUSED_MAX txids (oldest forgotten first): enough
  * for any honest peer set; a peer that lists junk costs one fetch per txid per backoff.

@@ -12,9 +12,9 @@
  * they become the node's WirePayload (wire.ts, fromProtoPayload), one at a time, so one
  * bad payload in an answer does not spoil the others.
  */
-import { NodeError } from '../errors.js';
-import { FINGERPRINT_BYTES } from '../protocol/fingerprint.js';
-import { HEADER_BYTES } from '../protocol/headers.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { FINGERPRINT_BYTES } from '@svc-node/protocol/fingerprint';
+import { HEADER_BYTES } from '@svc-node/protocol/headers';
 import { GET_HEADERS_MAX } from './limits.js';
 import type { PeerMethod } from './server.js';
 

@@ -1,9 +1,9 @@
 /** Conversions between the proto messages (as proto-loader decodes them, wire-types.ts) and node types. */
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { WirePayload } from '../messages.js';
-import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '../protocol/evidence.js';
-import { MAX_BRANCH_DEPTH } from '../protocol/merkle-branch.js';
-import { MAX_COIN_PREV_TXS } from '../protocol/coin.js';
+import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
+import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
+import { MAX_COIN_PREV_TXS } from '@svc-node/protocol/coin';
 import type { ProtoEvidence, ProtoInclusion, ProtoPayload } from './wire-types.js';
 
 const KIND_TO_PROTO = { call: 'PAYLOAD_KIND_CALL', deploy: 'PAYLOAD_KIND_DEPLOY' } as const;

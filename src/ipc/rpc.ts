@@ -8,7 +8,7 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { deserialize as v8deserialize, serialize } from 'node:v8';
 import type { MessagePort, Worker } from 'node:worker_threads';
-import { NodeError, toWire, fromWire, type WireError } from '../errors.js';
+import { NodeError, toWire, fromWire, type WireError } from '@svc-node/protocol/errors';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ApiShape = { [method: string]: (params: any) => unknown };

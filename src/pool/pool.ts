@@ -13,7 +13,7 @@
  * of the pool to that overhead, and the core's main thread pays it per call.
  */
 import { Piscina } from 'piscina';
-import { NodeError, fromWire } from '../errors.js';
+import { NodeError, fromWire } from '@svc-node/protocol/errors';
 import type { OpenedCall, PoolResult, PoolTask } from './tasks.js';
 
 /**

@@ -9,11 +9,11 @@
  * those contracts and runs again (at most SIM_ROUNDS times, one per newly reached
  * contract set). Each run sees a single snapshot, so the answer never mixes two blocks.
  */
-import { NodeError } from '../errors.js';
-import { toHex } from '../protocol/hash.js';
-import { typedValueFromJson, valueToJson, type Value } from '../protocol/value.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { toHex } from '@svc-node/protocol/hash';
+import { typedValueFromJson, valueToJson, type Value } from '@svc-node/protocol/value';
 import { execute } from '../vm/execute.js';
-import type { AbiEntry, Host, Program } from '../vm/types.js';
+import type { AbiEntry, Host, Program } from '@svc-node/protocol/vm/types';
 import type { SimContract, SimulateBody } from '../messages.js';
 
 /** A call chain reaches at most 63 other contracts (call depth 64); 8 rounds cover realistic fan-out. */

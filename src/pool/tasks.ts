@@ -4,11 +4,11 @@
  * so the core's event loop and the writer thread stay free. A task never throws across
  * the thread for a client's bad input: it returns a tagged result.
  */
-import { toWire, type WireError } from '../errors.js';
-import { openEnvelope } from '../protocol/envelope.js';
-import { toHex } from '../protocol/hash.js';
-import { checkDeploy } from '../vm/deploy-check.js';
-import { checkCoin, coinError, type CoinEvidence } from '../protocol/coin.js';
+import { toWire, type WireError } from '@svc-node/protocol/errors';
+import { openEnvelope } from '@svc-node/protocol/envelope';
+import { toHex } from '@svc-node/protocol/hash';
+import { checkDeploy } from '@svc-node/protocol/vm/deploy-check';
+import { checkCoin, coinError, type CoinEvidence } from '@svc-node/protocol/coin';
 import { runSimulation, type SimulateTask } from './simulate.js';
 
 export type PoolTask =
@@ -20,10 +20,10 @@ export type PoolTask =
    * under load); the value is one PoolResult per payload, in order.
    */
   | { kind: 'openCalls'; payloads: Uint8Array[] }
-  /** Artifact shape, bytecode verification and code hash of a deploy registration (src/vm/deploy-check.ts). */
+  /** Artifact shape, bytecode verification and code hash of a deploy registration (packages/protocol/src/vm/deploy-check.ts). */
   | { kind: 'checkDeploy'; body: Record<string, unknown> }
   /**
-   * The coin evidence of a payload whose anchor is not confirmed (src/protocol/coin.ts,
+   * The coin evidence of a payload whose anchor is not confirmed (packages/protocol/src/coin.ts,
    * checkCoin): prev txs parsed and matched to the anchor's inputs, and the one
    * signature verify of the input spending `outpoint` (null: the anchor's first input).
    * The value is a CheckedCoin; a coin that does not hold is bad_coin.

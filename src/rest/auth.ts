@@ -5,7 +5,7 @@
  * time over SHA-256 digests so neither content nor length leaks through timing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 
 export class BearerAuth {
   private readonly digest: Buffer | null;

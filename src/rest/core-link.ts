@@ -4,7 +4,7 @@
  * answered 200; now a request the core does not answer in time gets 503
  * `core_unavailable`, as does one made while the core is restarting.
  */
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi } from '../messages.js';
 

@@ -1,15 +1,15 @@
 /**
  * A thin layer over uWebSockets.js: one route table, JSON 404/405 for everything else,
  * the body limit enforced while the body streams in, every error as the JSON error body
- * with the status mapped from its code (src/errors.ts), a request id on every response
+ * with the status mapped from its code (packages/protocol/src/errors.ts), a request id on every response
  * and an access-log line per request.
  */
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { randomBytes } from 'node:crypto';
-import { NodeError, asNodeError } from '../errors.js';
+import { NodeError, asNodeError } from '@svc-node/protocol/errors';
 import { logger, redact, type Logger } from '../log.js';
 import { BindError, formatAddress, probeListen } from '../supervisor/address.js';
-import { MAX_BODY_BYTES } from '../protocol/limits.js';
+import { MAX_BODY_BYTES } from '@svc-node/protocol/limits';
 
 
 export interface RequestContext {
@@ -52,7 +52,7 @@ interface CompiledRoute extends Route {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 202: '202 Accepted', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden',
+  200: '200 OK', 204: '204 No Content', 202: '202 Accepted', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden',
   404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
   422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
 };
@@ -69,6 +69,44 @@ const PLAIN_PATH = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
 /** Shared by requests without a query string (handlers only read it). */
 const EMPTY_QUERY = new URLSearchParams();
 
+/**
+ * How long a browser may reuse a preflight's answer: 10 min (Chromium's own cap is 2 h,
+ * Firefox's 24 h), so a changed cors_origins reaches open pages within minutes.
+ */
+const PREFLIGHT_MAX_AGE_S = '600';
+
+/**
+ * Which pages may read the answers (cors_origins, docs/OPERATING.md "Browsers"): the
+ * CORS headers for a request's Origin, or null when that origin is not allowed (then no
+ * CORS header is sent and the browser keeps the answer from the page).
+ */
+export class CorsPolicy {
+  private readonly any: boolean;
+  private readonly origins: ReadonlySet<string>;
+
+  constructor(origins: readonly string[]) {
+    this.any = origins.includes('*');
+    this.origins = new Set(origins);
+  }
+
+  headers(origin: string): [string, string][] | null {
+    if (origin === '' || !(this.any || this.origins.has(origin))) return null;
+    return [
+      ['access-control-allow-origin', this.any ? '*' : origin],
+      // The SDK reads Retry-After to wait out 429/503; the request id ties a page's error to the log.
+      ['access-control-expose-headers', 'retry-after, x-request-id'],
+      ...(this.any ? [] : ([['vary', 'origin']] as [string, string][])),
+    ];
+  }
+
+  /** The answer to a preflight (OPTIONS with Access-Control-Request-Method) from an allowed origin. */
+  preflight(origin: string): [string, string][] | null {
+    const h = this.headers(origin);
+    if (!h) return null;
+    return [...h, ['access-control-allow-methods', 'GET, POST'], ['access-control-allow-headers', 'authorization, content-type'], ['access-control-max-age', PREFLIGHT_MAX_AGE_S]];
+  }
+}
+
 function statusLine(code: number): string {
   return STATUS_TEXT[code] ?? `${code} Status`;
 }
@@ -84,6 +122,7 @@ export class RestServer {
   private inFlight = 0;
   private draining = false;
   private drainWaiters: (() => void)[] = [];
+  private readonly cors: CorsPolicy | null;
 
   constructor(
     routes: Route[],
@@ -97,8 +136,11 @@ export class RestServer {
       accessSink?: { sink: (line: string) => void; proc: string };
       /** WebSocket routes (the live feed, src/rest/stream/), registered before the catch-all. */
       websockets?: (app: TemplatedApp) => void;
+      /** Origins whose pages may read the answers (cors_origins); none when empty or absent. */
+      corsOrigins?: readonly string[];
     } = {},
   ) {
+    this.cors = opts.corsOrigins && opts.corsOrigins.length > 0 ? new CorsPolicy(opts.corsOrigins) : null;
     this.accessProc = JSON.stringify(opts.accessSink?.proc ?? 'rest').slice(1, -1);
     for (const r of routes) this.routes.push({ ...r, segments: r.pattern.split('/').filter(Boolean) });
     this.app = App();
@@ -181,6 +223,7 @@ export class RestServer {
     // Still inside uWS's request handler: the socket is corked already.
     res.writeHeader('content-type', 'application/json');
     res.writeHeader('x-request-id', requestId);
+    if (this.cors) for (const [k, v] of this.cors.headers(req.getHeader('origin')) ?? []) res.writeHeader(k, v);
     res.end(text);
     const ms = performance.now() - started;
     this.opts.observe?.('GET', r.pattern, 200, ms / 1000);
@@ -194,6 +237,9 @@ export class RestServer {
     const rawQuery = req.getQuery() ?? '';
     const requestId = `${this.idPrefix}-${(this.nextId++).toString(36)}`;
     const state = { aborted: false, done: false, route: '(unmatched)', watched: false };
+    // Read now: req is valid only until this handler returns, the answer may come later.
+    const origin = this.cors ? req.getHeader('origin') : '';
+    const corsHeaders = this.cors?.headers(origin) ?? null;
     /**
      * uWS needs an abort handler before the handler returns without answering; answers
      * given synchronously (the common read path) skip registering one.
@@ -216,6 +262,7 @@ export class RestServer {
         res.writeHeader('content-type', reply.raw ? reply.raw.contentType : 'application/json');
         res.writeHeader('x-request-id', requestId);
         for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+        if (corsHeaders) for (const [k, v] of corsHeaders) res.writeHeader(k, v);
         res.end(text, close);
       });
       this.finish(state);
@@ -234,6 +281,20 @@ export class RestServer {
     };
 
     if (this.draining) return fail(new NodeError('overloaded', 'node is shutting down'), true);
+
+    const preflight = method === 'OPTIONS' && req.getHeader('access-control-request-method') !== '' ? this.cors?.preflight(origin) : null;
+    if (preflight) {
+      res.cork(() => {
+        res.writeStatus(statusLine(204));
+        res.writeHeader('x-request-id', requestId);
+        for (const [k, v] of preflight) res.writeHeader(k, v);
+        res.endWithoutBody();
+      });
+      this.finish(state);
+      this.opts.observe?.(method, '(preflight)', 204, (performance.now() - started) / 1000);
+      this.accessLog(method, url, 204, Math.round((performance.now() - started) * 1000) / 1000, requestId);
+      return;
+    }
 
     let parts: string[];
     try {

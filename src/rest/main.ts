@@ -97,6 +97,7 @@ const server = new RestServer(
   observe: (method, route, status, seconds) => metrics.observeHttp(method, route, status, seconds),
   accessSink: { sink: logSink.access, proc: 'rest' },
   websockets: (app) => registerStream(app, hub),
+  corsOrigins: init.config.corsOrigins,
 });
 const { host, port } = init.config.restAddress;
 const bound = await exitOnBindError('rest', server.listen(host, port));

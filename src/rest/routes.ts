@@ -1,8 +1,8 @@
 /** The REST routes (SERVICE-SPEC section 4, PROTOCOL section 6, docs/openapi.yaml). */
 import { jsonBody, type Route, type RequestContext, type Reply } from './http.js';
-import { NodeError } from '../errors.js';
-import { decodePayload } from '../protocol/envelope.js';
-import { parseCoinJson } from '../protocol/coin.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { decodePayload } from '@svc-node/protocol/envelope';
+import { parseCoinJson } from '@svc-node/protocol/coin';
 import type { Serving, SimulateParams } from '../messages.js';
 import type { BearerAuth } from './auth.js';
 import type { ReadCache } from './read-cache.js';
@@ -72,9 +72,9 @@ function boolQuery(q: URLSearchParams, name: string): boolean {
   throw new NodeError('bad_request', `${name} must be true or false`, { field: name });
 }
 
-// ---- event cursors: src/protocol/cursor.ts (one codec for REST, the feed and the sink)
-import { cursorAt, decodeCursor } from '../protocol/cursor.js';
-import { HEX32, isName } from '../protocol/identifiers.js';
+// ---- event cursors: packages/protocol/src/cursor.ts (one codec for REST, the feed and the sink)
+import { cursorAt, decodeCursor } from '@svc-node/protocol/cursor';
+import { HEX32, isName } from '@svc-node/protocol/identifiers';
 
 /** Events: default and maximum page (PROTOCOL section 6); offsets beyond this use the cursor. */
 const EVENTS_DEFAULT_LIMIT = 100;

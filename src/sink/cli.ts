@@ -3,7 +3,7 @@
  * docs/INDEXING.md). Kept apart from the other svc commands: it runs until stopped.
  */
 import { parseArgs } from 'node:util';
-import { ClientError } from '../client/errors.js';
+import { ClientError } from '@svc-node/client/errors';
 import { PostgresSink, parseContractArg } from './sink.js';
 
 export const SINK_USAGE = `usage: svc sink postgres (--contract [ALIAS=]ID ... | --all) [options]

@@ -6,7 +6,7 @@
  * `string` as `text`, `bool` as `boolean`; hashes, txids and ids as `bytea` (32 bytes).
  */
 import type pg from 'pg';
-import { ClientError } from '../client/errors.js';
+import { ClientError } from '@svc-node/client/errors';
 
 /** The version this sink writes. Bump it with a migration from the previous version. */
 export const SCHEMA_VERSION = 2;

@@ -18,13 +18,13 @@
  * block against the node (the blocks subscription resumes by height).
  */
 import pg from 'pg';
-import WebSocket from 'ws';
-import { ClientError } from '../client/errors.js';
-import { blockTag, decodeCursor, encodeCursor, endOf, locatorHeights } from '../protocol/cursor.js';
-import type { CallMessage, FeedMessage } from '../protocol/feed.js';
+import { ClientError } from '@svc-node/client/errors';
+import { blockTag, decodeCursor, encodeCursor, endOf, locatorHeights } from '@svc-node/protocol/cursor';
+import type { CallMessage, FeedMessage } from '@svc-node/protocol/feed';
+import { stream, type StreamSubscription } from '@svc-node/client/stream';
 import { arrayLiteral, byteaHex, copyRows, insertSql, sqlLiteral } from './copy.js';
 import { createViews, ensureSchema, q, snake } from './schema.js';
-import { HEX32 } from '../protocol/identifiers.js';
+import { HEX32 } from '@svc-node/protocol/identifiers';
 
 export interface SinkOptions {
   nodeUrl: string;
@@ -44,10 +44,7 @@ export interface SinkOptions {
 const RETRY_MS = 250;
 /** Longest wait between retries: a restarted database or node is picked up within this. */
 const RETRY_MAX_MS = 10_000;
-/** Feed messages queued before the socket stops reading (the node then paces the backlog). */
-const QUEUE_HIGH = 20_000;
-const QUEUE_LOW = 2_000;
-/** Buffered rows (not yet committable) before the socket stops reading, bounding memory. */
+/** Buffered rows (not yet committed) past which the feed is read no further until the commit in flight takes them, bounding memory. */
 const ROWS_HIGH = 200_000;
 /**
  * Rows (blocks, events, calls) one transaction holds at most, in whole blocks (a larger
@@ -325,56 +322,43 @@ export class PostgresSink {
 
   // ---------------------------------------------------------------- the feed
 
-  /** Follows the feed until it closes (resolves: reconnect) or a commit fails (rejects). */
+  /**
+   * Follows the feed through the SDK's reader (src/client/stream.ts) until it closes
+   * (resolves or rejects unreachable: the caller reads its position back from the
+   * database and follows again), a rollback is applied (resolves) or a commit fails
+   * (rejects). The reader reconnects by itself; the sink instead leaves at the first close,
+   * since what it resumes from is what it committed, not what it was sent.
+   */
   private async follow(): Promise<void> {
-    const url = `${this.o.nodeUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/v2/stream`;
-    const ws = new WebSocket(url, { perMessageDeflate: false });
-    const queue: FeedMessage[] = [];
-    let closed: { code: number; reason: string } | null = null;
-    let notify: (() => void) | null = null;
-    const poke = (): void => {
-      const n = notify;
-      notify = null;
-      n?.();
-    };
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', (e) => reject(new ClientError('unreachable', `node feed ${url} unreachable (${describe(e)})`)));
-    });
-    ws.on('error', () => undefined);
-    ws.on('message', (data) => {
-      queue.push(JSON.parse(String(data)) as FeedMessage);
-      if (queue.length >= QUEUE_HIGH) ws.pause();
-      poke();
-    });
-    ws.on('close', (code, reason) => {
-      closed = { code, reason: String(reason) };
-      poke();
-    });
-    const onStop = (): void => {
-      ws.close(1000);
-      poke();
-    };
-    this.o.signal?.addEventListener('abort', onStop);
-    // --all: wake to look for new contracts even when the feed is quiet (no block).
-    const poll = this.o.contracts === 'all' ? setInterval(poke, CONTRACTS_POLL_MS) : null;
+    const leave = new AbortController();
+    const signal = this.o.signal ? AbortSignal.any([this.o.signal, leave.signal]) : leave.signal;
 
     // Subscriptions: blocks from the next height; per contract, events and calls after its cursor.
     const subs = new Map<string, { kind: 'blocks' | 'events' | 'calls'; contract: string | null; progress: number }>();
+    const subscriptions: StreamSubscription[] = [{ kind: 'blocks', id: 'b', fromHeight: this.blocksThrough + 1 }];
     subs.set('b', { kind: 'blocks', contract: null, progress: this.blocksThrough });
-    ws.send(JSON.stringify({ type: 'subscribe', id: 'b', kind: 'blocks', from_height: this.blocksThrough + 1 }));
     let n = 0;
     const subOf = new Map<string, string>();
     for (const f of this.followed.values()) {
-      const start = f.cursor !== null ? { cursor: f.cursor } : { from_height: f.through + 1 };
+      const start = f.cursor !== null ? { cursor: f.cursor } : { fromHeight: f.through + 1 };
       for (const kind of ['events', 'calls'] as const) {
         const id = `${kind[0]}${n}`;
         subs.set(id, { kind, contract: f.id, progress: f.through });
         subOf.set(id, f.id);
-        ws.send(JSON.stringify({ type: 'subscribe', id, kind, contract_id: f.id, progress: true, ...start }));
+        subscriptions.push({ kind, id, contractId: f.id, progress: true, ...start });
       }
       n++;
     }
+    let closed: { code: number; reason: string } | null = null;
+    const feed = stream(this.o.nodeUrl, {
+      subscriptions,
+      signal,
+      maxAttempts: 1,
+      onReconnect: (code, reason) => {
+        closed = { code, reason };
+        leave.abort();
+      },
+    });
     this.o.log(`svc sink: following ${this.followed.size} contract(s) from height ${Math.min(this.blocksThrough, ...[...this.followed.values()].map((f) => f.through)) + 1}`);
 
     let blocks: Block[] = [];
@@ -416,24 +400,44 @@ export class PostgresSink {
       committing = this.commit(target, bs, es, cs).then(
         () => {
           committing = null;
-          if (ws.isPaused && queue.length < QUEUE_LOW && events.length < ROWS_HIGH) ws.resume();
           kickCommit();
-          poke();
         },
         (e) => {
           committing = null;
           failure = e;
-          ws.terminate();
-          poke();
+          leave.abort();
         },
       );
     };
 
+    // --all: wake to look for new contracts even when the feed is quiet (no block).
+    let next: Promise<IteratorResult<FeedMessage, void>> | null = null;
+    const nextOrPoll = async (): Promise<IteratorResult<FeedMessage, void> | null> => {
+      next ??= feed.next();
+      if (this.o.contracts !== 'all') return next;
+      let timer: NodeJS.Timeout | undefined;
+      const poll = new Promise<null>((r) => (timer = setTimeout(() => r(null), CONTRACTS_POLL_MS)));
+      try {
+        return await Promise.race([next, poll]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+
     try {
       for (;;) {
-        while (queue.length > 0 && !failure) {
-          const m = queue.shift()!;
-          if (ws.isPaused && queue.length < QUEUE_LOW && events.length < ROWS_HIGH && !committing) ws.resume();
+        const r = await nextOrPoll();
+        if (failure) throw failure;
+        if (r !== null) {
+          next = null;
+          if (r.done) {
+            await settle();
+            if (failure) throw failure;
+            if (this.stopped) return;
+            const c = closed as { code: number; reason: string } | null;
+            throw new ClientError('unreachable', `the node closed the feed (${c?.code}${c?.reason ? ` ${c.reason}` : ''})`);
+          }
+          const m = r.value;
           const sub = m.sub === undefined ? undefined : subs.get(m.sub);
           switch (m.type) {
             case 'block':
@@ -470,13 +474,11 @@ export class PostgresSink {
               break;
             case 'rollback': {
               // Retracted: everything from the fork up, in one transaction; then subscribe again.
-              ws.pause();
               await settle();
-              if (failure) break;
+              if (failure) throw failure;
               const fork = m.fork_height;
               this.o.log(`svc sink: rollback to height ${fork} (${m.sub})`);
               await this.rollback(fork);
-              ws.terminate();
               return;
             }
             case 'error':
@@ -485,16 +487,10 @@ export class PostgresSink {
             default:
               break; // subscribed, unsubscribed
           }
-          if (events.length >= ROWS_HIGH) ws.pause();
           kickCommit();
-        }
-        if (failure) throw failure;
-        if (closed !== null || this.stopped) {
-          await settle();
-          if (failure) throw failure;
-          if (this.stopped) return;
-          const c = closed as { code: number; reason: string } | null;
-          throw new ClientError('unreachable', `the node closed the feed (${c?.code}${c?.reason ? ` ${c.reason}` : ''})`);
+          // Rows past the high-water mark: the commit in flight takes them before the feed is
+          // read on (the reader's socket stops reading behind its own bound).
+          while (events.length >= ROWS_HIGH && committing && !failure) await committing;
         }
         if (this.o.contracts === 'all' && Date.now() - this.contractsCheckedAt >= CONTRACTS_POLL_MS) {
           this.contractsCheckedAt = Date.now();
@@ -502,19 +498,17 @@ export class PostgresSink {
           if (list && (list.body.contract_ids as string[]).some((id) => !this.followed.has(id))) {
             // A new contract: subscribe again with it (from its first block).
             await settle();
-            ws.terminate();
             return;
           }
         }
-        await new Promise<void>((r) => {
-          notify = r;
-          if (queue.length > 0 || closed !== null || failure) poke();
-        });
       }
     } finally {
-      if (poll) clearInterval(poll);
-      this.o.signal?.removeEventListener('abort', onStop);
-      ws.terminate();
+      leave.abort();
+      // A read still in flight (the --all poll won its race) ends with the abort: its
+      // outcome is of no use now, but it must not go unhandled.
+      if (next) await (next as Promise<unknown>).catch(() => undefined);
+      // Ends the reader (its socket closed).
+      await feed.return(undefined);
     }
   }
 

@@ -1,6 +1,6 @@
 /**
  * Sorted Merkle trees for contract summaries (docs/STATE.md, "Contract summaries"); state
- * roots use the Merkle trie of trie.ts.
+ * roots use the Merkle trie of @svc-node/protocol/state/trie.
  *
  * A tree commits to a set of (key, value) entries sorted by key bytes. Leaves are
  * TH("SVC/leaf", u32le(len key) || key || value); inner nodes TH("SVC/node", left || right);
@@ -10,7 +10,7 @@
  * The tree is kept level by level so that changing a value costs one hash per level
  * (log n); inserting or deleting a key rebuilds the levels of that one tree.
  */
-import { taggedHash } from '../protocol/hash.js';
+import { taggedHash } from '@svc-node/protocol/hash';
 
 export const EMPTY_ROOT = new Uint8Array(32);
 const LEAF_TAG = 'SVC/leaf';

@@ -3,7 +3,7 @@ import type { ChildToSupervisor, MetricFamily, Role, SupervisorToChild } from '.
 import { configureLogging, logger, registerSecret } from '../log.js';
 import { secretsOf } from '../config/options.js';
 import { BindError } from './address.js';
-import { describeError } from '../errors.js';
+import { describeError } from '@svc-node/protocol/errors';
 import { familiesOf, processRegistry } from './process-metrics.js';
 
 export type InitMessage = Extract<SupervisorToChild, { type: 'init' }>;

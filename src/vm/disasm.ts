@@ -1,8 +1,8 @@
 /** Disassembler: one line per instruction, with function headers, constants and field names. */
-import { OP, OPINFO, TYPE_NAMES, fixedLength } from './isa.js';
-import type { Program, RtValue } from './types.js';
-import type { ArtifactCore } from '../protocol/contract.js';
-import { verifyArtifact } from './verifier.js';
+import { OP, OPINFO, TYPE_NAMES, fixedLength } from '@svc-node/protocol/vm/isa';
+import type { Program, RtValue } from '@svc-node/protocol/vm/types';
+import type { ArtifactCore } from '@svc-node/protocol/contract';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
 
 function show(v: RtValue): string {
   if (v instanceof Uint8Array) return '0x' + Buffer.from(v).toString('hex');

@@ -20,13 +20,13 @@
  * - Integers: JS number when |v| <= 2^53-1, bigint beyond (canonical). Fast paths stay in
  *   numbers; a result that leaves the safe range is recomputed exactly in bigint.
  */
-import { toHex } from '../protocol/hash.js';
-import type { Value } from '../protocol/value.js';
+import { toHex } from '@svc-node/protocol/hash';
+import type { Value } from '@svc-node/protocol/value';
 import { Halt, halt } from './halt.js';
 import { HANDLERS, STACK } from './handlers.js';
-import { LIMITS, OP, OPINFO, TY } from './isa.js';
-import type { EmittedEvent, ExecRequest, ExecResult, FieldInfo, FunctionInfo, Host, Program, RtValue, StorageWrite, TraceHook } from './types.js';
-import { MAX_SAFE, U64_MAX, bytesEqual, decodeRt, defaultRt, encodeRt, isDefaultRt, norm, toRuntime, toValue } from './values.js';
+import { LIMITS, OP, OPINFO, TY } from '@svc-node/protocol/vm/isa';
+import type { EmittedEvent, ExecRequest, ExecResult, FieldInfo, FunctionInfo, Host, Program, RtValue, StorageWrite, TraceHook } from '@svc-node/protocol/vm/types';
+import { MAX_SAFE, U64_MAX, bytesEqual, decodeRt, defaultRt, encodeRt, isDefaultRt, norm, toRuntime, toValue } from '@svc-node/protocol/vm/values';
 
 // ---- storage overlay ----------------------------------------------------------------------
 export interface Slot { kb: Uint8Array; h: number; shared: boolean; type: number; val: RtValue; dirty: boolean; orig: Uint8Array | undefined }

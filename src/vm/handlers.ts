@@ -15,14 +15,14 @@
  * handler tries the number case and recomputes exactly in bigint (`arith`) when it does not
  * apply or leaves the safe range.
  */
-import { sha256, toHex } from '../protocol/hash.js';
+import { sha256, toHex } from '@svc-node/protocol/hash';
 import { halt } from './halt.js';
-import { LIMITS, OP, TY } from './isa.js';
+import { LIMITS, OP, TY } from '@svc-node/protocol/vm/isa';
 import type { Machine } from './execute.js';
-import type { RtValue } from './types.js';
+import type { RtValue } from '@svc-node/protocol/vm/types';
 import {
   I64_MAX, I64_MIN, MAX_SAFE, U128_MAX, U64_MAX, big, bytesEqual, encodeRt, inRange, norm, rtHasType, utf8Length,
-} from './values.js';
+} from '@svc-node/protocol/vm/values';
 
 /** The value stack, reused by every call on this thread (execute is synchronous and never
  *  re-entered): a frame holds its locals then its operands. The verifier proves no slot is

@@ -1,11 +1,11 @@
 /**
  * An in-memory Host: programs and committed storage in maps, a call's writes applied on
- * success. For running contracts without a node: `svc test` (src/client/contract-test.ts)
+ * success. For running contracts without a node: `svc test` (src/cli/contract-test.ts)
  * and the VM's own tests.
  */
-import type { ArtifactCore } from '../protocol/contract.js';
-import type { ExecResult, Host, Program } from './types.js';
-import { verifyArtifact } from './verifier.js';
+import type { ArtifactCore } from '@svc-node/protocol/contract';
+import type { ExecResult, Host, Program } from '@svc-node/protocol/vm/types';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 

@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { RocksLevel } from '@nxtedition/rocksdb';
 import { PackedBatch, type DiskReply, type DiskRequest } from './disk-batch.js';
-import { NodeError, describeError } from '../errors.js';
+import { NodeError, describeError } from '@svc-node/protocol/errors';
 
 export interface BatchOp {
   type: 'put' | 'del';

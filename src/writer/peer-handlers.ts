@@ -1,7 +1,7 @@
 /** Writer handlers of WriterPeerApi (issue 8). */
 import type { Handlers } from '../ipc/rpc.js';
 import type { WriterPeerApi } from '../messages.js';
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { contractIdPage, PeerQueries } from './peer-queries.js';
 import { packPeerPayload } from '../packed-payload.js';
 import type { Writer } from './writer.js';

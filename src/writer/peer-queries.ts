@@ -5,11 +5,11 @@
  */
 import canonicalizeModule from 'canonicalize';
 import { EMPTY_ROOT, SortedMerkleTree } from '../state/merkle.js';
-import { toHex } from '../protocol/hash.js';
-import { FINGERPRINT_BYTES, itemHash, PrefixFingerprints } from '../protocol/fingerprint.js';
+import { toHex } from '@svc-node/protocol/hash';
+import { FINGERPRINT_BYTES, itemHash, PrefixFingerprints } from '@svc-node/protocol/fingerprint';
 import type { Writer } from './writer.js';
 import { payloads, stateRoots } from './store/index.js';
-import type { HeldPayload } from '../protocol/rules.js';
+import type { HeldPayload } from '@svc-node/protocol/rules';
 import type { ContractSummary, PayloadRef, PeerPayload, RangeAnswer, RangeQuery, StateRootRange, TxidPage } from '../messages.js';
 import type { JournalReads } from './ledger/evidence.js';
 import type { PeerPayloadRead } from './ledger/reads.js';
@@ -69,7 +69,7 @@ export function summaryTree(entries: { txid: string; kind: 'deploy' | 'call'; pa
 
 /**
  * One contract's payloads as packed entries (65 bytes each, appended in arrival order)
- * with their item hashes (src/protocol/fingerprint.ts), and the set in txid order with
+ * with their item hashes (packages/protocol/src/fingerprint.ts), and the set in txid order with
  * prefix fingerprints, brought up to date after additions by sorting only the new
  * entries and merging them in (O(n) per change, not a full sort). The summary root is
  * computed only when asked (GetContractSummary, GetContractMerkleRoot). The payload

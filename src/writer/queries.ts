@@ -8,17 +8,17 @@
  * (applyBlock mutates memory across awaits). So value, proof, height and state_root of
  * one answer always belong to the same processed block.
  */
-import { NodeError } from '../errors.js';
-import { toHex } from '../protocol/hash.js';
-import { valueFromJson, valueToJson, type Value, type ValueType } from '../protocol/value.js';
-import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '../vm/storage-layout.js';
-import type { TrieProof } from '../state/trie.js';
-import type { AbiEntry } from '../vm/types.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { toHex } from '@svc-node/protocol/hash';
+import { valueFromJson, valueToJson, type Value, type ValueType } from '@svc-node/protocol/value';
+import { decodeStorageValue, defaultValue, fieldEntry, fieldKey } from '@svc-node/protocol/vm/storage-layout';
+import type { TrieProof } from '@svc-node/protocol/state/trie';
+import type { AbiEntry } from '@svc-node/protocol/vm/types';
 import type { Writer } from './writer.js';
 import { statusBody } from '../records.js';
 import { callDecisions, storage } from './store/index.js';
 import { cursorFork, locatorsAt } from './stream-queries.js';
-import { endOf } from '../protocol/cursor.js';
+import { endOf } from '@svc-node/protocol/cursor';
 export { statusBody };
 import {
   BLOCK_APPLY_BUCKETS,
@@ -33,7 +33,7 @@ import {
   type StateVersion,
   type WriterMetrics,
 } from '../messages.js';
-import { HEX32, isName } from '../protocol/identifiers.js';
+import { HEX32, isName } from '@svc-node/protocol/identifiers';
 
 
 export function proofToJson(p: TrieProof): ProofJson {

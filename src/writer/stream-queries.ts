@@ -2,7 +2,7 @@
  * The writer's half of the live feed (src/rest/stream/): one step reads, from one state,
  * which of the feed's delivered blocks are still on the chain, the durable blocks after
  * them, event pages, call-log pages, call decisions of those blocks and call statuses,
- * and the cursor locators (src/protocol/cursor.ts) of everything it answers.
+ * and the cursor locators (packages/protocol/src/cursor.ts) of everything it answers.
  *
  * Durability: the state version the REST front follows is announced when a block's root
  * is set, which is before the block's batch is durable (block writes are pipelined; the
@@ -13,7 +13,7 @@
  */
 import { statusBody } from '../records.js';
 import { contractCalls, contractDrops, stateRoots } from './store/index.js';
-import { blockTag, branchFork, locatorHeights, type Cursor, type Pos } from '../protocol/cursor.js';
+import { blockTag, branchFork, locatorHeights, type Cursor, type Pos } from '@svc-node/protocol/cursor';
 import type { Writer } from './writer.js';
 import type { Ledger } from './ledger/index.js';
 import type { CallStatusBody, StreamBlock, StreamCall, StreamStep, StreamStepParams } from '../messages.js';

@@ -6,7 +6,7 @@ import { writerPeerHandlers } from './peer-handlers.js';
 import { portTransport, serveTransport } from '../ipc/rpc.js';
 import { configureLogging, logger, registerSecret } from '../log.js';
 import type { WriterApi, WriterInit } from '../messages.js';
-import { describeError } from '../errors.js';
+import { describeError } from '@svc-node/protocol/errors';
 
 const init = workerData as WriterInit;
 configureLogging({ filter: init.logFilter, process: 'core' });

@@ -6,15 +6,15 @@
 import { Db } from './db.js';
 import { evidence as evidenceStore, meta } from './store/index.js';
 import { Ledger } from './ledger/index.js';
-import { NodeError } from '../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { ChainUpdate, ChainUpdateAnswer, OutpointCheck, WriterStatus } from '../messages.js';
 import type { CallRecord, ContractRecord } from '../records.js';
-import { checkEvidence, evidenceError, foldInclusion, inclusionMatchesHeader, type Evidence, type DecisionProofJson, type FoldedRoots, type Inclusion, type SpentBy } from '../protocol/evidence.js';
-import { txidOf as txidOfTx } from '../protocol/binding.js';
-import { MAX_UNCONFIRMED_ANCESTORS, checkCoin, provenFee, type CheckedCoin } from '../protocol/coin.js';
+import { checkEvidence, evidenceError, foldInclusion, inclusionMatchesHeader, type Evidence, type DecisionProofJson, type FoldedRoots, type Inclusion, type SpentBy } from '@svc-node/protocol/evidence';
+import { txidOf as txidOfTx } from '@svc-node/protocol/binding';
+import { MAX_UNCONFIRMED_ANCESTORS, checkCoin, provenFee, type CheckedCoin } from '@svc-node/protocol/coin';
 import { PendingCoins, compareRate, rateText, replaces, type CoinPlace } from './pending-coins.js';
 import type { Logger } from '../log.js';
-import type { HeldPayload } from '../protocol/rules.js';
+import type { HeldPayload } from '@svc-node/protocol/rules';
 
 export interface WriterLimits {
   /**

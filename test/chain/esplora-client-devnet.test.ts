@@ -1,7 +1,7 @@
 /** The Esplora client against the devnet chain, endpoint by endpoint. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
 import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import { REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';

@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { EsploraClient, parseRetryAfter, type EsploraClientOptions } from '../../src/chain/esplora-client.js';
 import { entryBody, listen, manifest, type Listening } from '../helpers/chain-servers.js';
 
@@ -219,7 +219,7 @@ test('a block whose txids do not match its merkle root, or another block, or a t
 test('a /txids list that does not fold to the header merkle root is refused', async () => {
   on(`/block/${GENESIS}/txids`, text(200, JSON.stringify([GENESIS])));
   const c = mk({ retries: 0 });
-  const { parseHeaderBytes } = await import('../../src/protocol/bitcoin.js');
+  const { parseHeaderBytes } = await import('@svc-node/protocol/bitcoin');
   await unavailable(c.blockTxids(GENESIS, parseHeaderBytes(rawGenesis.subarray(0, 80))), 'invalid_answer');
 });
 

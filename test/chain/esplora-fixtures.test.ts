@@ -1,9 +1,9 @@
 /** The client reads every recorded Esplora answer in test/fixtures/esplora correctly. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { EsploraClient } from '../../src/chain/esplora-client.js';
-import { merkleRootOfTxids, parseTxHex } from '../../src/protocol/bitcoin.js';
+import { merkleRootOfTxids, parseTxHex } from '@svc-node/protocol/bitcoin';
 import { entryBody, fixtureText, manifest, startFixtureServer, type Listening } from '../helpers/chain-servers.js';
 
 let srv: Listening;

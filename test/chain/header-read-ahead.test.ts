@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HeaderFollower, type FollowerSink } from '../../src/chain/header-follower.js';
-import { REGTEST_POW } from '../../src/protocol/activation.js';
+import { REGTEST_POW } from '@svc-node/protocol/activation';
 import { logger } from '../../src/log.js';
 import { Writer } from '../../src/writer/writer.js';
 import { writerFollowerSink } from '../helpers/follower-sink.js';

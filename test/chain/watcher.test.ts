@@ -1,11 +1,11 @@
 /** Block watcher on the devnet: extension, catch-up, reorgs at depths 1, 6, 144, 145, stamps. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { EsploraClient, type ChainSource } from '../../src/chain/esplora-client.js';
 import { BlockWatcher, ReorgTooDeepError, type BlockRef, type ChainEvent } from '../../src/chain/watcher.js';
 import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
-import { callStampScript, deployStampScript } from '../../src/protocol/stamp.js';
+import { callStampScript, deployStampScript } from '@svc-node/protocol/stamp';
 import { opReturn, spend, wallet, type Utxo } from '../helpers/txbuilder.js';
 
 let dn: DevnetChainHandle;

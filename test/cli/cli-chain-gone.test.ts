@@ -9,8 +9,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { compileFixture, client, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { repoRoot } from '../helpers/paths.js';
-import { toHex } from '../../src/protocol/hash.js';
-import { CHAIN_DOWN_POLLS } from '../../src/client/node.js';
+import { toHex } from '@svc-node/protocol/hash';
+import { CHAIN_DOWN_POLLS } from '@svc-node/client/node';
 
 test('call --wait gives up, bounded, once the devnet chain is gone', async () => {
   const devnet = await startDevnet();

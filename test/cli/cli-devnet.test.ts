@@ -9,10 +9,10 @@ import { promisify } from 'node:util';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { compileFixture, fund, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { EsploraClient, buildCall, buildCallAnchor, callSubmission, gatherCoin } from '../../src/client/index.js';
+import { EsploraClient, buildCall, buildCallAnchor, callSubmission, gatherCoin } from '@svc-node/client';
 import { repoRoot } from '../helpers/paths.js';
 import { withClosedStdout } from '../helpers/closed-stdout.js';
-import { toHex } from '../../src/protocol/hash.js';
+import { toHex } from '@svc-node/protocol/hash';
 
 const run = promisify(execFile);
 let devnet: DevnetChainHandle;

@@ -15,7 +15,7 @@ import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { repoRoot } from '../helpers/paths.js';
-import { toHex } from '../../src/protocol/hash.js';
+import { toHex } from '@svc-node/protocol/hash';
 
 const wallet = testWallet(31);
 let devnet: DevnetChainHandle;

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, fixturesDir } from '../helpers/paths.js';
 import { startFake, deadUrl, type Fake } from '../helpers/fake-endpoints.js';
-import { walletFromSecret, networkOf, DEFAULT_FEE_RATE, checkBodySize, CHAIN_DOWN_POLLS, NOT_FOUND_POLLS, ClientError } from '../../src/client/index.js';
-import { MAX_BODY_BYTES, postedBytes } from '../../src/protocol/limits.js';
-import { decodePayload, decodeEnvelope, checkCallBinding, toHex } from '../../src/protocol/index.js';
+import { walletFromSecret, networkOf, DEFAULT_FEE_RATE, checkBodySize, CHAIN_DOWN_POLLS, NOT_FOUND_POLLS, ClientError } from '@svc-node/client';
+import { MAX_BODY_BYTES, postedBytes } from '@svc-node/protocol/limits';
+import { decodePayload, decodeEnvelope, checkCallBinding, toHex } from '@svc-node/protocol';
 import { run, errorOf } from '../../src/cli/run.js';
 import { Transaction } from 'bitcoinjs-lib';
 import { compileSource } from '../../src/compiler/index.js';
@@ -113,7 +113,7 @@ test('usage errors, spawned: one line on stderr, exit 2', async () => {
     [['status', '-x'], {}, /^svc: bad_argument: unknown option -x \(svc --help/],
     [['events', CID, '--limit'], {}, /^svc: bad_argument: --limit needs a value$/],
     [['keygen', '--json=yes'], {}, /^svc: bad_argument: --json takes no value$/],
-    [['frobnicate'], {}, /^svc: bad_argument: unknown command "frobnicate" \(keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, test, sink; svc --help\)$/],
+    [['frobnicate'], {}, /^svc: bad_argument: unknown command "frobnicate" \(keygen, deploy, call, submit, simulate, status, contract, read, events, devnet, codegen, test, sink; svc --help\)$/],
     // a usage error, found before the node is asked: named with the command's options
     [['events', CID, '--from', '10', '--to', '5'], endpoints(), /^svc: bad_argument: --from 10 is above --to 5: no height lies between them$/],
     [['deploy', join(dir, 'missing.json')], endpoints(), /cannot read artifact .*ENOENT/],

@@ -21,7 +21,7 @@ import {
   argsFromText,
   findFunction,
   encodeFieldArg,
-} from '../../src/client/index.js';
+} from '@svc-node/client';
 import {
   findStamp,
   checkCallBinding,
@@ -33,7 +33,7 @@ import {
   parseHex,
   spendsOutpoint,
   callStampScript,
-} from '../../src/protocol/index.js';
+} from '@svc-node/protocol';
 
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
 const abi = contract.artifact.abi as unknown[];

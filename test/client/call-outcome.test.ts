@@ -11,9 +11,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import { ClientError, NodeClient, verifyCallProof, type ProvenCallStatus, type SvcClient } from '../../src/client/index.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import { decodeDecision, encodeDecision } from '../../src/state/decisions.js';
+import { ClientError, NodeClient, verifyCallProof, type ProvenCallStatus, type SvcClient } from '@svc-node/client';
+import type { Artifact } from '@svc-node/protocol/contract';
+import { decodeDecision, encodeDecision } from '@svc-node/protocol/state/decisions';
 import { client, compileFixture, conflictingSpend, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 
 let devnet: DevnetChainHandle;

@@ -11,15 +11,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers/paths.js';
 import type { AddressInfo } from 'node:net';
-import { ClientError, NodeClient, verifyCallProof, type CallStatus } from '../../src/client/index.js';
-import { callProofJson, type CallProofJson, type Evidence } from '../../src/protocol/evidence.js';
-import { envelopeHash, toHex } from '../../src/protocol/index.js';
-import { headerHash } from '../../src/protocol/headers.js';
+import { ClientError, NodeClient, verifyCallProof, type CallStatus } from '@svc-node/client';
+import { callProofJson, type CallProofJson, type Evidence } from '@svc-node/protocol/evidence';
+import { envelopeHash, toHex } from '@svc-node/protocol';
+import { headerHash } from '@svc-node/protocol/headers';
 import { SpecChecker } from '../helpers/openapi-check.js';
 import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from '../helpers/evidence-chain.js';
-import { decisionsRoot, encodeDecision, proveDecision, stateRootOf, type Decision } from '../../src/state/decisions.js';
-import { sha256 } from '../../src/protocol/hash.js';
-import type { DecisionProofJson } from '../../src/protocol/evidence.js';
+import { decisionsRoot, encodeDecision, proveDecision, stateRootOf, type Decision } from '@svc-node/protocol/state/decisions';
+import { sha256 } from '@svc-node/protocol/hash';
+import type { DecisionProofJson } from '@svc-node/protocol/evidence';
 
 /**
  * The decision branch a node would serve for `txid` decided `d` in block (height, hash),
@@ -219,8 +219,8 @@ test('the proofs the node serves match docs/openapi.yaml (CallStatus.proof), exe
 });
 
 test('the build ships type declarations for the SDK: verifyCallProof and its options are typed', () => {
-  const dts = readFileSync(join(repoRoot, 'dist/src/client/node.d.ts'), 'utf8');
+  const dts = readFileSync(join(repoRoot, 'packages/client/dist/node.d.ts'), 'utf8');
   assert.match(dts, /export declare function verifyCallProof\(status: CallStatus & \{\s*proof\?: unknown;\s*\}, proof\?: unknown, opts\?: CallProofOptions\): Promise<VerifiedCall>;/);
   assert.match(dts, /trustedStateRoot\?: \(height: number\) => string \| Promise<string>;/);
-  assert.match(readFileSync(join(repoRoot, 'dist/src/client/index.d.ts'), 'utf8'), /export \* from '\.\/node\.js';/);
+  assert.match(readFileSync(join(repoRoot, 'packages/client/dist/index.d.ts'), 'utf8'), /export \* from '\.\/node\.js';/);
 });

@@ -7,7 +7,7 @@ import { fixturesDir } from '../helpers/paths.js';
 import { compileFile } from '../helpers/vm.js';
 import { startFake, deadUrl } from '../helpers/fake-endpoints.js';
 import { Transaction } from 'bitcoinjs-lib';
-import { SvcClient, walletFromSecret, networkOf, ClientError, NodeClient, EsploraClient } from '../../src/client/index.js';
+import { SvcClient, walletFromSecret, networkOf, ClientError, NodeClient, EsploraClient } from '@svc-node/client';
 import {
   decodePayload,
   decodeEnvelope,
@@ -19,7 +19,7 @@ import {
   parseHex,
   toHex,
   xOnlyPublicKey,
-} from '../../src/protocol/index.js';
+} from '@svc-node/protocol';
 
 const contract = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'contract.json'), 'utf8'));
 const wallet = walletFromSecret(new Uint8Array(32).fill(0x33), 'p2tr', networkOf('regtest'));

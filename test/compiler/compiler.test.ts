@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import canonicalize from 'canonicalize';
 import { compileSource, formatCompileError } from '../../src/compiler/index.js';
-import { codeHash } from '../../src/protocol/contract.js';
-import { taggedHash, toHex } from '../../src/protocol/hash.js';
+import { codeHash } from '@svc-node/protocol/contract';
+import { taggedHash, toHex } from '@svc-node/protocol/hash';
 import { repoRoot } from '../helpers/paths.js';
 import { MemHost, call, compile, id, u64, i64, serialize } from '../helpers/vm.js';
 

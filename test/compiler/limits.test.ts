@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compileSource } from '../../src/compiler/index.js';
 import { MAX_NESTING } from '../../src/compiler/parser.js';
-import { MAX_NAME_CHARS } from '../../src/protocol/identifiers.js';
-import { deployableBodyBytes } from '../../src/protocol/contract.js';
-import { MAX_BODY_BYTES, postedBytes } from '../../src/protocol/limits.js';
-import { buildDeploy, walletFromSecret, networkOf } from '../../src/client/index.js';
+import { MAX_NAME_CHARS } from '@svc-node/protocol/identifiers';
+import { deployableBodyBytes } from '@svc-node/protocol/contract';
+import { MAX_BODY_BYTES, postedBytes } from '@svc-node/protocol/limits';
+import { buildDeploy, walletFromSecret, networkOf } from '@svc-node/client';
 import { MemHost, call, compile, id, u64, i64, u128, key, hex, fromHex } from '../helpers/vm.js';
 
 function errorsOf(src: string): string[] {

@@ -67,6 +67,14 @@ test('file only', () => {
   assert.equal(c.sources['node_id'], p);
 });
 
+test('cors_origins: none by default, a list from the file, comma-separated from SVC_CORS_ORIGINS', () => {
+  assert.deepEqual(loadConfig({ env: {}, path: tomlFile('') }).corsOrigins, []);
+  const p = tomlFile('cors_origins = ["https://app.example.com", "http://127.0.0.1:5173"]\n');
+  assert.deepEqual(loadConfig({ env: {}, path: p }).corsOrigins, ['https://app.example.com', 'http://127.0.0.1:5173']);
+  assert.deepEqual(loadConfig({ env: { SVC_CORS_ORIGINS: '*' }, path: p }).corsOrigins, ['*']);
+  assert.deepEqual(loadConfig({ env: { SVC_CORS_ORIGINS: 'http://[::1]:8000, https://a.example' }, path: p }).corsOrigins, ['http://[::1]:8000', 'https://a.example']);
+});
+
 test('esplora_timeout_ms from the file, overridden by SVC_ESPLORA_TIMEOUT_MS', () => {
   const p = tomlFile('esplora_timeout_ms = 2500\n');
   assert.equal(loadConfig({ env: {}, path: p }).esploraTimeoutMs, 2500);
@@ -117,6 +125,8 @@ const invalid: [string, { env?: Record<string, string>; file?: string }, RegExp]
   ['port out of range', { file: 'rest_address = "0.0.0.0:70000"' }, /^config error: rest_address from .*config\.toml: expected HOST:PORT/],
   ['bad URL', { env: { SVC_ESPLORA_URL: 'not a url' } }, /^config error: esplora from SVC_ESPLORA_URL: expected an absolute http or https URL/],
   ['bad peer URL', { file: 'peers = ["ftp://x"]' }, /^config error: peers from .*: expected a list of peer gRPC URLs/],
+  ['a CORS origin with a path', { file: 'cors_origins = ["https://app.example.com/"]' }, /^config error: cors_origins from .*config\.toml: expected a list of origins such as "https:\/\/app\.example\.com"/],
+  ['a CORS origin without a scheme', { env: { SVC_CORS_ORIGINS: 'app.example.com' } }, /^config error: cors_origins from SVC_CORS_ORIGINS: expected a list of origins/],
   ['short gossip key', { env: { SVC_GOSSIP_PRIVATE_KEY: 'abcd' } }, /^config error: gossip_private_key from SVC_GOSSIP_PRIVATE_KEY: expected an Ed25519 seed of exactly 64 hex characters/],
   ['unknown key', { file: 'colour = "blue"' }, /^config error: unknown key "colour" in /],
   ['unknown key in [workers]', { file: '[workers]\nthreads = 2' }, /^config error: unknown key "workers.threads"/],

@@ -13,8 +13,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DevnetEndpoint, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import type { SvcClient } from '../../src/client/sdk.js';
+import type { Artifact } from '@svc-node/protocol/contract';
+import type { SvcClient } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { FeedClient } from '../rest/stream/feed-client.js';
 

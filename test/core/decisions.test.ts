@@ -6,8 +6,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import type { SvcClient } from '../../src/client/sdk.js';
+import type { Artifact } from '@svc-node/protocol/contract';
+import type { SvcClient } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
 
 let devnet: DevnetChainHandle;

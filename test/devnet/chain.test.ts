@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import * as bitcoin from 'bitcoinjs-lib';
 import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import { DevnetChain, REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';
-import { hashMeetsTarget, parseHeaderBytes, parseRawBlock } from '../../src/protocol/bitcoin.js';
+import { hashMeetsTarget, parseHeaderBytes, parseRawBlock } from '@svc-node/protocol/bitcoin';
 import { entryBody, manifest } from '../helpers/chain-servers.js';
 import { opReturn, spend, spendTaproot, taprootWallet, wallet, type Utxo } from '../helpers/txbuilder.js';
 

@@ -14,10 +14,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import { buildCall, buildCallAnchor, type SvcClient } from '../../src/client/sdk.js';
-import { toHex } from '../../src/protocol/hash.js';
-import { EsploraClient } from '../../src/client/esplora.js';
+import type { Artifact } from '@svc-node/protocol/contract';
+import { buildCall, buildCallAnchor, type SvcClient } from '@svc-node/client/sdk';
+import { toHex } from '@svc-node/protocol/hash';
+import { EsploraClient } from '@svc-node/client/esplora';
 import { client, compileFixture, conflictingSpend, fund, getJson, postJson, startDevnet, testWallet, waitSynced, withCoin } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, waitStatus } from '../helpers/gossip.js';
 

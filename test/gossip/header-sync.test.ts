@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fakeCore, fakeSyncEngine } from '../helpers/sync-fakes.js';
 import { GET_HEADERS_MAX, LIST_CONCURRENCY } from '../../src/gossip/limits.js';
-import { HEADER_BYTES } from '../../src/protocol/headers.js';
-import { NodeError } from '../../src/errors.js';
+import { HEADER_BYTES } from '@svc-node/protocol/headers';
+import { NodeError } from '@svc-node/protocol/errors';
 
 /** 80 bytes naming height `h` (the fake core checks nothing else). */
 function headerOf(h: number): Buffer {

@@ -9,14 +9,14 @@ import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import type { SvcClient } from '../../src/client/sdk.js';
-import { buildCall, buildCallAnchor, buildDeploy, chooseOutpoint } from '../../src/client/sdk.js';
+import type { SvcClient } from '@svc-node/client/sdk';
+import { buildCall, buildCallAnchor, buildDeploy, chooseOutpoint } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { Signer } from '../../src/gossip/auth.js';
 import { PeerClient, RpcFailure } from '../../src/gossip/client.js';
 import { loadPeerClientCtor } from '../../src/gossip/server.js';
 import { encodeBody } from '../../src/gossip/codec.js';
-import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
+import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import { coinEvidenceOf, freePort, protoCoinEvidence, startPeerNode, status, urlOf, waitStatus } from '../helpers/gossip.js';
 
 let devnet: DevnetChainHandle;

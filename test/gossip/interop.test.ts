@@ -17,7 +17,7 @@ import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import { buildDeploy } from '../../src/client/sdk.js';
+import { buildDeploy } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, startDevnet, testWallet } from '../helpers/devnet-node.js';
 import { packageDefinition } from '../../src/gossip/server.js';
 import { coinEvidenceOf, freePort, startPeerNode } from '../helpers/gossip.js';

@@ -24,7 +24,7 @@ import { PeerClient } from '../../src/gossip/client.js';
 import { decodeBody } from '../../src/gossip/codec.js';
 import { bind, loadPeerService, PEER_METHODS, type PeerMethod } from '../../src/gossip/server.js';
 import type { FoundPayload, ProtoPayload } from '../../src/gossip/wire-types.js';
-import { hashMeetsTarget, parseHeader80 } from '../../src/protocol/headers.js';
+import { hashMeetsTarget, parseHeader80 } from '@svc-node/protocol/headers';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, getJson, nodeStatus, startDevnet, testWallet, waitSynced, waitUntil } from '../helpers/devnet-node.js';

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import type { SvcClient } from '../../src/client/sdk.js';
+import type { Artifact } from '@svc-node/protocol/contract';
+import type { SvcClient } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, status, waitCallKnown, waitStatus } from '../helpers/gossip.js';
 

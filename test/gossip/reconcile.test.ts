@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { ContractIndex } from '../../src/writer/peer-queries.js';
 import { reconcile, rangeBounds } from '../../src/gossip/reconcile.js';
-import { itemHash, sumFingerprint } from '../../src/protocol/fingerprint.js';
+import { itemHash, sumFingerprint } from '@svc-node/protocol/fingerprint';
 import { MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
 import { localAsker, newTally, remoteAsker } from '../helpers/reconcile-wire.js';
 

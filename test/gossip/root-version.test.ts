@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fakeCore, fakeSyncEngine } from '../helpers/sync-fakes.js';
-import { STATE_ROOT_VERSION } from '../../src/state/decisions.js';
+import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
 
 const HASH = 'ab'.repeat(32);
 const rootsOf = (fill: string, from: number, to: number) =>

@@ -1,6 +1,6 @@
 /**
  * Sync remembers what intake refused (src/gossip/sync.ts): a payload refused for good
- * (intrinsic, src/protocol/rules.ts) is never fetched again, a retryable refusal is
+ * (intrinsic, packages/protocol/src/rules.ts) is never fetched again, a retryable refusal is
  * fetched again after 1, 2, 4 ... rounds, and a payload taken later is forgotten. Before,
  * a peer listing a payload this node refused made it fetch the payload every round.
  * Fetching: batches, answers that cover part of a request, and requests that fail.
@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { packPayload, unpackPayload } from '../../src/packed-payload.js';
-import { NodeError, toWire } from '../../src/errors.js';
+import { NodeError, toWire } from '@svc-node/protocol/errors';
 import { answerRanges, fakeCore, fakeSyncEngine, peerHolding } from '../helpers/sync-fakes.js';
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';

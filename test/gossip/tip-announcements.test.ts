@@ -18,7 +18,7 @@ import { freePort, startPeerNode, urlOf, waitStatus } from '../helpers/gossip.js
 import { ownEndpoint, requestsOf } from '../helpers/own-endpoint.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { Signer } from '../../src/gossip/auth.js';
-import { hashMeetsTarget, parseHeaderBytes } from '../../src/protocol/bitcoin.js';
+import { hashMeetsTarget, parseHeaderBytes } from '@svc-node/protocol/bitcoin';
 import type { DevnetCounters } from '../../src/devnet/chain-server.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];

@@ -12,13 +12,13 @@ import { grpcTarget } from '../../src/gossip/client.js';
 import { summaryTree } from '../../src/writer/peer-queries.js';
 import { intakeInput } from '../../src/core/peer-handlers.js';
 import { FETCH_QUEUE, FETCH_RATE_PER_S, LIST_CONCURRENCY, LIST_QUEUE, LIST_RATE_PER_S, LIST_WAITING, MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
-import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
+import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import { PeerService } from '../../src/gossip/service.js';
 import { zeroCounters } from '../../src/messages.js';
 import { logger } from '../../src/log.js';
 import type { GossipOptions } from '../../src/config/options.js';
 import * as grpc from '@grpc/grpc-js';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { packPayload, unpackPayload } from '../../src/packed-payload.js';
 
 const seed = (n: number): Uint8Array => new Uint8Array(32).fill(n);

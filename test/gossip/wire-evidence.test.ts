@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decodeBody, encodeBody } from '../../src/gossip/codec.js';
 import { encodedSize, fromProtoPayload, toProtoPayload } from '../../src/gossip/wire.js';
-import { NodeError } from '../../src/errors.js';
-import { MAX_BRANCH_DEPTH } from '../../src/protocol/merkle-branch.js';
-import { MAX_EVIDENCE_TX_BYTES } from '../../src/protocol/evidence.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
+import { MAX_EVIDENCE_TX_BYTES } from '@svc-node/protocol/evidence';
 import type { WirePayload } from '../../src/messages.js';
 import { bytesAsHex, evidenceArb } from '../helpers/evidence-arb.js';
 

@@ -13,7 +13,7 @@ import { PeerService } from '../../src/gossip/service.js';
 import { bind, loadPeerService, packageDefinition, PEER_METHODS } from '../../src/gossip/server.js';
 import { PEER_RPCS, type PeerResponse, type PeerRpc, type WireInit } from '../../src/gossip/wire-types.js';
 import { zeroCounters } from '../../src/messages.js';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../src/log.js';
 import type { GossipOptions } from '../../src/config/options.js';
 

@@ -11,7 +11,7 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil, withCoin } from '../helpers/devnet-node.js';
-import { buildCall, buildCallAnchor } from '../../src/client/sdk.js';
+import { buildCall, buildCallAnchor } from '@svc-node/client/sdk';
 
 type Mode = 'ok' | 'http500' | 'http429' | 'garbage' | 'drop' | 'slow' | 'hang';
 

@@ -7,7 +7,7 @@
  * limit, a decompression bomb, wrong identities and clocks, floods from thousands of
  * fresh identities and past the global limit, the seen set and the peer set driven past
  * their bounds. The gossip child must never restart, every answer must carry a status of
- * src/errors.ts (or one of the two grpc-js answers documented in docs/RELIABILITY.md),
+ * packages/protocol/src/errors.ts (or one of the two grpc-js answers documented in docs/RELIABILITY.md),
  * nothing must be stored, a well-formed peer must still be served, and the gossip
  * process's memory must stay near its baseline.
  */
@@ -26,8 +26,8 @@ import { encodeBody } from '../../src/gossip/codec.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { PEER_METHODS, packageDefinition, requestCodec, type PeerMethod } from '../../src/gossip/server.js';
 import { MAX_GRPC_MESSAGE_BYTES } from '../../src/gossip/limits.js';
-import { MAX_PAYLOAD_BYTES } from '../../src/protocol/limits.js';
-import { grpcStatusOf, isErrorCode } from '../../src/errors.js';
+import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
+import { grpcStatusOf, isErrorCode } from '@svc-node/protocol/errors';
 import { rssKiB } from '../helpers/raw-http.js';
 
 /** The node's gossip seed, so the test can sign as the node itself. */
@@ -152,7 +152,7 @@ function tally(section: string, a: Answer): void {
 
 /**
  * Every answer is OK, or carries `<code>: <message>` details whose PROTOCOL code maps to
- * the status sent (src/errors.ts), or is one of grpc-js's own two refusals: a message over
+ * the status sent (packages/protocol/src/errors.ts), or is one of grpc-js's own two refusals: a message over
  * the receive limit (RESOURCE_EXHAUSTED) and an unknown method (UNIMPLEMENTED). INTERNAL
  * (a handler bug) and transport failures (the process died) never pass.
  */

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildCall, buildCallAnchor, type BuiltCall } from '../../src/client/sdk.js';
+import { buildCall, buildCallAnchor, type BuiltCall } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced, withCoin } from '../helpers/devnet-node.js';
 import { freePort, startPeerNode, status, urlOf } from '../helpers/gossip.js';
 import { Signer } from '../../src/gossip/auth.js';

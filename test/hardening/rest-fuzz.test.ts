@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Socket } from 'node:net';
-import { ErrorCode, httpStatusOf } from '../../src/errors.js';
+import { ErrorCode, httpStatusOf } from '@svc-node/protocol/errors';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';

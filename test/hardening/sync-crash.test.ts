@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildCall, buildCallAnchor } from '../../src/client/sdk.js';
+import { buildCall, buildCallAnchor } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, testWallet, waitSynced, waitUntil, withCoin } from '../helpers/devnet-node.js';
 import { killDelays } from '../helpers/crash-pair.js';
 import { freePort, startPeerNode, status, waitStatus } from '../helpers/gossip.js';

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from './node-process.js';
 import { fund, postJson, startDevnetNode, waitSynced } from './devnet-node.js';
-import type { SvcClient } from '../../src/client/sdk.js';
-import type { Wallet } from '../../src/client/wallet.js';
-import type { Artifact } from '../../src/protocol/contract.js';
+import type { SvcClient } from '@svc-node/client/sdk';
+import type { Wallet } from '@svc-node/client/wallet';
+import type { Artifact } from '@svc-node/protocol/contract';
 
 export interface CrashPair {
   steady: NodeProcess;

@@ -7,13 +7,13 @@ import * as bitcoin from 'bitcoinjs-lib';
 import { join } from 'node:path';
 import { startDevnetChain, type DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import { startNode, type NodeProcess, type StartOptions } from './node-process.js';
-import { SvcClient } from '../../src/client/sdk.js';
-import { EsploraClient } from '../../src/client/esplora.js';
-import { gatherCoin, outpointOfPayload } from '../../src/client/coin.js';
-import type { CoinJson } from '../../src/protocol/coin.js';
-import { walletFromSecret, networkOf, type Wallet } from '../../src/client/wallet.js';
+import { SvcClient } from '@svc-node/client/sdk';
+import { EsploraClient } from '@svc-node/client/esplora';
+import { gatherCoin, outpointOfPayload } from '@svc-node/client/coin';
+import type { CoinJson } from '@svc-node/protocol/coin';
+import { walletFromSecret, networkOf, type Wallet } from '@svc-node/client/wallet';
 import { compileSource } from '../../src/compiler/index.js';
-import type { Artifact } from '../../src/protocol/contract.js';
+import type { Artifact } from '@svc-node/protocol/contract';
 import { repoRoot } from './paths.js';
 
 export const REGTEST = networkOf('regtest');
@@ -145,7 +145,7 @@ export async function waitUntil(node: NodeProcess, cond: () => Promise<boolean>,
 /**
  * `body` (a POST /contract_call or /deploy_contract body) with the coin evidence its
  * anchor's inputs need (docs/STATE.md, "Coin evidence"), gathered from the devnet as
- * svc gathers it (src/client/coin.ts): what a client built offline adds before posting.
+ * svc gathers it (packages/client/src/coin.ts): what a client built offline adds before posting.
  */
 export async function withCoin<B extends { txid: string; anchor_tx?: string; payload?: string }>(devnet: DevnetChainHandle, body: B): Promise<B & { coin: CoinJson }> {
   const esplora = new EsploraClient(devnet.url);

@@ -1,7 +1,7 @@
 /** fast-check generators of evidence (any shape the codecs must carry) and a comparable form of it. */
 import fc from 'fast-check';
-import { MAX_BRANCH_DEPTH } from '../../src/protocol/merkle-branch.js';
-import type { Evidence, Inclusion } from '../../src/protocol/evidence.js';
+import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
+import type { Evidence, Inclusion } from '@svc-node/protocol/evidence';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const hash32 = fc.uint8Array({ minLength: 32, maxLength: 32 });

@@ -6,14 +6,14 @@
 import { createHash } from 'node:crypto';
 import * as bitcoin from 'bitcoinjs-lib';
 import { DevnetChain, type BlockRecord } from '../../src/devnet/chain.js';
-import { internalBytes } from '../../src/protocol/bitcoin.js';
-import { merkleBranch } from '../../src/protocol/merkle-branch.js';
-import { toHex } from '../../src/protocol/hash.js';
-import type { Inclusion } from '../../src/protocol/evidence.js';
-import type { CallStatus } from '../../src/client/node.js';
-import { buildCall, buildCallAnchor, type BuiltCall } from '../../src/client/sdk.js';
-import { walletFromSecret, type Wallet } from '../../src/client/wallet.js';
-import type { AnchorTx, Utxo } from '../../src/client/anchor.js';
+import { internalBytes } from '@svc-node/protocol/bitcoin';
+import { merkleBranch } from '@svc-node/protocol/merkle-branch';
+import { toHex } from '@svc-node/protocol/hash';
+import type { Inclusion } from '@svc-node/protocol/evidence';
+import type { CallStatus } from '@svc-node/client/node';
+import { buildCall, buildCallAnchor, type BuiltCall } from '@svc-node/client/sdk';
+import { walletFromSecret, type Wallet } from '@svc-node/client/wallet';
+import type { AnchorTx, Utxo } from '@svc-node/client/anchor';
 import { spend, wallet as txWallet } from './txbuilder.js';
 
 const seed = (s: string): Uint8Array => new Uint8Array(createHash('sha256').update(s).digest());
@@ -54,6 +54,7 @@ function statusOf(call: BuiltCall, txid: string, status: string, at: { height: n
     tx_index: at?.index ?? null,
     result: null,
     error: null,
+    confirmations: null,
   };
 }
 

@@ -1,7 +1,7 @@
 /** Helpers for the peer-service tests: nodes on fixed loopback ports that know each other. */
-import { EsploraClient } from '../../src/client/esplora.js';
-import { gatherCoin } from '../../src/client/coin.js';
-import type { CoinEvidence } from '../../src/protocol/coin.js';
+import { EsploraClient } from '@svc-node/client/esplora';
+import { gatherCoin } from '@svc-node/client/coin';
+import type { CoinEvidence } from '@svc-node/protocol/coin';
 import { createServer } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -105,7 +105,7 @@ export async function waitCallKnown(node: NodeProcess, txid: string, timeoutMs =
   }
 }
 
-/** The coin evidence of an anchor whose inputs are on the devnet, gathered as svc gathers it (src/client/coin.ts). */
+/** The coin evidence of an anchor whose inputs are on the devnet, gathered as svc gathers it (packages/client/src/coin.ts). */
 export async function coinEvidenceOf(devnet: DevnetChainHandle, anchorHex: string, outpoint: { txid: string; vout: number } | null): Promise<CoinEvidence> {
   return (await gatherCoin(new EsploraClient(devnet.url), anchorHex, outpoint)).coin;
 }

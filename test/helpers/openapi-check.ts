@@ -56,6 +56,12 @@ export class SpecChecker {
     }
   }
 
+  /** The JSON body schema of an operation's answer with `status` ("GET /v2/state_root"), dereferenced. */
+  responseSchema(operation: string, status: number): { properties?: Record<string, unknown>; required?: string[] } | undefined {
+    const op = this.ops.find((o) => `${o.method} ${o.template}` === operation);
+    return op?.responses[String(status)]?.content?.['application/json']?.schema as { properties?: Record<string, unknown> } | undefined;
+  }
+
   get operations(): string[] {
     return this.ops.map((o) => `${o.method} ${o.template}`);
   }

@@ -11,22 +11,22 @@
  * peer that read its blocks would.
  */
 import { Transaction } from 'bitcoinjs-lib';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { ChainSource } from '../../src/chain/esplora-client.js';
-import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '../../src/protocol/bitcoin.js';
-import { merkleBranches, merkleRootOf } from '../../src/protocol/merkle-branch.js';
-import type { Evidence, Inclusion, SpentBy } from '../../src/protocol/evidence.js';
+import { hashMeetsTarget, parseHeaderBytes, type ParsedBlock } from '@svc-node/protocol/bitcoin';
+import { merkleBranches, merkleRootOf } from '@svc-node/protocol/merkle-branch';
+import type { Evidence, Inclusion, SpentBy } from '@svc-node/protocol/evidence';
 import type { HeaderRow, HeaderSource } from '../../src/chain/header-follower.js';
-import type { CallEnvelope } from '../../src/protocol/envelope.js';
-import { sha256, toHex } from '../../src/protocol/hash.js';
-import { callStampScript, deployStampScript } from '../../src/protocol/stamp.js';
-import { codeHash, contractId as deriveContractId } from '../../src/protocol/contract.js';
-import type { Value } from '../../src/protocol/value.js';
+import type { CallEnvelope } from '@svc-node/protocol/envelope';
+import { sha256, toHex } from '@svc-node/protocol/hash';
+import { callStampScript, deployStampScript } from '@svc-node/protocol/stamp';
+import { codeHash, contractId as deriveContractId } from '@svc-node/protocol/contract';
+import type { Value } from '@svc-node/protocol/value';
 import type { CallRecord, ContractRecord } from '../../src/records.js';
 import { pendingCallRecord, unsignedCall } from './ledger-fixture.js';
 import { wallet, type Wallet } from './txbuilder.js';
 import * as bitcoin from 'bitcoinjs-lib';
-import type { CoinEvidence } from '../../src/protocol/coin.js';
+import type { CoinEvidence } from '@svc-node/protocol/coin';
 
 /** Bitcoin Core's regtest genesis: the devnet's too, so activation applies as on a devnet. */
 export const REGTEST_GENESIS = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';

@@ -2,10 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileSource } from '../../src/compiler/index.js';
-import type { CompiledArtifact as Artifact } from '../../src/protocol/contract.js';
+import type { CompiledArtifact as Artifact } from '@svc-node/protocol/contract';
 import { execute } from '../../src/vm/execute.js';
-import type { ExecContext, ExecResult, TraceHook } from '../../src/vm/types.js';
-import type { Value } from '../../src/protocol/value.js';
+import type { ExecContext, ExecResult, TraceHook } from '@svc-node/protocol/vm/types';
+import type { Value } from '@svc-node/protocol/value';
 import { repoRoot } from './paths.js';
 import { MemHost } from '../../src/vm/mem-host.js';
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { MessageChannel } from 'node:worker_threads';
 import { createConnection, type Socket } from 'node:net';
 import { RpcClient, RpcServer, connectRpc, emit, portTransport, serveTransport, socketTransport, type Handlers, type Transport } from '../../src/ipc/rpc.js';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 
 type Api = {
   echo(p: { n: number }): { n: number };

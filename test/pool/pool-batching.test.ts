@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ecc from 'tiny-secp256k1';
 import { WorkPool } from '../../src/pool/pool.js';
-import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '../../src/protocol/envelope.js';
-import { sha256, toHex } from '../../src/protocol/hash.js';
-import { NodeError } from '../../src/errors.js';
+import { encodeEnvelope, envelopeHash, signingMessage, type CallEnvelope } from '@svc-node/protocol/envelope';
+import { sha256, toHex } from '@svc-node/protocol/hash';
+import { NodeError } from '@svc-node/protocol/errors';
 
 const secret = sha256(Buffer.from('pool batching caller'));
 const caller = ecc.xOnlyPointFromScalar(secret);

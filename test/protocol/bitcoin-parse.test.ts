@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import * as bitcoin from 'bitcoinjs-lib';
-import { merkleRootOfTxids, parseRawBlock, parseTxHex } from '../../src/protocol/bitcoin.js';
+import { merkleRootOfTxids, parseRawBlock, parseTxHex } from '@svc-node/protocol/bitcoin';
 import { DevnetChain } from '../../src/devnet/chain.js';
 import { entryBody, manifest } from '../helpers/chain-servers.js';
 

@@ -1,5 +1,5 @@
 /**
- * Coin evidence (src/protocol/coin.ts): the stateless check accepts a coin its sender
+ * Coin evidence (packages/protocol/src/coin.ts): the stateless check accepts a coin its sender
  * controls for each script a wallet makes (P2WPKH, P2TR key path, P2PKH, P2SH-P2WPKH),
  * signed by bitcoinjs-lib as a wallet signs, and refuses coins that do not exist in the
  * bytes given or that the sender does not control; the storage codec and the REST JSON
@@ -12,12 +12,12 @@ import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { ECPairFactory } from 'ecpair';
 import { createHash } from 'node:crypto';
-import { checkCoin, coinJson, parseCoinJson, provenFee, MAX_COIN_PREV_TXS, type CoinEvidence } from '../../src/protocol/coin.js';
-import { decodeEvidence, encodeEvidence } from '../../src/protocol/evidence.js';
-import { NodeError } from '../../src/errors.js';
+import { checkCoin, coinJson, parseCoinJson, provenFee, MAX_COIN_PREV_TXS, type CoinEvidence } from '@svc-node/protocol/coin';
+import { decodeEvidence, encodeEvidence } from '@svc-node/protocol/evidence';
+import { NodeError } from '@svc-node/protocol/errors';
 import { PendingCoins, compareRate, replaces, type CoinPlace } from '../../src/writer/pending-coins.js';
 import { opReturn, spend, spendTaproot, taprootWallet, wallet } from '../helpers/txbuilder.js';
-import { initEcc } from '../../src/protocol/bitcoin.js';
+import { initEcc } from '@svc-node/protocol/bitcoin';
 
 initEcc();
 

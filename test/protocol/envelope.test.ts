@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { deserialize as borshDeserialize } from 'borsh';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import {
   type CallEnvelope,
   type Value,
@@ -28,7 +28,7 @@ import {
   envelopeFromJson,
   envelopeToJson,
   bytesEqual,
-} from '../../src/protocol/index.js';
+} from '@svc-node/protocol';
 
 const bytes = (n: number) => fc.uint8Array({ minLength: n, maxLength: n });
 
@@ -325,7 +325,7 @@ test('tryOpenEnvelope: tagged results with plain wire errors, never a throw', ()
 });
 
 test('field-read path args: round trip for every type, strict refusals', async () => {
-  const { valueFromPathArg, valueToPathArg, valuesEqual } = await import('../../src/protocol/value.js');
+  const { valueFromPathArg, valueToPathArg, valuesEqual } = await import('@svc-node/protocol/value');
   fc.assert(
     fc.property(valueArb, (v) => {
       const seg = valueToPathArg(v);

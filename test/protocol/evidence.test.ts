@@ -1,5 +1,5 @@
 /**
- * Payload evidence (src/protocol/evidence.ts): the stateless check accepts real evidence
+ * Payload evidence (packages/protocol/src/evidence.ts): the stateless check accepts real evidence
  * (mainnet and devnet) and refuses every forgery with bad_evidence naming the part; the
  * header match; the storage codec round-trips and refuses malformed bytes; the REST
  * call-proof JSON round-trips.
@@ -21,11 +21,11 @@ import {
   stripWitness,
   type Evidence,
   type Inclusion,
-} from '../../src/protocol/evidence.js';
-import { MAX_BRANCH_DEPTH, merkleBranch } from '../../src/protocol/merkle-branch.js';
-import { checkCallBinding } from '../../src/protocol/binding.js';
-import { internalBytes } from '../../src/protocol/bitcoin.js';
-import { NodeError } from '../../src/errors.js';
+} from '@svc-node/protocol/evidence';
+import { MAX_BRANCH_DEPTH, merkleBranch } from '@svc-node/protocol/merkle-branch';
+import { checkCallBinding } from '@svc-node/protocol/binding';
+import { internalBytes } from '@svc-node/protocol/bitcoin';
+import { NodeError } from '@svc-node/protocol/errors';
 import { fixtureText } from '../helpers/chain-servers.js';
 import { evidenceWorld, headerOf, inclusionIn, type EvidenceWorld } from '../helpers/evidence-chain.js';
 import { bytesAsHex, evidenceArb } from '../helpers/evidence-arb.js';

@@ -1,11 +1,11 @@
 /**
- * The feed's message builders (src/protocol/feed.ts): the exact bytes clients have seen
+ * The feed's message builders (packages/protocol/src/feed.ts): the exact bytes clients have seen
  * (key order included), and each message as docs/stream.asyncapi.yaml documents it, an
  * undocumented field refused.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as feed from '../../src/protocol/feed.js';
+import * as feed from '@svc-node/protocol/feed';
 import { feedProblem } from '../helpers/feed-check.js';
 
 const H = (c: string): string => c.repeat(64);

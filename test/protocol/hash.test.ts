@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { taggedHash, toHex, parseHex } from '../../src/protocol/hash.js';
+import { taggedHash, toHex, parseHex } from '@svc-node/protocol/hash';
 import { fixturesDir } from '../helpers/paths.js';
 
 const vectors = JSON.parse(readFileSync(join(fixturesDir, 'vectors', 'tagged_hash.json'), 'utf8'));

@@ -1,5 +1,5 @@
 /**
- * Header chains (src/protocol/headers.ts): Bitcoin Core's compact-target arithmetic, the
+ * Header chains (packages/protocol/src/headers.ts): Bitcoin Core's compact-target arithmetic, the
  * retarget on real mainnet boundaries, and runs of headers (real mainnet, devnet
  * regtest, and short-period chains mined here to reach every rule) accepted or refused
  * at the right header.
@@ -18,8 +18,8 @@ import {
   parseHeader80,
   verifyHeaderRun,
   type Header80,
-} from '../../src/protocol/headers.js';
-import { ACTIVATIONS, REGTEST_POW, networkParams, type PowParams } from '../../src/protocol/activation.js';
+} from '@svc-node/protocol/headers';
+import { ACTIVATIONS, REGTEST_POW, networkParams, type PowParams } from '@svc-node/protocol/activation';
 import { DevnetChain, REGTEST_GENESIS_HASH } from '../../src/devnet/chain.js';
 import { esploraDir, fixtureText } from '../helpers/chain-servers.js';
 

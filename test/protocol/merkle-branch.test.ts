@@ -1,5 +1,5 @@
 /**
- * Bitcoin merkle branches (src/protocol/merkle-branch.ts): real mainnet proofs fold to
+ * Bitcoin merkle branches (packages/protocol/src/merkle-branch.ts): real mainnet proofs fold to
  * their headers' roots, every computed branch folds to the root, and every branch that
  * claims another position (phantom duplicate, altered sibling, wrong index or depth) is
  * refused or leads elsewhere.
@@ -7,9 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleBranches, merkleRoot, merkleRootOf } from '../../src/protocol/merkle-branch.js';
-import { internalBytes, parseRawBlock } from '../../src/protocol/bitcoin.js';
-import { parseHeader80 } from '../../src/protocol/headers.js';
+import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleBranches, merkleRoot, merkleRootOf } from '@svc-node/protocol/merkle-branch';
+import { internalBytes, parseRawBlock } from '@svc-node/protocol/bitcoin';
+import { parseHeader80 } from '@svc-node/protocol/headers';
 import { DevnetChain } from '../../src/devnet/chain.js';
 import * as bitcoin from 'bitcoinjs-lib';
 import { fixtureText } from '../helpers/chain-servers.js';
@@ -196,7 +196,7 @@ test('malformed branches are refused with a reason, never thrown', () => {
 });
 
 test('the inner-node weakness exists at the branch level: an inner node with a shorter branch folds to the root', () => {
-  // Why checkEvidence refuses 64-byte transactions (src/protocol/evidence.ts): the fold
+  // Why checkEvidence refuses 64-byte transactions (packages/protocol/src/evidence.ts): the fold
   // alone cannot tell a leaf from an inner node whose 64 bytes were presented as one.
   const leaves = Array.from({ length: 8 }, (_, i) => new Uint8Array(32).fill(i + 1));
   const lv = levels(leaves);

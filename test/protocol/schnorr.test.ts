@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as tiny from 'tiny-secp256k1';
 import { fixturesDir } from '../helpers/paths.js';
-import { verifySchnorrFast, verifySchnorrNoble, signSchnorr, xOnlyPublicKey } from '../../src/protocol/schnorr.js';
-import { parseHex } from '../../src/protocol/hash.js';
+import { verifySchnorrFast, verifySchnorrNoble, signSchnorr, xOnlyPublicKey } from '@svc-node/protocol/schnorr';
+import { parseHex } from '@svc-node/protocol/hash';
 
 const hexU = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { script as bscript, opcodes } from 'bitcoinjs-lib';
-import { findStampInOutputs, deployStampScript, callStampScript } from '../../src/protocol/index.js';
+import { findStampInOutputs, deployStampScript, callStampScript } from '@svc-node/protocol';
 
 const h = new Uint8Array(32).fill(1);
 const push = (b: number[] | Uint8Array) => new Uint8Array(bscript.compile([opcodes.OP_RETURN, Uint8Array.from(b)]));

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir, sharedDir } from '../helpers/paths.js';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import {
   toHex,
   parseHex,
@@ -32,7 +32,7 @@ import {
   txidOf,
   bindingError,
   envelopesEqual,
-} from '../../src/protocol/index.js';
+} from '@svc-node/protocol';
 
 const vdir = join(fixturesDir, 'vectors');
 const load = (name: string) => JSON.parse(readFileSync(join(vdir, name), 'utf8'));

@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { client, compileFixture, fund, getJson, postJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../helpers/devnet-node.js';
-import { NodeClient, verifyFieldAnswer, type ProvenFieldAnswer } from '../../src/client/node.js';
-import type { Artifact } from '../../src/protocol/contract.js';
-import { MAX_NAME_CHARS } from '../../src/protocol/identifiers.js';
-import { buildCall, type SvcClient } from '../../src/client/sdk.js';
+import { NodeClient, verifyFieldAnswer, type ProvenFieldAnswer } from '@svc-node/client/node';
+import type { Artifact } from '@svc-node/protocol/contract';
+import { MAX_NAME_CHARS } from '@svc-node/protocol/identifiers';
+import { buildCall, type SvcClient } from '@svc-node/client/sdk';
 import { recordAnswers, SpecChecker } from '../helpers/openapi-check.js';
 import WebSocket from 'ws';
 

@@ -38,7 +38,7 @@ import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet,
 import { startPostgres, type PgServer } from '../helpers/postgres.js';
 import { ensureSchema } from '../../src/sink/schema.js';
 import { TXN_ROWS } from '../../src/sink/sink.js';
-import { blockTag, decodeCursor, endOf } from '../../src/protocol/cursor.js';
+import { blockTag, decodeCursor, endOf } from '@svc-node/protocol/cursor';
 import { TOKEN, assertEqualToNode, nodeEvents, sinkEvents, sinkThrough, spawnSink } from './kit.js';
 
 /** Emitter calls, 2,000 events each, one per block: 4 blocks fill a transaction (TXN_ROWS). */

@@ -1,13 +1,13 @@
 /**
  * The decision leaf, the decisions root and the state root of root version 2
- * (src/state/decisions.ts, docs/STATE.md "Decisions"): the leaf reads back exactly and
+ * (packages/protocol/src/state/decisions.ts, docs/STATE.md "Decisions"): the leaf reads back exactly and
  * only from its canonical bytes; the decisions root does not depend on the order of the
  * entries; a proof verifies only under its own state root.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { checkRootParts, decisionsRoot, decodeDecision, encodeDecision, proveDecision, stateRootOf, verifyDecisionProof, type Decision } from '../../src/state/decisions.js';
+import { checkRootParts, decisionsRoot, decodeDecision, encodeDecision, proveDecision, stateRootOf, verifyDecisionProof, type Decision } from '@svc-node/protocol/state/decisions';
 
 const h = (s: string): Uint8Array => new Uint8Array(createHash('sha256').update(s).digest());
 

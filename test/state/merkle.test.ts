@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { EMPTY_ROOT, SortedMerkleTree, verifyMembership, leafHash, nodeHash } from '../../src/state/merkle.js';
-import { StateTree, verifyFieldProof } from '../../src/state/state-tree.js';
+import { StateTree, verifyFieldProof } from '@svc-node/protocol/state/state-tree';
 
 const bytes = (n: number) => fc.uint8Array({ minLength: 1, maxLength: n });
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

@@ -1,13 +1,13 @@
 /**
- * The state roots' Merkle trie (src/state/trie.ts, docs/STATE.md): its root is a function
+ * The state roots' Merkle trie (packages/protocol/src/state/trie.ts, docs/STATE.md): its root is a function
  * of the entry set alone (checked against a direct implementation of the definition),
  * and proofs show a value or an absence and fail when tampered with.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { EMPTY_ROOT, MerkleTrie, triePath, trieLeafHash, trieNodeHash, verifyTrieProof, type TrieProof } from '../../src/state/trie.js';
-import { taggedHash } from '../../src/protocol/hash.js';
+import { EMPTY_ROOT, MerkleTrie, triePath, trieLeafHash, trieNodeHash, verifyTrieProof, type TrieProof } from '@svc-node/protocol/state/trie';
+import { taggedHash } from '@svc-node/protocol/hash';
 
 const bytes = (n: number) => fc.uint8Array({ minLength: 1, maxLength: n });
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

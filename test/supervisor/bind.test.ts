@@ -11,7 +11,7 @@ import { App, us_listen_socket_close, us_socket_local_port, type us_listen_socke
 import { BindError, checkAddresses, probeListen } from '../../src/supervisor/address.js';
 import { RestServer } from '../../src/rest/http.js';
 import { bind } from '../../src/gossip/server.js';
-import { describeError } from '../../src/errors.js';
+import { describeError } from '@svc-node/protocol/errors';
 import { Supervisor } from '../../src/supervisor/supervisor.js';
 import { loadConfig } from '../../src/config/options.js';
 import { makeIdentity } from '../../src/gossip/identity.js';

@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { Value } from '../../src/protocol/value.js';
-import { encodeStorageValue, decodeStorageValue, fieldKey } from '../../src/vm/storage-layout.js';
+import type { Value } from '@svc-node/protocol/value';
+import { encodeStorageValue, decodeStorageValue, fieldKey } from '@svc-node/protocol/vm/storage-layout';
 import { MemHost, call, compile, hex, id, serialize } from '../helpers/vm.js';
 
 type T = 'u64' | 'i64' | 'u128';

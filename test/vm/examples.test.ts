@@ -1,7 +1,7 @@
 /** Example contracts played through realistic scenarios in the VM. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ExecResult } from '../../src/vm/types.js';
+import type { ExecResult } from '@svc-node/protocol/vm/types';
 import { MemHost, bool, bytes, call, compileFile, ctx, fromHex, hex, id, key, serialize, str, u128, u64 } from '../helpers/vm.js';
 
 const ok = (r: ExecResult): ExecResult => {

@@ -1,6 +1,6 @@
 /** Scenario shared by the main thread and the worker in the determinism test. */
 import { execute } from '../../src/vm/execute.js';
-import type { Program } from '../../src/vm/types.js';
+import type { Program } from '@svc-node/protocol/vm/types';
 import { MemHost, compile, ctx, id, key, serialize, u64, load } from '../helpers/vm.js';
 
 export function runScenario(inner: string, outer: string, host: MemHost, programs?: Program[]): string {

@@ -1,7 +1,7 @@
 /** Worker entry for the determinism test: a fresh thread; programs either rebuilt
  *  from source or received by structured clone (Program is plain data). */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Program } from '../../src/vm/types.js';
+import type { Program } from '@svc-node/protocol/vm/types';
 import { MemHost } from '../helpers/vm.js';
 import { runScenario } from './exec-worker-lib.js';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { execute } from '../../src/vm/execute.js';
-import { fieldKey, encodeStorageValue } from '../../src/vm/storage-layout.js';
+import { fieldKey, encodeStorageValue } from '@svc-node/protocol/vm/storage-layout';
 import { MemHost, call, compile, ctx, hex, id, key, serialize, u64, str, load } from '../helpers/vm.js';
 
 const INNER = `contract Inner {

@@ -1,8 +1,8 @@
 /** Every VM limit exactly at the limit (passes) and one past it (fails with its code). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LIMITS } from '../../src/vm/isa.js';
-import type { ExecResult } from '../../src/vm/types.js';
+import { LIMITS } from '@svc-node/protocol/vm/isa';
+import type { ExecResult } from '@svc-node/protocol/vm/types';
 import { MemHost, bytes, call, compile, id, key, serialize, u64 } from '../helpers/vm.js';
 
 const SRC = `

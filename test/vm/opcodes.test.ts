@@ -5,12 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Value } from '../../src/protocol/value.js';
+import type { Value } from '@svc-node/protocol/value';
 import { execute, type Machine } from '../../src/vm/execute.js';
 import { Halt } from '../../src/vm/halt.js';
 import { HANDLERS, STACK, unverified } from '../../src/vm/handlers.js';
-import { OP, OPINFO } from '../../src/vm/isa.js';
-import type { RtValue } from '../../src/vm/types.js';
+import { OP, OPINFO } from '@svc-node/protocol/vm/isa';
+import type { RtValue } from '@svc-node/protocol/vm/types';
 import { MemHost, compile, ctx, id, serialize } from '../helpers/vm.js';
 
 test('every opcode of the ISA has exactly one handler; every other byte reaches only the bug handler', () => {

@@ -1,9 +1,9 @@
 /** storage-layout.ts: the exact bytes the REST layer and the state root depend on. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fieldKey, encodeStorageValue, decodeStorageValue, defaultValue, isDefaultValue } from '../../src/vm/storage-layout.js';
-import type { AbiEntry } from '../../src/vm/types.js';
-import type { Value } from '../../src/protocol/value.js';
+import { fieldKey, encodeStorageValue, decodeStorageValue, defaultValue, isDefaultValue } from '@svc-node/protocol/vm/storage-layout';
+import type { AbiEntry } from '@svc-node/protocol/vm/types';
+import type { Value } from '@svc-node/protocol/value';
 import { hex } from '../helpers/vm.js';
 
 const abi: AbiEntry[] = [

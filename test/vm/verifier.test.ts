@@ -2,14 +2,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { OP, TY } from '../../src/vm/isa.js';
+import { OP, TY } from '@svc-node/protocol/vm/isa';
 import { execute } from '../../src/vm/execute.js';
-import type { Program } from '../../src/vm/types.js';
-import type { CompiledCore as ArtifactCore } from '../../src/protocol/contract.js';
-import { verifyArtifact } from '../../src/vm/verifier.js';
+import type { Program } from '@svc-node/protocol/vm/types';
+import type { CompiledCore as ArtifactCore } from '@svc-node/protocol/contract';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
 import { disassemble } from '../../src/vm/disasm.js';
-import { defaultValue } from '../../src/vm/storage-layout.js';
-import type { ValueType } from '../../src/protocol/value.js';
+import { defaultValue } from '@svc-node/protocol/vm/storage-layout';
+import type { ValueType } from '@svc-node/protocol/value';
 import { MemHost, compileFile, ctx, fromHex, id } from '../helpers/vm.js';
 
 const u16 = (x: number): number[] => [x & 0xff, x >> 8];

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../src/log.js';
 import { Writer } from '../../src/writer/writer.js';
 import { REGTEST_GENESIS, Rng, World } from '../helpers/sim-world.js';

@@ -13,12 +13,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileSource } from '../../src/compiler/index.js';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../src/log.js';
 import { Writer } from '../../src/writer/writer.js';
-import { checkCoin } from '../../src/protocol/coin.js';
-import { toHex } from '../../src/protocol/hash.js';
-import type { Evidence } from '../../src/protocol/evidence.js';
+import { checkCoin } from '@svc-node/protocol/coin';
+import { toHex } from '@svc-node/protocol/hash';
+import type { Evidence } from '@svc-node/protocol/evidence';
 import { fixturesDir } from '../helpers/paths.js';
 import { REGTEST_GENESIS, Rng, World, type Artifact, type Payload } from '../helpers/sim-world.js';
 

@@ -10,7 +10,7 @@ import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js
 import { events, type StoredEventRow } from '../../src/writer/store/index.js';
 
 const { EVENT_CHUNK } = events;
-import { valueToJson, type Value } from '../../src/protocol/value.js';
+import { valueToJson, type Value } from '@svc-node/protocol/value';
 
 test('event pages from any cursor across runs and blocks; runs hold at most EVENT_CHUNK events', async () => {
   const b = await LedgerBench.open();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { Writer } from '../../src/writer/writer.js';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { BatchOp } from '../../src/writer/db.js';
 import { Bucket, bucketOf, pendingCalls } from '../../src/writer/store/index.js';
 import { logger } from '../../src/log.js';

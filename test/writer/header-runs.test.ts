@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileSource } from '../../src/compiler/index.js';
 import { blockInputOf, connectedBlockOf } from '../../src/chain/connected-block.js';
-import { NodeError } from '../../src/errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../src/log.js';
 import type { BlockInput } from '../../src/records.js';
 import { Writer } from '../../src/writer/writer.js';

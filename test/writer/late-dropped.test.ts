@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { LedgerBench, anchorTx, compileContract, id32 } from '../helpers/ledger-fixture.js';
-import { verifyDecisionProof, type Decision } from '../../src/state/decisions.js';
+import { verifyDecisionProof, type Decision } from '@svc-node/protocol/state/decisions';
 import type { Ledger } from '../../src/writer/ledger/index.js';
 
 const PAY = Buffer.concat([Buffer.of(0x00, 0x14), Buffer.alloc(20, 1)]);

@@ -10,11 +10,11 @@ import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js
 import { Writer } from '../../src/writer/writer.js';
 import { writerPeerHandlers } from '../../src/writer/peer-handlers.js';
 import { summaryTree } from '../../src/writer/peer-queries.js';
-import { itemHash, sumFingerprint } from '../../src/protocol/fingerprint.js';
+import { itemHash, sumFingerprint } from '@svc-node/protocol/fingerprint';
 import { PAGE_MAX } from '../../src/gossip/limits.js';
 import { Bucket, payloads, stateRoots } from '../../src/writer/store/index.js';
 import { logger } from '../../src/log.js';
-import { merkleBranch } from '../../src/protocol/merkle-branch.js';
+import { merkleBranch } from '@svc-node/protocol/merkle-branch';
 import type { Transaction } from 'bitcoinjs-lib';
 import { PeerSet, sourceOf } from '../../src/gossip/peers.js';
 import { Signer } from '../../src/gossip/auth.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { Writer } from '../../src/writer/writer.js';
 import { WriterQueries } from '../../src/writer/queries.js';
-import { toHex } from '../../src/protocol/hash.js';
+import { toHex } from '@svc-node/protocol/hash';
 import { logger } from '../../src/log.js';
 import type { StateVersion } from '../../src/messages.js';
 import type { BlockInput, CallRecord } from '../../src/records.js';

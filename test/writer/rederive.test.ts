@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { BUCKETS, DERIVED_BUCKETS, RETIRED_BUCKET_IDS, bucketOf, evidence, evidenceAt, headers, type BucketName } from '../../src/writer/store/index.js';
 import type { Db } from '../../src/writer/db.js';
-import type { Value } from '../../src/protocol/value.js';
+import type { Value } from '@svc-node/protocol/value';
 
 const key = (b: Uint8Array): Value => ({ type: 'key', value: b });
 const u64 = (n: number): Value => ({ type: 'u64', value: BigInt(n) });

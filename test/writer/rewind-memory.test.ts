@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js';
 import { Ledger } from '../../src/writer/ledger/index.js';
 import { logger } from '../../src/log.js';
-import type { Value } from '../../src/protocol/value.js';
+import type { Value } from '@svc-node/protocol/value';
 
 const key = (b: Uint8Array): Value => ({ type: 'key', value: b });
 const u64 = (n: number): Value => ({ type: 'u64', value: BigInt(n) });

@@ -11,7 +11,7 @@ import { LedgerBench, compileContract, id32 } from '../helpers/ledger-fixture.js
 import { Writer } from '../../src/writer/writer.js';
 import { logger } from '../../src/log.js';
 import { STORE_FORMAT, blockDecisions, meta, stateRoots } from '../../src/writer/store/index.js';
-import { decodeDecision } from '../../src/state/decisions.js';
+import { decodeDecision } from '@svc-node/protocol/state/decisions';
 
 test('a format-5 store (version-1 roots, no decision leaves) is re-derived at open to the roots a node applying the blocks publishes', async () => {
   const b = await LedgerBench.open();

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallOutcome } from '../../src/records.js';
 import { callDecisions, calls, evidenceAt, journal } from '../../src/writer/store/index.js';
-import { valueToJson, type Value } from '../../src/protocol/value.js';
+import { valueToJson, type Value } from '@svc-node/protocol/value';
 
 test('stored call decisions give back every status, result type and error exactly', () => {
   const results: (Value | null)[] = [

@@ -4,7 +4,7 @@
  * subscriptions at the same height); at the head they get each step's new blocks.
  */
 import type { StreamBlock } from '../../messages.js';
-import { blockMessage, rollbackBlocksMessage, syncedBlocksMessage } from '../../protocol/feed.js';
+import { blockMessage, rollbackBlocksMessage, syncedBlocksMessage } from '@svc-node/protocol/feed';
 import type { Connection } from './connection.js';
 import type { SubscribeRequest } from './protocol.js';
 import type { StepPlan, StepResult, Subscription } from './subscription.js';

@@ -5,8 +5,8 @@
  * in recent blocks, which a rollback sends back to `pending`.
  */
 import type { CallStatusBody, StreamCall } from '../../messages.js';
-import { endOf, type Cursor, type Pos } from '../../protocol/cursor.js';
-import { callTail, feedHead, rollbackLogMessage, splicedMessage, syncedTxidsMessage, type FeedHead } from '../../protocol/feed.js';
+import { endOf, type Cursor, type Pos } from '@svc-node/protocol/cursor';
+import { callTail, feedHead, rollbackLogMessage, splicedMessage, syncedTxidsMessage, type FeedHead } from '@svc-node/protocol/feed';
 import type { Connection } from './connection.js';
 import { RETAIN_PER_SUB } from './protocol.js';
 import { LogSubscription, type LogItem, type StepPlan, type StepResult, type Subscription } from './subscription.js';

@@ -3,8 +3,8 @@
  * a log by position. Caught-up subscriptions of one (contract, event name) share one read
  * per step and one serialisation per event.
  */
-import { endOf, type Pos } from '../../protocol/cursor.js';
-import { eventTail } from '../../protocol/feed.js';
+import { endOf, type Pos } from '@svc-node/protocol/cursor';
+import { eventTail } from '@svc-node/protocol/feed';
 import type { Connection } from './connection.js';
 import { RECENT_BLOCKS, RETAIN_PER_SUB, type SubscribeRequest } from './protocol.js';
 import { LogSubscription, type LogItem, type StepPlan, type StepResult, type Subscription } from './subscription.js';

@@ -19,14 +19,14 @@
  * reader that cannot keep up is closed at MAX_BUFFERED_BYTES (4008) rather than held
  * behind the chain.
  */
-import { NodeError, asNodeError } from '../../errors.js';
+import { NodeError, asNodeError } from '@svc-node/protocol/errors';
 import { logger } from '../../log.js';
 import type { StreamBlock, StreamStep, StreamStepParams, StateVersion } from '../../messages.js';
 import { Connection, type FeedCounters, type StreamSocket } from './connection.js';
 import { KINDS, subscription } from './kinds.js';
 import { CLOSE_FEED_RESET, MAX_SUBSCRIPTIONS, RECENT_BLOCKS, errorMessage, parseClientMessage } from './protocol.js';
 import { StepPlan, StepResult, type Subscription } from './subscription.js';
-import { subscribedMessage, unsubscribedMessage } from '../../protocol/feed.js';
+import { subscribedMessage, unsubscribedMessage } from '@svc-node/protocol/feed';
 
 const log = logger('rest::stream');
 

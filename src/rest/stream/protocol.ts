@@ -3,10 +3,10 @@
  * typed here, the limits, and the close codes. Every refusal is a NodeError with a stable
  * code, sent as an `error` message; nothing a client sends can throw past this module.
  */
-import { NodeError } from '../../errors.js';
-import { decodeCursor, type Cursor } from '../../protocol/cursor.js';
-import { errorMessage as feedError, type FeedErrorCode } from '../../protocol/feed.js';
-import { HEX32, isName } from '../../protocol/identifiers.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { decodeCursor, type Cursor } from '@svc-node/protocol/cursor';
+import { errorMessage as feedError, type FeedErrorCode } from '@svc-node/protocol/feed';
+import { HEX32, isName } from '@svc-node/protocol/identifiers';
 
 export const STREAM_PATH = '/v2/stream';
 

@@ -5,7 +5,7 @@
  * its own code (protocol.ts).
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
-import { NodeError } from '../../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { StreamSocket } from './connection.js';
 import type { StreamHub } from './hub.js';
 import { CLOSE_BINARY, CLOSE_TOO_BIG, MAX_BUFFERED_BYTES, MAX_CONNECTIONS, MAX_FRAME_BYTES, STREAM_PATH } from './protocol.js';

@@ -7,9 +7,9 @@
  * statuses), blocks.ts; kinds.ts lists them. Events and a contract's calls are both read
  * as a log by position, which `LogSubscription` below holds once.
  */
-import { NodeError } from '../../errors.js';
-import { cursorAt, endOf, type Cursor, type Pos } from '../../protocol/cursor.js';
-import { feedHead, progressMessage, rollbackLogMessage, splicedMessage, syncedLogMessage, type FeedHead, type FeedTail } from '../../protocol/feed.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { cursorAt, endOf, type Cursor, type Pos } from '@svc-node/protocol/cursor';
+import { feedHead, progressMessage, rollbackLogMessage, splicedMessage, syncedLogMessage, type FeedHead, type FeedTail } from '@svc-node/protocol/feed';
 import type { StreamStep, StreamStepParams } from '../../messages.js';
 import type { Connection, FeedCounters } from './connection.js';
 import { errorMessage } from './protocol.js';

@@ -10,12 +10,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { BatchOp } from '../db.js';
-import { NodeError } from '../../errors.js';
-import { decodeEnvelope } from '../../protocol/envelope.js';
-import { dropsCall, repeatOrConflict, type HeldPayload } from '../../protocol/rules.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { decodeEnvelope } from '@svc-node/protocol/envelope';
+import { dropsCall, repeatOrConflict, type HeldPayload } from '@svc-node/protocol/rules';
 import type { OutpointCheck } from '../../messages.js';
 import type { CallRecord, ContractRecord } from '../../records.js';
-import type { Evidence, FoldedRoots } from '../../protocol/evidence.js';
+import type { Evidence, FoldedRoots } from '@svc-node/protocol/evidence';
 import { JournalAmendments, type EvidenceEffect } from './evidence.js';
 import { callBodies, callDecisions, callIds, calls, contracts, payloads, pendingCalls } from '../store/index.js';
 import { DROPPED, bytesOf } from './bytes.js';

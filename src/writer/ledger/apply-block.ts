@@ -4,16 +4,16 @@
  * atomic batch with the block's undo log. Within a call the VM orders writes.
  */
 import { Transaction } from 'bitcoinjs-lib';
-import { NodeError } from '../../errors.js';
-import { findStamp, type StampResult } from '../../protocol/stamp.js';
-import { checkCallBindingWithStamp } from '../../protocol/binding.js';
-import { callVerdict, dropsCall } from '../../protocol/rules.js';
-import { contractId as deriveContractId } from '../../protocol/contract.js';
+import { NodeError } from '@svc-node/protocol/errors';
+import { findStamp, type StampResult } from '@svc-node/protocol/stamp';
+import { checkCallBindingWithStamp } from '@svc-node/protocol/binding';
+import { callVerdict, dropsCall } from '@svc-node/protocol/rules';
+import { contractId as deriveContractId } from '@svc-node/protocol/contract';
 import { execute } from '../../vm/execute.js';
-import { verifyArtifact } from '../../vm/verifier.js';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
 import type { BlockInput, BlockRecord, CallOutcome, ContractRecord, OrphanStamp, TxParts } from '../../records.js';
 import { blockDecisions, callCounts, headers, callDecisions, contractCalls, contractDrops, contracts, events, journal, meta, orphanStamps, pendingCalls, stateRoots, storage, undo } from '../store/index.js';
-import { decisionsRoot, encodeDecision, stateRootOf, type DecidedStatus, type DecisionEvent } from '../../state/decisions.js';
+import { decisionsRoot, encodeDecision, stateRootOf, type DecidedStatus, type DecisionEvent } from '@svc-node/protocol/state/decisions';
 import { DROPPED, bufferView, bytesOf, hexOf } from './bytes.js';
 import type { LedgerMemory, PendingCall } from './memory.js';
 import { JOURNAL_WINDOW, REPLAY_WINDOW } from './stored.js';
@@ -212,7 +212,7 @@ function decideCall(m: LedgerMemory, batch: UndoBatch, p: PendingCall, tx: TxPar
   const invalid = (code: string, message: string): void =>
     finishCall(m, batch, p, { status: 'invalid', block_height: height, tx_index: txIndex, result: null, error: { code, message }, instructions: null });
 
-  // PROTOCOL section 4 (src/protocol/rules.ts): the binding again, against the
+  // PROTOCOL section 4 (packages/protocol/src/rules.ts): the binding again, against the
   // transaction as confirmed (consensus-critical), the contract active before the call,
   // and the (caller, call_id) pair not taken by a call decided earlier on the chain.
   const live = m.contracts.get(p.rec.contract_id);

@@ -1,6 +1,6 @@
 /** Conversions the ledger's phases share: hex and buffers of their own (stored formats are src/writer/store/'s). */
 import type { CallOutcome } from '../../records.js';
-import { toHex } from '../../protocol/hash.js';
+import { toHex } from '@svc-node/protocol/hash';
 
 export const hexOf = (b: Uint8Array): string => toHex(b);
 export const bytesOf = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));

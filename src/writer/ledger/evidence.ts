@@ -13,12 +13,12 @@
  */
 import { Transaction } from 'bitcoinjs-lib';
 import type { BatchOp } from '../db.js';
-import { parseHeaderBytes, type ParsedHeader } from '../../protocol/bitcoin.js';
-import { foldBranch } from '../../protocol/merkle-branch.js';
-import type { Evidence, FoldedRoots, Inclusion } from '../../protocol/evidence.js';
+import { parseHeaderBytes, type ParsedHeader } from '@svc-node/protocol/bitcoin';
+import { foldBranch } from '@svc-node/protocol/merkle-branch';
+import type { Evidence, FoldedRoots, Inclusion } from '@svc-node/protocol/evidence';
 import type { BlockTx, OrphanStamp } from '../../records.js';
 import { callDecisions, contractDrops, evidence as evidenceStore, evidenceAt, headers, journal, orphanStamps, pendingCalls, undo, type Tip } from '../store/index.js';
-import { NodeError } from '../../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { Ledger } from './index.js';
 
 /** Internal byte order of a display-order txid or hash. */

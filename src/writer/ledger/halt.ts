@@ -2,7 +2,7 @@
  * Halts (docs/ARCHITECTURE.md, Halts): the node stops applying blocks and refuses
  * payloads until the operator clears the halt, which re-derives from the journal.
  */
-import { NodeError } from '../../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { meta } from '../store/index.js';
 import type { HaltKind } from '../store/meta.js';
 import type { Ledger } from './index.js';

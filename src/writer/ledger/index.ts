@@ -9,7 +9,7 @@
  * Rewinds (rewind.ts) run the undo logs; deeper rewinds, late payloads and cleared halts
  * re-apply the block journal (replay.ts), which keeps every stamped transaction the node
  * has seen. Payloads come in through accept.ts, memory is built by load.ts, and halts
- * are halt.ts. The decision rules themselves are src/protocol/rules.ts.
+ * are halt.ts. The decision rules themselves are packages/protocol/src/rules.ts.
  *
  * This class is the coordinator: it holds the processed tip, the halt flag and the
  * memory, orders writes (flushBlocks, writeOrHalt), and tells its observers
@@ -17,17 +17,17 @@
  * this folder; elsewhere the ledger is read and driven through its methods.
  */
 import type { BatchOp, Db, WriteBatch } from '../db.js';
-import type { FieldProof } from '../../state/state-tree.js';
-import { NodeError } from '../../errors.js';
+import type { FieldProof } from '@svc-node/protocol/state/state-tree';
+import { NodeError } from '@svc-node/protocol/errors';
 import type { OutpointCheck, PendingPayload } from '../../messages.js';
-import type { HeldPayload } from '../../protocol/rules.js';
-import type { Program } from '../../vm/types.js';
+import type { HeldPayload } from '@svc-node/protocol/rules';
+import type { Program } from '@svc-node/protocol/vm/types';
 import type { Logger } from '../../log.js';
 import type { BlockRecord, CallRecord, ContractRecord, EventRecord } from '../../records.js';
 import { STORE_FORMAT, callBodies, calls as callsStore, contracts as contractsStore, evidence as evidenceStore, evidenceAt as evidenceAtStore, headers as headersStore, meta, orphanStamps, undo, payloads as payloadsStore, pendingCalls as pendingCallsStore, stateRoots, type StateRootAt, type Tip } from '../store/index.js';
-import { headerHash, headerPrevHash, type ParsedHeader } from '../../protocol/bitcoin.js';
-import { HEADER_BYTES } from '../../protocol/headers.js';
-import { settlesAt, type DecisionProofJson, type Evidence, type FoldedRoots, type SpentBy } from '../../protocol/evidence.js';
+import { headerHash, headerPrevHash, type ParsedHeader } from '@svc-node/protocol/bitcoin';
+import { HEADER_BYTES } from '@svc-node/protocol/headers';
+import { settlesAt, type DecisionProofJson, type Evidence, type FoldedRoots, type SpentBy } from '@svc-node/protocol/evidence';
 import { bytesOf } from './bytes.js';
 import { LedgerMemory } from './memory.js';
 import { loadFromDisk } from './load.js';
@@ -120,7 +120,7 @@ export class Ledger {
 
   /**
    * The root of `tip`'s decisions, which the state root folds with the contracts root
-   * (src/state/decisions.ts); null at the journal's anchor, whose root is the contracts
+   * (packages/protocol/src/state/decisions.ts); null at the journal's anchor, whose root is the contracts
    * root (empty). What a field proof carries beside its contracts proof.
    */
   get decisionsRoot(): string | null {
@@ -366,7 +366,7 @@ export class Ledger {
 
   /**
    * The branch of call `txid`'s decision under the state root of block `height`
-   * (src/state/decisions.ts): its leaf, or where its path ends when the block decided
+   * (packages/protocol/src/state/decisions.ts): its leaf, or where its path ends when the block decided
    * nothing for it. Null when the node holds no version-2 root for the block.
    */
   decisionProof(height: number, txid: string): Promise<DecisionProofJson | null> {

@@ -3,7 +3,7 @@
  * whole (reads served while a rewind or replay runs never see a half-loaded state).
  */
 import type { Db } from '../db.js';
-import { verifyArtifact } from '../../vm/verifier.js';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
 import type { ContractRecord } from '../../records.js';
 import { STORE_FORMAT, callCounts, contracts, journal, meta, orphanStamps, pendingCalls, storage, type Tip } from '../store/index.js';
 import type { HaltKind, MetaEntry } from '../store/meta.js';

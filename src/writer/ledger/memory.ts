@@ -8,9 +8,9 @@
  * Determinism: Maps are only iterated where order does not reach the state (or over
  * sorted keys).
  */
-import { StateTree } from '../../state/state-tree.js';
-import type { CallEnvelope } from '../../protocol/envelope.js';
-import type { Host, Program } from '../../vm/types.js';
+import { StateTree } from '@svc-node/protocol/state/state-tree';
+import type { CallEnvelope } from '@svc-node/protocol/envelope';
+import type { Host, Program } from '@svc-node/protocol/vm/types';
 import type { CallRecord, ContractRecord, OrphanStamp } from '../../records.js';
 import { Bucket, bucketOf, callCounts, callIds, contracts, meta, orphanStamps, storage, type Tip, type UndoEntry } from '../store/index.js';
 import { hexOf, ownBytes, ownKey } from './bytes.js';

@@ -5,12 +5,12 @@
 import type { Db } from '../db.js';
 import type { CallRecord, EventRecord } from '../../records.js';
 import { blockDecisions, callBodies, callDecisions, callIds, calls, contractCalls, evidence as evidenceStore, events, payloads, stateRoots, type StateRootAt } from '../store/index.js';
-import { proveDecision } from '../../state/decisions.js';
-import { toHex } from '../../protocol/hash.js';
-import type { DecisionProofJson } from '../../protocol/evidence.js';
+import { proveDecision } from '@svc-node/protocol/state/decisions';
+import { toHex } from '@svc-node/protocol/hash';
+import type { DecisionProofJson } from '@svc-node/protocol/evidence';
 import { bytesOf } from './bytes.js';
 import type { LedgerMemory } from './memory.js';
-import type { HeldPayload } from '../../protocol/rules.js';
+import type { HeldPayload } from '@svc-node/protocol/rules';
 
 /** Block records (event runs or call-log entries of one contract) read per page of a scan at most: bounds memory. */
 const EVENT_PAGE = 64;

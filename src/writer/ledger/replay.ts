@@ -12,7 +12,7 @@
  * the chain, and a late payload's replay still owed resumes (Writer.open).
  */
 import type { BatchOp } from '../db.js';
-import { NodeError } from '../../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { Bucket, DERIVED_BUCKETS, bucketRange, calls, contracts, journal, meta, pendingCalls, stateRoots, type BucketName, type StateRootAt, type Tip } from '../store/index.js';
 import { journalBlock } from './stored.js';
 import type { Ledger } from './index.js';

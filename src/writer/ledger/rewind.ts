@@ -4,7 +4,7 @@
  * their entries; deeper, the state is re-derived from the journal (replay.ts).
  */
 import type { BatchOp } from '../db.js';
-import { NodeError } from '../../errors.js';
+import { NodeError } from '@svc-node/protocol/errors';
 import { callDecisions, journal, stateRoots, undo, type UndoEntry } from '../store/index.js';
 import { LedgerMemory } from './memory.js';
 import { JOURNAL_WINDOW, journalHashes, readCalls, type StoredCall } from './stored.js';

@@ -3,7 +3,7 @@
  * rewind, journal entries and their hashes), and the journal's window.
  */
 import type { Db } from '../db.js';
-import { decodeEnvelope, type CallEnvelope } from '../../protocol/envelope.js';
+import { decodeEnvelope, type CallEnvelope } from '@svc-node/protocol/envelope';
 import type { BlockRecord, CallRecord } from '../../records.js';
 import { callBodies, calls, journal } from '../store/index.js';
 

@@ -19,7 +19,7 @@ export class UndoBatch {
    */
   readonly perContract = new Map<string, { id: Uint8Array; events: StoredEventRow[]; calls: Uint8Array[] }>();
 
-  /** The block's decision leaves: (txid, encoded decision), src/state/decisions.ts. */
+  /** The block's decision leaves: (txid, encoded decision), packages/protocol/src/state/decisions.ts. */
   readonly decisions: [Uint8Array, Uint8Array][] = [];
 
   contractLog(cid: string, id: Uint8Array): { id: Uint8Array; events: StoredEventRow[]; calls: Uint8Array[] } {

@@ -58,7 +58,7 @@ export const BUCKETS = {
   evidenceAt: { id: 0x13, derived: false },
   /** Calls of a contract a block dropped (no position: beside its call log). */
   contractDrops: { id: 0x14, derived: true },
-  /** The decision leaves of each processed block (src/state/decisions.ts). */
+  /** The decision leaves of each processed block (packages/protocol/src/state/decisions.ts). */
   decisions: { id: 0x15, derived: true },
 } as const satisfies Record<string, { id: number; derived: boolean }>;
 
@@ -85,7 +85,7 @@ export const DERIVED_BUCKETS: readonly BucketName[] = (Object.keys(BUCKETS) as B
  * decisions and journal entries binary; 5: block headers, payloads' Bitcoin evidence and
  * merkle branches in journal entries (a format-4 store is taken over in place: load.ts);
  * 6: state roots of version 2 (a block's decisions committed beside the contracts,
- * src/state/decisions.ts) with their two parts, each block's decision leaves (a format-5
+ * packages/protocol/src/state/decisions.ts) with their two parts, each block's decision leaves (a format-5
  * store is re-derived from its journal at start: Writer.open).
  */
 export const STORE_FORMAT = 6;

@@ -10,7 +10,7 @@
  * and its undo only the key, not a copy of the whole record; byte 1 gives the status
  * without decoding the rest.
  */
-import { valueToJson } from '../../protocol/value.js';
+import { valueToJson } from '@svc-node/protocol/value';
 import type { CallDecision, CallError, CallOutcome, CallStatus } from '../../records.js';
 import { Bucket } from './buckets.js';
 import { bucketRange, keyOfId } from './keys.js';

@@ -1,5 +1,5 @@
 /**
- * Bucket `decisions`: the decision leaves of each processed block (src/state/decisions.ts),
+ * Bucket `decisions`: the decision leaves of each processed block (packages/protocol/src/state/decisions.ts),
  * key u32be height, binary: what a call proof's branch is built from. Written once, by
  * the block (drops have no leaf, so a late drop leaves it as it is); its undo deletes it.
  *

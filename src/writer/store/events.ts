@@ -1,7 +1,7 @@
 /**
  * Bucket `event`: the events of a contract in a block, in runs (below).
  */
-import { valueToJson, type Value } from '../../protocol/value.js';
+import { valueToJson, type Value } from '@svc-node/protocol/value';
 import type { EventRecord } from '../../records.js';
 import { Bucket } from './buckets.js';
 import { keyOfId, keyOfIdInts, prefixEnd } from './keys.js';

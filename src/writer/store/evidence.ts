@@ -1,11 +1,11 @@
 /**
  * Bucket `evidence`: the Bitcoin evidence the node holds for a payload, key txid (32,
  * display order): the anchoring transaction as received and, when known, the claims that
- * place it on chain or drop it (src/protocol/evidence.ts codec). What the node serves
+ * place it on chain or drop it (packages/protocol/src/evidence.ts codec). What the node serves
  * with the payload to peers and clients (docs/STATE.md, "Bitcoin evidence"); a confirmed
  * payload's placement is read from the journal, which holds its branch.
  */
-import { decodeEvidence, encodeEvidence, type Evidence } from '../../protocol/evidence.js';
+import { decodeEvidence, encodeEvidence, type Evidence } from '@svc-node/protocol/evidence';
 import { Bucket } from './buckets.js';
 import { bucketRange, idBytes, keyOfId, type KeyRange } from './keys.js';
 

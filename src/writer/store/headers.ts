@@ -1,6 +1,6 @@
 /**
  * Bucket `header`: the node's header chain, key u32be height, value the 80-byte block
- * header as Bitcoin serializes it. Written only after verification (src/protocol/headers.ts:
+ * header as Bitcoin serializes it. Written only after verification (packages/protocol/src/headers.ts:
  * linked by previous-block hash, proof of work), from the journal's anchor up, and may run
  * ahead of the processed tip (docs/STATE.md, "Bitcoin evidence"). Chain data, not derived.
  */

@@ -3,7 +3,7 @@
  * contract and its body hash, JSON. Append-only: nothing deletes or rewrites an entry
  * (src/writer/peer-queries.ts indexes it from the writer's announcements).
  */
-import type { HeldPayload } from '../../protocol/rules.js';
+import type { HeldPayload } from '@svc-node/protocol/rules';
 import { Bucket } from './buckets.js';
 import { bucketRange, idBytes, jsonValue, keyOfId, parseJson } from './keys.js';
 

@@ -1,7 +1,7 @@
 /**
  * Bucket `stateRoot`: the state root after each block, key u32be height, JSON
  * {height, block_hash, state_root, contracts_root, decisions_root} (hex; the two parts
- * of the root, src/state/decisions.ts, absent for the journal's anchor, whose root is the
+ * of the root, packages/protocol/src/state/decisions.ts, absent for the journal's anchor, whose root is the
  * empty root). A re-derivation keeps only the anchor's.
  */
 import { Bucket } from './buckets.js';

@@ -1,7 +1,7 @@
 /**
  * Typed values as stored in event runs (events.ts) and call decisions (call-decisions.ts),
- * binary: the one binary form of a typed value, whose home is src/protocol/value.ts (a
- * block's decision leaves commit to it, src/state/decisions.ts). Not the contract storage
- * encoding (that is the VM's, src/vm/storage-layout.ts).
+ * binary: the one binary form of a typed value, whose home is packages/protocol/src/value.ts (a
+ * block's decision leaves commit to it, packages/protocol/src/state/decisions.ts). Not the contract storage
+ * encoding (that is the VM's, packages/protocol/src/vm/storage-layout.ts).
  */
-export { readValue, valueBytes, writeValue } from '../../protocol/value.js';
+export { readValue, valueBytes, writeValue } from '@svc-node/protocol/value';

@@ -3,11 +3,11 @@
  * conditions, and checks each message against docs/stream.asyncapi.yaml (feed-check.ts).
  */
 import WebSocket from 'ws';
-import type * as Wire from '../../../src/protocol/feed.js';
+import type * as Wire from '@svc-node/protocol/feed';
 import { checkFeedMessage } from '../../helpers/feed-check.js';
 
 /**
- * A message as tests read it: the feed's own type (src/protocol/feed.ts), narrowed by
+ * A message as tests read it: the feed's own type (packages/protocol/src/feed.ts), narrowed by
  * `type`; the index signature lets a test read a field across kinds without narrowing.
  */
 export type FeedMessage = Wire.FeedMessage & Record<string, any>;

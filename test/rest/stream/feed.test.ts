@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { assertFeedMatchesSpec } from '../../helpers/feed-check.js';
 import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../../helpers/node-process.js';
-import type { Artifact } from '../../../src/protocol/contract.js';
-import type { SvcClient } from '../../../src/client/sdk.js';
+import type { Artifact } from '@svc-node/protocol/contract';
+import type { SvcClient } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../../helpers/devnet-node.js';
-import { decodeCursor } from '../../../src/protocol/cursor.js';
+import { decodeCursor } from '@svc-node/protocol/cursor';
 import { FeedClient, applied, type FeedMessage } from './feed-client.js';
 
 let devnet: DevnetChainHandle;
@@ -96,7 +96,7 @@ test('backlog then live, in order, each with the cursor GET /events gives; resum
   assert.equal(fromZero.at(-1), devnet.chain.height);
   assert.deepEqual(fromZero, Array.from({ length: fromZero.length }, (_, i) => fromZero[0]! + i), 'consecutive');
   // The first is the journal's anchor: with default settings on a devnet, block 0
-  // (src/protocol/activation.ts), whose state root is the empty one.
+  // (packages/protocol/src/activation.ts), whose state root is the empty one.
   assert.equal(fromZero[0], 0, 'the first is the anchor');
   assert.equal((await getJson(`${node.restUrl}/v2/state_root/0`)).body.state_root, '00'.repeat(32));
   const root = await getJson(`${node.restUrl}/v2/state_root/${devnet.chain.height}`);

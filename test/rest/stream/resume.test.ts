@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import { assertFeedMatchesSpec } from '../../helpers/feed-check.js';
 import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../../helpers/node-process.js';
-import type { Artifact } from '../../../src/protocol/contract.js';
-import type { SvcClient } from '../../../src/client/sdk.js';
+import type { Artifact } from '@svc-node/protocol/contract';
+import type { SvcClient } from '@svc-node/client/sdk';
 import { client, compileFixture, fund, getJson, startDevnet, startDevnetNode, testWallet, waitSynced } from '../../helpers/devnet-node.js';
-import { decodeCursor, encodeCursor } from '../../../src/protocol/cursor.js';
+import { decodeCursor, encodeCursor } from '@svc-node/protocol/cursor';
 import { FeedClient, applied } from './feed-client.js';
 
 let devnet: DevnetChainHandle;

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { assertFeedMatchesSpec, checkFeedMessage } from '../../helpers/feed-check.js';
 import type { DevnetChainHandle } from '../../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../../helpers/node-process.js';
-import type { SvcClient } from '../../../src/client/sdk.js';
-import { NodeClient } from '../../../src/client/node.js';
-import type { StreamMessage } from '../../../src/client/stream.js';
+import type { SvcClient } from '@svc-node/client/sdk';
+import { NodeClient } from '@svc-node/client/node';
+import type { StreamMessage } from '@svc-node/client/stream';
 import { client, compileFixture, fund, startDevnet, startDevnetNode, testWallet, waitSynced, waitUntil } from '../../helpers/devnet-node.js';
-import { decodeCursor } from '../../../src/protocol/cursor.js';
+import { decodeCursor } from '@svc-node/protocol/cursor';
 
 /** A cursor's position as text (cursors also carry their branch's block tags). */
 const at = (cursor: string): string => decodeCursor(cursor).pos.join(':');

@@ -9,7 +9,7 @@
  * block it names, and otherwise waits for that block and never places anything there.
  */
 import { Transaction } from 'bitcoinjs-lib';
-import type { Evidence, Inclusion } from '../../../src/protocol/evidence.js';
+import type { Evidence, Inclusion } from '@svc-node/protocol/evidence';
 import { headerOf, outpointOf, type Payload, type Rng, type World } from '../../helpers/sim-world.js';
 
 export interface EvidenceLie {

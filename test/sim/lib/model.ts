@@ -7,15 +7,15 @@
  * The VM is shared: the model is of ordering and outcomes, not of the instruction set.
  */
 import { Transaction } from 'bitcoinjs-lib';
-import { taggedHash, toHex } from '../../../src/protocol/hash.js';
-import { findStamp } from '../../../src/protocol/stamp.js';
-import { checkCallBindingWithStamp } from '../../../src/protocol/binding.js';
-import { contractId as deriveContractId } from '../../../src/protocol/contract.js';
-import { envelopeHash } from '../../../src/protocol/envelope.js';
+import { taggedHash, toHex } from '@svc-node/protocol/hash';
+import { findStamp } from '@svc-node/protocol/stamp';
+import { checkCallBindingWithStamp } from '@svc-node/protocol/binding';
+import { contractId as deriveContractId } from '@svc-node/protocol/contract';
+import { envelopeHash } from '@svc-node/protocol/envelope';
 import { execute } from '../../../src/vm/execute.js';
-import { verifyArtifact } from '../../../src/vm/verifier.js';
-import type { Program } from '../../../src/vm/types.js';
-import type { Value } from '../../../src/protocol/value.js';
+import { verifyArtifact } from '@svc-node/protocol/vm/verifier';
+import type { Program } from '@svc-node/protocol/vm/types';
+import type { Value } from '@svc-node/protocol/value';
 import { outpointOf, type Payload, type SimBlock } from '../../helpers/sim-world.js';
 
 export interface ModelCall {

@@ -1,0 +1,108 @@
+/**
+ * Client: one client process submitting against one node (docs/PERFORMANCE.md,
+ * "Client"). Figure: calls accepted per second by a Submitter (bench/client-load.ts: each
+ * call built, signed, anchored, its coin checked, posted, then broadcast) in its own
+ * process. Ceiling, same run, same node: the node's own intake, the same kind of call
+ * (Bank `mint` with anchor_tx and coin evidence, anchors in the devnet's mempool) posted
+ * ready-made from 32 connections by the raw load generator (bench/intake-load.ts), whose
+ * CPU per call is a small fraction of the node's. Runs alternate, so load from other
+ * processes on the shared cores falls on both sides. Target: >= 0.9 (the client is never
+ * what limits an indexer).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { BankCalls } from './lib/bank-calls.js';
+import { figure, stat, type Figure } from './harness.js';
+import { cpuPerUnitUs, nodeCpuSeconds } from './lib/node-cpu.js';
+import { startDevnet, startDevnetNode, waitSynced } from '../test/helpers/devnet-node.js';
+import { repoRoot } from '../test/helpers/paths.js';
+import { sha256 } from '@svc-node/protocol/hash';
+
+const exec = promisify(execFile);
+/** Calls per measured run; runs of each side, alternating. */
+const CALLS_PER_RUN = 600;
+const RUNS = Number(process.env["SVC_BENCH_CLIENT_RUNS"] ?? 3);
+/** Unmeasured calls first on each side (V8 compiles the hot paths of node and client alike). */
+const WARMUP_CALLS = 300;
+/** The load generator's connections, as the intake bench: enough to keep every pool thread busy. */
+const CONNECTIONS = 32;
+/** The submitter's calls in flight: as many as the load generator's connections, so neither side is held to less concurrency. */
+const IN_FLIGHT = 32;
+
+export default async function run(): Promise<Figure[]> {
+  const threads = availableParallelism();
+  const devnet = await startDevnet();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-client-bench-'));
+  const node = await startDevnetNode(devnet, { env: { SVC_WORKERS_POOL_SIZE: String(threads), SVC_BLOCK_CHECK_INTERVAL_S: '0.2' } });
+  try {
+    // The ceiling's calls: ready-made bodies from BankCalls' wallet. The client's coins: another wallet's, in fan-outs of 100.
+    const bank = new BankCalls(devnet.chain, 'client bench ceiling');
+    bank.fund(WARMUP_CALLS + CALLS_PER_RUN * RUNS);
+    const label = 'client bench submitter';
+    const clientCoins = new BankCalls(devnet.chain, label);
+    clientCoins.fund(WARMUP_CALLS + CALLS_PER_RUN * RUNS);
+    const dep = bank.deploy();
+    const reg = await fetch(`${node.restUrl}/deploy_contract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(dep.body) });
+    if (reg.status !== 202) throw new Error(`deploy refused: ${await reg.text()}`);
+    devnet.chain.mine(1);
+    await waitSynced(node, devnet, 60_000);
+
+    const ceilingRun = async (name: string, n: number): Promise<number> => {
+      const bodies = Array.from({ length: n }, () => bank.next(true));
+      const file = join(dir, `bodies-${name}.json`);
+      writeFileSync(file, JSON.stringify(bodies));
+      const out = await exec(process.execPath, [join(repoRoot, 'dist/bench/intake-load.js'), node.restUrl, file, String(CONNECTIONS)], { maxBuffer: 1 << 20 });
+      const res = JSON.parse(out.stdout) as { statuses: Record<string, number>; accepted_per_s: number };
+      if ((res.statuses['202'] ?? 0) !== n) throw new Error(`intake refused calls: ${JSON.stringify(res.statuses)}`);
+      return res.accepted_per_s;
+    };
+    const secret = Buffer.from(sha256(Buffer.from(`${label} wallet`))).toString('hex');
+    // SVC_BENCH_CLIENT_ARGS (space-separated) goes to the client process, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'.
+    const clientArgs = (process.env['SVC_BENCH_CLIENT_ARGS'] ?? '').split(' ').filter((a) => a.length > 0);
+    const clientRun = async (warmup: number, n: number): Promise<{ rate: number; cpuUs: number }> => {
+      const out = await exec(process.execPath, [...clientArgs, join(repoRoot, 'dist/bench/client-load.js'), node.restUrl, devnet.url, secret, dep.contractId, String(warmup), String(n), String(IN_FLIGHT)], { maxBuffer: 1 << 20 });
+      const res = JSON.parse(out.stdout) as { fates: Record<string, number>; accepted_per_s: number; cpu_us_per_call: number };
+      if ((res.fates['accepted'] ?? 0) !== n) throw new Error(`the submitter did not get every call accepted: ${JSON.stringify(res.fates)}`);
+      return { rate: res.accepted_per_s, cpuUs: res.cpu_us_per_call };
+    };
+    await ceilingRun('warmup', WARMUP_CALLS);
+    const ceilings: number[] = [];
+    const rates: number[] = [];
+    const cpu: number[] = [];
+    const nodeCpu: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      ceilings.push(await ceilingRun(String(r), CALLS_PER_RUN));
+      // Each client run is its own process: its warm-up is in it (the node's CPU is counted over the whole run, warm-up included).
+      const [warmup, measured] = r === 0 ? [WARMUP_CALLS, CALLS_PER_RUN] : [100, CALLS_PER_RUN - 100];
+      const cpu0 = nodeCpuSeconds(node.proc.pid!);
+      const c = await clientRun(warmup, measured);
+      nodeCpu.push(cpuPerUnitUs(cpu0, nodeCpuSeconds(node.proc.pid!), warmup + measured)['total']!);
+      rates.push(c.rate);
+      cpu.push(c.cpuUs);
+    }
+    return [
+      figure({
+        name: `client: calls accepted from one Submitter process (build, sign, anchor, coin check, post, broadcast; ${IN_FLIGHT} in flight)`,
+        unit: 'calls/s',
+        value: stat(rates),
+        ceiling: { name: `the node's intake, same calls ready-made from ${CONNECTIONS} connections (raw load generator)`, ...stat(ceilings) },
+        minRatio: 0.9,
+        target: '>= 0.9 of the node intake',
+      }),
+      figure({
+        name: 'client: CPU of the Submitter process per accepted call',
+        unit: 'us/call',
+        value: stat(cpu),
+        ceiling: { name: 'CPU of the node (all its processes) per call it accepted from the Submitter', ...stat(nodeCpu) },
+        target: 'lower is better; ratio < 1: on equal cores the client is not what limits',
+      }),
+    ];
+  } finally {
+    await node.stop();
+    await devnet.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,300 @@
+/**
+ * svc-node's answer to `history.run` (conformance/README.md, "Histories"): a scripted
+ * history of raw blocks, reorganisations and payload arrivals played through the node's
+ * own writer (src/writer/writer.ts: the ledger's acceptance, block application, rewind,
+ * re-derivation and late-payload replays) on a RocksDB store in a fresh temporary
+ * directory. Intake's checks of each payload are the node's own functions (the pool's
+ * openCall and checkDeploy tasks, checkEvidence on the anchor's bytes, the binding checks,
+ * the writer's contract look-up), in intake's order; what intake asks the chain endpoint
+ * is answered by the history itself (the anchor is in the payload). Coin evidence is node
+ * policy, not consensus (docs/STATE.md, "Coin evidence"): every payload is taken as paid.
+ * Nothing is shared between two histories.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import canonicalizeModule from 'canonicalize';
+import { NodeError } from '@svc-node/protocol/errors';
+import { configureLogging, logger } from '../../src/log.js';
+import { parseHex } from '@svc-node/protocol/hash';
+import { parseRawBlock, type ParsedBlock } from '@svc-node/protocol/bitcoin';
+import { connectedBlockOf } from '../../src/chain/watcher.js';
+import { blockInputOf, spentByIn } from '../../src/chain/connected-block.js';
+import { runTask, type OpenedCall } from '../../src/pool/tasks.js';
+import { checkEvidence, type Evidence, type FoldedRoots, type Inclusion } from '@svc-node/protocol/evidence';
+import { merkleBranches } from '@svc-node/protocol/merkle-branch';
+import { bindingError, checkCallBinding, checkDeployBinding } from '@svc-node/protocol/binding';
+import { repeatOrConflict } from '@svc-node/protocol/rules';
+import { contractIdHex } from '@svc-node/protocol/contract';
+import { fromWire } from '@svc-node/protocol/errors';
+import { Writer } from '../../src/writer/writer.js';
+import type { CallEnvelope } from '@svc-node/protocol/envelope';
+import type { CheckedDeploy } from '@svc-node/protocol/vm/deploy-check';
+import type { BlockInput, CallRecord, ContractRecord } from '../../src/records.js';
+import type { Answer } from './svc-node-answers.js';
+
+const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
+
+type Json = Record<string, unknown>;
+
+function bytes(hex: unknown, what: string): Uint8Array {
+  const b = typeof hex === 'string' ? parseHex(hex) : null;
+  if (!b) throw new Error(`input ${what} is not lowercase hex`);
+  return b;
+}
+
+/** A pool task's value, or its refusal thrown as the NodeError intake would throw. */
+function pooled<T>(r: ReturnType<typeof runTask>): T {
+  if (!r.ok) throw fromWire(r.error);
+  return r.value as T;
+}
+
+/** The anchor's bytes checked as intake checks what a client sends as `anchor_tx` (src/core/intake.ts, evidenceOf). */
+function anchorOf(txid: string, outpoint: { txid: string; vout: number } | null, anchorHex: unknown) {
+  const checked = checkEvidence(txid, outpoint, { anchorTx: bytes(anchorHex, 'anchor_tx'), confirmed: null, spentBy: null });
+  if (!checked.ok) throw new NodeError('bad_request', `anchor_tx is not the anchoring transaction ${txid}: ${checked.reason}`, { field: 'anchor_tx' });
+  return checked.anchor;
+}
+
+/** Intake's checks of a deploy registration (vetDeploy), then the writer's acceptance. */
+async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<void> {
+  const txid = s.txid as string;
+  const metadata = (s.metadata as Json | undefined) ?? {};
+  const checked = pooled<CheckedDeploy>(runTask({ kind: 'checkDeploy', body: { txid, ...(s.artifact as Json) } }));
+  const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
+  if (repeatOrConflict(await w.ledger.payloadAt(txid), txid, 'deploy', bodyHash) === 'repeat') return;
+  const binding = checkDeployBinding(anchorOf(txid, null, s.anchor_tx), Buffer.from(checked.codeHash, 'hex'));
+  if (!binding.ok) throw bindingError(binding.reason);
+  const rec: ContractRecord = {
+    contract_id: contractIdHex(Buffer.from(txid, 'hex'), Buffer.from(checked.codeHash, 'hex')),
+    txid,
+    code_hash: checked.codeHash,
+    status: 'pending',
+    block_height: null,
+    tx_index: null,
+    artifact: { ...checked.core, metadata },
+    body_hash: bodyHash,
+  };
+  const ev = sentEvidence(txid, null, s.anchor_tx, confirmed);
+  await w.acceptDeploy(rec, ev?.evidence, ev?.folded);
+}
+
+/** Intake's checks of a call (vetCall), then the writer's acceptance with intake's outpoint check. */
+async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<void> {
+  const txid = s.txid as string;
+  const payload = bytes(s.payload, 'payload');
+  const opened = pooled<OpenedCall>(runTask({ kind: 'openCall', payload }));
+  const l = w.ledger;
+  const lookedUpAt = l.tip ? { height: l.tip.height, epoch: l.chainEpoch } : null;
+  const bodyHash = createHash('sha256').update(opened.contractId).update(Buffer.from(payload).toString('base64')).digest('hex');
+  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat') return;
+  if (l.contract(opened.contractId) === null) throw new NodeError('unknown_contract', `contract ${opened.contractId} is not known to this node`);
+  const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
+  const anchor = anchorOf(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx);
+  const view = { contractId: Buffer.from(opened.contractId, 'hex'), outpointTxid: Buffer.from(otxid, 'hex'), outpointVout: Number(ovout) } as unknown as CallEnvelope;
+  const binding = checkCallBinding(anchor, view, Buffer.from(opened.envelopeHash, 'hex'));
+  if (!binding.ok) throw bindingError(binding.reason);
+  const rec: CallRecord = {
+    txid,
+    contract_id: opened.contractId,
+    envelope_hash: opened.envelopeHash,
+    function: opened.function,
+    caller: opened.caller,
+    call_id: opened.callId,
+    status: 'pending',
+    block_height: null,
+    tx_index: null,
+    result: null,
+    error: null,
+    payload: Buffer.from(payload).toString('base64'),
+    outpoint: opened.outpoint,
+    instructions: null,
+  };
+  const ev = sentEvidence(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx, confirmed);
+  await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded);
+}
+
+/**
+ * The evidence a payload comes with when its anchor is confirmed in a block the node
+ * processed, for a node that reads blocks as their header alone (a peer's or a client's:
+ * the anchor and its inclusion), checked and folded as intake checks it; null otherwise.
+ */
+function sentEvidence(txid: string, outpoint: { txid: string; vout: number } | null, anchorHex: unknown, confirmed: Inclusion | null): { evidence: Evidence; folded: FoldedRoots } | null {
+  if (!confirmed) return null;
+  const checked = checkEvidence(txid, outpoint, { anchorTx: bytes(anchorHex, 'anchor_tx'), confirmed, spentBy: null });
+  if (!checked.ok) throw new Error(`the history's own inclusion of ${txid} does not check: ${checked.reason}`);
+  return { evidence: checked.proven, folded: { confirmed: checked.confirmedRoot, spender: checked.spenderRoot } };
+}
+
+/** Where the best chain holds `txid`: its inclusion (the endpoint's merkle proof), or null. */
+function inclusionOf(chain: readonly HeldBlock[], txid: string): Inclusion | null {
+  for (const b of chain) {
+    const index = b.parsed?.txids.indexOf(txid) ?? -1;
+    if (index < 0) continue;
+    const leaves = b.parsed!.txids.map((t) => Buffer.from(t, 'hex').reverse());
+    return { blockHash: b.hash, height: b.height, txIndex: index, branch: merkleBranches(leaves, [index])[0]! };
+  }
+  return null;
+}
+
+/** A block of the best chain: as parsed, and as the core hands it to the writer (a block read in full). */
+interface HeldBlock {
+  height: number;
+  hash: string;
+  parsed: ParsedBlock | null;
+}
+
+function blockInput(b: ParsedBlock, height: number): BlockInput {
+  return blockInputOf(connectedBlockOf(b, height));
+}
+
+/**
+ * The node's deferred checks (src/core/deferred-checks.ts), played after every step with
+ * the history's best chain as the chain endpoint: a pending payload whose anchor a
+ * processed block holds gets its inclusion as evidence (a node reading blocks as their
+ * header alone learns it so); a pending call whose named outpoint a transaction other
+ * than its anchor spends in a processed block gets that spend (takeEvidence), so it is
+ * dropped at that block however late its payload came (a node's memory of recent spends,
+ * which intake reads, may not reach it: after a restart or a re-derivation). Eviction of
+ * payloads whose anchor the endpoint shows nowhere is not played: a history has no
+ * mempool.
+ */
+async function deferredChecks(w: Writer, chain: readonly HeldBlock[], anchors: ReadonlyMap<string, Uint8Array>): Promise<void> {
+  const l = w.ledger;
+  for (const [txid, anchorTx] of anchors) {
+    const held = await l.payloadAt(txid);
+    if (!held) continue;
+    const rec = held.kind === 'call' ? await l.call(txid) : null;
+    const pending = held.kind === 'call' ? rec?.status === 'pending' : l.contract(held.contract_id)?.status === 'pending';
+    if (!pending) continue;
+    // The evidence the node keeps for the payload (at least its anchor's bytes, as intake took them).
+    const kept = (await w.payloadEvidence(txid)) ?? { anchorTx, confirmed: null, spentBy: null };
+    const confirmed = inclusionOf(chain, txid);
+    if (confirmed) {
+      // Its anchor is in a processed block the node read as its header alone: placed there.
+      await w.takeEvidence(txid, { ...kept, confirmed });
+      await w.settled();
+      continue;
+    }
+    if (!rec) continue;
+    const [otxid, vout] = rec.outpoint.split(':') as [string, string];
+    for (const b of chain) {
+      const p = b.parsed;
+      if (!p) continue;
+      const index = p.txs.findIndex((tx, i) => i > 0 && tx.ins.some((inp) => Buffer.from(inp.hash).reverse().toString('hex') === otxid && inp.index === Number(vout)));
+      if (index < 0) continue;
+      const spentBy = spentByIn({ hash: b.hash, height: b.height, txids: p.txids, txAt: (i) => p.txs[i]! }, rec.outpoint, p.txids[index]!);
+      if (spentBy) await w.takeEvidence(txid, { ...kept, spentBy });
+      await w.settled();
+      break;
+    }
+  }
+}
+
+export async function historyRun(input: Json): Promise<Answer> {
+  // The writer logs (a reorganisation is a warning): never on the adapter's stdout.
+  configureLogging({ filter: 'error', sink: (line) => void process.stderr.write(line + '\n') });
+  const dir = mkdtempSync(join(tmpdir(), 'svc-conformance-history-'));
+  const open = () => Writer.open(join(dir, 'db'), 'conformance-history', logger('conformance'));
+  let w = await open();
+  try {
+    const anchor = input.anchor as { height: number; hash: string };
+    await w.initAnchor(anchor);
+    const chain: HeldBlock[] = [{ ...anchor, parsed: null }];
+    const arrivals: Json[] = [];
+    const checks: Json[] = [];
+    const deployTxids: string[] = [];
+    const callTxids: string[] = [];
+    /** The anchors of the payloads sent, by txid: what intake would have kept as their evidence. */
+    const anchors = new Map<string, Uint8Array>();
+    /** `light`: blocks are applied as their header alone, as a light node's follower hands them over. */
+    const light = input.node === 'light';
+    if (input.node !== undefined && input.node !== 'full' && !light) throw new Error('input node must be "full" or "light"');
+    for (const [i, s] of (input.steps as Json[]).entries()) {
+      switch (s.kind) {
+        case 'blocks':
+        case 'reorg': {
+          const depth = s.kind === 'reorg' ? (s.depth as number) : 0;
+          if (depth >= chain.length) throw new Error(`steps[${i}]: a reorganisation below the anchor`);
+          const disconnected = chain.splice(chain.length - depth, depth).reverse();
+          const parsed = (s.blocks as string[]).map((b, j) => parseRawBlock(bytes(b, `steps[${i}].blocks[${j}]`)));
+          const base = chain.at(-1)!.height + 1;
+          const connected = parsed.map((b, j): BlockInput =>
+            light ? { height: base + j, hash: b.hash, prevHash: b.header.prevHash, txs: [], header: Buffer.from(b.header.hex, 'hex'), headerOnly: true } : blockInput(b, base + j),
+          );
+          connected.forEach((b, j) => chain.push({ height: b.height, hash: b.hash, parsed: parsed[j]! }));
+          try {
+            await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: true });
+          } catch (e) {
+            // A node that halts (a replay disagreeing with what it stored) answers nothing more.
+            if (w.ledger.halted) return { output: { halted: true }, note: w.ledger.haltReason ?? undefined };
+            throw e;
+          }
+          await w.settled();
+          break;
+        }
+        case 'deploy':
+        case 'call': {
+          (s.kind === 'deploy' ? deployTxids : callTxids).push(s.txid as string);
+          try {
+            // A light node learns a confirmed anchor's block only from the evidence a payload comes with.
+            const confirmed = light ? inclusionOf(chain, s.txid as string) : null;
+            await (s.kind === 'deploy' ? deploy(w, s, confirmed) : call(w, s, confirmed));
+            // Taken: its anchor is what the node keeps as its evidence (a refused payload's proves nothing).
+            if (!anchors.has(s.txid as string)) anchors.set(s.txid as string, bytes(s.anchor_tx, `steps[${i}].anchor_tx`));
+            arrivals.push({ step: i, ok: true });
+          } catch (e) {
+            if (!(e instanceof NodeError)) throw e;
+            arrivals.push({ step: i, ok: false, code: e.code });
+          }
+          // A late payload's replay is queued by its acceptance: played before the next step.
+          await w.settled();
+          break;
+        }
+        case 'restart':
+          // A stop and a start on the same store: memory reloaded from what reached the disk.
+          await w.close();
+          w = await open();
+          await w.settled();
+          break;
+        case 'check':
+          checks.push({ step: i, ...(await snapshot(w, chain, deployTxids, callTxids)) });
+          break;
+        default:
+          throw new Error(`steps[${i}]: unknown kind ${JSON.stringify(s.kind)}`);
+      }
+      await deferredChecks(w, chain, anchors);
+    }
+    const l = w.ledger;
+    if (l.halted) return { output: { halted: true }, note: l.haltReason ?? undefined };
+    const blocks: Json[] = [];
+    for (const b of chain.slice(1)) {
+      const r = await l.stateRootAt(b.height);
+      blocks.push({ height: b.height, hash: r?.block_hash ?? null, state_root: r?.state_root ?? null });
+    }
+    const { deploys, calls } = await snapshot(w, chain, deployTxids, callTxids);
+    return { output: { arrivals, checks, blocks, deploys, calls } };
+  } finally {
+    await w.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The tip and what the node answers for every payload sent so far (deploys and calls by txid). */
+async function snapshot(w: Writer, chain: readonly { height: number }[], deployTxids: readonly string[], callTxids: readonly string[]): Promise<Json> {
+  const l = w.ledger;
+  const top = await l.stateRootAt(chain.at(-1)!.height);
+  const deploys: Json[] = [];
+  for (const txid of [...new Set(deployTxids)].sort()) {
+    const held = await l.payloadAt(txid);
+    const rec = held ? l.contract(held.contract_id) : null;
+    deploys.push(rec ? { txid, contract_id: rec.contract_id, status: rec.status, block_height: rec.block_height, tx_index: rec.tx_index } : { txid, status: null });
+  }
+  const calls: Json[] = [];
+  for (const txid of [...new Set(callTxids)].sort()) {
+    const rec = await l.call(txid);
+    calls.push(rec ? { txid, status: rec.status, block_height: rec.block_height, tx_index: rec.tx_index, result: rec.result ?? null, error_code: rec.error?.code ?? null } : { txid, status: null });
+  }
+  return { tip: { height: top?.height ?? null, hash: top?.block_hash ?? null, state_root: top?.state_root ?? null }, deploys, calls };
+}
