@@ -10,6 +10,7 @@ import { envelopePrefixCases, leafPrefixCases } from './truncations.js';
 import { stampEdgeCases } from './stamp-edges.js';
 import { stringEdgeCases } from './value-edges.js';
 import { verifierEdgeCases } from './verifier-edges.js';
+import { storageWriteCases } from './storage-writes.js';
 
 export function mutationKillArea(): Area {
   return {
@@ -20,5 +21,6 @@ export function mutationKillArea(): Area {
     'binding.stamp': stampEdgeCases(),
     'codec.value-binary': stringEdgeCases(),
     'verifier.artifact': verifierEdgeCases(),
+    'roots.storage-writes': storageWriteCases(),
   };
 }

@@ -23,7 +23,7 @@
 //
 // Needs `npm run build`; `npm run conformance:mutate` builds and runs it under nice.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsonEqual } from '../run.mjs';
@@ -198,9 +198,16 @@ function loadCases() {
 
 // --- one adapter process -----------------------------------------------------------------
 
+// history.run's cases open a RocksDB store in a temporary directory and write it with
+// synced batches: on a RAM disk (when the machine has one) the syncs cost nothing, which
+// takes about a third off every ledger mutant's cases. The answers are the same. A
+// directory of the run's own, removed at its end: a killed adapter leaves its store behind.
+const ramTmp = existsSync('/dev/shm') ? mkdtempSync(join('/dev/shm', 'svc-mutation-')) : null;
+const historyTmp = ramTmp ? { TMPDIR: ramTmp } : {};
+
 class Adapter {
   constructor(env = {}) {
-    this.child = spawn(process.execPath, [adapterPath], { env: { ...process.env, SVC_CONFORMANCE_DIST: mutatedDist, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [adapterPath], { env: { ...process.env, ...historyTmp, SVC_CONFORMANCE_DIST: mutatedDist, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     this.buffered = '';
     this.waiting = null;
     this.dead = false;
@@ -473,7 +480,11 @@ function survivorsMarkdown(all) {
   return lines.join('\n');
 }
 
-main().catch((e) => {
-  console.error(`mutation run: ${e.stack ?? e.message}`);
-  process.exitCode = 2;
-});
+main()
+  .catch((e) => {
+    console.error(`mutation run: ${e.stack ?? e.message}`);
+    process.exitCode = 2;
+  })
+  .finally(() => {
+    if (ramTmp) rmSync(ramTmp, { recursive: true, force: true });
+  });
