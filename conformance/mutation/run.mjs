@@ -20,6 +20,7 @@
 //
 //   node conformance/mutation/run.mjs [--only PATH_SUBSTRING] [--survivors FILE] [--report FILE] [--work DIR]
 //   node conformance/mutation/run.mjs --from-report FILE [--survivors FILE]   (no run: the summary and list again)
+//   node conformance/mutation/run.mjs --only PATH_SUBSTRING --into FULL_REPORT   (the files' mutants run again, their results replace those in a full run's report)
 //
 // Needs `npm run build`; `npm run conformance:mutate` builds and runs it under nice.
 import { spawn } from 'node:child_process';
@@ -49,7 +50,7 @@ const TIMEOUT_FLOOR_MS = 1000;
 const STATIC_TIMEOUT_MS = 60_000;
 
 function parseArgs(argv) {
-  const opts = { only: null, survivors: null, report: null, fromReport: null, work: null };
+  const opts = { only: null, survivors: null, report: null, fromReport: null, work: null, into: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -60,8 +61,9 @@ function parseArgs(argv) {
     else if (a === '--survivors') opts.survivors = next();
     else if (a === '--report') opts.report = next();
     else if (a === '--from-report') opts.fromReport = next();
+    else if (a === '--into') opts.into = resolve(next());
     else if (a === '--work') opts.work = resolve(next());
-    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --work)`);
+    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --into, --work)`);
   }
   if (opts.work) {
     work = opts.work;
@@ -409,6 +411,22 @@ async function main() {
   const seconds = (performance.now() - started) / 1000;
   const all = mutants.map((m) => ({ ...m, ...result.get(m.id), key: keyOf(m) }));
   writeFileSync(opts.report, JSON.stringify({ seconds, cases: cases.length, mutants: all }, null, 1));
+  if (opts.into) {
+    // A full run's report with these files' mutants replaced by this run's (cases added for
+    // them since): the summary is then of the whole scope again. Its time stays the full run's.
+    const full = JSON.parse(readFileSync(opts.into, 'utf8'));
+    const rerun = new Set(files);
+    const merged = [...full.mutants.filter((m) => !rerun.has(m.file)), ...all];
+    merged.sort((a, b) => (a.file === b.file ? a.id - b.id : 0));
+    writeFileSync(opts.into, JSON.stringify({ seconds: full.seconds, cases: cases.length, rerun: [...(full.rerun ?? []), { files, seconds }], mutants: merged.map((m) => ({ ...m, key: keyOf(m) })) }, null, 1));
+    console.log(`# ${files.length} files' results replaced in ${opts.into}`);
+    return main2(merged, full.seconds, opts);
+  }
+  printSummary(all, seconds);
+  if (opts.survivors) writeFileSync(opts.survivors, survivorsMarkdown(all));
+}
+
+function main2(all, seconds, opts) {
   printSummary(all, seconds);
   if (opts.survivors) writeFileSync(opts.survivors, survivorsMarkdown(all));
 }
