@@ -4,7 +4,8 @@
  * map key), and readonly calls read each one back from storage laid out by the node's own
  * encoder (so a result shows the VM's decoding). The values fill every byte with a
  * different one, on both sides of 2^53 (the VM holds integers as numbers below it and
- * bigints above), so a byte placed or read one position off changes an answer.
+ * bigints above), so a byte placed or read one position off changes an answer; and once
+ * with the high bit of every low byte set.
  */
 import { compileSource } from '../../src/compiler/index.js';
 import { encodeStorageValue, fieldKey } from '@svc-node/protocol/vm/storage-layout';
@@ -60,6 +61,9 @@ const SETS: ValueSet[] = [
   // Below 2^53: the VM's number path (the top bytes zero, every other byte distinct).
   { name: 'small', u: 0x001f2e3d4c5b6a79n, i: 0x001e2d3c4b5a6978n, w: 0x001d2c3b4a596877n, b: true, s: 'a', x: '01', k: '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20' },
   // Above 2^53 (and a negative i64): the bigint path; a u128 with all 16 bytes distinct; two-byte UTF-8.
+  // Below 2^53 again, every byte under the top two with its high bit set (and a negative i64
+  // the VM holds as a number): a byte read as signed, or a word shifted arithmetically, shows.
+  { name: 'high-bits', u: 0x0019f8e9dacbbcadn, i: -0x0017e6d5c4b3a291n, w: 0x0016f5e4d3c2b1a0n, b: true, s: '\u20ac\u{1f600}', x: '80ff7f', k: 'ff'.repeat(31) + '80' },
   { name: 'large', u: 0xf1e2d3c4b5a69788n, i: -0x0102030405060708n, w: 0x0102030405060708090a0b0c0d0e0f10n, b: false, s: 'h\u00e9llo', x: 'a1b2c3d4e5', k: 'f0e0d0c0b0a090807060504030201000ffeeddccbbaa99887766554433221100' },
 ];
 

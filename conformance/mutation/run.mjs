@@ -19,7 +19,7 @@
 // again there.
 //
 //   node conformance/mutation/run.mjs [--only PATH_SUBSTRING] [--survivors FILE] [--report FILE] [--work DIR]
-//   node conformance/mutation/run.mjs --from-report FILE [--survivors FILE]   (no run: the summary and list again)
+//   node conformance/mutation/run.mjs --from-report FILE[,FILE...] [--survivors FILE]   (no run: the summary and list again; several parts' reports summed)
 //   node conformance/mutation/run.mjs --only PATH_SUBSTRING --into FULL_REPORT   (the files' mutants run again, their results replace those in a full run's report)
 //
 // Needs `npm run build`; `npm run conformance:mutate` builds and runs it under nice.
@@ -307,15 +307,17 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (opts.fromReport) {
     // Only the summary and the survivors list again, from a finished run (after editing explained.mjs).
-    const r = JSON.parse(readFileSync(opts.fromReport, 'utf8'));
-    const all = r.mutants.map((m) => ({ ...m, key: keyOf(m) }));
-    printSummary(all, r.seconds);
+    // FILE,FILE: reports of runs over parts of the scope at the same time (--only), summed; the time is the longest.
+    const reports = opts.fromReport.split(',').map((f) => JSON.parse(readFileSync(f, 'utf8')));
+    const all = reports.flatMap((r) => r.mutants).map((m) => ({ ...m, key: keyOf(m) }));
+    printSummary(all, Math.max(...reports.map((r) => r.seconds)));
     if (opts.survivors) writeFileSync(opts.survivors, survivorsMarkdown(all));
     return;
   }
   if (!existsSync(join(root, 'dist', 'conformance', 'adapters', 'svc-node-answers.js'))) throw new Error('dist/ is missing: run npm run build');
   const started = performance.now();
-  const files = targets().filter((f) => !opts.only || f.includes(opts.only));
+  // --only A,B: the files whose path contains any of them.
+  const files = targets().filter((f) => !opts.only || opts.only.split(',').some((part) => f.includes(part)));
   const mutants = buildMutatedTree(files);
   const cases = loadCases();
   console.log(`# ${mutants.length} mutants in ${files.length} files; ${cases.length} cases`);
