@@ -26,6 +26,17 @@ export function verifierEdgeCases(): CaseInput[] {
   const maxSafe = 9007199254740991;
   return [
     c('artifact-not-object', 5, 'an artifact that is not a JSON object is refused'),
+    // JSON null where an object is expected: refused by the check of that place (a later
+    // check reading into null would fail otherwise, not refuse).
+    c('artifact-null', null, 'an artifact that is JSON null is refused'),
+    shape('function-offsets-null', { function_offsets: null }, 'function_offsets null is refused'),
+    shape('function-offset-to-locals-null', { function_offset_to_locals: null }, 'function_offset_to_locals null is refused'),
+    shape('abi-entry-null', { abi: [MAIN, null] }, 'an abi entry that is null is refused'),
+    shape('output-null', { abi: [{ ...MAIN, outputs: [null] }] }, 'a function\'s output that is null is refused'),
+    shape('input-null', { abi: [{ ...MAIN, inputs: [null] }] }, 'a function\'s input that is null is refused'),
+    shape('constant-null', { constants: [null] }, 'a constant that is null is refused'),
+    shape('abi-null', { abi: null }, 'abi null is refused'),
+    shape('constants-null', { constants: null }, 'constants null is refused'),
     shape('abi-not-array', { abi: {} }, 'abi must be an array'),
     shape('abi-entry-not-object', { abi: [MAIN, 5] }, 'every abi entry is an object'),
     shape('abi-entry-unknown-type', { abi: [MAIN, { type: 'struct', name: 's' }] }, 'an abi entry is a function, an event or a field'),

@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { jsonEqual } from '../run.mjs';
 import { instrument } from './instrument.mjs';
 import { EXCLUDED_FILES, EXCLUDED_FUNCTIONS, FILES, FOLDERS, FRESH_PROCESS_FILES } from './scope.mjs';
-import { EXPLAINED } from './explained.mjs';
+import { EXPLAINED, EXPLAINED_PATTERNS } from './explained.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -449,9 +449,10 @@ function keyOf(m) {
   return `${m.file}:${m.fn}:${m.operator}:${m.original} -> ${m.replacement}`;
 }
 
-/** The reason a survivor is explained by: its own key, else its function's ("file:function"), else its file's. */
+/** The reason a survivor is explained by: its own key, else a pattern's (explained.mjs), else its function's ("file:function"), else its file's. */
 function reasonOf(m) {
-  return EXPLAINED[keyOf(m)] ?? EXPLAINED[`${m.file}:${m.fn}`] ?? EXPLAINED[m.file] ?? null;
+  const pattern = EXPLAINED_PATTERNS.find((p) => m.file === p.file && (p.fn === undefined || p.fn === m.fn) && (p.status === undefined || p.status === m.status) && p.match.test(`${m.operator}:${m.original} -> ${m.replacement}`));
+  return EXPLAINED[keyOf(m)] ?? pattern?.reason ?? EXPLAINED[`${m.file}:${m.fn}`] ?? EXPLAINED[m.file] ?? null;
 }
 
 // The summary's rows: a file counts under the longest of these its path starts with.
