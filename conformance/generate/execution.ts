@@ -94,6 +94,7 @@ const EDGE_ARITH_FNS: Record<string, string> = {
   ule: 'pub readonly fn ule(a: u64, b: u64) -> bool { return a <= b; }',
   ugt: 'pub readonly fn ugt(a: u64, b: u64) -> bool { return a > b; }',
   uge: 'pub readonly fn uge(a: u64, b: u64) -> bool { return a >= b; }',
+  umac: 'pub readonly fn umac(a: u64, b: u64, c: u64) -> u64 { return c + a * b; }',
 };
 
 const ARITH_SRC = `contract Arith {
@@ -404,6 +405,9 @@ function arithEdgeCases(one: (id: string, artifact: ArtifactCore, storage?: [str
     x('u64-mul-past-2p53-odd', 'u64 94906267 * 94906267 is 9007199515875289 (odd, past 2^53: exact)', 'umul', [u64(94906267n), u64(94906267n)]),
     x('u128-mul-past-2p53-odd', 'u128 94906267 * 94906267 is 9007199515875289 (exact)', 'wmul', [u128('94906267'), u128('94906267')]),
     x('u128-add-past-2p53-odd', 'u128 (2^53-1) + 2 is 2^53+1 (exact)', 'wadd', [u128(String(SAFE)), u128('2')]),
+    x('u64-mul-large-by-small', 'u64 2^60 * 2 (a large and a small operand)', 'umul', [u64(1n << 60n), u64(2n)]),
+    x('u64-mul-small-by-large', 'u64 2 * 2^60 (a small and a large operand)', 'umul', [u64(2n), u64(1n << 60n)]),
+    x('u64-mul-under-an-operand', 'u64 7 + 3 * 5 is 22 (a product with another value below it on the stack)', 'umac', [u64(3n), u64(5n), u64(7n)]),
     x('u64-less-equal-operands', 'u64 5 < 5 is false', 'ult', [u64(5n), u64(5n)]),
     x('u64-less-small-large', 'u64 1 < 2^60 is true (a small and a large operand)', 'ult', [u64(1n), u64(1n << 60n)]),
     x('u64-less-or-equal-equal-operands', 'u64 5 <= 5 is true', 'ule', [u64(5n), u64(5n)]),

@@ -61,6 +61,8 @@ export const EXPLAINED_PATTERNS = [
   { file: 'src/vm/handlers.ts', fn: 'mulU', status: 'no coverage', match: /./, reason: `${TRACE_ONLY} (its number branch: untraced, numbers whose product fits reach the fast path first)` },
   { file: 'src/vm/execute.ts', fn: 'Machine.run', match: /^condition:.*typeof .* -> true$/, reason: FAST },
   { file: 'src/vm/execute.ts', fn: 'Machine.run', match: /^comparison:a \+ b > MAX_SAFE -> a \+ b >= MAX_SAFE$|^comparison:a \* b > MAX_SAFE -> a \* b >= MAX_SAFE$|^comparison:a - b < 0 -> a - b <= 0$/, reason: EDGE_FAST },
+  { file: 'src/vm/execute.ts', fn: 'Machine.run', match: /^condition:trace === undefined -> true$/, reason: `${TRACE_ONLY} (forced true, the untraced loop runs always; the node never passes a hook, so it always did)` },
+  { file: 'src/vm/execute.ts', fn: 'Machine.run', match: /^literal:0 -> 1$/, reason: `${EDGE_FAST} (a - b < 1: equal operands go to the handler, which answers 0 as the fast path would)` },
   { file: 'src/vm/execute.ts', fn: 'Machine.run', status: 'no coverage', match: /trace\(|this\.fProg\.length \+ 1|^literal:[01] -> -?[012]$/, reason: `${TRACE_ONLY} (the call of the trace hook)` },
   { file: 'packages/protocol/src/vm/values.ts', fn: 'encodeRt', match: /^condition:typeof x === 'number'( && x >= 0)? -> false$/, reason: NUMBER_PATH },
   { file: 'packages/protocol/src/vm/values.ts', fn: 'decodeRt', match: /^condition:hi < 0x200000 -> false$|^condition:\(b\[0\] \| .* -> false$/, reason: NUMBER_PATH },
