@@ -69,6 +69,11 @@ export const EXPLAINED_PATTERNS = [
   { file: 'packages/protocol/src/vm/values.ts', fn: 'decodeRt', match: /^comparison:hi < 0x200000 -> hi <= 0x200000$|^literal:0x200000 -> 2097151$|^comparison:b\[9\] < 0x20 -> b\[9\] <= 0x20$|^literal:0x20 -> 31$/, reason: `${NUMBER_PATH} (the edge between the two paths moved down by one, or up to a value both paths read alike)` },
   { file: 'packages/protocol/src/vm/values.ts', fn: 'encodeRt', match: /^bitwise:(hi|lo|w) >>> (8|16|24) -> \1 >> \2$/, reason: BYTE_SHIFT },
   { file: 'packages/protocol/src/vm/values.ts', fn: 'encodeRt', match: /^arithmetic:hi \* 4294967296 -> hi \/ 4294967296$/, reason: 'equivalent: lo = x - hi / 2^32 differs from x by less than half a unit in its last place for every x below 2^53 (hi < 2^21), so it rounds to x, and x\'s low 32 bits, which the next statement stores, are lo\'s' },
+  { file: 'packages/protocol/src/stamp.ts', fn: '(top level)', match: /^literal:0x(53|56|43) -> \d+$/, reason: 'not consensus: STAMP_MAGIC is read only by the client\'s stamp builders (callStampScript, deployStampScript: out of scope); the node\'s reading (svcPush) compares the three bytes itself' },
+  { file: 'packages/protocol/src/stamp.ts', fn: 'parseStampPush', match: /^condition:singleDirectPush\(script\) -> false$/, reason: 'equivalent: a fast path forced off: decompiling the script gives the same two chunks for a single direct push, and the same answer' },
+  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', match: /prevTip|refuseWhileHalted/, reason: `${GUARD} (the writer's own order: the chain follower hands it each block on its tip, never one that does not link; NodeError internal)` },
+  { file: 'src/writer/ledger/rewind.ts', match: /l\.anchor/, reason: `${GUARD} (a rewind never goes below the journal's anchor: the follower's fork height is above it; NodeError internal)` },
+  { file: 'src/writer/ledger/evidence.ts', match: /!anchor|!raw|block journal entry/, reason: `${GUARD} (the journal's own invariants: headers after its anchor, an entry for every height it holds; NodeError internal)` },
   { file: 'src/state/merkle.ts', fn: 'SortedMerkleTree.ensureLevels', status: 'no coverage', match: /./, reason: DIRTY },
 ];
 

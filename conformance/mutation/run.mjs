@@ -19,7 +19,7 @@
 // again there.
 //
 //   node conformance/mutation/run.mjs [--only PATH_SUBSTRING] [--survivors FILE] [--report FILE] [--work DIR]
-//   node conformance/mutation/run.mjs --from-report FILE[,FILE...] [--survivors FILE]   (no run: the summary and list again; several parts' reports summed)
+//   node conformance/mutation/run.mjs --from-report FILE[,FILE...] [--survivors FILE]   (no run: the summary and list again; several parts' reports summed, a file in a later one replacing it in the earlier)
 //   node conformance/mutation/run.mjs --only PATH_SUBSTRING --into FULL_REPORT   (the files' mutants run again, their results replace those in a full run's report)
 //
 // Needs `npm run build`; `npm run conformance:mutate` builds and runs it under nice.
@@ -53,7 +53,7 @@ const HISTORY_TRIES = 4;
 const HISTORY_ONLY_TRIES = 8;
 
 function parseArgs(argv) {
-  const opts = { only: null, survivors: null, report: null, fromReport: null, work: null, into: null };
+  const opts = { only: null, survivors: null, report: null, fromReport: null, work: null, into: null, loadTime: 'run', parallel: 1 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -65,8 +65,10 @@ function parseArgs(argv) {
     else if (a === '--report') opts.report = next();
     else if (a === '--from-report') opts.fromReport = next();
     else if (a === '--into') opts.into = resolve(next());
+    else if (a === '--load-time') opts.loadTime = next();
+    else if (a === '--parallel') opts.parallel = Math.max(1, Number(next()));
     else if (a === '--work') opts.work = resolve(next());
-    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --into, --work)`);
+    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --into, --work, --load-time run|skip|only, --parallel N)`);
   }
   if (opts.work) {
     work = opts.work;
@@ -311,8 +313,17 @@ async function main() {
   if (opts.fromReport) {
     // Only the summary and the survivors list again, from a finished run (after editing explained.mjs).
     // FILE,FILE: reports of runs over parts of the scope at the same time (--only), summed; the time is the longest.
+    // A mutant in a later report replaces it in the earlier ones (a part run again after
+    // cases were added), unless the later one did not run it (--load-time skip or only).
     const reports = opts.fromReport.split(',').map((f) => JSON.parse(readFileSync(f, 'utf8')));
-    const all = reports.flatMap((r) => r.mutants).map((m) => ({ ...m, key: keyOf(m) }));
+    const byPlace = new Map();
+    for (const r of reports) {
+      for (const m of r.mutants) {
+        const place = `${m.file}@${m.offset}:${m.operator}:${m.replacement}`;
+        if (m.status !== 'not run' || !byPlace.has(place)) byPlace.set(place, m);
+      }
+    }
+    const all = [...byPlace.values()].map((m) => ({ ...m, key: keyOf(m) }));
     printSummary(all, Math.max(...reports.map((r) => r.seconds)));
     if (opts.survivors) writeFileSync(opts.survivors, survivorsMarkdown(all));
     return;
@@ -372,7 +383,9 @@ async function main() {
   // only lower the score, never raise it.
   const isHistory = (i) => cases[i].op === 'history.run';
   const capHistories = (order) => (order.some((i) => !isHistory(i)) ? [...order.filter((i) => !isHistory(i)), ...order.filter(isHistory).slice(0, HISTORY_TRIES)] : order.slice(0, HISTORY_ONLY_TRIES));
-  const dynamic = mutants.filter((m) => !atLoad.has(m.id) && reach.has(m.id));
+  // --load-time skip: only the mutants a case reaches after loading (the load-time ones are
+  // "not run"); only: only the load-time ones. Two runs of one part side by side, summed.
+  const dynamic = opts.loadTime === 'only' ? [] : mutants.filter((m) => !atLoad.has(m.id) && reach.has(m.id));
   let done = 0;
   for (const m of dynamic) {
     const order = capHistories([...reach.get(m.id)].sort((a, b) => ms[a] - ms[b]));
@@ -415,7 +428,20 @@ async function main() {
     a.kill();
     return r;
   };
-  for (const m of mutants.filter((x) => atLoad.has(x.id))) result.set(m.id, await runFresh(m));
+  const loading = mutants.filter((x) => atLoad.has(x.id));
+  if (opts.loadTime === 'skip') for (const m of loading) result.set(m.id, { status: 'not run' });
+  else {
+    // --parallel N: N fresh processes at a time (each is mostly waiting on module loading and I/O).
+    let next = 0;
+    const worker = async () => {
+      while (next < loading.length) {
+        const m = loading[next++];
+        result.set(m.id, await runFresh(m));
+      }
+    };
+    await Promise.all(Array.from({ length: opts.parallel }, worker));
+  }
+  if (opts.loadTime === 'only') for (const m of mutants) if (!atLoad.has(m.id)) result.set(m.id, { status: 'not run' });
   // A file holding a memo (scope.mjs, FRESH_PROCESS_FILES) answers from entries cached before
   // the mutant was switched on: its survivors are tried again in a process of their own.
   for (const m of mutants.filter((x) => FRESH_PROCESS_FILES[x.file] && result.get(x.id)?.status === 'survived')) result.set(m.id, await runFresh(m));
@@ -464,9 +490,10 @@ function tally(list) {
   const timeout = list.filter((m) => m.status === 'timeout').length;
   const survived = list.filter((m) => m.status === 'survived').length;
   const uncovered = list.filter((m) => m.status === 'no coverage').length;
+  const notRun = list.filter((m) => m.status === 'not run').length;
   const explained = list.filter((m) => (m.status === 'survived' || m.status === 'no coverage') && reasonOf(m) && !reasonOf(m).startsWith('not yet')).length;
   const pct = (n, d) => (d ? ((100 * n) / d).toFixed(1) : '-');
-  return { total: list.length, killed, timeout, survived, uncovered, explained, score: pct(killed, list.length), covered: pct(killed, killed + survived), unexplained: survived + uncovered - explained };
+  return { notRun, total: list.length, killed, timeout, survived, uncovered, explained, score: pct(killed, list.length), covered: pct(killed, killed + survived), unexplained: survived + uncovered - explained };
 }
 
 function printSummary(all, seconds) {
@@ -487,7 +514,7 @@ function printSummary(all, seconds) {
     console.log(`# ${file}: ${t.total} mutants, ${t.killed} killed, ${t.survived} survived, ${t.uncovered} not reached, score ${t.score}%`);
   }
   const t = tally(all);
-  console.log(`# mutation: ${t.killed} killed of ${t.total} mutants (${t.score}%), ${t.survived} survived, ${t.uncovered} not reached, ${t.unexplained} survivors unexplained, ${seconds.toFixed(0)} s`);
+  console.log(`# mutation: ${t.killed} killed of ${t.total} mutants (${t.score}%), ${t.survived} survived, ${t.uncovered} not reached, ${t.notRun ? `${t.notRun} not run (counted as not killed), ` : ''}${t.unexplained} survivors unexplained, ${seconds.toFixed(0)} s`);
 }
 
 function survivorsMarkdown(all) {
