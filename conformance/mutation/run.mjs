@@ -44,7 +44,7 @@ const adapterPath = join(root, 'conformance', 'adapters', 'svc-node.mjs');
 // How much longer than unmutated a mutant's cases may take before it counts as an endless
 // loop (killed by timeout): generous, since the machine is shared and a slower mutant
 // that ends is still judged by its answers.
-const TIMEOUT_FACTOR = 20;
+let TIMEOUT_FACTOR = 20;
 const TIMEOUT_FLOOR_MS = 1000;
 // A process with a mutant active from its start (a load-time mutant) gets this long for all cases.
 const STATIC_TIMEOUT_MS = 60_000;
@@ -67,8 +67,9 @@ function parseArgs(argv) {
     else if (a === '--into') opts.into = resolve(next());
     else if (a === '--load-time') opts.loadTime = next();
     else if (a === '--parallel') opts.parallel = Math.max(1, Number(next()));
+    else if (a === '--timeout-factor') TIMEOUT_FACTOR = Math.max(2, Number(next()));
     else if (a === '--work') opts.work = resolve(next());
-    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --into, --work, --load-time run|skip|only, --parallel N)`);
+    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --into, --work, --load-time run|skip|only, --parallel N, --timeout-factor F)`);
   }
   if (opts.work) {
     work = opts.work;
@@ -318,8 +319,11 @@ async function main() {
     const reports = opts.fromReport.split(',').map((f) => JSON.parse(readFileSync(f, 'utf8')));
     const byPlace = new Map();
     for (const r of reports) {
+      const seen = new Map(); // the same edit twice at one place (a repeated subexpression) stays two mutants
       for (const m of r.mutants) {
-        const place = `${m.file}@${m.offset}:${m.operator}:${m.replacement}`;
+        const at = `${m.file}@${m.offset}:${m.operator}:${m.original}:${m.replacement}`;
+        seen.set(at, (seen.get(at) ?? 0) + 1);
+        const place = `${at}#${seen.get(at)}`;
         if (m.status !== 'not run' || !byPlace.has(place)) byPlace.set(place, m);
       }
     }
@@ -477,7 +481,7 @@ function keyOf(m) {
 
 /** The reason a survivor is explained by: its own key, else a pattern's (explained.mjs), else its function's ("file:function"), else its file's. */
 function reasonOf(m) {
-  const pattern = EXPLAINED_PATTERNS.find((p) => m.file === p.file && (p.fn === undefined || p.fn === m.fn) && (p.status === undefined || p.status === m.status) && p.match.test(`${m.operator}:${m.original} -> ${m.replacement}`));
+  const pattern = EXPLAINED_PATTERNS.find((p) => m.file === p.file && (p.fn === undefined || p.fn === m.fn) && (p.lines === undefined || (m.line >= p.lines[0] && m.line <= p.lines[1])) && (p.status === undefined || p.status === m.status) && p.match.test(`${m.operator}:${m.original} -> ${m.replacement}`));
   return EXPLAINED[keyOf(m)] ?? pattern?.reason ?? EXPLAINED[`${m.file}:${m.fn}`] ?? EXPLAINED[m.file] ?? null;
 }
 
