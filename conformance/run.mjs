@@ -159,7 +159,10 @@ async function main() {
   process.exitCode = failed === 0 ? 0 : 1;
 }
 
-main().catch((e) => {
-  console.error(`conformance runner: ${e.message}`);
-  process.exitCode = 2;
-});
+// Run when started as a command; imported (the mutation run reuses jsonEqual), it does nothing.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(`conformance runner: ${e.message}`);
+    process.exitCode = 2;
+  });
+}

@@ -12,6 +12,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateVectors, opcodeCensus, vectorsDir } from '../conformance/generate/main.js';
+import { answer } from '../conformance/adapters/svc-node-answers.js';
 import { repoRoot } from './helpers/paths.js';
 
 const runner = join(repoRoot, 'conformance', 'run.mjs');
@@ -57,6 +58,26 @@ test('histories whose payloads arrive before, with or after their blocks, on a f
     const full = cases.find((c) => c.id === t.id.slice('light-'.length))!.expected as Record<string, unknown>;
     const light = t.expected as Record<string, unknown>;
     for (const k of ['blocks', 'deploys', 'calls', 'checks']) assert.deepEqual(light[k], full[k], `${t.id}: ${k}`);
+  }
+});
+
+test('a state changed in place has, after every step, the root of the same state built from nothing', () => {
+  interface Contract { contract_id: string; code_hash: string; storage: [string, string][] }
+  interface Step { contract_id?: string; key?: string; value?: string | null; remove_contract?: string; add_contract?: string; code_hash?: string }
+  const cases = JSON.parse(readFileSync(join(vectorsDir, 'roots.storage-writes.json'), 'utf8')) as { id: string; input: { contracts: Contract[]; steps: Step[] }; expected: { contracts_roots: string[] } }[];
+  assert.ok(cases.length >= 10);
+  for (const c of cases) {
+    const state = new Map(c.input.contracts.map((x) => [x.contract_id, { code: x.code_hash, storage: new Map(x.storage) }]));
+    const rootFromNothing = () => (answer('roots.contracts', { contracts: [...state].map(([id, x]) => ({ contract_id: id, code_hash: x.code, storage: [...x.storage] })) }).output as { contracts_root: string }).contracts_root;
+    const roots = [rootFromNothing()];
+    for (const s of c.input.steps) {
+      if (s.remove_contract !== undefined) state.delete(s.remove_contract);
+      else if (s.add_contract !== undefined) state.set(s.add_contract, { code: s.code_hash!, storage: new Map() });
+      else if (s.value === null) state.get(s.contract_id!)!.storage.delete(s.key!);
+      else state.get(s.contract_id!)!.storage.set(s.key!, s.value!);
+      roots.push(rootFromNothing());
+    }
+    assert.deepEqual(c.expected.contracts_roots, roots, c.id);
   }
 });
 

@@ -210,6 +210,23 @@ const operations: Record<string, Operation> = {
     return { output: { leaves: leafHex, decisions_root: toHex(root), state_root: toHex(stateRootOf(bytes(input.contracts_root, 'contracts_root'), root)) } };
   },
 
+  'roots.storage-writes': (input) => {
+    // The node's own path: one state tree kept across the steps (as the writer keeps it
+    // across blocks), each step applied to it in place, the root asked after every step.
+    const tree = new StateTree();
+    for (const c of input.contracts as Json[]) {
+      tree.addContract(bytes(c.contract_id, 'contract_id'), bytes(c.code_hash, 'code_hash'), (c.storage as [string, string][]).map(([k, v], i): [Uint8Array, Uint8Array] => [bytes(k, `storage[${i}] key`), bytes(v, `storage[${i}] value`)]));
+    }
+    const roots = [toHex(tree.root())];
+    for (const [i, step] of (input.steps as Json[]).entries()) {
+      if (step.remove_contract !== undefined) tree.removeContract(bytes(step.remove_contract, `steps[${i}].remove_contract`));
+      else if (step.add_contract !== undefined) tree.addContract(bytes(step.add_contract, `steps[${i}].add_contract`), bytes(step.code_hash, `steps[${i}].code_hash`));
+      else tree.setStorage(bytes(step.contract_id, `steps[${i}].contract_id`), bytes(step.key, `steps[${i}].key`), step.value === null ? null : bytes(step.value, `steps[${i}].value`));
+      roots.push(toHex(tree.root()));
+    }
+    return { output: { contracts_roots: roots } };
+  },
+
   'roots.summary': (input) => {
     const tree = new SortedMerkleTree((input.entries as [string, string][]).map(([k, v], i): [Uint8Array, Uint8Array] => [bytes(k, `entries[${i}] key`), bytes(v, `entries[${i}] value`)]));
     return { output: { root: toHex(tree.root()) } };
@@ -287,6 +304,23 @@ const operations: Record<string, Operation> = {
   'headers.next-work': (input) => {
     const pow = networkParams(input.genesis_hash as string).pow;
     return { output: { bits: nextWorkRequired(input.first as { timestamp: number; bits: number }, input.last as { timestamp: number; bits: number }, pow) } };
+  },
+
+  'headers.network': (input) => {
+    const n = networkParams(input.genesis_hash as string);
+    const p = n.pow;
+    return {
+      output: {
+        network: n.network,
+        activation_height: n.height,
+        pow_limit: p.powLimit.toString(16),
+        retarget_interval: p.retargetInterval,
+        target_timespan: p.targetTimespan,
+        target_spacing: p.targetSpacing,
+        allow_min_difficulty: p.allowMinDifficulty,
+        enforce_bip94: p.enforceBIP94,
+      },
+    };
   },
 
   'headers.run': (input) => {

@@ -87,6 +87,14 @@ const EDGE_ARITH_FNS: Record<string, string> = {
   seq: 'pub readonly fn seq(a: string, b: string) -> bool { return a == b; }',
   keq: 'pub readonly fn keq(a: key, b: key) -> bool { return a != b; }',
   slen: 'pub readonly fn slen(a: string) -> u64 { return len(a); }',
+  uadd: 'pub readonly fn uadd(a: u64, b: u64) -> u64 { return a + b; }',
+  usub: 'pub readonly fn usub(a: u64, b: u64) -> u64 { return a - b; }',
+  wmul: 'pub readonly fn wmul(a: u128, b: u128) -> u128 { return a * b; }',
+  ult: 'pub readonly fn ult(a: u64, b: u64) -> bool { return a < b; }',
+  ule: 'pub readonly fn ule(a: u64, b: u64) -> bool { return a <= b; }',
+  ugt: 'pub readonly fn ugt(a: u64, b: u64) -> bool { return a > b; }',
+  uge: 'pub readonly fn uge(a: u64, b: u64) -> bool { return a >= b; }',
+  umac: 'pub readonly fn umac(a: u64, b: u64, c: u64) -> u64 { return c + a * b; }',
 };
 
 const ARITH_SRC = `contract Arith {
@@ -338,6 +346,7 @@ function arithEdgeCases(one: (id: string, artifact: ArtifactCore, storage?: [str
   const I64_MAX = '9223372036854775807';
   const U64_MAX = '18446744073709551615';
   const U128_MAX = String((1n << 128n) - 1n);
+  const SAFE = (1n << 53n) - 1n;
   const i64 = (v: string): ValueJson => ({ type: 'i64', value: v });
   const u128 = (v: string): ValueJson => ({ type: 'u128', value: v });
   const x = (id: string, pins: string, fn: string, args: ValueJson[]) => c(id, pins, ea(fn), L, fn, args);
@@ -381,6 +390,32 @@ function arithEdgeCases(one: (id: string, artifact: ArtifactCore, storage?: [str
     x('bytes-eq-prefix', 'a bytes value and its prefix are not equal', 'beq', [{ type: 'bytes', value: '00ff' }, { type: 'bytes', value: '00' }]),
     x('string-eq-utf8', 'strings compare by their UTF-8: "é" precomposed is not "e" with a combining accent', 'seq', [{ type: 'string', value: '\u00e9' }, { type: 'string', value: 'e\u0301' }]),
     x('key-ne', 'keys differing in their last byte are not equal', 'keq', [{ type: 'key', value: '00'.repeat(31) + '01' }, { type: 'key', value: '00'.repeat(32) }]),
+    // Across 2^53, where the VM holds an integer as a number below and a bigint above
+    // (its fast paths take numbers only): results just below, at and above, and one
+    // operand of each kind. Added because the mutation run's survivors showed the edges unpinned.
+    x('u64-add-to-2p53-minus-1', 'u64 (2^53-2) + 1 is 2^53-1 (the largest integer the VM holds as a number)', 'uadd', [u64(SAFE - 1n), u64(1n)]),
+    x('u64-add-to-2p53', 'u64 (2^53-1) + 1 is 2^53', 'uadd', [u64(SAFE), u64(1n)]),
+    x('u64-add-past-2p53-odd', 'u64 (2^53-1) + 2 is 2^53+1 (exact: no rounding to a neighbour)', 'uadd', [u64(SAFE), u64(2n)]),
+    x('u64-add-small-to-large', 'u64 1 + 2^60 (a small and a large operand)', 'uadd', [u64(1n), u64(1n << 60n)]),
+    x('u64-add-large-to-small', 'u64 2^60 + 1 (a large and a small operand)', 'uadd', [u64(1n << 60n), u64(1n)]),
+    x('u64-sub-from-past-2p53', 'u64 (2^53+1) - 2 is 2^53-1', 'usub', [u64(SAFE + 2n), u64(2n)]),
+    x('u64-sub-to-zero', 'u64 5 - 5 is 0', 'usub', [u64(5n), u64(5n)]),
+    x('u64-sub-small-minus-large', 'u64 1 - 2^60: arithmetic_overflow', 'usub', [u64(1n), u64(1n << 60n)]),
+    x('u64-mul-at-2p53-minus-1', 'u64 6361 * 1416003655831 is 2^53-1', 'umul', [u64(6361n), u64(1416003655831n)]),
+    x('u64-mul-past-2p53-odd', 'u64 94906267 * 94906267 is 9007199515875289 (odd, past 2^53: exact)', 'umul', [u64(94906267n), u64(94906267n)]),
+    x('u128-mul-past-2p53-odd', 'u128 94906267 * 94906267 is 9007199515875289 (exact)', 'wmul', [u128('94906267'), u128('94906267')]),
+    x('u128-add-past-2p53-odd', 'u128 (2^53-1) + 2 is 2^53+1 (exact)', 'wadd', [u128(String(SAFE)), u128('2')]),
+    x('u64-mul-large-by-small', 'u64 2^60 * 2 (a large and a small operand)', 'umul', [u64(1n << 60n), u64(2n)]),
+    x('u64-mul-small-by-large', 'u64 2 * 2^60 (a small and a large operand)', 'umul', [u64(2n), u64(1n << 60n)]),
+    x('u64-mul-under-an-operand', 'u64 7 + 3 * 5 is 22 (a product with another value below it on the stack)', 'umac', [u64(3n), u64(5n), u64(7n)]),
+    x('u64-less-equal-operands', 'u64 5 < 5 is false', 'ult', [u64(5n), u64(5n)]),
+    x('u64-less-small-large', 'u64 1 < 2^60 is true (a small and a large operand)', 'ult', [u64(1n), u64(1n << 60n)]),
+    x('u64-less-or-equal-equal-operands', 'u64 5 <= 5 is true', 'ule', [u64(5n), u64(5n)]),
+    x('u64-less-or-equal-large-small', 'u64 2^60 <= 1 is false', 'ule', [u64(1n << 60n), u64(1n)]),
+    x('u64-greater-equal-operands', 'u64 5 > 5 is false', 'ugt', [u64(5n), u64(5n)]),
+    x('u64-greater-large-small', 'u64 2^60 > 1 is true', 'ugt', [u64(1n << 60n), u64(1n)]),
+    x('u64-greater-or-equal-equal-operands', 'u64 5 >= 5 is true', 'uge', [u64(5n), u64(5n)]),
+    x('u64-greater-or-equal-small-large', 'u64 1 >= 2^60 is false', 'uge', [u64(1n), u64(1n << 60n)]),
     x('string-len-utf8', 'len of a string is its UTF-8 byte length (4 for one emoji)', 'slen', [{ type: 'string', value: '\u{1F600}' }]),
   ];
 }

@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initEcc } from '@svc-node/protocol/bitcoin';
-import { canonicalJson, fill, type Area } from './kit.js';
+import { canonicalJson, fill, type Area, type CaseInput } from './kit.js';
 import { codecArea } from './codec.js';
 import { bindingArea } from './binding.js';
 import { verifierArea } from './verifier.js';
@@ -20,6 +20,7 @@ import { headersArea } from './headers.js';
 import { peersArea } from './peers.js';
 import { decisionsArea } from './decisions.js';
 import { blocksArea } from './blocks.js';
+import { mutationKillArea } from './mutation-kills.js';
 import { historyArea } from './history.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
 import { OPINFO } from '@svc-node/protocol/vm/isa';
@@ -30,11 +31,14 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea()];
-  const files = new Map<string, string>();
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), mutationKillArea()];
+  // Areas may add cases to the same operation: its file lists them in the areas' order.
+  const byOp = new Map<string, CaseInput[]>();
   for (const area of areas) {
-    for (const [op, cases] of Object.entries(area)) files.set(`${op}.json`, canonicalJson(await fill(op, cases)));
+    for (const [op, cases] of Object.entries(area)) byOp.set(op, [...(byOp.get(op) ?? []), ...cases]);
   }
+  const files = new Map<string, string>();
+  for (const [op, cases] of byOp) files.set(`${op}.json`, canonicalJson(await fill(op, cases)));
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
