@@ -50,8 +50,10 @@ test('a peer inventing new ascending contract ids page after page is stopped at 
   const boundPages = REMOTE_CONTRACT_IDS_MAX / PAGE_MAX;
   let pages = 0;
   let compared = 0;
+  // One answer for every contract (a whole set of none): the ids are many, each answer the same.
+  const none = { ranges: [{ count: 0, listed: true, txids: [], fingerprint: Buffer.alloc(0) }] };
   const client = {
-    call: async (method: string, params: Record<string, unknown>) => {
+    call: async (method: string, _params: Record<string, unknown>) => {
       switch (method) {
         case 'GetStateRoots':
           return { roots: [], anchor_height: '0', tip_height: '0' };
@@ -68,7 +70,7 @@ test('a peer inventing new ascending contract ids page after page is stopped at 
         }
         case 'GetContractRanges':
           compared++;
-          return peerRangesAnswer([], params);
+          return none;
         default:
           throw new Error(`unexpected ${method}`);
       }
