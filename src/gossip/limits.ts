@@ -145,3 +145,24 @@ export const SYNC_APPLY_CONCURRENCY = 512;
  * others' successors back for long.
  */
 export const SYNC_SUBMIT_BATCH = 128;
+
+/**
+ * Contract ids taken from one peer's GetContractIds pages in one sync (16 full pages of
+ * PAGE_MAX). Sync compares each id with one GetContractRanges request, which an honest
+ * peer answers within its default inbound budget (gossip.inbound_rate_per_s, 500/s):
+ * 262,144 ids take ~9 minutes of it, near two default sync intervals (300 s), so a
+ * larger set could not be compared in a round anyway; held as hex strings, ~30 MB. A peer
+ * listing more is answering falsely (sync/contract-sets.ts): the ids past the bound are
+ * not taken.
+ */
+export const REMOTE_CONTRACT_IDS_MAX = 16 * PAGE_MAX;
+
+/**
+ * Txids listed from one peer (GetContractTxids pages, contracts this node holds nothing
+ * of) in one sync, across its contracts: 16 full pages of PAGE_MAX, ~35 MB as hex strings
+ * and fetch entries. A 100,000-payload catch-up is listed in one round; a larger one
+ * takes the first 262,144 (each contract's list a prefix: deploy first, chain order), and
+ * the next round reconciles the contracts now held and lists the rest. Each contract's
+ * list also stops at the count the peer stated for it (its whole-set range answer).
+ */
+export const SYNC_LISTED_TXIDS_MAX = 16 * PAGE_MAX;

@@ -38,14 +38,23 @@ interface FakePeerLike {
 
 /**
  * A sync engine over `core` and `peers` (active unless `active` is false); `synced` hears
- * each peer synced with; `localHeight` is this node's advertised processed height.
+ * each peer synced with; `localHeight` is this node's advertised processed height;
+ * `counters` (its fields start at 0) the sync's counters, read by the test.
  */
-export function fakeSyncEngine(core: unknown, peers: FakePeerLike[], concurrency: number, synced?: (url: string) => void, localHeight?: () => number | null): SyncEngine {
+export function fakeSyncEngine(
+  core: unknown,
+  peers: FakePeerLike[],
+  concurrency: number,
+  synced?: (url: string) => void,
+  localHeight?: () => number | null,
+  counters: Record<string, number> = {},
+): SyncEngine {
   let current = '';
+  Object.assign(counters, { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0, sync_bad_evidence: 0 });
   return new SyncEngine({
     core: () => core as never,
     peers: { all: () => peers, isActive: (p: FakePeerLike) => p.active !== false, failed: () => undefined, ok: (p: FakePeerLike) => (current = p.url) } as never,
-    counters: { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0 } as never,
+    counters: counters as never,
     concurrency,
     log: logger('test'),
     stored: () => undefined,

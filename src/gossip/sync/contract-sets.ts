@@ -8,6 +8,7 @@
 import PQueue from 'p-queue';
 import { NodeError } from '@svc-node/protocol/errors';
 import { hex } from '../wire.js';
+import { PAGE_MAX, REMOTE_CONTRACT_IDS_MAX } from '../limits.js';
 import type { AskRanges } from '../reconcile.js';
 import type { Peer } from '../peers.js';
 import type { SyncDeps } from './deps.js';
@@ -28,7 +29,11 @@ export class ContractSets {
     private readonly retries: Retries,
   ) {}
 
-  /** Every contract id the peer knows, page by page. */
+  /**
+   * Every contract id the peer knows, page by page, at most REMOTE_CONTRACT_IDS_MAX: a
+   * peer listing more (or a page over PAGE_MAX) is answering falsely, and the ids past the
+   * bound are not taken.
+   */
   private async remoteContractIds(peer: Peer): Promise<string[]> {
     const ids: string[] = [];
     for (let after = Buffer.alloc(0); ; ) {
@@ -36,10 +41,15 @@ export class ContractSets {
       const got = page.contract_ids.map(hex);
       // A page must move forward, each id above the one before it (the first above the last
       // taken): a page whose last id is below the last taken would send the next request
-      // back over the same ids, forever. (What this does not bound: a peer inventing new
-      // ascending ids page after page; the list has no size limit of its own.)
+      // back over the same ids, forever. A peer inventing new ascending ids page after page
+      // is stopped by the bound below.
       if (got.length === 0 || got.some((id, i) => id <= (i === 0 ? (ids[ids.length - 1] ?? '') : (got[i - 1] ?? '')))) break;
-      ids.push(...got);
+      const room = REMOTE_CONTRACT_IDS_MAX - ids.length;
+      ids.push(...got.slice(0, room));
+      if (got.length > PAGE_MAX || got.length > room || (page.more && got.length === room)) {
+        this.retries.falseAnswer(peer, 'contract ids', new NodeError('bad_request', `the peer lists more than ${REMOTE_CONTRACT_IDS_MAX} contract ids (pages of at most ${PAGE_MAX})`));
+        break;
+      }
       if (!page.more) break;
       after = Buffer.from(got[got.length - 1]!, 'hex');
     }
@@ -78,15 +88,33 @@ export class ContractSets {
     return { differing, remoteIds, localSets, remoteCounts };
   }
 
-  /** The txids of a contract this node holds nothing of: the peer's list, page by page (deploy first, chain order). */
-  async listedTxids(peer: Peer, contractId: string): Promise<string[]> {
+  /**
+   * The txids of a contract this node holds nothing of: the peer's list, page by page
+   * (deploy first, chain order), at most `room` of them and at most `stated`, the count
+   * the peer gave for the contract's whole set (its range answer in `diff`). A peer
+   * whose list runs on past its own count, or that answers a page with more than asked,
+   * is answering falsely: counted and logged, and only the txids within the bound are
+   * taken. (An honest peer's set can grow between the two answers; what it gained is
+   * reconciled next round, once this node holds the contract.)
+   */
+  async listedTxids(peer: Peer, contractId: string, stated: number, room: number): Promise<string[]> {
+    const bound = Math.min(stated, room);
     const out: string[] = [];
-    for (let offset = 0; ; ) {
-      const page = await this.retries.ask(peer, 'GetContractTxids', { contract_id: Buffer.from(contractId, 'hex'), offset });
+    const contract_id = Buffer.from(contractId, 'hex');
+    for (let offset = 0; out.length < bound; ) {
+      const limit = Math.min(PAGE_MAX, bound - out.length);
+      const page = await this.retries.ask(peer, 'GetContractTxids', { contract_id, offset, limit });
       const got = page.txids.map(hex);
-      out.push(...got);
+      out.push(...got.slice(0, limit));
+      if (got.length > limit) {
+        this.retries.falseAnswer(peer, `txids of ${contractId}`, new NodeError('bad_request', `the peer answered ${got.length} txids where ${limit} were asked`));
+        return out;
+      }
       offset += got.length;
       if (!page.more || got.length === 0) return out;
+      // The bound reached, and the peer says there are more: past its own count, a false answer.
+      if (out.length >= bound && out.length >= stated) this.retries.falseAnswer(peer, `txids of ${contractId}`, new NodeError('bad_request', `the peer lists more than the ${stated} txids it counted`));
     }
+    return out;
   }
 }

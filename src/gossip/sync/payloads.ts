@@ -11,7 +11,7 @@ import { submitBatches, toProtoPayload } from '../wire.js';
 import { unpackPayload } from '../../packed-payload.js';
 import { reconcile } from '../reconcile.js';
 import { DeliveredThrough, interleave } from '../delivered.js';
-import { GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL } from '../limits.js';
+import { GET_PAYLOADS_MAX, MAX_BATCH_PAYLOADS, MAX_GRPC_MESSAGE_BYTES, PAYLOADS_PER_CORE_CALL, SYNC_LISTED_TXIDS_MAX } from '../limits.js';
 import type { Peer } from '../peers.js';
 import type { ContractSets } from './contract-sets.js';
 import type { SyncDeps } from './deps.js';
@@ -74,6 +74,8 @@ export class PayloadSync {
     /** Per contract held nothing of: the peer's list in its chain order (fetched interleaved, after `missing`). */
     const listed: Missing[][] = [];
     const theyLack: string[] = [];
+    /** Txids still to be listed from this peer this sync (SYNC_LISTED_TXIDS_MAX); the rest next round. */
+    let listRoom = SYNC_LISTED_TXIDS_MAX;
     for (const id of differing) {
       const mine = localSets[id]?.count ?? 0;
       if (mine > 0) {
@@ -84,11 +86,16 @@ export class PayloadSync {
         // in chain order (fewer replays), rather than receiving the same payloads twice.
         if ((remoteCounts.get(id) ?? 0) * 2 >= mine) theyLack.push(...r.theyLack);
       } else {
-        // Nothing held here: the peer's list in its chain order.
-        listed.push((await this.contracts.listedTxids(peer, id)).filter((txid) => this.retries.worthFetching(txid, peer)).map((txid) => ({ txid, contract_id: id })));
+        // Nothing held here: the peer's list in its chain order, as far as the bound lets.
+        if (listRoom === 0) continue;
+        const txids = await this.contracts.listedTxids(peer, id, remoteCounts.get(id) ?? 0, listRoom);
+        listRoom -= txids.length;
+        if (listRoom === 0) this.d.log.info('sync listing bound reached: the rest is listed next round', { peer: peer.url, listed: SYNC_LISTED_TXIDS_MAX });
+        listed.push(txids.filter((txid) => this.retries.worthFetching(txid, peer)).map((txid) => ({ txid, contract_id: id })));
       }
     }
-    missing.push(...interleave(listed, GET_PAYLOADS_MAX));
+    // One by one: up to SYNC_LISTED_TXIDS_MAX entries are more arguments than a call takes.
+    for (const m of interleave(listed, GET_PAYLOADS_MAX)) missing.push(m);
     // What the core's progress line counts the payloads taken against (a first sync can take minutes).
     if (missing.length > 0) core.call('peerSyncListed', { payloads: missing.length }).catch((e: unknown) => this.d.log.debug('could not tell the core what the sync will fetch', { error: (e as Error).message }));
     // Contracts this node holds nothing of: their calls wait for the deploy (below).
