@@ -22,11 +22,8 @@ function roleOf(pid: number): string {
   return m ? m[1]! : 'supervisor';
 }
 
-/**
- * Seconds of CPU by place for the node whose supervisor is `supervisorPid`: `total`,
- * `supervisor`, `core main thread`, `core other threads`, `rest`, `gossip`.
- */
-export function nodeCpuSeconds(supervisorPid: number): Record<string, number> {
+/** The node's processes: its supervisor and the children it forked (core, REST, gossip). */
+export function nodeProcessIds(supervisorPid: number): number[] {
   const pids = [supervisorPid];
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
@@ -37,6 +34,15 @@ export function nodeCpuSeconds(supervisorPid: number): Record<string, number> {
       /* exited */
     }
   }
+  return pids;
+}
+
+/**
+ * Seconds of CPU by place for the node whose supervisor is `supervisorPid`: `total`,
+ * `supervisor`, `core main thread`, `core other threads`, `rest`, `gossip`.
+ */
+export function nodeCpuSeconds(supervisorPid: number): Record<string, number> {
+  const pids = nodeProcessIds(supervisorPid);
   const out: Record<string, number> = { total: 0 };
   for (const pid of pids) {
     const role = roleOf(pid);
