@@ -218,16 +218,6 @@ const atTip = (n: NodeProcess, chain: DevnetChain, timeoutMs = 300_000): Promise
     return s['processed_height'] === chain.height && s['chain']?.['tip_hash'] === chain.tip.hash;
   }, `height ${chain.height}`, timeoutMs);
 
-/**
- * The node has anchored its journal and holds the chain's tip header: a deploy whose coin
- * was created in that block is placed under it (else refused coin_unproven).
- */
-const holdsTip = (n: NodeProcess, chain: DevnetChain, timeoutMs = 120_000): Promise<void> =>
-  until(n, async () => {
-    const s = await nodeStatus(n);
-    return s['chain']?.['tip_hash'] === chain.tip.hash && s['chain']?.['header_height'] === chain.height;
-  }, `the tip header at ${chain.height}`, timeoutMs);
-
 const pendingAtLeast = (n: NodeProcess, count: number, timeoutMs = 120_000): Promise<void> =>
   until(n, async () => Number((await nodeStatus(n))['pending_calls']) >= count, `${count} pending calls`, timeoutMs, 100);
 
@@ -295,7 +285,6 @@ async function unitsOfWork(): Promise<Figure[]> {
     nodes.push(await startBenchNode({ ...common, name: 'units-l2', endpoint: eL2.url, port: p2, peers: [p1] }));
     nodes.push(await startBenchNode({ ...common, name: 'units-b', endpoint: eB.url, port: pB, peers: [p1], mode: 'blocks' }));
     const [L1, , B] = nodes as [NodeProcess, NodeProcess, NodeProcess];
-    await Promise.all([holdsTip(L1, chain), holdsTip(B, chain)]);
     const dep = calls.deploy();
     for (const n of [L1, B]) {
       const r = await post(`${n.restUrl}/deploy_contract`, dep.body);
