@@ -56,6 +56,36 @@ export interface CallRecord {
   instructions: number | null;
 }
 
+/** What opening a call's envelope gives (the pool's openCall), as a pending record needs it. */
+export interface OpenedCallFields {
+  contractId: string;
+  envelopeHash: string;
+  function: string;
+  caller: string;
+  callId: string;
+  outpoint: string;
+}
+
+/** The record of a call taken but not yet decided: its payload (base64) and envelope's fields. */
+export function pendingCallRecord(txid: string, opened: OpenedCallFields, payloadB64: string): CallRecord {
+  return {
+    txid,
+    contract_id: opened.contractId,
+    envelope_hash: opened.envelopeHash,
+    function: opened.function,
+    caller: opened.caller,
+    call_id: opened.callId,
+    status: 'pending',
+    block_height: null,
+    tx_index: null,
+    result: null,
+    error: null,
+    payload: payloadB64,
+    outpoint: opened.outpoint,
+    instructions: null,
+  };
+}
+
 /** A transaction of a block that the writer needs: carries SVC outputs or anchors a known call. */
 export interface BlockTx {
   txIndex: number;

@@ -31,7 +31,8 @@ import { fromWire } from '@svc-node/protocol/errors';
 import { Writer } from '../../src/writer/writer.js';
 import type { CallEnvelope } from '@svc-node/protocol/envelope';
 import type { CheckedDeploy } from '@svc-node/protocol/vm/deploy-check';
-import type { BlockInput, CallRecord, ContractRecord } from '../../src/records.js';
+import type { BlockInput, ContractRecord } from '../../src/records.js';
+import { pendingCallRecord } from '../../src/records.js';
 import type { Answer } from './svc-node-answers.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
@@ -95,22 +96,7 @@ async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<vo
   const view = { contractId: Buffer.from(opened.contractId, 'hex'), outpointTxid: Buffer.from(otxid, 'hex'), outpointVout: Number(ovout) } as unknown as CallEnvelope;
   const binding = checkCallBinding(anchor, view, Buffer.from(opened.envelopeHash, 'hex'));
   if (!binding.ok) throw bindingError(binding.reason);
-  const rec: CallRecord = {
-    txid,
-    contract_id: opened.contractId,
-    envelope_hash: opened.envelopeHash,
-    function: opened.function,
-    caller: opened.caller,
-    call_id: opened.callId,
-    status: 'pending',
-    block_height: null,
-    tx_index: null,
-    result: null,
-    error: null,
-    payload: Buffer.from(payload).toString('base64'),
-    outpoint: opened.outpoint,
-    instructions: null,
-  };
+  const rec = pendingCallRecord(txid, opened, Buffer.from(payload).toString('base64'));
   const ev = sentEvidence(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx, confirmed);
   await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded);
 }

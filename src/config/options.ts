@@ -159,15 +159,16 @@ function optionalHeight(raw: unknown, fromEnv: boolean): Parsed {
   return number(0, 10_000_000, true)(raw, fromEnv);
 }
 
+/** A list key's items: a TOML array, or from the environment one comma-separated string; null when neither. */
+function listItems(raw: unknown, fromEnv: boolean): unknown[] | null {
+  if (fromEnv) return typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0) : null;
+  return Array.isArray(raw) ? (raw as unknown[]) : null;
+}
+
 function peerList(raw: unknown, fromEnv: boolean): Parsed {
   const expected = 'a list of peer gRPC URLs (TOML array; env: comma-separated), at most 256';
-  let items: unknown[];
-  if (fromEnv) {
-    if (typeof raw !== 'string') return bad(expected);
-    items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  } else if (Array.isArray(raw)) items = raw;
-  else return bad(expected);
-  if (items.length > 256) return bad(expected);
+  const items = listItems(raw, fromEnv);
+  if (items === null || items.length > 256) return bad(expected);
   const out: string[] = [];
   for (const it of items) {
     const p = url(['http', 'https', 'grpc'])(it, false);
@@ -199,13 +200,8 @@ const ORIGIN = /^https?:\/\/[a-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9a-f:.]+\
 
 function originList(raw: unknown, fromEnv: boolean): Parsed {
   const expected = 'a list of origins such as "https://app.example.com" or "http://localhost:5173" (scheme, lowercase host, optional port; no path), or ["*"] for any (TOML array; env: comma-separated), at most 64';
-  let items: unknown[];
-  if (fromEnv) {
-    if (typeof raw !== 'string') return bad(expected);
-    items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  } else if (Array.isArray(raw)) items = raw;
-  else return bad(expected);
-  if (items.length > 64 || !items.every((o) => typeof o === 'string' && (o === '*' || ORIGIN.test(o)))) return bad(expected);
+  const items = listItems(raw, fromEnv);
+  if (items === null || items.length > 64 || !items.every((o) => typeof o === 'string' && (o === '*' || ORIGIN.test(o)))) return bad(expected);
   return ok(items as string[]);
 }
 

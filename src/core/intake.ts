@@ -28,7 +28,7 @@ import type { CallStatusBody } from '../records.js';
 import type { OutpointCheck, WriterApi } from '../messages/writer.js';
 import { repeatOrConflict, type HeldPayload } from '@svc-node/protocol/rules';
 import type { CallRecord, ContractRecord } from '../records.js';
-import { statusBody } from '../records.js';
+import { pendingCallRecord, statusBody } from '../records.js';
 import type { CheckedCoin, CoinEvidence } from '@svc-node/protocol/coin';
 import { canonicalize } from '@svc-node/protocol/canonical-json';
 import { ensureHex32 } from '@svc-node/protocol/fields';
@@ -192,22 +192,7 @@ export class Intake {
       folded,
       coin,
       outpoint: { lookedUpAt: look.lookedUpAt, spentBy: null, memoryOnly: true },
-      record: {
-        txid: s.txid,
-        contract_id: s.contract_id,
-        envelope_hash: opened.envelopeHash,
-        function: opened.function,
-        caller: opened.caller,
-        call_id: opened.callId,
-        status: 'pending',
-        block_height: null,
-        tx_index: null,
-        result: null,
-        error: null,
-        payload: payloadB64,
-        outpoint: opened.outpoint,
-        instructions: null,
-      },
+      record: pendingCallRecord(s.txid, opened, payloadB64),
     };
   }
 
