@@ -82,7 +82,9 @@ export class Core {
       pool,
       chain: this.chain,
       halted: () => (this.writerStatus?.halted ? (this.writerStatus.haltReason ?? 'unknown') : null),
-      tipHeight: () => this.writerStatus?.processedHeight ?? null,
+      // The writer's state events, not its last polled status: a status taken during a
+      // burst or a late payload's replay can be behind the tip the answer's record is read at.
+      tipHeight: () => this.state.knownHeight ?? this.writerStatus?.processedHeight ?? null,
       chainBudgetMs: c.esploraTimeoutMs,
       maxPendingCalls: c.maxPendingCalls,
       onPending: (txid, kind, outpoint, evidence) => this.deferred.added(txid, kind, outpoint, this.writerStatus?.processedHeight ?? 0, this.settlesOnHeaders(evidence)),

@@ -27,6 +27,11 @@ export class StateVersions {
     });
   }
 
+  /** The processed height the writer last announced; null before its first event. */
+  get knownHeight(): number | null {
+    return this.latest?.height ?? null;
+  }
+
   /** The latest version: from the writer's events, or asked once (before the first event). */
   async current(): Promise<StateVersion> {
     if (this.latest === null) {
