@@ -41,7 +41,7 @@ function keysOf<T>() {
 const TYPED: [string, number, readonly string[]][] = [
   ['GET /health', 200, keysOf<HealthAnswer>()(['status'])],
   ['GET /ready', 200, keysOf<Readiness>()(['status', 'checks', 'error'])],
-  ['GET /node_status', 200, keysOf<NodeStatusAnswer>()(['node_id', 'version', 'tip_height', 'processed_height', 'state_root', 'halted', 'halt_reason', 'peers', 'pending_calls', 'pending_evicted', 'contracts', 'unproven_pool', 'gossip_public_key', 'caught_up', 'lag_blocks', 'pool', 'chain', 'last_block_processed_at', 'uptime_s', 'read_cache'])],
+  ['GET /node_status', 200, keysOf<NodeStatusAnswer>()(['node_id', 'version', 'tip_height', 'processed_height', 'state_root', 'halted', 'halt_reason', 'peers', 'pending_calls', 'pending_evicted', 'contracts', 'unproven_pool', 'gossip_public_key', 'caught_up', 'lag_blocks', 'pool', 'chain', 'last_block_processed_at', 'uptime_s', 'read_cache', 'gossip', 'divergence'])],
   ['POST /deploy_contract', 202, keysOf<DeployAnswer>()(['contract_id', 'txid', 'code_hash', 'status'])],
   ['POST /contract_call', 202, keysOf<CallAnswer>()(['txid', 'contract_id', 'envelope_hash', 'status'])],
   ['GET /contract_call/{txid}/status', 200, keysOf<ProvenCallStatus>()(['txid', 'contract_id', 'envelope_hash', 'function', 'caller', 'call_id', 'status', 'block_height', 'tx_index', 'result', 'error', 'confirmations', 'proof'])],

@@ -60,11 +60,16 @@ export interface NodeStatusAnswer {
     mode?: 'light' | 'blocks';
     header_height?: number | null;
     peers_lead?: boolean;
+    deferred_checks?: { tracked: number; due: number; checks_total: number; placed_total: number; dropped_total: number; evicted_total: number };
     budget?: ChainBudget;
   };
   last_block_processed_at?: string | null;
   uptime_s?: number;
   read_cache?: { entries?: number; height?: number | null } | null;
+  /** The gossip process's counters since start, by name (docs/GOSSIP.md). */
+  gossip?: Record<string, number>;
+  /** The last state divergence found against a peer; null when none. */
+  divergence?: { peer: string; height: number; block_hash: string; local_root: string; peer_root: string; detected_at: string; resolved: boolean; outcome: string } | null;
 }
 
 /** GET /v2/state_root and /v2/state_root/{height}. */
