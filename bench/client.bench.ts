@@ -83,16 +83,19 @@ export default async function run(): Promise<Figure[]> {
       const c = process.cpuUsage(c0);
       return { r, us: (c.user + c.system) / calls };
     };
-    const ceilingRun = async (name: string, n: number): Promise<{ rate: number; devnetUs: number }> => {
+    /** The node's CPU per call over the load generator's launch only (not while this process builds the bodies). */
+    const ceilingRun = async (name: string, n: number): Promise<{ rate: number; devnetUs: number; nodeUs: number }> => {
       // Anchors not yet in the chain's mempool: the load generator broadcasts each once the node took its call, as the submitter does.
       const bodies = Array.from({ length: n }, () => bank.next(true, false));
       const file = join(dir, `bodies-${name}.json`);
       writeFileSync(file, JSON.stringify(bodies));
+      const node0 = nodeCpuSeconds(node.proc.pid!);
       const { r: out, us } = await devnetCpu(n, () => launch([join(repoRoot, 'dist/bench/intake-load.js'), node.restUrl, file, String(CONNECTIONS), devnet.url]));
+      const nodeUs = cpuPerUnitUs(node0, nodeCpuSeconds(node.proc.pid!), n)['total']!;
       const res = JSON.parse(out.stdout) as { statuses: Record<string, number>; broadcast: Record<string, number>; accepted_per_s: number };
       if ((res.statuses['202'] ?? 0) !== n) throw new Error(`intake refused calls: ${JSON.stringify(res.statuses)}`);
       if ((res.broadcast['200'] ?? 0) !== n) throw new Error(`the chain refused anchors: ${JSON.stringify(res.broadcast)}`);
-      return { rate: res.accepted_per_s, devnetUs: us };
+      return { rate: res.accepted_per_s, devnetUs: us, nodeUs };
     };
     const secret = Buffer.from(sha256(Buffer.from(`${label} wallet`))).toString('hex');
     // SVC_BENCH_CLIENT_ARGS (space-separated) goes to the client process, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'.
@@ -107,10 +110,11 @@ export default async function run(): Promise<Figure[]> {
     await ceilingRun('warmup', WARMUP_CALLS);
     /** Alternating runs of each side; the client's first run carries the longer warm-up. */
     let first = true;
-    const rounds = async (): Promise<{ ceilings: number[]; rates: number[]; cpu: number[]; nodeCpu: number[]; devnetCeiling: number[]; devnetClient: number[] }> => {
-      const o = { ceilings: [] as number[], rates: [] as number[], cpu: [] as number[], nodeCpu: [] as number[], devnetCeiling: [] as number[], devnetClient: [] as number[] };
+    const rounds = async (): Promise<{ ceilings: number[]; rates: number[]; cpu: number[]; nodeCpu: number[]; nodeCpuCeiling: number[]; devnetCeiling: number[]; devnetClient: number[] }> => {
+      const o = { ceilings: [] as number[], rates: [] as number[], cpu: [] as number[], nodeCpu: [] as number[], nodeCpuCeiling: [] as number[], devnetCeiling: [] as number[], devnetClient: [] as number[] };
       for (let r = 0; r < RUNS; r++) {
         const ceiling = await ceilingRun(String(r), CALLS_PER_RUN);
+        o.nodeCpuCeiling.push(ceiling.nodeUs);
         o.ceilings.push(ceiling.rate);
         o.devnetCeiling.push(ceiling.devnetUs);
         // Each client run is its own process: its warm-up is in it (the node's CPU is counted over the whole run, warm-up included).
@@ -151,6 +155,14 @@ export default async function run(): Promise<Figure[]> {
           value: stat(chainWithClient.rates),
           ceiling: { name: `the node's intake alone on core ${last}, same calls ready-made (raw load generator on core 0 beside the chain, broadcasting each accepted anchor)`, ...stat(chainWithClient.ceilings) },
           target: "for information: the chain's work per call charged to the client's core",
+        }),
+        figure({
+          name: `client, cores apart: CPU of the Submitter process per accepted call (alone on core 0)`,
+          unit: 'us/call',
+          value: stat(chainWithNode.cpu),
+          ceiling: { name: `CPU of the node (all its processes, on core ${last}) per call at its ceiling (the load generator's runs)`, ...stat(chainWithNode.nodeCpuCeiling) },
+          maxRatio: 1,
+          target: '<= 1: on a core of its own the client keeps up with a node on one (a rate ratio less bent by other load)',
         }),
         figure({
           name: "client, cores apart: the devnet chain's CPU (this process) per call during the client's runs (the client's broadcasts and reads, the node's polls)",
