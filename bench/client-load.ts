@@ -32,4 +32,4 @@ const t0 = performance.now();
 const fates = await tally(Number(callsText));
 const seconds = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
-console.log(JSON.stringify({ fates, seconds, accepted_per_s: (fates['accepted'] ?? 0) / seconds, cpu_us_per_call: (cpu.user + cpu.system) / Number(callsText), peak_in_flight: s.peakInFlight }));
+console.log(JSON.stringify({ fates, seconds, accepted_per_s: (fates['accepted'] ?? 0) / seconds, cpu_us_per_call: (cpu.user + cpu.system) / Number(callsText), sys_us_per_call: cpu.system / Number(callsText), peak_in_flight: s.peakInFlight }));

@@ -121,8 +121,8 @@ export class BankCalls {
     return this.coins.length;
   }
 
-  /** The next call's body (anchor_tx included when `withAnchor`); its anchor is broadcast. */
-  next(withAnchor: boolean): CallBody {
+  /** The next call's body (anchor_tx included when `withAnchor`); its anchor is put in the chain's mempool unless `broadcast` is false (the caller broadcasts it). */
+  next(withAnchor: boolean, broadcast = true): CallBody {
     const u = this.coins.pop();
     if (!u) throw new Error('out of call coins');
     const i = Number(this.callId % BigInt(CALLERS));
@@ -143,7 +143,7 @@ export class BankCalls {
     const bytes = encodeEnvelope(envelope);
     const payload = Buffer.from(bytes).toString('base64');
     const anchor = buildCallAnchor(this.wallet, [u], { envelope, bytes, payload, envelopeHash: envelopeHash(bytes) }, 1);
-    this.chain.submitTx(anchor.hex);
+    if (broadcast) this.chain.submitTx(anchor.hex);
     return { txid: anchor.txid, contract_id: this.contractId, payload, ...(withAnchor ? { anchor_tx: anchor.hex } : {}), coin: this.coinOf(u.txid) };
   }
 

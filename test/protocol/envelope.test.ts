@@ -11,6 +11,7 @@ import {
   decodeEnvelope,
   envelopeHash,
   signEnvelope,
+  signAndEncodeEnvelope,
   verifyEnvelopeSignature,
   verifyEnvelopeSignatureNoble,
   openEnvelope,
@@ -136,6 +137,10 @@ test('property: signed envelopes verify (fast and noble); another key fails; any
       assert.equal(verifyEnvelopeSignature(signed), true);
       assert.equal(verifyEnvelopeSignatureNoble(signed), true);
       const b = encodeEnvelope(signed);
+      // signed and encoded in one pass: the same envelope and bytes
+      const once = signAndEncodeEnvelope(unsigned, secrets[ki]!, new Uint8Array(32));
+      assert.ok(envelopesEqual(once.envelope, signed));
+      assert.ok(bytesEqual(once.bytes, b));
       const h = envelopeHash(b);
       openEnvelope(b);
       // a signature by another key fails under this caller
@@ -163,6 +168,7 @@ test('signEnvelope refuses a secret that is not the caller key', () => {
   const e = { version: 1, contractId: new Uint8Array(32), function: 'f', args: [], caller: pubs[0]!, callId: 0n, outpointTxid: new Uint8Array(32), outpointVout: 0 };
   assert.throws(() => signEnvelope(e, secrets[1]!), isBadRequest);
   assert.throws(() => signEnvelope(e, new Uint8Array(32)), isBadRequest);
+  assert.throws(() => signAndEncodeEnvelope(e, secrets[1]!), isBadRequest);
 });
 
 // --- Strictness the borsh@2 deserializer lacks, and our own cases ------------------------

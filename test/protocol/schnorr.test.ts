@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as tiny from 'tiny-secp256k1';
 import { fixturesDir } from '../helpers/paths.js';
-import { verifySchnorrFast, verifySchnorrNoble, signSchnorr, xOnlyPublicKey } from '@svc-node/protocol/schnorr';
+import { verifySchnorrFast, verifySchnorrNoble, signSchnorr, xOnlyPublicKey, randomBytesPooled } from '@svc-node/protocol/schnorr';
 import { parseHex } from '@svc-node/protocol/hash';
 
 const hexU = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
@@ -124,4 +124,24 @@ test('random valid and corrupted signatures: both verifiers agree (thousands, ti
   }
   t.diagnostic(`${done} cases (${valid} valid, ${done - valid} corrupted)`);
   assert.ok(done >= MIN && valid >= MIN / 2);
+});
+
+test('randomBytesPooled: fresh bytes each draw, across refills of its pool, and a draw larger than the pool', () => {
+  // 40 bytes a draw (a call's id and BIP-340 aux) over several 4,096-byte pools: no draw repeats, none is all zero.
+  const seen = new Set<string>();
+  for (let i = 0; i < 400; i++) {
+    const b = randomBytesPooled(40);
+    assert.equal(b.length, 40);
+    const hex = Buffer.from(b).toString('hex');
+    assert.ok(!seen.has(hex), `draw ${i} repeats an earlier one`);
+    assert.notEqual(hex, '00'.repeat(40));
+    seen.add(hex);
+  }
+  const big = randomBytesPooled(10_000);
+  assert.equal(big.length, 10_000);
+  assert.notEqual(Buffer.from(big).toString('hex'), '00'.repeat(10_000));
+  // A draw is its own copy: writing to it changes no later draw.
+  const a = randomBytesPooled(32);
+  a.fill(0);
+  assert.notEqual(Buffer.from(randomBytesPooled(32)).toString('hex'), '00'.repeat(32));
 });

@@ -3,15 +3,14 @@
  * codec. Pure builders (no network) first, then SvcClient, which adds the chain-data
  * endpoint (UTXOs, broadcast) and the node (register, submit, poll).
  */
-import { randomBytes } from 'node:crypto';
 import type { Artifact } from '@svc-node/protocol/contract';
 import { contractId as computeContractId, registrationBody } from '@svc-node/protocol/contract';
 import { deployStampScript, callStampScript } from '@svc-node/protocol/stamp';
-import { type CallEnvelope, encodeEnvelope, envelopeHash, signEnvelope, encodePayload, MAX_BODY_BYTES, postedBytes } from '@svc-node/protocol/envelope';
+import { type CallEnvelope, envelopeHash, signAndEncodeEnvelope, encodePayload, MAX_BODY_BYTES, postedBytes } from '@svc-node/protocol/envelope';
 import { checkCallBinding, checkDeployBinding, bindingError, txidOf } from '@svc-node/protocol/binding';
 import { toHex, parseHex } from '@svc-node/protocol/hash';
 import type { Value } from '@svc-node/protocol/value';
-import { xOnlyPublicKey } from '@svc-node/protocol/schnorr';
+import { randomBytesPooled, xOnlyPublicKey } from '@svc-node/protocol/schnorr';
 import { NodeError, asNodeError } from '@svc-node/protocol/errors';
 import { ClientError } from './errors.js';
 import { argsFromText, checkArgs, findFunction } from './abi.js';
@@ -36,7 +35,8 @@ const COIN_BLOCK_WAIT_MS = 20_000;
 export const DEFAULT_FEE_RATE = 2;
 
 export function randomCallId(): bigint {
-  return randomBytes(8).readBigUInt64LE(0);
+  const b = randomBytesPooled(8);
+  return new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
 }
 
 function contractIdBytes(id: string | Uint8Array): Uint8Array {
@@ -103,7 +103,7 @@ export function buildCall(p: BuildCallParams): BuiltCall {
   const outpointTxid = parseHex(p.outpoint.txid, 32);
   if (!outpointTxid) throw new ClientError('bad_argument', `outpoint txid must be 64 lowercase hex characters`);
   try {
-    const envelope = signEnvelope(
+    const { envelope, bytes } = signAndEncodeEnvelope(
       {
         version: 1,
         contractId: contractIdBytes(p.contractId),
@@ -117,7 +117,6 @@ export function buildCall(p: BuildCallParams): BuiltCall {
       p.callerSecret,
       p.auxRand,
     );
-    const bytes = encodeEnvelope(envelope);
     return { envelope, bytes, payload: encodePayload(bytes), envelopeHash: envelopeHash(bytes) };
   } catch (e) {
     if (e instanceof NodeError && e.code === 'payload_too_large') throw refusal('call', 'payload_too_large', `${e.message} (PROTOCOL section 3): shorten the arguments`);

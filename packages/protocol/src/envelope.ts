@@ -330,10 +330,19 @@ export function envelopeHash(e: CallEnvelope | Uint8Array): Uint8Array {
 }
 
 /**
- * Signs with @noble/curves (BIP-340). `secret` must be the caller's secret key: throws
- * bad_request when its x-only public key is not `unsigned.caller`.
+ * Signs (BIP-340, schnorr.ts's signSchnorr). `secret` must be the caller's secret key:
+ * throws bad_request when its x-only public key is not `unsigned.caller`.
  */
 export function signEnvelope(unsigned: UnsignedEnvelope, secret: Uint8Array, auxRand?: Uint8Array): CallEnvelope {
+  return signAndEncodeEnvelope(unsigned, secret, auxRand).envelope;
+}
+
+/**
+ * signEnvelope with borsh(whole envelope) of the result (encodeEnvelope's bytes): the body
+ * encoded and its fields checked once for the signed message and the bytes alike, where
+ * signing then encoding did both twice (a submitter does this a call).
+ */
+export function signAndEncodeEnvelope(unsigned: UnsignedEnvelope, secret: Uint8Array, auxRand?: Uint8Array): { envelope: CallEnvelope; bytes: Uint8Array } {
   let pub: Uint8Array;
   try {
     pub = xOnlyPublicKey(secret);
@@ -343,10 +352,13 @@ export function signEnvelope(unsigned: UnsignedEnvelope, secret: Uint8Array, aux
   if (!(unsigned.caller instanceof Uint8Array) || !bytesEqual(pub, unsigned.caller)) {
     throw new NodeError('bad_request', 'envelope caller is not the public key of the signing secret', { field: 'caller' });
   }
-  const m = signingMessage(unsigned);
-  const signature = signSchnorr(m, secret, auxRand);
+  const body = encodeEnvelopeBody(unsigned);
+  const signature = signSchnorr(taggedHash(Tags.call, body), secret, auxRand);
+  const bytes = new Uint8Array(body.length + SIGNATURE_BYTES);
+  bytes.set(body, 0);
+  bytes.set(signature, body.length);
   const { signature: _old, ...rest } = unsigned;
-  return { ...rest, signature };
+  return { envelope: { ...rest, signature }, bytes };
 }
 
 /** Fast path (tiny-secp256k1 / libsecp256k1): does `e.signature` verify under `e.caller`? */

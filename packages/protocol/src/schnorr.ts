@@ -46,9 +46,31 @@ export function verifySchnorrNoble(sig: Uint8Array, msg: Uint8Array, pub: Uint8A
  * "Client"), most of its time.
  */
 export function signSchnorr(msg: Uint8Array, secret: Uint8Array, auxRand?: Uint8Array): Uint8Array {
-  const sig = tiny.signSchnorr(msg, secret, auxRand ?? new Uint8Array(randomBytes(32)));
+  const sig = tiny.signSchnorr(msg, secret, auxRand ?? randomBytesPooled(32));
   if (!tiny.verifySchnorr(msg, xOnlyPublicKey(secret), sig)) throw new Error('BIP-340 signature did not verify'); // never expected
   return sig;
+}
+
+/**
+ * Bytes drawn from the system's CSPRNG RANDOM_POOL_BYTES at a time: a submitter draws 40
+ * a call (the call id, BIP-340's aux), and a randomBytes call each was ~2% of its CPU a
+ * call. Each byte is handed out once and zeroed in the pool as it is.
+ */
+const RANDOM_POOL_BYTES = 4096;
+let randomPool = new Uint8Array(0);
+let randomPoolAt = 0;
+
+/** `n` fresh random bytes (the system's CSPRNG, through a pool: see RANDOM_POOL_BYTES). */
+export function randomBytesPooled(n: number): Uint8Array {
+  if (n > RANDOM_POOL_BYTES) return new Uint8Array(randomBytes(n));
+  if (randomPoolAt + n > randomPool.length) {
+    randomPool = new Uint8Array(randomBytes(RANDOM_POOL_BYTES));
+    randomPoolAt = 0;
+  }
+  const out = randomPool.slice(randomPoolAt, randomPoolAt + n);
+  randomPool.fill(0, randomPoolAt, randomPoolAt + n);
+  randomPoolAt += n;
+  return out;
 }
 
 /**
