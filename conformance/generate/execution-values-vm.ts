@@ -100,6 +100,9 @@ export function executionValueEdgeCases(): CaseInput[] {
     ['u128-byte9-1f', 'fw', 'gw', '000000000000000000' + '1fffffffffffff'],
     ['u128-byte9-20', 'fw', 'gw', '000000000000000000' + '20000000000000'],
     ['u128-byte8-1', 'fw', 'gw', '000000000000000001' + '00000000000000'],
+    ['u128-max', 'fw', 'gw', 'ff'.repeat(16)],
+    ['u128-high-bits', 'fw', 'gw', '80000001' + '80000002' + '80000003' + '80000004'],
+    ['u64-max', 'fu', 'gu', 'ff'.repeat(8)],
   ];
   for (const [name, field, fn, bytesHex] of reads) {
     cases.push(call(`read-${name}`, `a ${field === 'fi' ? 'i64' : field === 'fu' ? 'u64' : 'u128'} field read from its storage bytes ${bytesHex}`, [raw(field, bytesHex)], fn, []));

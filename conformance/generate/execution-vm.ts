@@ -166,6 +166,9 @@ const BUILTINS_SRC = `contract Builtins {
   pub readonly fn cat(a: string, b: string) -> string { return concat(a, b); }
   pub readonly fn outv1(i: u64) -> u64 { return output_value(i + 1); }
   pub readonly fn notb(b: bool) -> bool { return !b; }
+  pub readonly fn notgt(a: u64) -> bool { return !(a > 5); }
+  pub readonly fn fl(a: u64) -> bool { let x: bool = false; return x; }
+  pub readonly fn hash2(b: bytes) -> key { return sha256(concat(b, b)); }
   pub readonly fn tk2(b: bytes) -> key { return to_key(concat(b, b)); }
   pub readonly fn branch(flag: bool) -> u64 {
     let a: u64 = 5;
@@ -324,6 +327,9 @@ export function executionVmCases(): CaseInput[] {
     call('outpoint-vout-big', 'outpoint of a vout past 2^53 fails: arithmetic_overflow', bi, HUB, 'op', [keyOf('ee'.repeat(32)), u64(big + 7n)]),
     call('output-value-computed-index', 'output_value of a computed index (0 + 1) reads that output', bi, HUB, 'outv1', [u64(0)]),
     call('not', '!true is false', bi, HUB, 'notb', [{ type: 'bool', value: true }]),
+    call('not-computed', '!(3 > 5) is true', bi, HUB, 'notgt', [u64(3)]),
+    call('false-local', 'a local set to false reads false', bi, HUB, 'fl', [u64(7)]),
+    call('sha256-computed', 'sha256 of bytes built by concat', bi, HUB, 'hash2', [{ type: 'bytes', value: '616263' }]),
     call('to-key-computed', 'to_key of 32 bytes built by concat (16 + 16)', bi, HUB, 'tk2', [{ type: 'bytes', value: '0f'.repeat(16) }]),
     call('if-else-then', 'if/else taking the then branch, with locals on the stack: the jump over else keeps the stack', bi, HUB, 'branch', [{ type: 'bool', value: true }]),
     call('if-else-else', 'if/else taking the else branch', bi, HUB, 'branch', [{ type: 'bool', value: false }]),

@@ -7,12 +7,15 @@
  */
 import { encodeStorageValue } from '@svc-node/protocol/vm/storage-layout';
 import { trieLeafHash, trieNodeHash, triePath } from '@svc-node/protocol/state/trie';
+import { encodeDecision, type Decision } from '@svc-node/protocol/state/decisions';
 import { hex, type CaseInput } from './kit.js';
 import { seeded } from './keys.js';
 
 // Two 8-byte keys with one FNV-1a hash (the u64 map keys of execution-vm.ts, as the VM encodes them).
 const KA = hex(encodeStorageValue({ type: 'u64', value: 623380075610287n }));
 const KB = hex(encodeStorageValue({ type: 'u64', value: 2644863551372661n }));
+
+const flipAll = (h: string): string => Buffer.from(Buffer.from(h, 'hex').map((x) => x ^ 0xff)).toString('hex');
 
 export function storageCollisionCases(): CaseInput[] {
   const a = hex(seeded('collision contract'));
@@ -22,6 +25,7 @@ export function storageCollisionCases(): CaseInput[] {
   return [
     c('hash-collision-steps', [[KA, '01']], [set(KB, '02'), set(KA, '03'), set(KB, '04'), set(KA, null), set(KA, '05'), set(KB, null), set(KA, null)],
       'two storage keys with one FNV-1a hash stay two entries: written, updated and deleted in turn (the later one first, then the earlier), each root that of the storage as it stands'),
+    { id: 'ids-differing-in-every-byte', pins: 'writes alternating between two contracts whose ids differ in every byte land in their own storage', input: { contracts: [{ contract_id: a, code_hash: code, storage: [] }, { contract_id: flipAll(a), code_hash: code, storage: [] }], steps: [set(KA, '01'), { contract_id: flipAll(a), key: KA, value: '02' }, set(KB, '03'), { contract_id: flipAll(a), key: KB, value: '04' }] } },
     c('hash-collision-delete-first-written', [[KA, '01'], [KB, '02']], [set(KB, null), set(KB, '06'), set(KA, null), set(KB, null)],
       'of two storage keys with one FNV-1a hash, deleting either leaves the other'),
   ];
@@ -84,4 +88,16 @@ export function trieProofCraftedCases(): CaseInput[] {
     c('absent-differs-in-last-byte', lastByte, sibs(3, 'last'), 'a leaf whose path differs from the key\'s in the last byte only proves the key absent'),
     c('depth-12', path, sibs(12, 'd12'), 'a proof of 12 siblings (bits from the path\'s second byte) that folds to the root proves the value'),
   ];
+}
+
+/** Decision leaves of other lengths than the decisions area's: two events with parameters (every event field read at its own offset). */
+export function decisionLeafCases(): CaseInput[] {
+  const d: Decision = {
+    status: 'executed', txIndex: 7, result: { type: 'u64', value: 5n }, errorCode: null,
+    events: [
+      { contractId: seeded('leaf event contract 1'), name: 'Moved', params: [{ type: 'u64', value: 1n }, { type: 'key', value: seeded('leaf event key') }] },
+      { contractId: seeded('leaf event contract 2'), name: 'E2', params: [{ type: 'string', value: 'two' }] },
+    ],
+  };
+  return [{ id: 'executed-two-events', pins: 'an executed leaf with two events, each with its contract id, name and parameters at their offsets', input: { hex: hex(encodeDecision(d)) } }];
 }

@@ -88,6 +88,7 @@ export function verifierFlowCases(): CaseInput[] {
     c('constant-u128-max', art([...FUNC(0), OP.RET], { constants: [{ type: 'u128', value: '340282366920938463463374607431768211455' }] }), 'a u128 constant of 2^128-1 (the largest) is accepted'),
     c('constant-i64-min', art([...FUNC(0), OP.RET], { constants: [{ type: 'i64', value: '-9223372036854775808' }] }), 'an i64 constant of -2^63 (the smallest) is accepted'),
     c('constant-u64-zero', art([...FUNC(0), OP.RET], { constants: [{ type: 'u64', value: 0 }] }), 'a u64 constant of 0 is accepted'),
+    c('constant-index-two-bytes', art([...FUNC(0), OP.CONST, ...u16(256), OP.LEN, OP.POP, OP.RET], { constants: [...Array(256).fill(U64_0), { type: 'string', value: 's' }] }), 'a constant index is both bytes (256 = 0x0100: the string, not constant 0, a u64, or 128 or 512)'),
     // Jumps.
     c('jump-to-last-byte', art([...FUNC(0), OP.JMP, ...u32(10), OP.RET]), 'a forward JMP to the code\'s last byte (a RET) is accepted'),
     c('jump-to-next-function', art([...FUNC(0), OP.JMP, ...u32(10), ...FUNC(0), OP.RET], { offsets: { main: 0, f: 10 } }), 'a JMP to the next function\'s header is refused at the jump'),

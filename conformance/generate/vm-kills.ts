@@ -7,7 +7,7 @@ import type { Area } from './kit.js';
 import { verifierFlowCases } from './verifier-flow.js';
 import { executionVmCases } from './execution-vm.js';
 import { executionValueEdgeCases } from './execution-values-vm.js';
-import { contractsCollisionCases, storageCollisionCases, summaryOrderCases, trieProofCraftedCases } from './roots-vm.js';
+import { contractsCollisionCases, storageCollisionCases, summaryOrderCases, trieProofCraftedCases, decisionLeafCases } from './roots-vm.js';
 
 export function vmKillArea(): Area {
   return {
@@ -17,5 +17,6 @@ export function vmKillArea(): Area {
     'roots.contracts': contractsCollisionCases(),
     'roots.summary': summaryOrderCases(),
     'roots.trie-proof': trieProofCraftedCases(),
+    'decision.leaf-decode': decisionLeafCases(),
   };
 }
