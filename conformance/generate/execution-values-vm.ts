@@ -44,6 +44,12 @@ const VALS_SRC = `contract Vals {
   pub readonly fn gk() -> key { return fk; }
   pub readonly fn eqsub(a: u64, b: u64, c: u64) -> bool { return a - b == c; }
   pub readonly fn eqaddi(a: i64, b: i64, c: i64) -> bool { return a + b == c; }
+  pub readonly fn eqneg(a: i64, b: i64, c: i64) -> bool { return a + b == 0 - c; }
+  pub readonly fn eqsub2(a: u64, b: u64, c: u64) -> bool { return a - b == c + 1; }
+  pub readonly fn equ(c: u64) -> bool { return fu == c; }
+  pub readonly fn eqw(c: u128) -> bool { return fw == c; }
+  pub fn takes_u128(v: u128) -> u64 { return 4; }
+  pub fn pass_u128(o: key, v: u128) -> u64 { return call<u64>(o, "takes_u128", v); }
   pub readonly fn slen(s: string) -> u64 { return len(s); }
   pub readonly fn xlen(x: bytes) -> u64 { return len(x); }
   pub fn takes_key(k: key) -> u64 { return 1; }
@@ -103,6 +109,9 @@ export function executionValueEdgeCases(): CaseInput[] {
     ['u128-max', 'fw', 'gw', 'ff'.repeat(16)],
     ['u128-high-bits', 'fw', 'gw', '80000001' + '80000002' + '80000003' + '80000004'],
     ['u64-max', 'fu', 'gu', 'ff'.repeat(8)],
+    ['i64-min', 'fi', 'gi', '8000000000000000'],
+    ['i64-2-62', 'fi', 'gi', '4000000000000000'],
+    ...Array.from({ length: 9 }, (_, i): [string, string, string, string] => [`u128-byte${i}-only`, 'fw', 'gw', '00'.repeat(i) + '01' + '00'.repeat(15 - i)]),
   ];
   for (const [name, field, fn, bytesHex] of reads) {
     cases.push(call(`read-${name}`, `a ${field === 'fi' ? 'i64' : field === 'fu' ? 'u64' : 'u128'} field read from its storage bytes ${bytesHex}`, [raw(field, bytesHex)], fn, []));
@@ -124,6 +133,10 @@ export function executionValueEdgeCases(): CaseInput[] {
   // Exact results meet arguments.
   cases.push(
     call('exact-u64-equals-argument', 'u64 2^53 - 1 computed exactly equals 2^53-1 given as an argument', [], 'eqsub', [j('u64', P53), j('u64', 1n), j('u64', P53 - 1n)]),
+    call('exact-u64-equals-number', 'u64 2^53 - 1 computed exactly equals (2^53-2) + 1 computed in numbers', [], 'eqsub2', [j('u64', P53), j('u64', 1n), j('u64', P53 - 2n)]),
+    call('exact-i64-equals-number', 'i64 -2^53 + 1 computed exactly equals 0 - (2^53-1) computed in numbers', [], 'eqneg', [j('i64', -P53), j('i64', 1n), j('i64', P53 - 1n)]),
+    call('stored-u64-2-53-equals-argument', 'a u64 of 2^53 read from storage equals 2^53 given as an argument', [raw('fu', '0020000000000000')], 'equ', [j('u64', P53)]),
+    call('stored-u128-2-53-equals-argument', 'a u128 of 2^53 read from storage equals 2^53 given as an argument', [raw('fw', '00'.repeat(9) + '20000000000000')], 'eqw', [j('u128', P53)]),
     call('exact-i64-equals-argument', 'i64 -2^53 + 1 computed exactly equals -(2^53-1) given as an argument', [], 'eqaddi', [j('i64', -P53), j('i64', 1n), j('i64', -(P53 - 1n))]),
   );
   // Arguments at the value limit.
@@ -143,6 +156,7 @@ export function executionValueEdgeCases(): CaseInput[] {
   const o = j('key', OTHER);
   cases.push(
     call('xcall-u64-zero', 'a u64 of 0 passed to a callee taking a u64 is accepted', [], 'pass_u64', [o, j('u64', 0n)], true),
+    call('xcall-u128-zero', 'a u128 of 0 passed to a callee taking a u128 is accepted', [], 'pass_u128', [o, j('u128', 0n)], true),
     call('xcall-u64-as-i64', 'a u64 of 5 passed to a callee taking an i64 is accepted (in range)', [], 'pass_u64_as_i64', [o, j('u64', 5n)], true),
     call('xcall-u64-past-i64', 'a u64 of 2^63 passed to a callee taking an i64 fails: bad_arguments', [], 'pass_u64_as_i64', [o, j('u64', 2n ** 63n)], true),
     call('xcall-bytes-as-key', 'bytes of 32 bytes passed to a callee taking a key are accepted (bytes of 32 bytes are a key)', [], 'pass_bytes_as_key', [o, j('bytes', '11'.repeat(32))], true),

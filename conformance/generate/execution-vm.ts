@@ -25,6 +25,7 @@ import { LIMITS, OP } from '@svc-node/protocol/vm/isa';
 import { encodeStorageValue, fieldKey } from '@svc-node/protocol/vm/storage-layout';
 import type { ArtifactCore } from '@svc-node/protocol/contract';
 import { hex, type CaseInput } from './kit.js';
+import { EXTENDED_KEY, PREFIX_KEY } from './roots-vm.js';
 
 function core(source: string, name: string): ArtifactCore {
   const r = compileSource(source, name);
@@ -74,6 +75,8 @@ const COLL_SRC = `contract Coll {
     m[1000] = m[1000] + 100;
     return m[a] * 10 + m[b];
   }
+  field mb: map<bytes, u64>;
+  pub fn pfx(a: bytes, b: bytes) -> u64 { mb[b] = 5; return mb[a]; }
   pub readonly fn get2(a: u64, b: u64, n: u64) -> u64 {
     let s: u64 = 0;
     for i in 0..40 { if i >= n { break; } s = s + m[i + 1000]; }
@@ -250,6 +253,12 @@ export function executionVmCases(): CaseInput[] {
       call(`hash-collision-read-one-${n}`, `of two map keys with one FNV-1a hash only the one in storage has a value (${where})`, [one(HUB, coll, [entry(COLLIDE_A, 3n)])], HUB, 'get2', [b, a, u64(n)]),
     );
   }
+
+  const [pk, xk] = [{ type: 'bytes', value: PREFIX_KEY }, { type: 'bytes', value: EXTENDED_KEY }];
+  cases.push(
+    call('hash-collision-prefix-key', 'a bytes map key and the same key with bytes appended, with one FNV-1a hash, are two entries (the longer written first)', [one(HUB, coll)], HUB, 'pfx', [pk, xk]),
+    call('hash-collision-extended-key', 'a bytes map key and the same key with bytes appended, with one FNV-1a hash, are two entries (the shorter written first)', [one(HUB, coll)], HUB, 'pfx', [xk, pk]),
+  );
 
   // Contract states by id.
   const hub = core(hubSrc(), 'hub.svc');

@@ -14,6 +14,11 @@ import { seeded } from './keys.js';
 // Two 8-byte keys with one FNV-1a hash (the u64 map keys of execution-vm.ts, as the VM encodes them).
 const KA = hex(encodeStorageValue({ type: 'u64', value: 623380075610287n }));
 const KB = hex(encodeStorageValue({ type: 'u64', value: 2644863551372661n }));
+// A key and the same key with three bytes appended, with one FNV-1a hash (a fixed point of FNV-1a over 6b906b, found by a search).
+export const PREFIX_KEY = '60933e5cd874bb57';
+export const EXTENDED_KEY = '60933e5cd874bb576b906b';
+// Three 8-byte keys with one FNV-1a hash (a triple found by a search).
+const T = [5625383614705788212n, 5664438287104839855n, 13870154376587471629n].map((v) => hex(encodeStorageValue({ type: 'u64', value: v })));
 
 const flipAll = (h: string): string => Buffer.from(Buffer.from(h, 'hex').map((x) => x ^ 0xff)).toString('hex');
 
@@ -26,6 +31,10 @@ export function storageCollisionCases(): CaseInput[] {
     c('hash-collision-steps', [[KA, '01']], [set(KB, '02'), set(KA, '03'), set(KB, '04'), set(KA, null), set(KA, '05'), set(KB, null), set(KA, null)],
       'two storage keys with one FNV-1a hash stay two entries: written, updated and deleted in turn (the later one first, then the earlier), each root that of the storage as it stands'),
     { id: 'ids-differing-in-every-byte', pins: 'writes alternating between two contracts whose ids differ in every byte land in their own storage', input: { contracts: [{ contract_id: a, code_hash: code, storage: [] }, { contract_id: flipAll(a), code_hash: code, storage: [] }], steps: [set(KA, '01'), { contract_id: flipAll(a), key: KA, value: '02' }, set(KB, '03'), { contract_id: flipAll(a), key: KB, value: '04' }] } },
+    c('hash-collision-prefix-keys', [[PREFIX_KEY, '01']], [set(EXTENDED_KEY, '02'), set(PREFIX_KEY, '03'), set(EXTENDED_KEY, null), set(EXTENDED_KEY, '04'), set(PREFIX_KEY, null)],
+      'a storage key and the same key with bytes appended, with one FNV-1a hash, are two entries through writes, updates and deletes'),
+    c('hash-collision-three-keys', [], [set(T[0]!, '01'), set(T[1]!, '02'), set(T[2]!, '03'), set(T[0]!, null), set(T[1]!, '05'), set(T[2]!, null), set(T[1]!, null)],
+      'three storage keys with one FNV-1a hash stay three entries: the first written deleted while two others are in the chain, then the rest'),
     c('hash-collision-delete-first-written', [[KA, '01'], [KB, '02']], [set(KB, null), set(KB, '06'), set(KA, null), set(KB, null)],
       'of two storage keys with one FNV-1a hash, deleting either leaves the other'),
   ];
