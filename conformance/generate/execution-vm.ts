@@ -144,8 +144,8 @@ const CALLEE_SRC = `contract Callee {
 }`;
 
 const STACKOPS_SRC = `contract StackOps {
-  event N(v: u64);
-  pub fn spam(n: u64) -> u64 { for i in 0..2000 { if i >= n { break; } emit N(i); } return seven(); }
+  event Q(a: u64, b: u64, c: u64, d: u64);
+  pub fn spam(n: u64) -> u64 { for i in 0..2000 { if i >= n { break; } emit Q(i, i, i, i); } return seven(); }
   pub fn drop(n: u64) -> u64 { for i in 0..2000 { if i >= n { break; } three(); nothing(); } return seven(); }
   fn seven() -> u64 { return 7; }
   fn three() -> u64 { return 3; }
@@ -166,7 +166,7 @@ const BUILTINS_SRC = `contract Builtins {
   pub readonly fn intx(i: u64) -> key { return input_txid(i); }
   pub readonly fn op(k: key, v: u64) -> bytes { return outpoint(k, v); }
   pub readonly fn blen(b: bytes) -> u64 { return len(b); }
-  pub readonly fn cat(a: string, b: string) -> string { return concat(a, b); }
+  pub readonly fn cat(a: string, b: string) -> u64 { return len(concat(a, b)); }
   pub readonly fn outv1(i: u64) -> u64 { return output_value(i + 1); }
   pub readonly fn notb(b: bool) -> bool { return !b; }
   pub readonly fn notgt(a: u64) -> bool { return !(a > 5); }
@@ -298,7 +298,7 @@ export function executionVmCases(): CaseInput[] {
   );
   const stackOps = core(STACKOPS_SRC, 'stackops.svc');
   cases.push(
-    call('emits-leave-stack', 'the parameters of an event leave the value stack: 1,100 emits, then a call', [one(HUB, stackOps)], HUB, 'spam', [u64(1100)]),
+    call('emits-leave-stack', 'the parameters of an event leave the value stack: 300 emits of 4 parameters, then a call', [one(HUB, stackOps)], HUB, 'spam', [u64(300)]),
     call('discarded-results-leave-stack', 'a discarded call result and a call returning nothing leave the value stack: 1,100 of each, then a call', [one(HUB, stackOps)], HUB, 'drop', [u64(1100)]),
   );
 
@@ -373,13 +373,13 @@ export function executionVmCases(): CaseInput[] {
   const store = core(STORE_SRC, 'store.svc');
   const sk = (k: number) => hex(fieldKey(store.abi as never, 'data', { type: 'u64', value: BigInt(k) }));
   const keyLen = sk(1).length / 2;
-  const filler = 30_000;
-  const atLimit = LIMITS.storageBytes - 2 * keyLen - filler;
-  const storeBefore: [string, string][] = [[sk(1), '77'.repeat(filler)], [sk(2), '88'.repeat(100)]];
+  const written = 100;
+  const filler = LIMITS.storageBytes - 2 * keyLen - written;
+  const storeBefore: [string, string][] = [[sk(1), '77'.repeat(filler)], [sk(2), '88'.repeat(50)]];
   const bytesArg = (n: number): ValueJson => ({ type: 'bytes', value: '99'.repeat(n) });
   cases.push(
-    call('storage-limit-with-delete', `a call deleting one entry and writing another that leaves exactly ${LIMITS.storageBytes} bytes of storage executes`, [one(HUB, store, storeBefore)], HUB, 'swap', [u64(2), { type: 'bytes', value: '' }, u64(3), bytesArg(atLimit)]),
-    call('storage-past-limit-with-delete', `the same leaving ${LIMITS.storageBytes + 1} bytes fails: storage_limit_exceeded`, [one(HUB, store, storeBefore)], HUB, 'swap', [u64(2), { type: 'bytes', value: '' }, u64(3), bytesArg(atLimit + 1)]),
+    call('storage-limit-with-delete', `a call deleting one entry and writing another that leaves exactly ${LIMITS.storageBytes} bytes of storage executes`, [one(HUB, store, storeBefore)], HUB, 'swap', [u64(2), { type: 'bytes', value: '' }, u64(3), bytesArg(written)]),
+    call('storage-past-limit-with-delete', `the same leaving ${LIMITS.storageBytes + 1} bytes fails: storage_limit_exceeded`, [one(HUB, store, storeBefore)], HUB, 'swap', [u64(2), { type: 'bytes', value: '' }, u64(3), bytesArg(written + 1)]),
   );
   return cases;
 }
