@@ -49,6 +49,10 @@ const VALS_SRC = `contract Vals {
   pub readonly fn equ(c: u64) -> bool { return fu == c; }
   pub readonly fn eqw(c: u128) -> bool { return fw == c; }
   pub fn takes_u128(v: u128) -> u64 { return 4; }
+  pub fn takes_bool(b: bool) -> u64 { return 5; }
+  pub fn takes_string(s: string) -> u64 { return 6; }
+  pub fn pass_u64_as_bool(o: key, v: u64) -> u64 { return call<u64>(o, "takes_bool", v); }
+  pub fn pass_u64_as_string(o: key, v: u64) -> u64 { return call<u64>(o, "takes_string", v); }
   pub fn pass_u128(o: key, v: u128) -> u64 { return call<u64>(o, "takes_u128", v); }
   pub readonly fn slen(s: string) -> u64 { return len(s); }
   pub readonly fn xlen(x: bytes) -> u64 { return len(x); }
@@ -156,6 +160,8 @@ export function executionValueEdgeCases(): CaseInput[] {
   const o = j('key', OTHER);
   cases.push(
     call('xcall-u64-zero', 'a u64 of 0 passed to a callee taking a u64 is accepted', [], 'pass_u64', [o, j('u64', 0n)], true),
+    call('xcall-u64-as-bool', 'a u64 passed to a callee taking a bool fails: bad_arguments', [], 'pass_u64_as_bool', [o, j('u64', 1n)], true),
+    call('xcall-u64-as-string', 'a u64 passed to a callee taking a string fails: bad_arguments', [], 'pass_u64_as_string', [o, j('u64', 1n)], true),
     call('xcall-u128-zero', 'a u128 of 0 passed to a callee taking a u128 is accepted', [], 'pass_u128', [o, j('u128', 0n)], true),
     call('xcall-u64-as-i64', 'a u64 of 5 passed to a callee taking an i64 is accepted (in range)', [], 'pass_u64_as_i64', [o, j('u64', 5n)], true),
     call('xcall-u64-past-i64', 'a u64 of 2^63 passed to a callee taking an i64 fails: bad_arguments', [], 'pass_u64_as_i64', [o, j('u64', 2n ** 63n)], true),

@@ -296,6 +296,12 @@ export function executionVmCases(): CaseInput[] {
     frame('xcall-frame-local-at-limit', `a cross-contract call whose frame of one local ends exactly at slot ${S} runs`, frameArtifact(254, S - 255, 'xcall', 0, 1)),
     frame('xcall-frame-local-past-limit', `a cross-contract call whose frame of one local and one operand ends one past slot ${S} fails: stack_overflow`, frameArtifact(254, S - 255, 'xcall', 1, 1)),
   );
+  // JMPF whose target offset (20) is also a local's index: a not-taken JMPF leaves local 20 as it was.
+  const jmpfArt: ArtifactCore = {
+    bytecode: hex(Uint8Array.from([...FUNC(40, 1), OP.CONST, ...u16(0), OP.STORE, 20, OP.TRUE, OP.JMPF, ...u32(20), OP.TRUE, OP.POP, OP.TRUE, OP.POP, OP.LOAD, 20, OP.RET])),
+    abi: [{ ...MAIN, outputs: [{ type: 'u64' }] }], function_offsets: { main: 0 }, function_offset_to_locals: { '0': 40 }, constants: [{ type: 'u64', value: 0 }],
+  };
+  cases.push(frame('jmpf-not-taken', 'a JMPF not taken changes nothing but the stack it pops (local 20 stays 0)', jmpfArt));
   const stackOps = core(STACKOPS_SRC, 'stackops.svc');
   cases.push(
     call('emits-leave-stack', 'the parameters of an event leave the value stack: 300 emits of 4 parameters, then a call', [one(HUB, stackOps)], HUB, 'spam', [u64(300)]),
