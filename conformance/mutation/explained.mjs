@@ -5,12 +5,15 @@
 //   "equivalent:"    no input can tell the mutant from the code (a memo, a redundant guard);
 //   "not consensus:" what it changes is no rule (a message, a bound no block can reach);
 //   "not yet:"       a rule no vector pins yet: a missing case, counted as unexplained.
+import { EXPLAINED_VM, EXPLAINED_VM_PATTERNS } from './explained-vm.mjs';
+
 const MEMO = 'equivalent: a memo of a pure function (what it answers is what computing would); its size, its clearing and whether an entry is reused change no answer';
 const BUCKET = 'equivalent: the hash of an in-memory lookup index; every bucket is searched by comparing whole keys, so another hash only changes which bucket';
 const GUARD = 'not consensus: a check of the caller\'s own arguments (a programming error of the node, never input from a block or a peer): every caller passes values of the checked shape';
 const MESSAGE = 'not consensus: only the English message (the vectors\' `note`, never compared)';
 
 export const EXPLAINED = {
+  ...EXPLAINED_VM,
   'packages/protocol/src/merkle-branch.ts:memoParent': MEMO,
   'packages/protocol/src/merkle-branch.ts:(top level):literal:1 -> 2': `${MEMO} (PARENT_MEMO_MAX = 1 << 14)`,
   'packages/protocol/src/merkle-branch.ts:(top level):literal:1 -> 0': `${MEMO} (PARENT_MEMO_MAX = 1 << 14)`,
@@ -55,6 +58,7 @@ const DIRTY = 'equivalent for every node: the in-place update of a summary tree\
  * it names.
  */
 export const EXPLAINED_PATTERNS = [
+  ...EXPLAINED_VM_PATTERNS,
   ...['const_', 'load', 'store', 'jmp', 'jmpf', 'lt', 'le', 'gt', 'ge', 'loop'].map((fn) => ({ file: 'src/vm/handlers.ts', fn, status: 'no coverage', match: /./, reason: TRACE_ONLY })),
   { file: 'src/vm/handlers.ts', fn: 'addU', status: 'no coverage', match: /./, reason: `${TRACE_ONLY} (its number branch: untraced, numbers whose sum fits reach the fast path first)` },
   { file: 'src/vm/handlers.ts', fn: 'subU', status: 'no coverage', match: /./, reason: `${TRACE_ONLY} (its number branch: untraced, numbers whose difference is not negative reach the fast path first)` },
