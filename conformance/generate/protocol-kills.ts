@@ -7,11 +7,14 @@ import type { Area } from './kit.js';
 import { leafValueCases } from './leaf-values.js';
 import { blockEdgeCases } from './block-edges.js';
 import { headerNetworkCases } from './header-networks.js';
+import { evidenceCheckEdgeCases, provenTxEdgeCases } from './evidence-edges.js';
 
 export function protocolKillArea(): Area {
   return {
     'decision.leaf-decode': leafValueCases(),
     'blocks.parse': blockEdgeCases(),
     'headers.run': headerNetworkCases(),
+    'evidence.check': evidenceCheckEdgeCases(),
+    'evidence.proven-tx': provenTxEdgeCases(),
   };
 }

@@ -1,0 +1,55 @@
+/**
+ * The edges of a payload's evidence (packages/protocol/src/evidence.ts, checkEvidence and
+ * parseProven; docs/STATE.md, "Bitcoin evidence") the other evidence cases leave open: an
+ * inclusion's height is a u32 (at 2^32 - 1 and one past, negative, fractional), a branch
+ * of 17 levels is the deepest a confirmation may carry, a spender must parse and fold and
+ * name its input by a JSON integer, a txid list is never empty, and a proven transaction's
+ * length prefixes are minimal (what Bitcoin Core writes).
+ */
+import { evidenceArea } from './evidence.js';
+import type { CaseInput } from './kit.js';
+
+/** A case of evidence.ts's own list, to vary (the world it builds is fixed). */
+function base(op: string, id: string): CaseInput {
+  const c = evidenceArea()[op]?.find((x) => x.id === id);
+  if (!c) throw new Error(`evidence-edges: ${op} has no case ${id}`);
+  return JSON.parse(JSON.stringify(c)) as CaseInput;
+}
+
+type Json = Record<string, unknown>;
+
+export function evidenceCheckEdgeCases(): CaseInput[] {
+  const confirmed = base('evidence.check', 'confirmed');
+  const spent = base('evidence.check', 'spent');
+  const listed = base('evidence.check', 'spent-64-listed');
+  const withConfirmed = (id: string, change: (inc: Json) => Json, pins: string): CaseInput => {
+    const ev = confirmed.input.evidence as Json;
+    return { id, pins, input: { ...confirmed.input, evidence: { ...ev, confirmed: change({ ...(ev.confirmed as Json) }) } } };
+  };
+  const withSpentBy = (from: CaseInput, id: string, change: (s: Json) => Json, pins: string): CaseInput => {
+    const ev = from.input.evidence as Json;
+    return { id, pins, input: { ...from.input, evidence: { ...ev, spent_by: change({ ...(ev.spent_by as Json) }) } } };
+  };
+  const level = (i: number) => (i + 1).toString(16).padStart(2, '0').repeat(32);
+  return [
+    withConfirmed('confirmed-height-max', (i) => ({ ...i, height: 0xffffffff }), 'an inclusion\'s height may be 2^32 - 1 (a u32): the branch folds, the header check then places it'),
+    withConfirmed('confirmed-height-past-u32', (i) => ({ ...i, height: 0x100000000 }), 'an inclusion\'s height of 2^32 is refused (confirmed)'),
+    withConfirmed('confirmed-height-negative', (i) => ({ ...i, height: -1 }), 'a negative inclusion height is refused (confirmed)'),
+    withConfirmed('confirmed-height-fraction', (i) => ({ ...i, height: 1.5 }), 'an inclusion height that is not an integer is refused (confirmed)'),
+    withConfirmed('confirmed-depth-17', (i) => ({ ...i, tx_index: 2, branch: Array.from({ length: 17 }, (_, k) => level(k)) }), 'a confirmation of 17 levels (the deepest Bitcoin block) is sound in shape: it folds to a root the header check then compares'),
+    withSpentBy(spent, 'spent-unparseable', (s) => ({ ...s, tx: `${s.tx as string}00` }), 'a spender whose bytes are not one transaction is refused (spent_by)'),
+    withSpentBy(spent, 'spent-vin-string', (s) => ({ ...s, vin: '1' }), 'a spender\'s input named by anything but a JSON integer is refused (spent_by)'),
+    withSpentBy(spent, 'spent-too-deep', (s) => ({ ...s, at: { ...(s.at as Json), branch: Array.from({ length: 18 }, (_, k) => level(k)) } }), 'a spender\'s inclusion deeper than 17 levels is refused (spent_by)'),
+    withSpentBy(listed, 'spent-64-list-empty', (s) => ({ ...s, block_txids_internal: [] }), 'a 64-byte spender with an empty txid list is refused (spent_by)'),
+  ];
+}
+
+export function provenTxEdgeCases(): CaseInput[] {
+  const stripped = base('evidence.proven-tx', 'stripped');
+  const tx = stripped.input.tx_hex as string;
+  // version (4 bytes), then the input count: 01 written as the three-byte fd0100.
+  if (tx.slice(8, 10) !== '01') throw new Error('evidence-edges: the stripped anchor does not have one input');
+  return [
+    { id: 'non-minimal-input-count', pins: 'an input count written in more bytes than it needs (fd0100 for 1) is not the canonical serialization: refused', input: { tx_hex: `${tx.slice(0, 8)}fd0100${tx.slice(10)}` } },
+  ];
+}
