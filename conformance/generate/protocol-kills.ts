@@ -8,6 +8,7 @@ import { leafValueCases } from './leaf-values.js';
 import { blockEdgeCases } from './block-edges.js';
 import { headerNetworkCases } from './header-networks.js';
 import { evidenceCheckEdgeCases, provenTxEdgeCases } from './evidence-edges.js';
+import { envelopeDecodeEdgeCases, envelopeEncodeEdgeCases, valueBinaryEdgeCases } from './envelope-edges.js';
 
 export function protocolKillArea(): Area {
   return {
@@ -16,5 +17,8 @@ export function protocolKillArea(): Area {
     'headers.run': headerNetworkCases(),
     'evidence.check': evidenceCheckEdgeCases(),
     'evidence.proven-tx': provenTxEdgeCases(),
+    'codec.envelope-decode': envelopeDecodeEdgeCases(),
+    'codec.envelope-encode': envelopeEncodeEdgeCases(),
+    'codec.value-binary': valueBinaryEdgeCases(),
   };
 }
