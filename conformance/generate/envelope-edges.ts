@@ -28,6 +28,7 @@ export function envelopeDecodeEdgeCases(): CaseInput[] {
     c('arg-u128-both-halves', envelopeBytes({ args: [{ type: 'u128', value: U128_BOTH_HALVES }] }), 'a u128 argument is 16 bytes little-endian, the low 8 first: both halves read back in place'),
     c('function-lone-continuation-byte', patched(envelopeBytes({ function: 'tranzfer' }), 'z', 0x80), 'a function name whose only non-ASCII byte is a lone continuation byte (0x80) is not UTF-8: refused (function)'),
     c('arg-string-lone-continuation-byte', patched(envelopeBytes({ args: [{ type: 'string', value: 'a~b' }] }), '~', 0x80), 'a string argument whose only non-ASCII byte is 0x80 is not UTF-8: refused (args[0])'),
+    c('arg-string-leading-bom', envelopeBytes({ args: [{ type: 'string', value: '\ufeffx' }] }), 'a string argument starting with U+FEFF (ef bb bf) keeps it: a byte order mark is a character like any other'),
     c('arg-string-two-byte-utf8', envelopeBytes({ args: [{ type: 'string', value: 'aĀb' }] }), 'a string argument holding U+0100 (c4 80, a continuation byte of 0x80) is UTF-8: read back'),
   ];
 }
@@ -51,6 +52,7 @@ export function valueBinaryEdgeCases(): CaseInput[] {
   return [
     { id: 'type-list', pins: 'a value type that is not a JSON string is refused', input: { type: ['u64'], value: '1' } },
     { id: 'string-json-number', pins: 'a string value that is a JSON number is refused', input: { type: 'string', value: 5 } },
+    { id: 'u128-zero', pins: 'u128: 0 is its least value', input: { type: 'u128', value: '0' } },
     { id: 'u128-both-halves', pins: 'u128: 16 bytes big-endian, both halves in place', input: { type: 'u128', value: U128_BOTH_HALVES.toString() } },
   ];
 }

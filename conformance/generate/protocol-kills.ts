@@ -8,6 +8,7 @@ import { leafValueCases } from './leaf-values.js';
 import { blockEdgeCases } from './block-edges.js';
 import { headerNetworkCases } from './header-networks.js';
 import { evidenceCheckEdgeCases, provenTxEdgeCases } from './evidence-edges.js';
+import { nameEdgeCases } from './name-edges.js';
 import { envelopeDecodeEdgeCases, envelopeEncodeEdgeCases, valueBinaryEdgeCases } from './envelope-edges.js';
 
 export function protocolKillArea(): Area {
@@ -20,5 +21,6 @@ export function protocolKillArea(): Area {
     'codec.envelope-decode': envelopeDecodeEdgeCases(),
     'codec.envelope-encode': envelopeEncodeEdgeCases(),
     'codec.value-binary': valueBinaryEdgeCases(),
+    'verifier.artifact': nameEdgeCases(),
   };
 }
