@@ -8,6 +8,7 @@
  * type that is not a JSON string and a string value that is a number.
  */
 import { envelopeToJson } from '@svc-node/protocol/envelope';
+import { codecArea } from './codec.js';
 import { hex, type CaseInput } from './kit.js';
 import { envelope, envelopeBytes } from './keys.js';
 
@@ -55,4 +56,12 @@ export function valueBinaryEdgeCases(): CaseInput[] {
     { id: 'u128-zero', pins: 'u128: 0 is its least value', input: { type: 'u128', value: '0' } },
     { id: 'u128-both-halves', pins: 'u128: 16 bytes big-endian, both halves in place', input: { type: 'u128', value: U128_BOTH_HALVES.toString() } },
   ];
+}
+
+/** codec.artifact: function_offset_to_locals is a JSON object. */
+export function artifactEdgeCases(): CaseInput[] {
+  const c = codecArea()['codec.artifact']?.find((x) => x.id === 'minimal-shape');
+  if (!c) throw new Error('envelope-edges: codec.artifact has no case minimal-shape');
+  const input = JSON.parse(JSON.stringify(c.input)) as { artifact: Record<string, unknown>; deploy_txid: string };
+  return [{ id: 'offsets-to-locals-list', pins: 'function_offset_to_locals given as a list is refused (function_offset_to_locals)', input: { ...input, artifact: { ...input.artifact, function_offset_to_locals: [] } } }];
 }

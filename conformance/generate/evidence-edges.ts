@@ -6,6 +6,8 @@
  * name its input by a JSON integer, a txid list is never empty, and a proven transaction's
  * length prefixes are minimal (what Bitcoin Core writes).
  */
+import { Transaction } from 'bitcoinjs-lib';
+import { merkleBranches, merkleRoot } from '@svc-node/protocol/merkle-branch';
 import { evidenceArea } from './evidence.js';
 import type { CaseInput } from './kit.js';
 
@@ -52,4 +54,43 @@ export function provenTxEdgeCases(): CaseInput[] {
   return [
     { id: 'non-minimal-input-count', pins: 'an input count written in more bytes than it needs (fd0100 for 1) is not the canonical serialization: refused', input: { tx_hex: `${tx.slice(0, 8)}fd0100${tx.slice(10)}` } },
   ];
+}
+
+/** evidence.branch-fold: an index is a non-negative integer. */
+export function branchFoldEdgeCases(): CaseInput[] {
+  const first = base('evidence.branch-fold', 'block-index-1');
+  return [
+    { id: 'index-negative', pins: 'an index of -1 is refused', input: { ...first.input, index: -1 } },
+    { id: 'index-fraction', pins: 'an index that is not an integer (1.5) is refused', input: { ...first.input, index: 1.5 } },
+  ];
+}
+
+/** evidence.header-match: the header must be the inclusion's block, not only commit to its root. */
+export function headerMatchEdgeCases(): CaseInput[] {
+  const m = base('evidence.header-match', 'matches');
+  const header = Buffer.from(m.input.header as string, 'hex');
+  header[76]! ^= 1; // the nonce: the same merkle root, another block hash
+  return [{ id: 'same-root-other-block', pins: 'a header committing to the folded root whose hash is not the inclusion\'s block hash is refused', input: { ...m.input, header: header.toString('hex') } }];
+}
+
+/** evidence.coinbase-depth: only a coinbase proves a depth, and its branch must fold. */
+export function coinbaseDepthEdgeCases(): CaseInput[] {
+  const d = base('evidence.coinbase-depth', 'depth-3');
+  const tooDeep = Array.from({ length: 18 }, (_, k) => (k + 1).toString(16).padStart(2, '0').repeat(32));
+  return [{ id: 'branch-too-deep', pins: 'a coinbase branch of 18 levels folds to nothing: no depth', input: { ...d.input, branch: tooDeep } }];
+}
+
+/** evidence.coinbase-depth: a block whose first transaction is not a coinbase proves no depth, though its branch folds. */
+export function coinbaseFirstEdgeCases(): CaseInput[] {
+  const d = base('evidence.coinbase-depth', 'not-coinbase');
+  const header = Buffer.from(base('evidence.coinbase-depth', 'depth-3').input.header as string, 'hex');
+  const payment = Transaction.fromHex(d.input.coinbase_tx as string);
+  const other = Transaction.fromHex(base('evidence.proven-tx', 'sixty-five-bytes').input.tx_hex as string);
+  const leaves = [payment.getHash(), other.getHash()].map((h) => Uint8Array.from(h));
+  header.set(merkleRoot(leaves).root, 36);
+  return [{
+    id: 'first-not-coinbase',
+    pins: 'the first transaction of a block that is not a coinbase proves no depth, though its branch folds to the header\'s root',
+    input: { coinbase_tx: d.input.coinbase_tx, branch: merkleBranches(leaves, [0])[0]!.map((b) => Buffer.from(b).toString('hex')), header: header.toString('hex') },
+  }];
 }

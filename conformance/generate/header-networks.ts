@@ -50,13 +50,14 @@ export function headerNetworkCases(): CaseInput[] {
   const headerAt = (h: number) => hex(chain.blockAt(h)!.raw.subarray(0, 80));
   return [
     c('testnet3-late-header-min-bits', TESTNET3, 1, m[0]!, null, m.slice(1), 'testnet3: a header 463,160 s after its parent carries the powLimit\'s bits, as it must; the headers after it, within 1,200 s, carry their period\'s'),
-    c('testnet3-late-header-not-min-bits', TESTNET3, 556417, A_LAST, null, [A_NEXT], 'testnet3: inside a period, a header 1,507 s (more than twice the spacing) after its parent must carry the powLimit\'s bits: refused'),
+    c('testnet3-late-header-not-min-bits', TESTNET3, 556420, A_LAST, null, [A_NEXT], 'testnet3: inside a period, a header 1,507 s (more than twice the spacing) after its parent must carry the powLimit\'s bits: refused'),
     c('testnet3-in-period-period-bits', TESTNET3, 562470, B_LAST, B_NEXT, [B_NEXT], 'testnet3: inside a period, a header within 1,200 s of its parent carries its period\'s bits (the period-first header\'s), not its parent\'s'),
     c('testnet3-in-period-other-bits', TESTNET3, 562470, B_LAST, B_LAST, [B_NEXT], 'testnet3: inside a period, a header within 1,200 s of its parent whose bits are not its period\'s is refused'),
     c('testnet3-in-period-period-unknown', TESTNET3, 562470, B_LAST, null, [B_NEXT], 'testnet3: a header inside a period whose first header is not held is checked for its proof of work only'),
     c('testnet3-prev-is-period-first', TESTNET3, 562465, B_LAST, B_NEXT, [B_NEXT], 'testnet3: the header below the run, at a period\'s first height, is that period\'s first: its bits count, not start.period_first\'s; refused'),
     c('testnet3-run-starts-period', TESTNET3, 2016, null, null, [B_LAST, B_NEXT], 'testnet3: a run starting at a period\'s first height makes its first header the period\'s first: the next one, 329 s later with other bits, is refused'),
     c('testnet3-run-starts-mid-period', TESTNET3, 2017, null, null, [B_LAST, B_NEXT], 'testnet3: the same run one height later: its period\'s first header is not held, so the bits are not compared'),
+    c('testnet3-period-first-without-prev', TESTNET3, 2017, null, periodFirstWith(m[0]!, 0, 0x1c00ffff), [m[2]!, m[3]!], 'testnet3: start.period_first counts for a run with no header below it; the second header, 429 s after the first, must carry its bits: refused'),
     c('testnet3-boundary-first-unknown', TESTNET3, 556416, A_LAST, null, [A_NEXT], 'testnet3: at a period boundary without the previous period\'s first header only the powLimit bounds the bits'),
     c('testnet3-boundary-starts-period', TESTNET3, 2016, m[1]!, periodFirstWith(m[0]!, 0, 0x1c00ffff), [m[2]!, m[3]!], 'testnet3: the retarget at a boundary after a period more than four times too slow is the powLimit\'s bits, and the boundary header is then its period\'s first: the next header carries its bits, not the previous period\'s'),
     c('testnet4-boundary-after-parent', TESTNET4, 2016, m[1]!, null, [m[2]!], 'testnet4 (BIP94): a boundary header 79 s after its parent is within the timewarp bound (only one more than 600 s before its parent is refused)'),
