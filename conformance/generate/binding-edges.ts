@@ -8,8 +8,7 @@
  *   not read up to where the hex stops);
  * - a stamp is an OP_RETURN output: a push beginning "SVC" after another opcode is none;
  *   the first push of an OP_RETURN is what counts however it is pushed, so a PUSHDATA1
- *   push of "SVC" alone is a malformed stamp, a PUSHDATA1 push followed by another byte
- *   is malformed, and a direct push cut short by the script's end is no push at all.
+ *   push of "SVC" alone or of 75 bytes is a malformed stamp, and a direct push cut short by the script's end is no push at all.
  */
 import { callStampScript } from '@svc-node/protocol/stamp';
 import { envelopeHash, encodeEnvelope } from '@svc-node/protocol/envelope';
@@ -45,12 +44,13 @@ export function stampPushEdgeCases(): CaseInput[] {
   const call = callStampScript(seeded('conformance contract'), seeded('conformance envelope hash'));
   const push = Buffer.from(call.subarray(2)); // "SVC" 02 contract_id envelope_hash: 68 bytes
   const c = (id: string, outputs: Buffer[], pins: string): CaseInput => ({ id, pins, input: { outputs: outputs.map((b) => b.toString('hex')) } });
-  // OP_RETURN OP_PUSHDATA1 75 <the call push and 7 more bytes> and one byte more: 78 bytes, 2 + 0x4c.
-  const pushdata75 = Buffer.concat([Buffer.of(0x6a, 0x4c, 75), push, Buffer.alloc(7), Buffer.of(0x51)]);
+  // OP_RETURN OP_PUSHDATA1 75 <the call push and 7 more bytes>: 78 bytes, 2 + 0x4c (read as a direct push of 76 it would begin with 75).
+  const pushdata75 = Buffer.concat([Buffer.of(0x6a, 0x4c, 75), push, Buffer.alloc(7)]);
   return [
     c('svc-push-after-op-0', [Buffer.concat([Buffer.of(0x00, push.length), push])], 'a call stamp\'s push after OP_0, not OP_RETURN, is no stamp'),
     c('pushdata1-magic-alone', [Buffer.from('6a4c03535643', 'hex')], 'OP_RETURN with a PUSHDATA1 push of "SVC" alone: a stamp candidate, malformed'),
-    c('pushdata1-75-then-byte', [pushdata75], 'OP_RETURN, a PUSHDATA1 push of 75 bytes beginning "SVC", then one more byte: malformed (not one push)'),
+    c('pushdata1-75', [pushdata75], 'OP_RETURN and a PUSHDATA1 push of 75 bytes beginning "SVC" (the script 2 + 0x4c bytes long): a stamp candidate of the wrong length, malformed'),
+    c('direct-push-one-short', [Buffer.concat([Buffer.of(0x6a, push.length), push.subarray(0, push.length - 1)])], 'OP_RETURN and a direct push of 68 bytes of which the script holds 67: no push, no stamp'),
     c('direct-push-cut-short', [Buffer.concat([Buffer.of(0x6a, push.length), push.subarray(0, 40)])], 'OP_RETURN and a direct push of 68 bytes of which the script holds 40: no push, no stamp'),
   ];
 }

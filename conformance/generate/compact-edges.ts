@@ -72,3 +72,35 @@ export function powEdgeRunCases(): CaseInput[] {
     c('regtest-bits-below-pow-limit', 0x207ffffe, low(0x207ffffe), 'bits a little under regtest\'s powLimit, met by the hash: accepted'),
   ];
 }
+
+/**
+ * Signet's retarget clamps (its blocks retarget as mainnet's: no minimum-difficulty rule):
+ * a boundary header whose previous period's first header is not held may ask at most four
+ * times less work than its parent (its target at most four times the parent's, rounded
+ * through the compact form). The header below is held (checked when it was taken), so
+ * only its time and bits count here: genesis's bytes with those changed. Each boundary
+ * header is mined at signet's difficulty on it; the nonces were found by searching from 0
+ * (about 2^23 hashes each) and are checked here rather than searched again.
+ */
+const SIGNET_CLAMP: { id: string; prevBits: number; bits: number; nonce: number; pins: string }[] = [
+  { id: 'signet-boundary-4x-edge', prevBits: 0x1e008000, bits: 0x1e020000, nonce: 852607, pins: 'signet: a boundary header whose target is exactly four times its parent\'s (2^231 to 2^233), the previous period\'s first not held: within the clamps' },
+  { id: 'signet-boundary-past-4x', prevBits: 0x1e007fff, bits: 0x1e020000, nonce: 9881859, pins: 'signet: a boundary header whose target is a little more than four times its parent\'s: outside the clamps, refused' },
+];
+
+export function signetClampRunCases(): CaseInput[] {
+  const mainnetGenesis = Buffer.from('0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c', 'hex');
+  return SIGNET_CLAMP.map(({ id, prevBits, bits, nonce, pins }) => {
+    const prev = Buffer.from(mainnetGenesis);
+    prev.writeUInt32LE(1_600_000_000, 68);
+    prev.writeUInt32LE(prevBits, 72);
+    const h = Buffer.alloc(80);
+    h.writeUInt32LE(0x20000000, 0);
+    Buffer.from(headerHash(prev), 'hex').reverse().copy(h, 4);
+    h.fill(0x5a, 36, 68);
+    h.writeUInt32LE(1_600_000_600, 68);
+    h.writeUInt32LE(bits, 72);
+    h.writeUInt32LE(nonce, 76);
+    if (BigInt(`0x${headerHash(h)}`) > decodeCompact(bits).target) throw new Error(`compact-edges: ${id}'s nonce does not meet its bits`);
+    return { id, pins, input: { genesis_hash: SIGNET, start: { height: 2016, prev: hex(prev), period_first: null }, run: [hex(h)] } };
+  });
+}

@@ -65,3 +65,22 @@ export function artifactEdgeCases(): CaseInput[] {
   const input = JSON.parse(JSON.stringify(c.input)) as { artifact: Record<string, unknown>; deploy_txid: string };
   return [{ id: 'offsets-to-locals-list', pins: 'function_offset_to_locals given as a list is refused (function_offset_to_locals)', input: { ...input, artifact: { ...input.artifact, function_offset_to_locals: [] } } }];
 }
+
+/** A low surrogate followed by another low one: the first is alone (no high one before it). */
+export function surrogateEdgeCases(): CaseInput[] {
+  return [{ id: 'string-low-then-low', pins: 'a low surrogate U+DC00 followed by another low one is refused: the first stands alone', input: { type: 'string', value: '\udc00\udc00' } }];
+}
+
+/** Signatures and caller keys libsecp256k1 refuses before verifying: they do not verify (never an error). */
+export function signatureEdgeCases(): CaseInput[] {
+  const good = envelopeBytes();
+  const withSignature = (sig: Buffer) => Buffer.concat([Buffer.from(good.subarray(0, good.length - 64)), sig]);
+  const callerAt = Buffer.from(good).indexOf(Buffer.from(envelope().caller));
+  const offCurve = Buffer.from(good);
+  offCurve.fill(0xff, callerAt, callerAt + 32);
+  const c = (id: string, b: Uint8Array, pins: string): CaseInput => ({ id, pins, input: { hex: hex(b) } });
+  return [
+    c('signature-all-ff', withSignature(Buffer.alloc(64, 0xff)), 'a signature whose r and s are past the field and the group order decodes, and does not verify'),
+    c('caller-not-a-key', offCurve, 'a caller of 32 bytes 0xff (no x coordinate of a curve point) decodes, and its signature does not verify'),
+  ];
+}

@@ -94,3 +94,30 @@ export function coinbaseFirstEdgeCases(): CaseInput[] {
     input: { coinbase_tx: d.input.coinbase_tx, branch: merkleBranches(leaves, [0])[0]!.map((b) => Buffer.from(b).toString('hex')), header: header.toString('hex') },
   }];
 }
+
+/** The 64-byte transaction of evidence.ts's world with a witness added: still 64 bytes without it, which is what counts. */
+function sixtyFourWithWitness(): string {
+  const tiny = Transaction.fromHex(base('evidence.proven-tx', 'sixty-four-bytes').input.tx_hex as string);
+  tiny.setWitness(0, [Buffer.alloc(72, 1)]);
+  return tiny.toHex();
+}
+
+/** A transaction with no inputs and two outputs (the count 0 then 2 is no segwit marker and flag: it reads as no inputs). */
+function noInputs(): string {
+  const out = '0000000000000000' + '016a';
+  return `02000000` + `00` + `02` + out + out + `00000000`;
+}
+
+export function witnessSizeEdgeCases(): { proven: CaseInput[]; check: CaseInput[] } {
+  const unlisted = base('evidence.check', 'spent-64-unlisted');
+  const ev = unlisted.input.evidence as Json;
+  return {
+    proven: [
+      { id: 'sixty-four-with-witness', pins: 'a transaction of 64 bytes without its witness is refused even when it travels with one (the size that counts is the txid\'s bytes)', input: { tx_hex: sixtyFourWithWitness() } },
+      { id: 'no-inputs', pins: 'a transaction with no inputs is refused', input: { tx_hex: noInputs() } },
+    ],
+    check: [
+      { id: 'spent-64-with-witness-unlisted', pins: 'a spender of 64 bytes without its witness sent with its witness and no txid list is left out, not proven by its branch (spender_unproven)', input: { ...unlisted.input, evidence: { ...ev, spent_by: { ...(ev.spent_by as Json), tx: sixtyFourWithWitness() } } } },
+    ],
+  };
+}

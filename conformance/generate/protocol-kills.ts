@@ -7,24 +7,25 @@ import type { Area } from './kit.js';
 import { leafValueCases } from './leaf-values.js';
 import { blockEdgeCases } from './block-edges.js';
 import { headerNetworkCases } from './header-networks.js';
-import { branchFoldEdgeCases, coinbaseDepthEdgeCases, coinbaseFirstEdgeCases, evidenceCheckEdgeCases, headerMatchEdgeCases, provenTxEdgeCases } from './evidence-edges.js';
+import { branchFoldEdgeCases, coinbaseDepthEdgeCases, coinbaseFirstEdgeCases, evidenceCheckEdgeCases, headerMatchEdgeCases, provenTxEdgeCases, witnessSizeEdgeCases } from './evidence-edges.js';
 import { bindingCallEdgeCases, stampPushEdgeCases } from './binding-edges.js';
 import { nameEdgeCases } from './name-edges.js';
-import { compactEdgeCases, nextWorkEdgeCases, powEdgeRunCases } from './compact-edges.js';
-import { artifactEdgeCases, envelopeDecodeEdgeCases, envelopeEncodeEdgeCases, valueBinaryEdgeCases } from './envelope-edges.js';
+import { compactEdgeCases, nextWorkEdgeCases, powEdgeRunCases, signetClampRunCases } from './compact-edges.js';
+import { artifactEdgeCases, envelopeDecodeEdgeCases, envelopeEncodeEdgeCases, signatureEdgeCases, surrogateEdgeCases, valueBinaryEdgeCases } from './envelope-edges.js';
 
 export function protocolKillArea(): Area {
+  const witnessSize = witnessSizeEdgeCases();
   return {
     'decision.leaf-decode': leafValueCases(),
     'blocks.parse': blockEdgeCases(),
-    'headers.run': [...headerNetworkCases(), ...powEdgeRunCases()],
+    'headers.run': [...headerNetworkCases(), ...powEdgeRunCases(), ...signetClampRunCases()],
     'headers.compact': compactEdgeCases(),
     'headers.next-work': nextWorkEdgeCases(),
-    'evidence.check': evidenceCheckEdgeCases(),
-    'evidence.proven-tx': provenTxEdgeCases(),
-    'codec.envelope-decode': envelopeDecodeEdgeCases(),
+    'evidence.check': [...evidenceCheckEdgeCases(), ...witnessSize.check],
+    'evidence.proven-tx': [...provenTxEdgeCases(), ...witnessSize.proven],
+    'codec.envelope-decode': [...envelopeDecodeEdgeCases(), ...signatureEdgeCases()],
     'codec.envelope-encode': envelopeEncodeEdgeCases(),
-    'codec.value-binary': valueBinaryEdgeCases(),
+    'codec.value-binary': [...valueBinaryEdgeCases(), ...surrogateEdgeCases()],
     'verifier.artifact': nameEdgeCases(),
     'evidence.branch-fold': branchFoldEdgeCases(),
     'evidence.header-match': headerMatchEdgeCases(),
