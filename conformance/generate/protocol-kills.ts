@@ -10,6 +10,7 @@ import { headerNetworkCases } from './header-networks.js';
 import { branchFoldEdgeCases, coinbaseDepthEdgeCases, coinbaseFirstEdgeCases, evidenceCheckEdgeCases, headerMatchEdgeCases, provenTxEdgeCases, witnessSizeEdgeCases } from './evidence-edges.js';
 import { bindingCallEdgeCases, stampPushEdgeCases } from './binding-edges.js';
 import { nameEdgeCases } from './name-edges.js';
+import { intakeRefusalHistoryCases } from './history-intake.js';
 import { compactEdgeCases, nextWorkEdgeCases, powEdgeRunCases, signetClampRunCases } from './compact-edges.js';
 import { artifactEdgeCases, envelopeDecodeEdgeCases, envelopeEncodeEdgeCases, signatureEdgeCases, surrogateEdgeCases, valueBinaryEdgeCases } from './envelope-edges.js';
 
@@ -33,5 +34,6 @@ export function protocolKillArea(): Area {
     'binding.call': bindingCallEdgeCases(),
     'binding.stamp': stampPushEdgeCases(),
     'codec.artifact': artifactEdgeCases(),
+    'history.run': intakeRefusalHistoryCases(),
   };
 }
