@@ -11,6 +11,7 @@ import { branchFoldEdgeCases, coinbaseDepthEdgeCases, coinbaseFirstEdgeCases, ev
 import { bindingCallEdgeCases, stampPushEdgeCases } from './binding-edges.js';
 import { nameEdgeCases } from './name-edges.js';
 import { intakeRefusalHistoryCases } from './history-intake.js';
+import { rangeEdgeCases } from './range-edges.js';
 import { compactEdgeCases, nextWorkEdgeCases, powEdgeRunCases, signetClampRunCases } from './compact-edges.js';
 import { artifactEdgeCases, envelopeDecodeEdgeCases, envelopeEncodeEdgeCases, signatureEdgeCases, surrogateEdgeCases, valueBinaryEdgeCases } from './envelope-edges.js';
 
@@ -35,5 +36,6 @@ export function protocolKillArea(): Area {
     'binding.stamp': stampPushEdgeCases(),
     'codec.artifact': artifactEdgeCases(),
     'history.run': intakeRefusalHistoryCases(),
+    'execution.call': rangeEdgeCases(),
   };
 }
