@@ -21,6 +21,7 @@ import { peersArea } from './peers.js';
 import { decisionsArea } from './decisions.js';
 import { blocksArea } from './blocks.js';
 import { mutationKillArea } from './mutation-kills.js';
+import { protocolKillArea } from './protocol-kills.js';
 import { historyArea } from './history.js';
 import { vmKillArea } from './vm-kills.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
@@ -32,7 +33,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), mutationKillArea(), vmKillArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), mutationKillArea(), protocolKillArea(), vmKillArea()];
   // Areas may add cases to the same operation: its file lists them in the areas' order.
   const byOp = new Map<string, CaseInput[]>();
   for (const area of areas) {

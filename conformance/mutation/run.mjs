@@ -481,7 +481,9 @@ function keyOf(m) {
 
 /** The reason a survivor is explained by: its own key, else a pattern's (explained.mjs), else its function's ("file:function"), else its file's. */
 function reasonOf(m) {
-  const pattern = EXPLAINED_PATTERNS.find((p) => m.file === p.file && (p.fn === undefined || p.fn === m.fn) && (p.lines === undefined || (m.line >= p.lines[0] && m.line <= p.lines[1])) && (p.status === undefined || p.status === m.status) && p.match.test(`${m.operator}:${m.original} -> ${m.replacement}`));
+  // A line of the protocol package is "N of the compiled file" (no source maps): its number is N.
+  const line = typeof m.line === 'number' ? m.line : Number.parseInt(String(m.line), 10);
+  const pattern = EXPLAINED_PATTERNS.find((p) => m.file === p.file && (p.fn === undefined || p.fn === m.fn) && (p.lines === undefined || (line >= p.lines[0] && line <= p.lines[1])) && (p.status === undefined || p.status === m.status) && p.match.test(`${m.operator}:${m.original} -> ${m.replacement}`));
   return EXPLAINED[keyOf(m)] ?? pattern?.reason ?? EXPLAINED[`${m.file}:${m.fn}`] ?? EXPLAINED[m.file] ?? null;
 }
 
