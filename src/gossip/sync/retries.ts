@@ -10,7 +10,8 @@ import type { NodeError } from '@svc-node/protocol/errors';
 import { refusalIsRetryable } from '@svc-node/protocol/rules';
 import { RpcFailure } from '../client.js';
 import type { Peer } from '../peers.js';
-import type { PeerMethod, PeerRequest, PeerResponse } from '../protocols.js';
+import type { PeerMethod } from '../protocols.js';
+import type { PeerRequest, PeerResponse } from '../wire-types.js';
 import type { WireInit } from '../wire-types.js';
 import type { SyncDeps } from './deps.js';
 
