@@ -22,6 +22,7 @@
  * a token too. A start with a token and a slot free and nothing queued runs synchronously,
  * without a timer or a promise of its own (intake sends one request per call).
  */
+import { TokenBucket } from '../bounded.js';
 
 export type Priority = 'tip' | 'intake' | 'deferred';
 /** Highest first: the order the queues are served in. */
@@ -73,55 +74,15 @@ const USAGE_SLOT_MS = 60_000;
 const USAGE_SLOTS = 60;
 
 /**
- * A token bucket with exact arithmetic. Time is in whole milliseconds (callers floor a
- * monotonic clock; flooring keeps it monotonic and never adds time).
+ * The chain-data budget's token bucket: exact arithmetic in whole milliseconds (callers
+ * floor a monotonic clock; flooring keeps it monotonic and never adds time), a unit being
+ * a millisecond of an hour, so a millisecond adds `requestsPerHour` units exactly. The
+ * bounds keep every sum below 2^53.
  */
-export class TokenBucket {
-  private readonly capacityUnits: number;
-  private level: number;
-  private last: number;
-
-  constructor(
-    readonly requestsPerHour: number,
-    readonly burst: number,
-    now: number,
-  ) {
-    if (!Number.isSafeInteger(requestsPerHour) || requestsPerHour < 1 || requestsPerHour > 1e9) throw new RangeError('requestsPerHour must be an integer in 1..1e9');
-    if (!Number.isSafeInteger(burst) || burst < 1 || burst > 1e6) throw new RangeError('burst must be an integer in 1..1e6');
-    this.capacityUnits = burst * UNITS_PER_TOKEN;
-    this.level = this.capacityUnits;
-    this.last = now;
-  }
-
-  private refill(now: number): void {
-    const dt = now - this.last;
-    if (dt <= 0) return;
-    this.last = now;
-    const missing = this.capacityUnits - this.level;
-    // Compared before multiplying: dt * rate stays below 2^53 (missing + rate <= 3.6e15).
-    if (dt >= Math.ceil(missing / this.requestsPerHour)) this.level = this.capacityUnits;
-    else this.level += dt * this.requestsPerHour;
-  }
-
-  /** Whole tokens available at `now`. */
-  available(now: number): number {
-    this.refill(now);
-    return Math.floor(this.level / UNITS_PER_TOKEN);
-  }
-
-  /** Takes one token; the caller checked `available(now) >= 1`. */
-  take(now: number): void {
-    this.refill(now);
-    if (this.level < UNITS_PER_TOKEN) throw new Error('token bucket: take without a token');
-    this.level -= UNITS_PER_TOKEN;
-  }
-
-  /** Milliseconds from `now` until `tokens` whole tokens are available (0 when they are). */
-  msUntil(tokens: number, now: number): number {
-    this.refill(now);
-    const need = tokens * UNITS_PER_TOKEN - this.level;
-    return need <= 0 ? 0 : Math.ceil(need / this.requestsPerHour);
-  }
+export function hourlyBucket(requestsPerHour: number, burst: number, now: number): TokenBucket {
+  if (!Number.isSafeInteger(requestsPerHour) || requestsPerHour < 1 || requestsPerHour > 1e9) throw new RangeError('requestsPerHour must be an integer in 1..1e9');
+  if (!Number.isSafeInteger(burst) || burst < 1 || burst > 1e6) throw new RangeError('burst must be an integer in 1..1e6');
+  return new TokenBucket({ unitsPerToken: UNITS_PER_TOKEN, unitsPerPeriod: requestsPerHour, periodMs: 1, burst }, now);
 }
 
 export interface BudgetOptions {
@@ -217,7 +178,7 @@ export class RequestBudget {
     this.requestsPerHour = o.requestsPerHour;
     this.burst = o.burst;
     this.maxConcurrent = o.maxConcurrent;
-    this.bucket = new TokenBucket(o.requestsPerHour, o.burst, this.now());
+    this.bucket = hourlyBucket(o.requestsPerHour, o.burst, this.now());
     // (tokens - 1) * 2 >= burst  <=>  tokens >= ceil(burst / 2) + 1
     this.deferredNeeds = Math.ceil(o.burst / 2) + 1;
   }
@@ -344,7 +305,7 @@ export class RequestBudget {
 
   private run<T>(fn: () => Promise<T>, p: Priority): Promise<T> {
     const now = this.now();
-    this.bucket.take(now);
+    if (!this.bucket.tryTake(now)) throw new Error('token bucket: take without a token');
     this.running++;
     this.started[p]++;
     const minute = Math.floor(now / USAGE_SLOT_MS);

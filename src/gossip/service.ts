@@ -37,7 +37,7 @@ import {
   PEER_LIMITER_KEYS,
 } from './limits.js';
 import { PeerLimiter } from './peer-limiter.js';
-import { TokenBucket } from './seen.js';
+import { perSecond, TokenBucket } from '../bounded.js';
 import { PayloadIntake } from './payload-intake.js';
 import { bytes32, encodedSize, toProtoPayload } from './wire.js';
 import { packPayload, unpackPayload } from '../packed-payload.js';
@@ -111,8 +111,9 @@ export class PeerService {
   readonly listQueue = new PQueue({ concurrency: LIST_CONCURRENCY });
 
   constructor(private readonly d: ServiceDeps) {
-    // Burst of one second's worth: short spikes pass, sustained floods do not.
-    this.global = new TokenBucket(d.opts.globalRatePerS, d.opts.globalRatePerS);
+    // Burst of one second's worth: short spikes pass, sustained floods do not. On the
+    // process's clock, not the per-peer limiters' (`now`, fixed in tests).
+    this.global = new TokenBucket(perSecond(d.opts.globalRatePerS, d.opts.globalRatePerS), performance.now());
     this.limiter = new PeerLimiter({ ratePerS: d.opts.inboundRatePerS, queue: d.opts.inboundQueue, capacity: PEER_LIMITER_KEYS }, d.now);
     this.listLimiter = new PeerLimiter({ ratePerS: LIST_RATE_PER_S, queue: LIST_QUEUE, capacity: PEER_LIMITER_KEYS }, d.now);
     this.fetchLimiter = new PeerLimiter({ ratePerS: FETCH_RATE_PER_S, queue: FETCH_QUEUE, capacity: PEER_LIMITER_KEYS }, d.now);
@@ -249,7 +250,7 @@ export class PeerService {
   /** GetIdentity: unsigned, so only the global budget stands before our signature. */
   private identity(call: grpc.ServerUnaryCall<Signed, object>, cb: grpc.sendUnaryData<object>): void {
     const c = this.d.counters;
-    if (!this.global.take()) {
+    if (!this.global.tryTake(performance.now())) {
       c.requests_rate_limited++;
       cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: the node is receiving too many peer requests' });
       return;
@@ -266,7 +267,7 @@ export class PeerService {
   private unary<M extends PeerMethod>(method: M, fn: Handler<M>): grpc.handleUnaryCall<Signed, object> {
     return (call, cb) => {
       const c = this.d.counters;
-      if (!this.global.take()) {
+      if (!this.global.tryTake(performance.now())) {
         c.requests_rate_limited++;
         cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: the node is receiving too many peer requests' });
         return;
