@@ -9,7 +9,8 @@
 /**
  * A bounded map in insertion order: when full, the oldest entry goes. The gossip seen set
  * (txid + body hash to the verdict or the intake still running), the peer keys the
- * verifier parsed, the block txid lists the deferred checks share.
+ * verifier parsed, the block txid lists the deferred checks share, sync's refused
+ * payloads, a stream subscription's recently decided calls.
  */
 export class BoundedMap<K, V> {
   private readonly map = new Map<K, V>();
@@ -30,14 +31,31 @@ export class BoundedMap<K, V> {
     return this.map.get(k);
   }
 
-  set(k: K, v: V): void {
+  /** Sets `k` as the newest entry; true when the oldest went to make room. */
+  set(k: K, v: V): boolean {
     if (this.map.has(k)) this.map.delete(k);
     this.map.set(k, v);
-    while (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+    let evicted = false;
+    for (const oldest of this.map.keys()) {
+      if (this.map.size <= this.capacity) break;
+      this.map.delete(oldest);
+      evicted = true;
+    }
+    return evicted;
   }
 
   delete(k: K): void {
     this.map.delete(k);
+  }
+
+  /** Keys, oldest first. */
+  keys(): IterableIterator<K> {
+    return this.map.keys();
+  }
+
+  /** Values, oldest first. */
+  values(): IterableIterator<V> {
+    return this.map.values();
   }
 }
 

@@ -18,6 +18,11 @@ test('the bounded map is bounded and forgets the oldest first', () => {
   assert.equal(m.has(6), false);
   assert.deepEqual([7, 8, 9].map((k) => m.get(k)), ['7', '8', '9']);
   assert.throws(() => new BoundedMap(0), RangeError);
+  // A set makes its key the newest and says when the oldest went (a stream's cut flag).
+  assert.equal(m.set(7, 'seven'), false);
+  assert.deepEqual([...m.keys()], [8, 9, 7]);
+  assert.equal(m.set(10, '10'), true);
+  assert.deepEqual([...m.values()], ['9', 'seven', '10']);
 });
 
 test('token bucket per second: burst, then the rate', () => {

@@ -10,8 +10,7 @@ import { createPublicKey, sign as edSign, verify as edVerify, type KeyObject } f
 import { privateKeyFromSeed, rawPublicKey } from './identity.js';
 import { encodeBody } from './codec.js';
 import type { PeerMethod } from './protocols.js';
-import type { PeerRequest } from './wire-types.js';
-import type { WireInit } from './wire-types.js';
+import type { PeerRequest, WireInit } from './wire-types.js';
 import { BoundedMap } from '../bounded.js';
 
 /** Domain and protocol version of every signature (proto/svc.proto, header section 2). */

@@ -12,8 +12,7 @@ import { NodeError } from '@svc-node/protocol/errors';
 import { verifyIdentityProof } from './auth.js';
 import { loadPeerClientCtor } from './server.js';
 import { checkResponse, type PeerMethod } from './protocols.js';
-import type { PeerRequest, PeerResponse, PeerRpc } from './wire-types.js';
-import type { WireInit } from './wire-types.js';
+import type { PeerRequest, PeerResponse, PeerRpc, WireInit } from './wire-types.js';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
 import type { Signer } from './auth.js';
 

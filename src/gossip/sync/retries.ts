@@ -11,9 +11,9 @@ import { refusalIsRetryable } from '@svc-node/protocol/rules';
 import { RpcFailure } from '../client.js';
 import type { Peer } from '../peers.js';
 import type { PeerMethod } from '../protocols.js';
-import type { PeerRequest, PeerResponse } from '../wire-types.js';
-import type { WireInit } from '../wire-types.js';
+import type { PeerRequest, PeerResponse, WireInit } from '../wire-types.js';
 import type { SyncDeps } from './deps.js';
+import { BoundedMap } from '../../bounded.js';
 
 /** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */
 const EVIDENCE_REFUSALS: ReadonlySet<string> = new Set(['bad_evidence', 'bad_coin', 'coin_missing']);
@@ -65,7 +65,7 @@ export class Retries {
    * filed under "<peer url> <txid>": that peer's copy waits out its backoff, another
    * peer's copy is fetched at once.
    */
-  private readonly refused = new Map<string, { next: number; wait: number; code: string }>();
+  private readonly refused = new BoundedMap<string, { next: number; wait: number; code: string }>(REFUSED_MAX);
   /** Txids fetched this round (they came with their evidence: not asked for it again). */
   private fetchedThisRound = new Set<string>();
 
@@ -101,9 +101,7 @@ export class Retries {
   noteRefused(key: string, code: string): void {
     const prev = this.refused.get(key);
     const wait = nextWait(prev, REFUSED_BACKOFF_MAX);
-    this.refused.delete(key); // re-inserted last: the Map's order is the eviction order
     this.refused.set(key, { next: this.roundNo + wait, wait, code });
-    if (this.refused.size > REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!);
   }
 
   /** A payload was taken: a refusal of it filed before is forgotten. */
