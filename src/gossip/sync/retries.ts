@@ -126,11 +126,20 @@ export class Retries {
     return this.fetchedThisRound.has(txid);
   }
 
-  /** A peer answered something false (a header run, evidence): counted, logged, and the peer marked failed. */
+  /** False answers each peer gave since this node started (a sync that met one does not end as a good one). */
+  private readonly falseAnswers = new WeakMap<Peer, number>();
+
+  /** A peer answered something false (a header run, evidence, a list): counted, logged, and the peer marked failed. */
   falseAnswer(peer: Peer, what: string, e: NodeError): void {
     this.d.counters.sync_bad_evidence++;
+    this.falseAnswers.set(peer, this.falseAnswersOf(peer) + 1);
     this.d.peers.failed(peer);
     this.d.log.warn('peer sent false evidence', { peer: peer.url, what, reason: e.message });
+  }
+
+  /** False answers `peer` gave so far. */
+  falseAnswersOf(peer: Peer): number {
+    return this.falseAnswers.get(peer) ?? 0;
   }
 
   /** One request of a sync, asked again while `askAgain` says so. */
