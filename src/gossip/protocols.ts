@@ -14,7 +14,7 @@
  * answer does not spoil the others. Adding a peer RPC: docs/GOSSIP.md.
  */
 import { NodeError } from '@svc-node/protocol/errors';
-import { bytesOf, checkTipAnnouncement, id32, malformed, u64, type PeerRequest, type PeerResponse, type PeerRpc, type ProtoPayload, type WireInit } from './wire-types.js';
+import { bytesOf, checkTipAnnouncement, id32, malformed, u64, type PeerRequest, type PeerResponse, type PeerRpc, type ProtoPayload, type RangeAnswer, type TxidRange, type WireInit } from './wire-types.js';
 import { FINGERPRINT_BYTES } from '@svc-node/protocol/fingerprint';
 import { HEADER_BYTES } from '@svc-node/protocol/headers';
 import { GET_HEADERS_MAX, RANGE_LIST_MAX, RANGES_MAX } from './limits.js';
@@ -52,6 +52,24 @@ export interface PeerProtocol<M extends PeerRpc> {
   check: (r: PeerResponse<M>, req: WireInit<PeerRequest<M>>) => void;
   /** Answered by a writer query; absent: by its own handler in service.ts. */
   serve?: WriterServed<M>;
+}
+
+/**
+ * A listed range answer is the whole range (proto/svc.proto, RangeAnswer): as many txids
+ * as its count, at most the list limit asked, ascending, each inside the range asked.
+ */
+function checkListedRange(a: RangeAnswer, asked: WireInit<TxidRange>): void {
+  const limit = Math.min(asked.list_up_to ?? 0, RANGE_LIST_MAX);
+  if (a.txids.length !== a.count || a.count > limit) throw malformed('GetContractRanges', 'ranges.txids', `must list the range's ${a.count} txids, at most the ${limit} asked, not ${a.txids.length}`);
+  const lower = asked.lower ?? new Uint8Array(0);
+  const upper = asked.upper ?? new Uint8Array(0);
+  let prev: Uint8Array | null = null;
+  for (const t of a.txids) {
+    id32('GetContractRanges', 'ranges.txids', t);
+    if (prev && Buffer.compare(prev, t) >= 0) throw malformed('GetContractRanges', 'ranges.txids', 'must be ascending');
+    if (Buffer.compare(t, lower) < 0 || (upper.length > 0 && Buffer.compare(t, upper) >= 0)) throw malformed('GetContractRanges', 'ranges.txids', 'must lie inside the range asked');
+    prev = t;
+  }
 }
 
 /** Every RPC of the peer service: one descriptor each. */
@@ -188,10 +206,10 @@ export const PEER_PROTOCOLS = {
     rate: 'peer',
     check: (r, req) => {
       if (r.ranges.length !== (req.ranges?.length ?? 0)) throw malformed('GetContractRanges', 'ranges', `must be one per range asked (${req.ranges?.length ?? 0}), not ${r.ranges.length}`);
-      for (const a of r.ranges) {
-        if (a.listed) for (const t of a.txids) id32('GetContractRanges', 'ranges.txids', t);
+      r.ranges.forEach((a, i) => {
+        if (a.listed) checkListedRange(a, req.ranges?.[i] ?? {});
         else bytesOf('GetContractRanges', 'ranges.fingerprint', a.fingerprint, [FINGERPRINT_BYTES]);
-      }
+      });
     },
     serve: {
       query: 'peerRanges',
