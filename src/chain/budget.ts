@@ -195,7 +195,9 @@ export class RequestBudget {
     const now = this.now();
     const minute = Math.floor(now / USAGE_SLOT_MS);
     let used = 0;
-    for (let i = 0; i < USAGE_SLOTS; i++) if (this.usageMinute[i]! > minute - USAGE_SLOTS) used += this.usage[i]!;
+    this.usageMinute.forEach((m, i) => {
+      if (m > minute - USAGE_SLOTS) used += this.usage[i] ?? 0;
+    });
     return {
       requests_per_hour: this.requestsPerHour,
       burst: this.burst,
@@ -263,8 +265,7 @@ export class RequestBudget {
     this.wakeTimer = null;
     for (const p of PRIORITIES) {
       const q = this.queues[p];
-      for (let i = q.head; i < q.items.length; i++) {
-        const w = q.items[i]!.w;
+      for (const { w } of q.items.slice(q.head)) {
         if (!w || w.done) continue;
         this.drop(w);
         w.fail(new LimiterStopped());
@@ -314,7 +315,7 @@ export class RequestBudget {
       this.usageMinute[slot] = minute;
       this.usage[slot] = 0;
     }
-    this.usage[slot]!++;
+    this.usage[slot] = (this.usage[slot] ?? 0) + 1;
     let out: Promise<T>;
     try {
       out = fn();
@@ -331,12 +332,13 @@ export class RequestBudget {
   private next(): Waiting | null {
     for (const p of PRIORITIES) {
       const q = this.queues[p];
-      while (q.head < q.items.length && q.items[q.head]!.w === null) q.head++;
+      while (q.head < q.items.length && q.items[q.head]?.w === null) q.head++;
       if (q.head > 1024 && q.head * 2 > q.items.length) {
         q.items.splice(0, q.head);
         q.head = 0;
       }
-      if (q.head < q.items.length) return q.items[q.head]!.w;
+      const head = q.items[q.head];
+      if (head) return head.w;
     }
     return null;
   }

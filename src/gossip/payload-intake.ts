@@ -84,8 +84,7 @@ export class PayloadIntake {
         return { ok: false as const, e: e instanceof NodeError ? e : new NodeError('bad_request', 'malformed payload') };
       }
     });
-    const run = async (i: number): Promise<void> => {
-      const x = parsed[i]!;
+    const run = async (x: (typeof parsed)[number], i: number): Promise<void> => {
       this.d.counters.payloads_received++;
       if (!x.ok) {
         this.d.counters.payloads_refused++;
@@ -95,9 +94,10 @@ export class PayloadIntake {
       }
       results[i] = await this.intakeOnce(x.p, fromKey);
     };
+    const isDeploy = (x: (typeof parsed)[number]): boolean => x.ok && x.p.kind === 'deploy';
     // Deploys first and one at a time (a call to an unknown contract is refused), then calls.
-    for (let i = 0; i < parsed.length; i++) if (parsed[i]!.ok && (parsed[i] as { p: WirePayload }).p.kind === 'deploy') await run(i);
-    await Promise.all(parsed.map((x, i) => (x.ok && x.p.kind === 'deploy' ? undefined : run(i))));
+    for (const [i, x] of parsed.entries()) if (isDeploy(x)) await run(x, i);
+    await Promise.all(parsed.map((x, i) => (isDeploy(x) ? undefined : run(x, i))));
     return { results: results.map((r) => ({ ...r, txid: r.txid ? Buffer.from(r.txid, 'hex') : Buffer.alloc(0) })) };
   }
 
