@@ -29,7 +29,7 @@ import { parseHex, txidBytes } from './hash.js';
 import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleRoot } from './merkle-branch.js';
 import { HEX32 } from './identifiers.js';
 import { MAX_COIN_PREV_TXS, type CoinEvidence, type PrevTx } from './coin.js';
-import { reversed } from './bytes.js';
+import { internalBytes, reversed } from './bytes.js';
 
 /** Where a transaction sits on the chain, and the branch that proves it. */
 export interface Inclusion {
@@ -84,6 +84,19 @@ export function decodeInclusion(v: unknown, form: InclusionForm): { ok: true; in
     hashes.push(b);
   }
   return { ok: true, inclusion: { blockHash: Buffer.from(blockHash.buffer, blockHash.byteOffset, 32).toString('hex'), height, txIndex, branch: hashes } };
+}
+
+/** A chain-data endpoint's merkle proof of a transaction (Esplora's GET /tx/:txid/merkle-proof, shape-checked by its client). */
+export interface EndpointMerkleProof {
+  block_height: number;
+  /** Sibling hashes in display hex, leaf level first. */
+  merkle: readonly string[];
+  pos: number;
+}
+
+/** The inclusion an endpoint's merkle proof gives, in the block `blockHash` (the proof does not name it: the caller's header or the transaction's status does). */
+export function inclusionFromMerkleProof(proof: EndpointMerkleProof, blockHash: string): Inclusion {
+  return { blockHash, height: proof.block_height, txIndex: proof.pos, branch: proof.merkle.map(internalBytes) };
 }
 
 /** The confirmed transaction that spent a call's named outpoint (its drop). */
