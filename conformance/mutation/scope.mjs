@@ -45,6 +45,8 @@ export const EXCLUDED_FUNCTIONS = {
   'packages/protocol/src/evidence.ts:checkTxBytes': 'the binary storage form of evidence: the store\'s, not the wire\'s',
   'packages/protocol/src/evidence.ts:inclusionJson': 'the JSON call proof REST serves to clients; no block\'s answer depends on it',
   'packages/protocol/src/evidence.ts:callProofJson': 'the JSON call proof REST serves to clients; no block\'s answer depends on it',
+  'packages/protocol/src/evidence.ts:inclusionFromMerkleProof': 'reads the chain-data endpoint\'s merkle proof (I/O), as parseTxHex its transactions; what a block decides on the inclusion is foldInclusion\'s and inclusionMatchesHeader\'s',
+  'packages/protocol/src/evidence.ts:decodeInclusion': 'an inclusion as senders write it (the peer proto, a REST coin, a call proof) read into the node\'s type; what a block decides on it is checkEvidence\'s (inclusionShapeError, foldInclusion), which checks the shape again',
   'packages/protocol/src/evidence.ts:parseCallProof': 'the client\'s reading of a REST call proof (src/client/node.ts); no block\'s answer depends on it',
   'packages/protocol/src/stamp.ts:callStampScript': 'the client\'s builder of a stamp output; the node\'s reading of stamps is binding.stamp',
   'packages/protocol/src/stamp.ts:deployStampScript': 'the client\'s builder of a stamp output; the node\'s reading of stamps is binding.stamp',

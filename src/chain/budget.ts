@@ -22,6 +22,7 @@
  * a token too. A start with a token and a slot free and nothing queued runs synchronously,
  * without a timer or a promise of its own (intake sends one request per call).
  */
+import { TokenBucket } from '../bounded.js';
 
 export type Priority = 'tip' | 'intake' | 'deferred';
 /** Highest first: the order the queues are served in. */
@@ -73,55 +74,15 @@ const USAGE_SLOT_MS = 60_000;
 const USAGE_SLOTS = 60;
 
 /**
- * A token bucket with exact arithmetic. Time is in whole milliseconds (callers floor a
- * monotonic clock; flooring keeps it monotonic and never adds time).
+ * The chain-data budget's token bucket: exact arithmetic in whole milliseconds (callers
+ * floor a monotonic clock; flooring keeps it monotonic and never adds time), a unit being
+ * a millisecond of an hour, so a millisecond adds `requestsPerHour` units exactly. The
+ * bounds keep every sum below 2^53.
  */
-export class TokenBucket {
-  private readonly capacityUnits: number;
-  private level: number;
-  private last: number;
-
-  constructor(
-    readonly requestsPerHour: number,
-    readonly burst: number,
-    now: number,
-  ) {
-    if (!Number.isSafeInteger(requestsPerHour) || requestsPerHour < 1 || requestsPerHour > 1e9) throw new RangeError('requestsPerHour must be an integer in 1..1e9');
-    if (!Number.isSafeInteger(burst) || burst < 1 || burst > 1e6) throw new RangeError('burst must be an integer in 1..1e6');
-    this.capacityUnits = burst * UNITS_PER_TOKEN;
-    this.level = this.capacityUnits;
-    this.last = now;
-  }
-
-  private refill(now: number): void {
-    const dt = now - this.last;
-    if (dt <= 0) return;
-    this.last = now;
-    const missing = this.capacityUnits - this.level;
-    // Compared before multiplying: dt * rate stays below 2^53 (missing + rate <= 3.6e15).
-    if (dt >= Math.ceil(missing / this.requestsPerHour)) this.level = this.capacityUnits;
-    else this.level += dt * this.requestsPerHour;
-  }
-
-  /** Whole tokens available at `now`. */
-  available(now: number): number {
-    this.refill(now);
-    return Math.floor(this.level / UNITS_PER_TOKEN);
-  }
-
-  /** Takes one token; the caller checked `available(now) >= 1`. */
-  take(now: number): void {
-    this.refill(now);
-    if (this.level < UNITS_PER_TOKEN) throw new Error('token bucket: take without a token');
-    this.level -= UNITS_PER_TOKEN;
-  }
-
-  /** Milliseconds from `now` until `tokens` whole tokens are available (0 when they are). */
-  msUntil(tokens: number, now: number): number {
-    this.refill(now);
-    const need = tokens * UNITS_PER_TOKEN - this.level;
-    return need <= 0 ? 0 : Math.ceil(need / this.requestsPerHour);
-  }
+export function hourlyBucket(requestsPerHour: number, burst: number, now: number): TokenBucket {
+  if (!Number.isSafeInteger(requestsPerHour) || requestsPerHour < 1 || requestsPerHour > 1e9) throw new RangeError('requestsPerHour must be an integer in 1..1e9');
+  if (!Number.isSafeInteger(burst) || burst < 1 || burst > 1e6) throw new RangeError('burst must be an integer in 1..1e6');
+  return new TokenBucket({ unitsPerToken: UNITS_PER_TOKEN, unitsPerPeriod: requestsPerHour, periodMs: 1, burst }, now);
 }
 
 export interface BudgetOptions {
@@ -217,7 +178,7 @@ export class RequestBudget {
     this.requestsPerHour = o.requestsPerHour;
     this.burst = o.burst;
     this.maxConcurrent = o.maxConcurrent;
-    this.bucket = new TokenBucket(o.requestsPerHour, o.burst, this.now());
+    this.bucket = hourlyBucket(o.requestsPerHour, o.burst, this.now());
     // (tokens - 1) * 2 >= burst  <=>  tokens >= ceil(burst / 2) + 1
     this.deferredNeeds = Math.ceil(o.burst / 2) + 1;
   }
@@ -234,7 +195,9 @@ export class RequestBudget {
     const now = this.now();
     const minute = Math.floor(now / USAGE_SLOT_MS);
     let used = 0;
-    for (let i = 0; i < USAGE_SLOTS; i++) if (this.usageMinute[i]! > minute - USAGE_SLOTS) used += this.usage[i]!;
+    this.usageMinute.forEach((m, i) => {
+      if (m > minute - USAGE_SLOTS) used += this.usage[i] ?? 0;
+    });
     return {
       requests_per_hour: this.requestsPerHour,
       burst: this.burst,
@@ -302,8 +265,7 @@ export class RequestBudget {
     this.wakeTimer = null;
     for (const p of PRIORITIES) {
       const q = this.queues[p];
-      for (let i = q.head; i < q.items.length; i++) {
-        const w = q.items[i]!.w;
+      for (const { w } of q.items.slice(q.head)) {
         if (!w || w.done) continue;
         this.drop(w);
         w.fail(new LimiterStopped());
@@ -344,7 +306,7 @@ export class RequestBudget {
 
   private run<T>(fn: () => Promise<T>, p: Priority): Promise<T> {
     const now = this.now();
-    this.bucket.take(now);
+    if (!this.bucket.tryTake(now)) throw new Error('token bucket: take without a token');
     this.running++;
     this.started[p]++;
     const minute = Math.floor(now / USAGE_SLOT_MS);
@@ -353,7 +315,7 @@ export class RequestBudget {
       this.usageMinute[slot] = minute;
       this.usage[slot] = 0;
     }
-    this.usage[slot]!++;
+    this.usage[slot] = (this.usage[slot] ?? 0) + 1;
     let out: Promise<T>;
     try {
       out = fn();
@@ -370,12 +332,13 @@ export class RequestBudget {
   private next(): Waiting | null {
     for (const p of PRIORITIES) {
       const q = this.queues[p];
-      while (q.head < q.items.length && q.items[q.head]!.w === null) q.head++;
+      while (q.head < q.items.length && q.items[q.head]?.w === null) q.head++;
       if (q.head > 1024 && q.head * 2 > q.items.length) {
         q.items.splice(0, q.head);
         q.head = 0;
       }
-      if (q.head < q.items.length) return q.items[q.head]!.w;
+      const head = q.items[q.head];
+      if (head) return head.w;
     }
     return null;
   }

@@ -256,8 +256,9 @@ export class HeaderFollower {
   /** Brings the header chain up to the endpoint's tip (as far as paging is allowed). */
   async followHeaders(): Promise<void> {
     const newest = await this.o.source.blocks();
-    if (newest.length === 0) return;
-    this.endpointTip = { height: newest[0]!.height, hash: newest[0]!.hash };
+    const [top] = newest;
+    if (!top) return;
+    this.endpointTip = { height: top.height, hash: top.hash };
     for (let guard = 0; !this.stopped; guard++) {
       const st = await this.o.sink.state();
       const have = st.headerTip ?? st.processed;
@@ -281,13 +282,16 @@ export class HeaderFollower {
    */
   private async linkRun(rows: HeaderRow[], st: FollowerState): Promise<{ from: number; run: HeaderRow[] } | null> {
     const asc = [...rows].sort((a, b) => a.height - b.height);
-    for (let i = 0; i < asc.length; i++) {
-      const r = asc[i]!;
+    for (const [i, r] of asc.entries()) {
       const parent = await this.hashAt(r.height - 1, st);
       if (parent !== null && parent === r.prevHash) {
         // Rows above must link among themselves (the client checked each against its hash).
-        for (let j = i + 1; j < asc.length; j++) if (asc[j]!.prevHash !== asc[j - 1]!.hash) throw new HeaderChainBroken(`the endpoint's blocks ${asc[j - 1]!.height} and ${asc[j]!.height} do not link`);
-        return { from: r.height, run: asc.slice(i) };
+        const run = asc.slice(i);
+        run.reduce((below, above) => {
+          if (above.prevHash !== below.hash) throw new HeaderChainBroken(`the endpoint's blocks ${below.height} and ${above.height} do not link`);
+          return above;
+        });
+        return { from: r.height, run };
       }
     }
     return null;
@@ -396,14 +400,14 @@ export class HeaderFollower {
         const rows = await this.o.sink.headers(fork + 1, last - fork);
         if (rows.length !== last - fork) throw new HeaderChainBroken(`the node holds headers ${fork + 1}..${fork + rows.length}, not up to ${last}`);
         connected = [];
-        for (let i = 0; i < rows.length; i++) {
+        for (const [i, row] of rows.entries()) {
           if (this.stopped) return;
           const h = fork + 1 + i;
           if (full(h)) {
-            const b = await this.o.source.rawBlock(headerHash(rows[i]!));
+            const b = await this.o.source.rawBlock(headerHash(row));
             fullBlocks.set(h, b);
-            connected.push({ ...blockInputOf(connectedBlockOf(b, h)), header: rows[i]! });
-          } else connected.push(headerOnlyBlock(h, rows[i]!));
+            connected.push({ ...blockInputOf(connectedBlockOf(b, h)), header: row });
+          } else connected.push(headerOnlyBlock(h, row));
         }
       }
       if (this.stopped) return;
@@ -499,8 +503,9 @@ export class HeaderFollower {
    * another there); else null.
    */
   private async stillHeld(blocks: BlockInput[] | null, st: FollowerState): Promise<BlockInput[] | null> {
-    const top = blocks?.[blocks.length - 1];
-    if (!blocks || !top || blocks[0]!.prevHash !== st.processed.hash) return null;
+    const first = blocks?.[0];
+    const top = blocks?.at(-1);
+    if (!blocks || !first || !top || first.prevHash !== st.processed.hash) return null;
     const [row] = await this.o.sink.headers(top.height, 1);
     return row && headerHash(row) === top.hash ? blocks : null;
   }

@@ -467,6 +467,12 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
   const arity = (min: number, max: number, shape: string) => {
     if (pos.length < min || pos.length > max) throw usage(`${cmd} takes ${shape}`);
   };
+  /** Positional argument `i`, which the command's arity check requires. */
+  const positional = (i: number): string => {
+    const a = pos[i];
+    if (a === undefined) throw usage(`${cmd} needs argument ${i + 1}`);
+    return a;
+  };
 
   switch (cmd) {
     case 'keygen': {
@@ -498,7 +504,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
     }
     case 'deploy': {
       arity(1, 1, 'ARTIFACT.json');
-      const artifact = readJsonFile(pos[0]!, 'artifact');
+      const artifact = readJsonFile(positional(0), 'artifact');
       if (f.txid !== undefined) {
         const txid = hex64(f.txid, '--txid');
         const { SvcClient, checkArtifact } = await sdk();
@@ -541,7 +547,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
     case 'call': {
       if (pos.length < 2) throw usage('call takes CONTRACT FUNCTION [ARG...]');
       const contract = hex64(pos[0], 'contract id');
-      const fn = pos[1]!;
+      const fn = positional(1);
       const args = pos.slice(2);
       const callId = f['call-id'];
       if (callId !== undefined && !/^(?:0|[1-9][0-9]{0,19})$/.test(callId)) throw usage(`--call-id must be a u64, got "${callId}"`);
@@ -588,7 +594,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
     case 'simulate': {
       if (pos.length < 2) throw usage('simulate takes CONTRACT FUNCTION [ARG...]');
       const contract = hex64(pos[0], 'contract id');
-      const fnName = pos[1]!;
+      const fnName = positional(1);
       const inputs = (f.input ?? []).map((t) => outpointFlag(t, '--input'));
       const pay = payments(f);
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
@@ -633,7 +639,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
     }
     case 'submit': {
       arity(1, 1, 'CALL.json');
-      const saved = readJsonFile(pos[0]!, 'call submission') as Partial<Record<keyof CallBody, unknown>> | null;
+      const saved = readJsonFile(positional(0), 'call submission') as Partial<Record<keyof CallBody, unknown>> | null;
       const str = (k: keyof CallBody): string | undefined => (typeof saved?.[k] === 'string' ? (saved[k] as string) : undefined);
       for (const k of ['txid', 'contract_id', 'payload'] as const) if (str(k) === undefined) throw usage(`${pos[0]} is not a call submission as svc call saves it: no "${k}"`);
       const body: CallBody = { txid: hex64(str('txid'), 'txid of the submission'), contract_id: hex64(str('contract_id'), 'contract_id of the submission'), payload: str('payload') ?? '' };
@@ -665,13 +671,13 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
       const { codegenModule } = await import('./codegen.js');
       let artifact: unknown;
       try {
-        artifact = JSON.parse(readFileSync(pos[0]!, 'utf8'));
+        artifact = JSON.parse(readFileSync(positional(0), 'utf8'));
       } catch (e) {
-        throw usage(`cannot read artifact ${pos[0]!}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        throw usage(`cannot read artifact ${positional(0)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }
       let text: string;
       try {
-        text = codegenModule(artifact, pos[0]!, { name: f.name, importFrom: f.import });
+        text = codegenModule(artifact, positional(0), { name: f.name, importFrom: f.import });
       } catch (e) {
         throw e instanceof ClientError ? usage(e.message) : e;
       }
@@ -681,7 +687,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
     }
     case 'test': {
       arity(1, 2, 'CONTRACT.svc [TESTS]');
-      const file = pos[0]!;
+      const file = positional(0);
       const testsFile = pos[1] ?? file.replace(/\.svc$/, '') + '.tests';
       const read = (p: string, what: string): string => {
         try {
@@ -747,7 +753,7 @@ async function command(cmd: string, pos: string[], f: Flags, io: StreamIo): Prom
     case 'read': {
       arity(2, 3, 'CONTRACT FIELD [ARG]');
       const contract = hex64(pos[0], 'contract id');
-      const field = pos[1]!;
+      const field = positional(1);
       const node = new NodeClient(checkUrl(nodeUrl(f), 'node'));
       let arg: string | undefined;
       const abi = f.abi ? abiFromFile(f.abi) : await node.abi(contract).catch(() => null);

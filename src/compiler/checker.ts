@@ -216,6 +216,12 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
     /** Hidden slots holding a map key while a compound assignment reads and writes the entry, one per key type. */
     const keyTemps = new Map<ValueType, number>();
     const scopes: Map<string, Local>[] = [new Map()];
+    /** The innermost scope open (a function body opens one before any statement is checked). */
+    const innermost = (): Map<string, Local> => {
+      const s = scopes.at(-1);
+      if (!s) throw new Error('checker: no scope open');
+      return s;
+    };
     let loopDepth = 0;
     const newLocal = (name: string, type: ValueType, mutable: boolean, p: Pos): Local | null => {
       if (fields.has(name)) err(p, `'${name}' shadows a field`);
@@ -224,11 +230,11 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
       const slot = allocSlot(p);
       if (slot === null) return null;
       const l = { slot, type, mutable };
-      scopes[scopes.length - 1]!.set(name, l);
+      innermost().set(name, l);
       return l;
     };
     const lookup = (name: string): Local | undefined => {
-      for (let i = scopes.length - 1; i >= 0; i--) { const l = scopes[i]!.get(name); if (l) return l; }
+      for (let i = scopes.length - 1; i >= 0; i--) { const l = scopes[i]?.get(name); if (l) return l; }
       return undefined;
     };
     for (const p of f.params) newLocal(p.name, p.type, true, p.pos);
@@ -387,10 +393,9 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
         n.note = { ty: t };
         exp = t;
       }
-      let lt = expr(leaf, exp);
+      const lt = expr(leaf, exp);
       const chain = { comparisonReported: false };
-      for (let i = levels.length - 1; i >= 0; i--) lt = binLevel(levels[i]!, lt, chain);
-      return lt;
+      return levels.reduceRight((t, level) => binLevel(level, t, chain), lt);
     };
     /** One operator whose left operand (of type lt) is checked. */
     const binLevel = (e: BinExpr, lt: Ty, chain: { comparisonReported: boolean }): Ty => {
@@ -561,7 +566,7 @@ export function check(c: ContractDecl, file: string): { ok: true; checked: Check
           if (from === 0n) {
             if (fields.has(s.name)) err(s.pos, `'${s.name}' shadows a field`);
             if (lookup(s.name)) err(s.pos, `variable '${s.name}' is already declared`);
-            scopes[scopes.length - 1]!.set(s.name, { slot: counter, type: 'u64', mutable: false });
+            innermost().set(s.name, { slot: counter, type: 'u64', mutable: false });
           } else {
             const user = newLocal(s.name, 'u64', false, s.pos);
             if (user) s.note.userSlot = user.slot;

@@ -397,7 +397,7 @@ function scan(src: string, err: (p: Pos, m: string) => void): Tok[] {
   let i = 0, line = 1, lineStart = 0;
   const pos = (at: number): Pos => ({ line, col: at - lineStart + 1 });
   while (i < src.length) {
-    const ch = src[i]!;
+    const ch = src.charAt(i);
     if (ch === '\n') { i++; line++; lineStart = i; continue; }
     if (ch === ' ' || ch === '\t' || ch === '\r') { i++; continue; }
     if (src.startsWith('//', i)) { while (i < src.length && src[i] !== '\n') i++; continue; }
@@ -412,7 +412,7 @@ function scan(src: string, err: (p: Pos, m: string) => void): Tok[] {
     const p = pos(i);
     if (/[A-Za-z_]/.test(ch)) {
       let j = i + 1;
-      while (j < src.length && /[A-Za-z0-9_]/.test(src[j]!)) j++;
+      while (j < src.length && /[A-Za-z0-9_]/.test(src.charAt(j))) j++;
       toks.push({ kind: 'ident', text: src.slice(i, j), pos: p });
       i = j;
       continue;
@@ -420,7 +420,7 @@ function scan(src: string, err: (p: Pos, m: string) => void): Tok[] {
     if (/[0-9]/.test(ch)) {
       if (src.startsWith('0x', i)) {
         let j = i + 2;
-        while (j < src.length && /[0-9a-fA-F_]/.test(src[j]!)) j++;
+        while (j < src.length && /[0-9a-fA-F_]/.test(src.charAt(j))) j++;
         const digits = src.slice(i + 2, j).replace(/_/g, '');
         if (digits.length % 2 !== 0) err(p, 'hex literal needs an even number of digits');
         if (digits.length > 2 * LIMITS.valueBytes) err(p, `hex literal is ${Math.ceil(digits.length / 2)} bytes, at most ${LIMITS.valueBytes} allowed`);
@@ -429,7 +429,7 @@ function scan(src: string, err: (p: Pos, m: string) => void): Tok[] {
         continue;
       }
       let j = i;
-      while (j < src.length && /[0-9_]/.test(src[j]!)) j++;
+      while (j < src.length && /[0-9_]/.test(src.charAt(j))) j++;
       const digits = src.slice(i, j).replace(/_/g, '');
       let suffix: ValueType | null = null;
       const m = /^(u64|i64|u128)/.exec(src.slice(j, j + 4));

@@ -37,7 +37,8 @@ import { MAINNET_FILL, type FillTarget } from './block-fill.js';
 import { electrumBranch, merkleBlockProof } from './merkle-proofs.js';
 import { displayHex, internalBytes } from '@svc-node/protocol/bitcoin';
 import { BLOCKS_PER_PAGE, routeOf } from '../chain/esplora-client.js';
-import { TokenBucket } from '../chain/budget.js';
+import { hourlyBucket } from '../chain/budget.js';
+import type { TokenBucket } from '../bounded.js';
 
 export { DevnetChain } from './chain.js';
 
@@ -198,7 +199,7 @@ export class DevnetEndpoint {
     opts: Pick<DevnetChainOptions, 'publicMode' | 'now'> = {},
   ) {
     this.publicMode = opts.publicMode ?? null;
-    if (this.publicMode) new TokenBucket(this.publicMode.requestsPerHour, this.publicMode.burst, 0); // checks the numbers now
+    if (this.publicMode) hourlyBucket(this.publicMode.requestsPerHour, this.publicMode.burst, 0); // checks the numbers now
     this.now = opts.now ?? (() => performance.now());
     this.handle = routesOver(chain, this);
   }
@@ -223,11 +224,8 @@ export class DevnetEndpoint {
     if (!this.publicMode) return { ok: true };
     const now = Math.floor(this.now());
     let b = this.budgets.get(client);
-    if (!b) this.budgets.set(client, (b = new TokenBucket(this.publicMode.requestsPerHour, this.publicMode.burst, now)));
-    if (b.available(now) >= 1) {
-      b.take(now);
-      return { ok: true };
-    }
+    if (!b) this.budgets.set(client, (b = hourlyBucket(this.publicMode.requestsPerHour, this.publicMode.burst, now)));
+    if (b.tryTake(now)) return { ok: true };
     return { ok: false, retryAfterS: Math.max(1, Math.ceil(b.msUntil(1, now) / 1000)) };
   }
 

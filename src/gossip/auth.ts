@@ -9,8 +9,8 @@
 import { createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
 import { privateKeyFromSeed, rawPublicKey } from './identity.js';
 import { encodeBody } from './codec.js';
-import type { PeerMethod, PeerRequest } from './protocols.js';
-import type { WireInit } from './wire-types.js';
+import type { PeerMethod } from './protocols.js';
+import type { PeerRequest, WireInit } from './wire-types.js';
 import { BoundedMap } from '../bounded.js';
 
 /** Domain and protocol version of every signature (proto/svc.proto, header section 2). */

@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { NodeError } from '@svc-node/protocol/errors';
 import { verifyIdentityProof } from './auth.js';
 import { loadPeerClientCtor } from './server.js';
-import { checkResponse, type PeerMethod, type PeerRequest, type PeerResponse, type PeerRpc } from './protocols.js';
-import type { WireInit } from './wire-types.js';
+import { checkResponse, type PeerMethod } from './protocols.js';
+import type { PeerRequest, PeerResponse, PeerRpc, WireInit } from './wire-types.js';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
 import type { Signer } from './auth.js';
 

@@ -7,8 +7,8 @@
  */
 import protobuf from 'protobufjs';
 import { PROTO_PATH } from './server.js';
-import { protocolOf, type PeerMethod, type PeerRequest } from './protocols.js';
-import type { WireInit } from './wire-types.js';
+import { protocolOf, type PeerMethod } from './protocols.js';
+import type { PeerRequest, WireInit } from './wire-types.js';
 
 const TO_OBJECT: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };
 

@@ -17,11 +17,11 @@
  * forgetting never throttles an honest peer; it only bounds memory. Keys with waiting
  * requests are never forgotten; if the oldest few are all busy, a new key is refused.
  */
+import { perSecond, TokenBucket } from '../bounded.js';
 
 interface Budget {
-  tokens: number;
-  /** performance.now() of the last refill. */
-  last: number;
+  /** The key's tokens: its debt may reach one second's worth (`charge`). */
+  bucket: TokenBucket;
   waiting: (() => void)[];
   timer: NodeJS.Timeout | null;
 }
@@ -71,17 +71,16 @@ export class PeerLimiter {
    * false, and never runs `job`, when the request is refused.
    */
   admit(key: string, job: () => void): boolean {
-    const b = this.budget(key);
+    const t = this.now();
+    const b = this.budget(key, t);
     if (!b) return false;
-    this.refill(b);
-    if (b.waiting.length === 0 && b.tokens >= 1) {
-      b.tokens -= 1;
+    if (b.waiting.length === 0 && b.bucket.tryTake(t)) {
       job();
       return true;
     }
     if (b.waiting.length >= this.o.queue) return false;
     b.waiting.push(job);
-    this.schedule(b);
+    this.schedule(b, t);
     return true;
   }
 
@@ -94,8 +93,7 @@ export class PeerLimiter {
   charge(key: string, tokens: number): void {
     const b = this.keys.get(key);
     if (!b || !(tokens > 0)) return;
-    this.refill(b);
-    b.tokens = Math.max(-this.burst, b.tokens - tokens);
+    b.bucket.charge(tokens, this.now());
   }
 
   /** Stops every timer; waiting jobs are dropped (shutdown). */
@@ -108,7 +106,7 @@ export class PeerLimiter {
     this.keys.clear();
   }
 
-  private budget(key: string): Budget | null {
+  private budget(key: string, now: number): Budget | null {
     const b = this.keys.get(key);
     if (b) {
       this.keys.delete(key); // most recently used goes to the end
@@ -116,7 +114,7 @@ export class PeerLimiter {
       return b;
     }
     if (this.keys.size >= this.o.capacity && !this.evictIdle()) return null;
-    const fresh: Budget = { tokens: this.burst, last: this.now(), waiting: [], timer: null };
+    const fresh: Budget = { bucket: new TokenBucket(perSecond(this.o.ratePerS, this.burst, this.burst), now), waiting: [], timer: null };
     this.keys.set(key, fresh);
     return fresh;
   }
@@ -133,23 +131,15 @@ export class PeerLimiter {
     return false;
   }
 
-  private refill(b: Budget): void {
-    const t = this.now();
-    b.tokens = Math.min(this.burst, b.tokens + ((t - b.last) / 1000) * this.o.ratePerS);
-    b.last = t;
-  }
-
-  private schedule(b: Budget): void {
+  /** Arms `b`'s timer for its next token, its bucket last read at `now`. */
+  private schedule(b: Budget, now: number): void {
     if (b.timer || b.waiting.length === 0) return;
-    const ms = Math.max(1, Math.ceil(((1 - b.tokens) / this.o.ratePerS) * 1000));
+    const ms = Math.max(1, b.bucket.msUntil(1, now));
     b.timer = setTimeout(() => {
       b.timer = null;
-      this.refill(b);
-      while (b.waiting.length > 0 && b.tokens >= 1) {
-        b.tokens -= 1;
-        b.waiting.shift()!();
-      }
-      this.schedule(b);
+      const t = this.now();
+      while (b.waiting.length > 0 && b.bucket.tryTake(t)) b.waiting.shift()?.();
+      this.schedule(b, t);
     }, ms);
   }
 }

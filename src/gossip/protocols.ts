@@ -1,12 +1,10 @@
 /**
- * The peer protocols, one descriptor per RPC of proto/svc.proto (`PEER_PROTOCOLS`): its
- * request and answer types (`PeerWire`, as proto-loader and codec.ts decode them: field
- * names as in the proto, bytes as Buffers, uint64 as decimal strings, enums by name,
- * absent fields filled with their defaults, an absent message as null), the inner body
- * message the signature covers, the rate budget the server spends on it, the check of
- * its answer, and for the queries the writer answers, how the server serves it. The
- * client (client.ts), the server (service.ts), the body codec and the signer (codec.ts,
- * auth.ts) all read this table; a sender may leave any field out (`WireInit`).
+ * The peer protocols, one descriptor per RPC of proto/svc.proto (`PEER_PROTOCOLS`; its
+ * request and answer types are `PeerWire`, wire-types.ts): the inner body message the
+ * signature covers, the rate budget the server spends on it, the check of its answer, and
+ * for the queries the writer answers, how the server serves it. The client (client.ts),
+ * the server (service.ts), the body codec and the signer (codec.ts, auth.ts) all read
+ * this table; a sender may leave any field out (`WireInit`).
  *
  * What decoding cannot guarantee (byte lengths, numbers in range, parallel lists) is
  * checked once per answer here (`checkResponse`, called by the client for every answer),
@@ -16,193 +14,13 @@
  * answer does not spoil the others. Adding a peer RPC: docs/GOSSIP.md.
  */
 import { NodeError } from '@svc-node/protocol/errors';
-import { bytesOf, checkTipAnnouncement, id32, malformed, u64, type Bytes, type PayloadPosition, type ProtoPayload, type TipAnnouncement, type U64, type WireInit } from './wire-types.js';
+import { bytesOf, checkTipAnnouncement, id32, malformed, u64, type PeerRequest, type PeerResponse, type PeerRpc, type ProtoPayload, type RangeAnswer, type TxidRange, type WireInit } from './wire-types.js';
 import { FINGERPRINT_BYTES } from '@svc-node/protocol/fingerprint';
 import { HEADER_BYTES } from '@svc-node/protocol/headers';
 import { GET_HEADERS_MAX, RANGE_LIST_MAX, RANGES_MAX } from './limits.js';
 import { STATE_ROOT_VERSION } from '@svc-node/protocol/state/decisions';
 import { boundHex, bytes32, pageLimit } from './wire.js';
 import type { ForwardedPeerQueries } from '../messages/writer.js';
-
-export interface GetIdentityRequest {
-  challenge: Bytes;
-}
-export interface GetIdentityResponse {
-  public_key: Bytes;
-  node_id: string;
-  signature: Bytes;
-}
-
-export interface HeartbeatRequest extends TipAnnouncement {
-  node_id: string;
-  url: string;
-  height: U64;
-}
-export interface HeartbeatResponse extends TipAnnouncement {
-  node_id: string;
-  height: U64;
-  public_key: Bytes;
-  peers: number;
-}
-
-export interface SubmitPayloadRequest {
-  payloads: ProtoPayload[];
-}
-export interface SubmitPayloadResponse {
-  results: PayloadResult[];
-}
-export interface PayloadResult {
-  txid: Bytes;
-  accepted: boolean;
-  error_code: string;
-  error_message: string;
-}
-
-export interface PreparePayloadRequest {
-  payload: ProtoPayload | null;
-}
-export interface PreparePayloadResponse {
-  valid: boolean;
-  error_code: string;
-  error_message: string;
-}
-
-export interface GetContractIdsRequest {
-  after: Bytes;
-  limit: number;
-}
-export interface GetContractIdsResponse {
-  contract_ids: Bytes[];
-  more: boolean;
-}
-
-export interface GetContractSummaryRequest {
-  contract_id: Bytes;
-  after_txid: Bytes;
-  limit: number;
-}
-export interface GetContractSummaryResponse {
-  contract_id: Bytes;
-  merkle_root: Bytes;
-  payloads: PayloadHash[];
-  count: number;
-  more: boolean;
-}
-export interface PayloadHash {
-  txid: Bytes;
-  payload_hash: Bytes;
-}
-
-export interface GetContractTxidsRequest {
-  contract_id: Bytes;
-  offset: number;
-  limit: number;
-}
-export interface GetContractTxidsResponse {
-  txids: Bytes[];
-  positions: PayloadPosition[];
-  total: number;
-  more: boolean;
-}
-
-export interface GetContractMerkleRootRequest {
-  contract_id: Bytes;
-}
-export interface GetContractMerkleRootResponse {
-  merkle_root: Bytes;
-  count: number;
-}
-
-export interface GetPayloadByTxidRequest {
-  txid: Bytes;
-}
-export interface GetPayloadByTxidResponse {
-  /** Present: an answer without it is refused (its check in PEER_PROTOCOLS). */
-  payload: ProtoPayload;
-  position: PayloadPosition | null;
-}
-
-export interface GetPayloadsRequest {
-  txids: Bytes[];
-}
-export interface GetPayloadsResponse {
-  payloads: FoundPayload[];
-  answered: number;
-}
-export interface FoundPayload {
-  payload: ProtoPayload | null;
-  position: PayloadPosition | null;
-}
-
-export interface GetHeadersRequest {
-  from_height: number;
-  count: number;
-}
-export interface GetHeadersResponse {
-  from_height: number;
-  /** 80 bytes per header, heights from_height upward. */
-  headers: Bytes;
-  /** The peer's highest verified header (0: none). */
-  tip_height: number;
-}
-
-export interface GetStateRootsRequest {
-  from_height: U64;
-  to_height: U64;
-}
-export interface GetStateRootsResponse {
-  roots: StateRootAt[];
-  anchor_height: U64;
-  tip_height: U64;
-  /** docs/STATE.md, "Root version" (0: a node of an earlier release, version 1). */
-  root_version: number;
-}
-export interface StateRootAt {
-  height: U64;
-  block_hash: Bytes;
-  state_root: Bytes;
-}
-
-export interface GetContractRangesRequest {
-  contract_id: Bytes;
-  ranges: TxidRange[];
-}
-export interface TxidRange {
-  lower: Bytes;
-  upper: Bytes;
-  list_up_to: number;
-}
-export interface GetContractRangesResponse {
-  ranges: RangeAnswer[];
-}
-export interface RangeAnswer {
-  count: number;
-  fingerprint: Bytes;
-  txids: Bytes[];
-  listed: boolean;
-}
-
-/** Every RPC of the peer service: its request and its response. */
-export interface PeerWire {
-  GetIdentity: { request: GetIdentityRequest; response: GetIdentityResponse };
-  Heartbeat: { request: HeartbeatRequest; response: HeartbeatResponse };
-  SubmitPayload: { request: SubmitPayloadRequest; response: SubmitPayloadResponse };
-  PreparePayload: { request: PreparePayloadRequest; response: PreparePayloadResponse };
-  GetContractIds: { request: GetContractIdsRequest; response: GetContractIdsResponse };
-  GetContractSummary: { request: GetContractSummaryRequest; response: GetContractSummaryResponse };
-  GetContractTxids: { request: GetContractTxidsRequest; response: GetContractTxidsResponse };
-  GetContractMerkleRoot: { request: GetContractMerkleRootRequest; response: GetContractMerkleRootResponse };
-  GetPayloadByTxid: { request: GetPayloadByTxidRequest; response: GetPayloadByTxidResponse };
-  GetStateRoots: { request: GetStateRootsRequest; response: GetStateRootsResponse };
-  GetContractRanges: { request: GetContractRangesRequest; response: GetContractRangesResponse };
-  GetPayloads: { request: GetPayloadsRequest; response: GetPayloadsResponse };
-  GetHeaders: { request: GetHeadersRequest; response: GetHeadersResponse };
-}
-
-/** Every RPC: the signed ones (PeerMethod) and the unsigned GetIdentity. */
-export type PeerRpc = keyof PeerWire;
-export type PeerRequest<M extends PeerRpc> = PeerWire[M]['request'];
-export type PeerResponse<M extends PeerRpc> = PeerWire[M]['response'];
 
 /**
  * The budgets a request spends on the server (service.ts, in this order): `global`, the
@@ -234,6 +52,24 @@ export interface PeerProtocol<M extends PeerRpc> {
   check: (r: PeerResponse<M>, req: WireInit<PeerRequest<M>>) => void;
   /** Answered by a writer query; absent: by its own handler in service.ts. */
   serve?: WriterServed<M>;
+}
+
+/**
+ * A listed range answer is the whole range (proto/svc.proto, RangeAnswer): as many txids
+ * as its count, at most the list limit asked, ascending, each inside the range asked.
+ */
+function checkListedRange(a: RangeAnswer, asked: WireInit<TxidRange>): void {
+  const limit = Math.min(asked.list_up_to ?? 0, RANGE_LIST_MAX);
+  if (a.txids.length !== a.count || a.count > limit) throw malformed('GetContractRanges', 'ranges.txids', `must list the range's ${a.count} txids, at most the ${limit} asked, not ${a.txids.length}`);
+  const lower = asked.lower ?? new Uint8Array(0);
+  const upper = asked.upper ?? new Uint8Array(0);
+  let prev: Uint8Array | null = null;
+  for (const t of a.txids) {
+    id32('GetContractRanges', 'ranges.txids', t);
+    if (prev && Buffer.compare(prev, t) >= 0) throw malformed('GetContractRanges', 'ranges.txids', 'must be ascending');
+    if (Buffer.compare(t, lower) < 0 || (upper.length > 0 && Buffer.compare(t, upper) >= 0)) throw malformed('GetContractRanges', 'ranges.txids', 'must lie inside the range asked');
+    prev = t;
+  }
 }
 
 /** Every RPC of the peer service: one descriptor each. */
@@ -370,10 +206,10 @@ export const PEER_PROTOCOLS = {
     rate: 'peer',
     check: (r, req) => {
       if (r.ranges.length !== (req.ranges?.length ?? 0)) throw malformed('GetContractRanges', 'ranges', `must be one per range asked (${req.ranges?.length ?? 0}), not ${r.ranges.length}`);
-      for (const a of r.ranges) {
-        if (a.listed) for (const t of a.txids) id32('GetContractRanges', 'ranges.txids', t);
+      r.ranges.forEach((a, i) => {
+        if (a.listed) checkListedRange(a, req.ranges?.[i] ?? {});
         else bytesOf('GetContractRanges', 'ranges.fingerprint', a.fingerprint, [FINGERPRINT_BYTES]);
-      }
+      });
     },
     serve: {
       query: 'peerRanges',

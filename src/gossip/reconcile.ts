@@ -79,6 +79,16 @@ interface Sibling {
   others: Node[];
 }
 
+/** Pairs each range asked with its answer; a side that answered another number of ranges is refused. */
+function zip<T>(asked: readonly T[], answers: readonly RangeAnswer[]): [T, RangeAnswer][] {
+  if (answers.length !== asked.length) throw new Error(`peer answered ${answers.length} ranges for ${asked.length}`);
+  return asked.map((x, i) => {
+    const a = answers[i];
+    if (!a) throw new Error(`peer answered no range ${i}`);
+    return [x, a];
+  });
+}
+
 /**
  * Reconciles one contract's payload set with a peer's, in one descent for both sides:
  * `missing` are the txids the peer holds and the local store lacks (to fetch),
@@ -95,72 +105,80 @@ export async function reconcile(local: AskRanges, remote: AskRanges, concurrency
   const q = new PQueue({ concurrency });
   const chunks = <T>(xs: T[]): T[][] => Array.from({ length: Math.ceil(xs.length / RANGES_MAX) }, (_, i) => xs.slice(i * RANGES_MAX, (i + 1) * RANGES_MAX));
   /** Asks `nodes` of one side, RANGES_MAX per request, `listFor(i, mine)` per range. */
-  const ask = async (side: AskRanges, nodes: Node[], listUpTo: (i: number) => number, remoteSide: boolean): Promise<RangeAnswer[]> => {
-    const out: RangeAnswer[] = new Array(nodes.length);
-    await Promise.all(
-      chunks(nodes.map((_, i) => i)).map((idx) =>
+  /** Asks `side` about each node, RANGE_LIST_MAX ranges per request: one answer per node, in their order. */
+  const ask = async <T extends { n: Node; listUpTo: number }>(side: AskRanges, items: T[], remoteSide: boolean): Promise<[T, RangeAnswer][]> => {
+    const answered = await Promise.all(
+      chunks(items).map((chunk) =>
         q.add(async () => {
-          const answers = await side(idx.map((i) => ({ ...rangeBounds(nodes[i]!.range), list_up_to: listUpTo(i) })));
-          if (answers.length !== idx.length) throw new Error(`peer answered ${answers.length} ranges for ${idx.length}`);
+          const answers = await side(chunk.map((x) => ({ ...rangeBounds(x.n.range), list_up_to: x.listUpTo })));
           if (remoteSide) {
             stats.requests++;
-            stats.ranges += idx.length;
+            stats.ranges += chunk.length;
           }
-          idx.forEach((i, k) => (out[i] = answers[k]!));
+          return zip(chunk, answers);
         }),
       ),
     );
-    return out;
+    return answered.flat();
   };
   const answerOf = new Map<Node, RangeAnswer>();
+  /** The peer's answer for `n`: asked, or derived from the parent's and the asked siblings' (null: only its count is known). */
+  const asked = (n: Node): RangeAnswer => {
+    const a = answerOf.get(n);
+    if (!a) throw new Error('reconcile: a range of this level was not asked');
+    return a;
+  };
+  const theirs = (n: Node): RangeAnswer | null => {
+    if (!n.derived) return asked(n);
+    const others = n.derived.others.map(asked);
+    const count = n.derived.parent.count - others.reduce((a, o) => a + o.count, 0);
+    // A listed sibling carries no fingerprint: then only the count is known.
+    if (count === 0 || others.some((o) => o.txids !== null)) return count === 0 ? { count: 0, fingerprint: '', txids: [] } : null;
+    return { count, fingerprint: subtractFingerprints(n.derived.parent.fingerprint, others.map((o) => o.fingerprint)), txids: null };
+  };
   let frontier: Node[] = [{ range: { prefix: 0n, bits: 0 } }];
   while (frontier.length > 0) {
     stats.levels++;
-    const mine = await ask(local, frontier, () => 0, false);
-    // The peer's answers: asked, or derived from the parent's and the asked siblings'.
-    const asked = frontier.map((n, i) => (n.derived ? -1 : i)).filter((i) => i >= 0);
-    const got = await ask(remote, asked.map((i) => frontier[i]!), (k) => (mine[asked[k]!]!.count === 0 ? RANGE_LIST_MAX : LIST_SMALL), true);
-    asked.forEach((i, k) => answerOf.set(frontier[i]!, got[k]!));
-    const theirs: (RangeAnswer | null)[] = frontier.map((n) => {
-      if (!n.derived) return answerOf.get(n)!;
-      const others = n.derived.others.map((o) => answerOf.get(o)!);
-      const count = n.derived.parent.count - others.reduce((a, o) => a + o.count, 0);
-      // A listed sibling carries no fingerprint: then only the count is known.
-      if (count === 0 || others.some((o) => o.txids !== null)) return count === 0 ? { count: 0, fingerprint: '', txids: [] } : null;
-      return { count, fingerprint: subtractFingerprints(n.derived.parent.fingerprint, others.map((o) => o.fingerprint)), txids: null };
-    });
+    const mine = await ask(local, frontier.map((n) => ({ n, listUpTo: 0 })), false);
+    // The peer is asked the ranges not derived, listed where this side holds none there.
+    const toAsk = mine.filter(([{ n }]) => !n.derived).map(([{ n }, m]) => ({ n, listUpTo: m.count === 0 ? RANGE_LIST_MAX : LIST_SMALL }));
+    for (const [{ n }, a] of await ask(remote, toAsk, true)) answerOf.set(n, a);
     const next: Node[] = [];
     // Ranges whose lists are compared: the node, this side's answer and the peer's.
-    const compare: { n: Node; m: RangeAnswer; t: RangeAnswer }[] = [];
-    theirs.forEach((t, i) => {
-      const n = frontier[i]!;
-      const m = mine[i]!;
-      if (t === null) return void next.push({ range: n.range }); // ask it next level
+    const compare: { n: Node; m: RangeAnswer; t: RangeAnswer; listUpTo: number }[] = [];
+    for (const [{ n }, m] of mine) {
+      const t = theirs(n);
+      if (t === null) {
+        next.push({ range: n.range }); // ask it next level
+        continue;
+      }
       if (t.count === 0) {
-        if (m.count > 0) compare.push({ n, m, t });
-        return;
+        if (m.count > 0) compare.push({ n, m, t, listUpTo: m.count });
+        continue;
       }
       if (t.txids) {
         if (m.count === 0) missing.push(...t.txids);
-        else compare.push({ n, m, t });
-        return;
+        else compare.push({ n, m, t, listUpTo: m.count });
+        continue;
       }
-      if (t.count === m.count && t.fingerprint === m.fingerprint) return;
+      if (t.count === m.count && t.fingerprint === m.fingerprint) continue;
       // A derived answer that differs is split like an asked one, unless it should be listed: then ask it.
-      if (n.derived && (m.count === 0 || t.count <= LIST_SMALL)) return void next.push({ range: n.range });
+      if (n.derived && (m.count === 0 || t.count <= LIST_SMALL)) {
+        next.push({ range: n.range });
+        continue;
+      }
       const children = split(n.range).map((range): Node => ({ range }));
-      const last = children[children.length - 1]!;
-      if (children.length > 1) last.derived = { parent: t, others: children.slice(0, -1) };
+      const last = children.at(-1);
+      if (last && children.length > 1) last.derived = { parent: t, others: children.slice(0, -1) };
       next.push(...children);
-    });
+    }
     if (compare.length > 0) {
-      const lists = await ask(local, compare.map((c) => c.n), (k) => compare[k]!.m.count, false);
-      compare.forEach((c, k) => {
-        const have = new Set(lists[k]!.txids ?? []);
+      for (const [c, list] of await ask(local, compare, false)) {
+        const have = new Set(list.txids ?? []);
         const peerHas = new Set(c.t.txids ?? []);
         for (const t of peerHas) if (!have.has(t)) missing.push(t);
         for (const t of have) if (!peerHas.has(t)) theyLack.push(t);
-      });
+      }
     }
     frontier = next;
   }

@@ -4,7 +4,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
 import { MAX_GRPC_MESSAGE_BYTES, MAX_GRPC_RESPONSE_BYTES } from './limits.js';
 import { BindError, formatAddress, probeListen } from '../supervisor/address.js';
-import type { PeerRpc } from './protocols.js';
+import type { PeerRpc } from './wire-types.js';
 
 export const PROTO_PATH = fileURLToPath(new URL('../../../proto/svc.proto', import.meta.url));
 

@@ -17,13 +17,11 @@
  *      FETCH_RATE_PER_S (queue FETCH_QUEUE), so a peer catching up is bound by its own
  *      verification; and at most LIST_CONCURRENCY of either in the core at once across
  *      all peers (LIST_WAITING more may wait);
- *   5. the handler. Payloads go to the core's intake (the REST checks); nothing a peer
+ *   5. the handler. Payloads go to the core's intake (payload-intake.ts); nothing a peer
  *      says is trusted for a result.
  */
 import * as grpc from '@grpc/grpc-js';
-import { createHash } from 'node:crypto';
 import { NodeError } from '@svc-node/protocol/errors';
-import { refusalIsRetryable } from '@svc-node/protocol/rules';
 import PQueue from 'p-queue';
 import {
   GET_HEADERS_MAX,
@@ -36,36 +34,26 @@ import {
   LIST_QUEUE,
   LIST_RATE_PER_S,
   LIST_WAITING,
-  MAX_BATCH_PAYLOADS,
-  UNPAID_PAYLOAD_COST,
   PEER_LIMITER_KEYS,
 } from './limits.js';
-import { MAX_PAYLOAD_BYTES } from '@svc-node/protocol/limits';
 import { PeerLimiter } from './peer-limiter.js';
-import { BoundedMap, TokenBucket } from './seen.js';
-import { bytes32, encodedSize, fromProtoPayload, hex, toProtoPayload } from './wire.js';
+import { perSecond, TokenBucket } from '../bounded.js';
+import { PayloadIntake } from './payload-intake.js';
+import { bytes32, encodedSize, toProtoPayload } from './wire.js';
 import { packPayload, unpackPayload } from '../packed-payload.js';
 import type { Signer, Verifier } from './auth.js';
 import { decodeBody } from './codec.js';
 import { sourceOf, type PeerSet } from './peers.js';
 import type { Forwarder } from './forwarder.js';
 import { MalformedRequest } from './server.js';
-import { PEER_METHODS, protocolOf, type FoundPayload, type PeerMethod, type PeerRequest, type PeerResponse, type ServedBy, type ServedRpc, type SubmitPayloadRequest, type SubmitPayloadResponse } from './protocols.js';
+import { PEER_METHODS, protocolOf, type PeerMethod, type ServedBy, type ServedRpc } from './protocols.js';
+import { checkTipAnnouncement, type FoundPayload, type PeerRequest, type PeerResponse, type TipAnnouncement, type WireInit } from './wire-types.js';
 import type { ForwardedPeerQueries } from '../messages/writer.js';
-import { checkTipAnnouncement, type TipAnnouncement, type WireInit } from './wire-types.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { CoreApi } from '../messages/core.js';
 import type { GossipCounters, WirePayload } from '../messages/gossip.js';
 import type { GossipOptions } from '../config/options.js';
 import type { Logger } from '../log.js';
-
-/**
- * Refusals of a payload that shows no coin paying for its wait (docs/STATE.md, "Coin
- * evidence"): none sent, one that does not hold, or one not provable here (a made-up
- * transaction). An honest peer sends the last only when this node lacks a header or a
- * parent payload the peer holds: rare, and costing it one request's worth each.
- */
-const UNPAID: ReadonlySet<string> = new Set(['coin_missing', 'bad_coin', 'coin_unproven']);
 
 /** What this node's heartbeats carry: its processed height and its header tip. */
 export interface LocalAdvert {
@@ -77,14 +65,6 @@ export interface LocalAdvert {
 export function advertFields(a: LocalAdvert): { height: string } & TipAnnouncement {
   return { height: String(a.height), tip_height: String(a.tip?.height ?? 0), tip_header: a.tip?.header ?? new Uint8Array(0) };
 }
-
-export interface PayloadVerdict {
-  txid: string;
-  accepted: boolean;
-  error_code: string;
-  error_message: string;
-}
-
 
 export interface ServiceDeps {
   core: () => RpcClient<CoreApi>;
@@ -111,11 +91,6 @@ export function grpcError(e: unknown): Partial<grpc.StatusObject> {
   return { code: grpc.status.INTERNAL, details: 'internal: internal error' };
 }
 
-/** Seen-set key: the txid and a hash of everything the payload carries. */
-export function seenKey(p: WirePayload): string {
-  return `${p.txid}:${createHash('sha256').update(p.kind).update(p.contract_id).update(p.body).digest('hex')}`;
-}
-
 /** A signed RPC's wrapper (SignedRequest) as gRPC decodes it; its body is decoded after the signature checks. */
 type Signed = Record<string, unknown>;
 
@@ -125,7 +100,8 @@ type Handler<M extends PeerMethod> = (req: PeerRequest<M>, peerKey: string, from
 type HandlerTable = { [M in Exclude<PeerMethod, ServedRpc>]: Handler<M> };
 
 export class PeerService {
-  readonly seen: BoundedMap<string, Promise<PayloadVerdict>>;
+  /** Peer payloads in: the seen set and the core's intake. */
+  readonly payloads: PayloadIntake;
   private readonly global: TokenBucket;
   readonly limiter: PeerLimiter;
   readonly listLimiter: PeerLimiter;
@@ -134,12 +110,13 @@ export class PeerService {
   readonly listQueue = new PQueue({ concurrency: LIST_CONCURRENCY });
 
   constructor(private readonly d: ServiceDeps) {
-    this.seen = new BoundedMap(d.opts.seenCapacity);
-    // Burst of one second's worth: short spikes pass, sustained floods do not.
-    this.global = new TokenBucket(d.opts.globalRatePerS, d.opts.globalRatePerS);
+    // Burst of one second's worth: short spikes pass, sustained floods do not. On the
+    // process's clock, not the per-peer limiters' (`now`, fixed in tests).
+    this.global = new TokenBucket(perSecond(d.opts.globalRatePerS, d.opts.globalRatePerS), performance.now());
     this.limiter = new PeerLimiter({ ratePerS: d.opts.inboundRatePerS, queue: d.opts.inboundQueue, capacity: PEER_LIMITER_KEYS }, d.now);
     this.listLimiter = new PeerLimiter({ ratePerS: LIST_RATE_PER_S, queue: LIST_QUEUE, capacity: PEER_LIMITER_KEYS }, d.now);
     this.fetchLimiter = new PeerLimiter({ ratePerS: FETCH_RATE_PER_S, queue: FETCH_QUEUE, capacity: PEER_LIMITER_KEYS }, d.now);
+    this.payloads = new PayloadIntake({ core: d.core, forwarder: d.forwarder, counters: d.counters, log: d.log, limiter: this.limiter, seenCapacity: d.opts.seenCapacity });
   }
 
   /** Stops the limiters' timers (shutdown). */
@@ -178,7 +155,7 @@ export class PeerService {
 
   /** Marks a payload this node stored by another path (REST, sync) as seen and accepted. */
   markAccepted(p: WirePayload): void {
-    this.seen.set(seenKey(p), Promise.resolve({ txid: p.txid, accepted: true, error_code: '', error_message: '' }));
+    this.payloads.markAccepted(p);
   }
 
   /**
@@ -215,10 +192,10 @@ export class PeerService {
         this.d.peerTip?.(req, key);
         return { node_id: this.d.nodeId, ...advertFields(await this.d.localAdvert()), public_key: this.d.publicKey, peers: this.d.peers.active().length };
       },
-      SubmitPayload: (req, key) => this.submit(req, key),
+      SubmitPayload: (req, key) => this.payloads.submit(req, key),
       PreparePayload: async (req) => {
         try {
-          await this.d.core().call('peerPrepare', { payload: packPayload(this.payloadOf(req.payload)) });
+          await this.d.core().call('peerPrepare', { payload: packPayload(this.payloads.payloadOf(req.payload)) });
           return { valid: true, error_code: '', error_message: '' };
         } catch (e) {
           const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
@@ -272,7 +249,7 @@ export class PeerService {
   /** GetIdentity: unsigned, so only the global budget stands before our signature. */
   private identity(call: grpc.ServerUnaryCall<Signed, object>, cb: grpc.sendUnaryData<object>): void {
     const c = this.d.counters;
-    if (!this.global.take()) {
+    if (!this.global.tryTake(performance.now())) {
       c.requests_rate_limited++;
       cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: the node is receiving too many peer requests' });
       return;
@@ -289,7 +266,7 @@ export class PeerService {
   private unary<M extends PeerMethod>(method: M, fn: Handler<M>): grpc.handleUnaryCall<Signed, object> {
     return (call, cb) => {
       const c = this.d.counters;
-      if (!this.global.take()) {
+      if (!this.global.tryTake(performance.now())) {
         c.requests_rate_limited++;
         cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: the node is receiving too many peer requests' });
         return;
@@ -338,79 +315,5 @@ export class PeerService {
         cb({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate_limited: too many requests from this peer' });
       }
     };
-  }
-
-  private payloadOf(p: unknown): WirePayload {
-    // The body limit first, exactly as REST intake refuses a body over 64 KiB.
-    const body = (p as { body?: unknown } | null)?.body;
-    if (body instanceof Uint8Array && body.length > MAX_PAYLOAD_BYTES) throw new NodeError('payload_too_large', `payload exceeds ${MAX_PAYLOAD_BYTES} bytes`);
-    return fromProtoPayload(p);
-  }
-
-  private async submit(req: SubmitPayloadRequest, fromKey: string): Promise<WireInit<SubmitPayloadResponse>> {
-    const list = req.payloads;
-    if (list.length > MAX_BATCH_PAYLOADS) throw new NodeError('bad_request', `at most ${MAX_BATCH_PAYLOADS} payloads per request`);
-    const results: PayloadVerdict[] = new Array(list.length);
-    const parsed = list.map((raw) => {
-      try {
-        return { ok: true as const, p: this.payloadOf(raw) };
-      } catch (e) {
-        return { ok: false as const, e: e instanceof NodeError ? e : new NodeError('bad_request', 'malformed payload') };
-      }
-    });
-    const run = async (i: number): Promise<void> => {
-      const x = parsed[i]!;
-      this.d.counters.payloads_received++;
-      if (!x.ok) {
-        this.d.counters.payloads_refused++;
-        const raw = list[i];
-        results[i] = { txid: raw?.txid instanceof Uint8Array ? hex(raw.txid) : '', accepted: false, error_code: x.e.code, error_message: x.e.message };
-        return;
-      }
-      results[i] = await this.intakeOnce(x.p, fromKey);
-    };
-    // Deploys first and one at a time (a call to an unknown contract is refused), then calls.
-    for (let i = 0; i < parsed.length; i++) if (parsed[i]!.ok && (parsed[i] as { p: WirePayload }).p.kind === 'deploy') await run(i);
-    await Promise.all(parsed.map((x, i) => (x.ok && x.p.kind === 'deploy' ? undefined : run(i))));
-    return { results: results.map((r) => ({ ...r, txid: r.txid ? Buffer.from(r.txid, 'hex') : Buffer.alloc(0) })) };
-  }
-
-  /** Intake of one peer payload, at most once while it is remembered; forwards what is new. */
-  private intakeOnce(p: WirePayload, fromKey: string): Promise<PayloadVerdict> {
-    const c = this.d.counters;
-    const k = seenKey(p);
-    const prior = this.seen.get(k);
-    if (prior) {
-      c.payloads_duplicate++;
-      return prior;
-    }
-    const verdict = (async (): Promise<PayloadVerdict> => {
-      try {
-        const r = await this.d.core().call('peerSubmit', { payload: packPayload(p), from: fromKey });
-        if (r.created) {
-          c.payloads_accepted++;
-          this.d.forwarder.forward(p, fromKey);
-        } else c.payloads_duplicate++;
-        return { txid: p.txid, accepted: true, error_code: '', error_message: '' };
-      } catch (e) {
-        c.payloads_refused++;
-        const n = e instanceof NodeError ? e : new NodeError('internal', 'internal error');
-        // A retryable refusal (packages/protocol/src/rules.ts: the anchor not visible yet, the
-        // deploy not here yet, the node busy) is forgotten, so a later copy is checked again.
-        // So is false evidence: the seen key covers the payload, not the evidence it came
-        // with, and another sender's copy may carry the true one.
-        if (refusalIsRetryable(n.code) || n.code === 'bad_evidence' || n.code === 'bad_coin' || n.code === 'coin_missing') this.seen.delete(k);
-        // A payload that shows no coin paying for its wait costs its sender inbound budget,
-        // as much as a request, so a peer that keeps sending them is slowed as a flood is.
-        if (UNPAID.has(n.code)) {
-          c.payloads_unpaid++;
-          this.limiter.charge(fromKey, UNPAID_PAYLOAD_COST);
-        }
-        this.d.log.debug('peer payload refused', { txid: p.txid, kind: p.kind, code: n.code, reason: n.message });
-        return { txid: p.txid, accepted: false, error_code: n.code, error_message: n.message };
-      }
-    })();
-    this.seen.set(k, verdict);
-    return verdict;
   }
 }

@@ -1,8 +1,7 @@
 /** Conversions between the proto messages (as proto-loader decodes them, wire-types.ts) and node types. */
 import { NodeError } from '@svc-node/protocol/errors';
 import type { WirePayload } from '../messages/gossip.js';
-import { MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
-import { MAX_BRANCH_DEPTH } from '@svc-node/protocol/merkle-branch';
+import { decodeInclusion, MAX_EVIDENCE_TX_BYTES, type Evidence, type Inclusion } from '@svc-node/protocol/evidence';
 import { MAX_COIN_PREV_TXS } from '@svc-node/protocol/coin';
 import type { ProtoEvidence, ProtoInclusion, ProtoPayload } from './wire-types.js';
 import { PAGE_MAX } from './limits.js';
@@ -71,18 +70,10 @@ function u32(n: unknown, field: string): number {
 
 function fromProtoInclusion(i: unknown, field: string): Inclusion {
   if (!i || typeof i !== 'object') throw new NodeError('bad_request', `${field} is missing`, { field });
-  const q = i as Partial<ProtoInclusion>;
-  const blockHash = bytes32(q.block_hash, `${field}.block_hash`);
-  const branch = q.branch ?? [];
-  if (!Array.isArray(branch) || branch.length > MAX_BRANCH_DEPTH) {
-    throw new NodeError('bad_request', `${field}.branch must be at most ${MAX_BRANCH_DEPTH} hashes`, { field: `${field}.branch` });
-  }
-  return {
-    blockHash,
-    height: u32(q.height, `${field}.height`),
-    txIndex: u32(q.tx_index, `${field}.tx_index`),
-    branch: branch.map((h) => view(ensureBytes32(`${field}.branch hashes`, h, `${field}.branch`))),
-  };
+  const d = decodeInclusion(i, 'bytes');
+  if (d.ok) return d.inclusion;
+  const at = d.fault.member ? `${field}.${d.fault.member}` : field;
+  throw new NodeError('bad_request', `${at} ${d.fault.what}`, { field: at });
 }
 
 /** A decoded proto Evidence as the node's Evidence (every length and count checked); absent: null. */

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LimiterStopped, LimiterTimeout, RequestBudget, TokenBucket, type Priority, type Ticket } from '../../src/chain/budget.js';
+import { hourlyBucket, LimiterStopped, LimiterTimeout, RequestBudget, type Priority, type Ticket } from '../../src/chain/budget.js';
 
 const HOUR = 3_600_000;
 
@@ -52,9 +52,9 @@ function budgetOn(clock: SimClock, requestsPerHour: number, burst: number, maxCo
 }
 
 test('token bucket: exact refill, whole tokens only, never above the burst', () => {
-  const b = new TokenBucket(7, 3, 0);
+  const b = hourlyBucket(7, 3, 0);
   assert.equal(b.available(0), 3);
-  for (let i = 0; i < 3; i++) b.take(0);
+  for (let i = 0; i < 3; i++) assert.equal(b.tryTake(0), true);
   assert.equal(b.available(0), 0);
   // One token per 3,600,000 / 7 ms = 514,285.71...: not yet at 514,285, there at 514,286.
   assert.equal(b.available(514_285), 0);
@@ -63,17 +63,17 @@ test('token bucket: exact refill, whole tokens only, never above the burst', () 
   // An hour after the bucket emptied it holds 3 (the burst), not 7.
   assert.equal(b.available(HOUR), 3);
   assert.equal(b.available(100 * HOUR), 3);
-  assert.throws(() => new TokenBucket(0, 3, 0), RangeError);
-  assert.throws(() => new TokenBucket(10, 0, 0), RangeError);
+  assert.throws(() => hourlyBucket(0, 3, 0), RangeError);
+  assert.throws(() => hourlyBucket(10, 0, 0), RangeError);
   assert.throws(() => new RequestBudget({ requestsPerHour: 10, burst: 1, maxConcurrent: 1 }), /burst must be at least 2/);
 });
 
 test('token bucket: a million one-millisecond refills add exactly what one million-millisecond refill adds', () => {
-  const a = new TokenBucket(600, 1000, 0);
-  const b = new TokenBucket(600, 1000, 0);
+  const a = hourlyBucket(600, 1000, 0);
+  const b = hourlyBucket(600, 1000, 0);
   for (let i = 0; i < 1000; i++) {
-    a.take(0);
-    b.take(0);
+    a.tryTake(0);
+    b.tryTake(0);
   }
   for (let t = 1; t <= 1_000_000; t++) a.available(t);
   assert.equal(a.available(1_000_000), b.available(1_000_000));

@@ -69,6 +69,7 @@ test('a txid list that runs on past the count the peer stated stops at it: a fal
   assert.equal(lister.pages(), 4, 'pages of 300 up to the 1,000 stated (the last one asked for 100)');
   assert.equal(new Set(fetched).size, 1000, 'the stated 1,000 txids are fetched, none past them');
   assert.equal(counters['sync_bad_evidence'], 1, 'the list past its own count is counted as a false answer');
+  assert.equal((peer as { failures?: number }).failures, 1, 'the false answer stays on the peer (the sync does not end as a good one)');
 });
 
 test('a page with more txids than asked is a false answer, and the txids past the limit are not taken', async () => {
@@ -80,6 +81,7 @@ test('a page with more txids than asked is a false answer, and the txids past th
   assert.equal(lister.pages(), 1);
   assert.equal(new Set(fetched).size, 10);
   assert.equal(counters['sync_bad_evidence'], 1);
+  assert.equal((peer as { failures?: number }).failures, 1);
 });
 
 test('a peer stating a huge count and paging forever is stopped at SYNC_LISTED_TXIDS_MAX, which is no false answer (an honest large set lists the rest next round)', async () => {
@@ -91,4 +93,5 @@ test('a peer stating a huge count and paging forever is stopped at SYNC_LISTED_T
   assert.equal(lister.pages(), SYNC_LISTED_TXIDS_MAX / PAGE_MAX, 'no page asked past the bound');
   assert.equal(new Set(fetched).size, SYNC_LISTED_TXIDS_MAX, 'the txids within the bound are fetched, none past it');
   assert.equal(counters['sync_bad_evidence'], 0);
+  assert.equal((peer as { failures?: number }).failures, 0, 'a sync that ends well clears the peer\'s failures');
 });

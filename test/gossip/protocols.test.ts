@@ -11,7 +11,8 @@ import { Signer, Verifier } from '../../src/gossip/auth.js';
 import { PeerClient } from '../../src/gossip/client.js';
 import { PeerService } from '../../src/gossip/service.js';
 import { bind, loadPeerService, packageDefinition } from '../../src/gossip/server.js';
-import { PEER_METHODS, PEER_RPCS, protocolOf, type PeerResponse, type PeerRpc } from '../../src/gossip/protocols.js';
+import { PEER_METHODS, PEER_RPCS, protocolOf } from '../../src/gossip/protocols.js';
+import type { PeerResponse, PeerRpc } from '../../src/gossip/wire-types.js';
 import { encodeBody } from '../../src/gossip/codec.js';
 import { PEER_QUERIES } from '../../src/messages/writer.js';
 import type { WireInit } from '../../src/gossip/wire-types.js';
@@ -81,6 +82,11 @@ const MALFORMED: [PeerMethodAnswer, string][] = [
   [{ method: 'GetContractRanges', answer: { ranges: [{ count: 3, fingerprint: b(15) }] } }, 'ranges.fingerprint'],
   [{ method: 'GetContractRanges', answer: { ranges: [{ count: 1, listed: true, txids: [b(32, 1)] }, { count: 0, listed: true }] } }, 'ranges'],
   [{ method: 'GetContractRanges', answer: { ranges: [{ count: 1, listed: true, txids: [b(8)] }] } }, 'ranges.txids'],
+  // A listed range is the whole range: its count, within the limit asked (2), ascending.
+  [{ method: 'GetContractRanges', answer: { ranges: [{ count: 3, listed: true, txids: [b(32, 1), b(32, 2), b(32, 3)] }] } }, 'ranges.txids'],
+  [{ method: 'GetContractRanges', answer: { ranges: [{ count: 2, listed: true, txids: [b(32, 1)] }] } }, 'ranges.txids'],
+  [{ method: 'GetContractRanges', answer: { ranges: [{ count: 2, listed: true, txids: [b(32, 2), b(32, 1)] }] } }, 'ranges.txids'],
+  [{ method: 'GetContractRanges', answer: { ranges: [{ count: 2, listed: true, txids: [b(32, 1), b(32, 1)] }] } }, 'ranges.txids'],
   [{ method: 'GetPayloads', answer: { payloads: [], answered: 2 } }, 'answered'],
   [{ method: 'GetHeaders', answer: { from_height: 7, headers: b(160), tip_height: 9 } }, 'from_height'],
   [{ method: 'GetHeaders', answer: { from_height: 5, headers: b(81), tip_height: 9 } }, 'headers'],
@@ -135,6 +141,13 @@ test("a peer's malformed answer is one bad_request naming the field, for every R
     next = { method: 'GetContractRanges', answer: { ranges: [{ count: 2, listed: true, txids: [b(32, 1), b(32, 2)] }] } };
     const r = await client.call('GetContractRanges', { contract_id: b(32), ranges: [{ list_up_to: 2 }] });
     assert.deepEqual(r.ranges.map((a) => [a.count, a.listed, a.fingerprint.length, a.txids.map((t) => t[0])]), [[2, true, 0, [1, 2]]]);
+    // Listed txids outside the range asked: below its lower bound, at its upper bound.
+    for (const range of [{ lower: b(1, 5), list_up_to: 2 }, { upper: b(1, 2), list_up_to: 2 }]) {
+      next = { method: 'GetContractRanges', answer: { ranges: [{ count: 1, listed: true, txids: [b(32, range.lower ? 1 : 2)] }] } };
+      await assert.rejects(client.call('GetContractRanges', { contract_id: b(32), ranges: [range] }), (e: unknown) => e instanceof NodeError && /ranges\.txids must lie inside the range asked/.test(e.message));
+    }
+    next = { method: 'GetContractRanges', answer: { ranges: [{ count: 1, listed: true, txids: [b(32, 5)] }] } };
+    assert.equal((await client.call('GetContractRanges', { contract_id: b(32), ranges: [{ lower: b(1, 5), upper: b(1, 6), list_up_to: 2 }] })).ranges[0]?.count, 1);
   } finally {
     client.close();
     await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));

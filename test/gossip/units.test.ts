@@ -6,7 +6,6 @@ import { createPublicKey, verify as edVerify } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { Signer, Verifier, CLOCK_WINDOW_MS, isSmallOrderKey, signingBytes } from '../../src/gossip/auth.js';
 import { PeerLimiter } from '../../src/gossip/peer-limiter.js';
-import { BoundedMap, TokenBucket } from '../../src/gossip/seen.js';
 import { requestCodec } from '../../src/gossip/server.js';
 import type { PeerMethod } from '../../src/gossip/protocols.js';
 import { grpcTarget } from '../../src/gossip/client.js';
@@ -112,31 +111,6 @@ test('the verifier caches one KeyObject per peer, bounded', () => {
     for (const s of signers) assert.equal(v.verify('GetContractIds', overWire('GetContractIds', s.request('GetContractIds', RECEIVER, {}))).ok, true);
   }
   assert.equal(v.cachedKeys, 5);
-});
-
-test('the seen map is bounded and forgets the oldest first', () => {
-  const m = new BoundedMap<number, string>(3);
-  for (let i = 0; i < 10; i++) m.set(i, String(i));
-  assert.equal(m.size, 3);
-  assert.equal(m.has(6), false);
-  assert.deepEqual([7, 8, 9].map((k) => m.get(k)), ['7', '8', '9']);
-  assert.throws(() => new BoundedMap(0), RangeError);
-});
-
-test('token bucket: burst, then the rate', () => {
-  let t = 0;
-  const b = new TokenBucket(10, 5, () => t);
-  let ok = 0;
-  for (let i = 0; i < 20; i++) if (b.take()) ok++;
-  assert.equal(ok, 5);
-  t += 1000;
-  ok = 0;
-  for (let i = 0; i < 20; i++) if (b.take()) ok++;
-  assert.equal(ok, 5, 'capped at the burst');
-  t += 200;
-  assert.equal(b.take(), true);
-  assert.equal(b.take(), true);
-  assert.equal(b.take(), false);
 });
 
 test('peer limiter: burst then queue then refusal per key; queued jobs run in order as tokens come', async () => {

@@ -34,6 +34,8 @@ export function fakeCore(answer: Answer = () => undefined): { call: (method: str
 interface FakePeerLike {
   url: string;
   active?: boolean;
+  /** As PeerSet keeps it: raised by each failure, cleared by a sync that ends well. */
+  failures?: number;
 }
 
 /**
@@ -53,7 +55,7 @@ export function fakeSyncEngine(
   Object.assign(counters, { sync_rounds: 0, sync_contracts_differing: 0, sync_payloads_fetched: 0, sync_payloads_applied: 0, sync_bad_evidence: 0 });
   return new SyncEngine({
     core: () => core as never,
-    peers: { all: () => peers, isActive: (p: FakePeerLike) => p.active !== false, failed: () => undefined, ok: (p: FakePeerLike) => (current = p.url) } as never,
+    peers: { all: () => peers, isActive: (p: FakePeerLike) => p.active !== false, failed: (p: FakePeerLike) => (p.failures = (p.failures ?? 0) + 1), ok: (p: FakePeerLike) => ((current = p.url), (p.failures = 0)) } as never,
     counters: counters as never,
     concurrency,
     log: logger('test'),

@@ -15,10 +15,13 @@ import {
   decodeEvidence,
   encodeEvidence,
   evidenceError,
+  foldInclusion,
+  inclusionFromMerkleProof,
   inclusionMatchesHeader,
   MAX_EVIDENCE_TX_BYTES,
   parseCallProof,
   stripWitness,
+  type EndpointMerkleProof,
   type Evidence,
   type Inclusion,
 } from '@svc-node/protocol/evidence';
@@ -40,12 +43,15 @@ const SPENT = { txid: 'dca87fe24dfe3f308014ed4b6a91ad39ae06c7ee279eb14b1b78645f9
 const BLOCK = '00000000000000000006aa48d85e9229454621c0addbd2bbda4e3d280eade466';
 const OTHER_TX = '3bbb2f597e714257d4a2f573e9ebfff4ab631277186a40875dbbf4140e90b748';
 const header728418 = new Uint8Array(Buffer.from(fixtureText(`bodies/block/${BLOCK}.header.txt`).trim(), 'hex'));
-const inclusion728418: Inclusion = {
-  blockHash: BLOCK,
-  height: 728418,
-  txIndex: 919,
-  branch: (JSON.parse(fixtureText(`bodies/tx/${SPENDER}.merkle-proof.json`)) as { merkle: string[] }).merkle.map(internalBytes),
-};
+/** The spender's inclusion from the endpoint's recorded merkle proof (the node's and the SDK's one reading of it). */
+const inclusion728418: Inclusion = inclusionFromMerkleProof(JSON.parse(fixtureText(`bodies/tx/${SPENDER}.merkle-proof.json`)) as EndpointMerkleProof, BLOCK);
+
+test("an endpoint's merkle proof reads as the inclusion that places the transaction under its block's header", () => {
+  assert.deepEqual([inclusion728418.height, inclusion728418.txIndex, inclusion728418.branch.length], [728418, 919, 11]);
+  const f = foldInclusion(SPENDER, inclusion728418);
+  assert.ok(f.ok);
+  assert.equal(inclusionMatchesHeader(inclusion728418, f.root, header728418), true);
+});
 
 function refused(r: ReturnType<typeof checkEvidence>, field: string, re: RegExp): void {
   assert.ok(!r.ok, 'expected a refusal');

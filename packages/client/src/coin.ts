@@ -9,14 +9,14 @@
  */
 import { Transaction } from 'bitcoinjs-lib';
 import { checkCoin, coinJson, type CoinEvidence, type CoinJson, type PrevTx } from '@svc-node/protocol/coin';
-import type { Inclusion } from '@svc-node/protocol/evidence';
+import { inclusionFromMerkleProof, type Inclusion } from '@svc-node/protocol/evidence';
 import { toHex } from '@svc-node/protocol/hash';
 import { decodeEnvelope, decodePayload } from '@svc-node/protocol/envelope';
 import { ClientError } from './errors.js';
 import type { EsploraClient } from './esplora.js';
 import type { Utxo } from './anchor.js';
 import type { WalletPublic } from './wallet.js';
-import { displayHex, internalBytes } from '@svc-node/protocol/bytes';
+import { displayHex } from '@svc-node/protocol/bytes';
 
 /** Where a UTXO list places a transaction: block height and hash, when it says. */
 type Placed = { block_height?: number; block_hash?: string; confirmed: boolean };
@@ -109,7 +109,7 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.leng
 async function inclusionOf(esplora: EsploraClient, txid: string, status: Placed): Promise<Inclusion | null> {
   const proof = await esplora.merkleProof(txid);
   if (proof.block_height !== status.block_height || !status.block_hash) return null;
-  return { blockHash: status.block_hash, height: proof.block_height, txIndex: proof.pos, branch: proof.merkle.map(internalBytes) };
+  return inclusionFromMerkleProof(proof, status.block_hash);
 }
 
 /** The outpoint a call submission's payload (base64 borsh envelope) names; bad_argument when it is not one. */

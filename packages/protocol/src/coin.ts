@@ -23,8 +23,7 @@
 import * as bitcoin from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { NodeError } from './errors.js';
-import { MAX_EVIDENCE_TX_BYTES, parseProven, type Inclusion } from './evidence.js';
-import { MAX_BRANCH_DEPTH } from './merkle-branch.js';
+import { decodeInclusion, MAX_EVIDENCE_TX_BYTES, parseProven, type Inclusion } from './evidence.js';
 import { displayHex } from './bytes.js';
 
 /** A transaction that created an output the anchor spends, and where known the block that holds it. */
@@ -294,11 +293,10 @@ export function parseCoinJson(v: unknown): CoinEvidence | undefined {
     throw new NodeError('bad_request', `coin.${field} ${what}`, { field: `coin.${field}` });
   };
   const isObj = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
-  const hexBytes = (x: unknown, field: string, len?: number): Uint8Array => {
-    if (typeof x !== 'string' || x.length === 0 || x.length % 2 !== 0 || !/^[0-9a-f]+$/.test(x) || (len !== undefined && x.length !== len * 2)) bad(field, len ? `is not ${len} bytes of lowercase hex` : 'is not lowercase hex');
+  const hexBytes = (x: unknown, field: string): Uint8Array => {
+    if (typeof x !== 'string' || x.length === 0 || x.length % 2 !== 0 || !/^[0-9a-f]+$/.test(x)) bad(field, 'is not lowercase hex');
     return new Uint8Array(Buffer.from(x as string, 'hex'));
   };
-  const u32 = (x: unknown, field: string): number => (typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= 0xffffffff ? x : bad(field, 'is not a 32-bit unsigned integer'));
   if (!isObj(v)) bad('', 'is not an object');
   const list = (v as Record<string, unknown>)['prev_txs'];
   if (!Array.isArray(list) || list.length === 0 || list.length > MAX_COIN_PREV_TXS) bad('prev_txs', `is not a list of 1 to ${MAX_COIN_PREV_TXS} entries`);
@@ -311,20 +309,9 @@ export function parseCoinJson(v: unknown): CoinEvidence | undefined {
       if (tx.length > MAX_EVIDENCE_TX_BYTES) bad(`${f}.tx`, `is more than ${MAX_EVIDENCE_TX_BYTES} bytes`);
       const a = o['at'];
       if (a === null || a === undefined) return { tx, at: null };
-      if (!isObj(a)) bad(`${f}.at`, 'is not an object');
-      const at = a as Record<string, unknown>;
-      if (typeof at['block_hash'] !== 'string' || !/^[0-9a-f]{64}$/.test(at['block_hash'])) bad(`${f}.at.block_hash`, 'is not 64 lowercase hex');
-      const branch = at['branch'];
-      if (!Array.isArray(branch) || branch.length > MAX_BRANCH_DEPTH) bad(`${f}.at.branch`, `is not a list of at most ${MAX_BRANCH_DEPTH} hashes`);
-      return {
-        tx,
-        at: {
-          blockHash: at['block_hash'] as string,
-          height: u32(at['height'], `${f}.at.height`),
-          txIndex: u32(at['tx_index'], `${f}.at.tx_index`),
-          branch: (branch as unknown[]).map((h) => hexBytes(h, `${f}.at.branch`, 32)),
-        },
-      };
+      const at = decodeInclusion(a, 'hex');
+      if (!at.ok) return bad(at.fault.member ? `${f}.at.${at.fault.member}` : `${f}.at`, at.fault.what);
+      return { tx, at: at.inclusion };
     }),
   };
 }

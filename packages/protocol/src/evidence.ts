@@ -29,7 +29,7 @@ import { parseHex, txidBytes } from './hash.js';
 import { foldBranch, MAX_BRANCH_DEPTH, merkleBranch, merkleRoot } from './merkle-branch.js';
 import { HEX32 } from './identifiers.js';
 import { MAX_COIN_PREV_TXS, type CoinEvidence, type PrevTx } from './coin.js';
-import { reversed } from './bytes.js';
+import { internalBytes, reversed } from './bytes.js';
 
 /** Where a transaction sits on the chain, and the branch that proves it. */
 export interface Inclusion {
@@ -40,6 +40,63 @@ export interface Inclusion {
   txIndex: number;
   /** Sibling hashes, internal order, leaf level first (merkleBranches). */
   branch: Uint8Array[];
+}
+
+/**
+ * How a sender writes an inclusion's 32-byte hashes: `bytes` (the peer proto: bytes
+ * fields, an empty list absent on the wire) or `hex` (REST JSON: 64 lowercase hex, every
+ * member present).
+ */
+export type InclusionForm = 'bytes' | 'hex';
+
+/** An inclusion's members that did not decode: the member (block_hash, height, tx_index, branch; '' the inclusion itself) and what it is not. */
+export interface InclusionFault {
+  member: '' | 'block_hash' | 'height' | 'tx_index' | 'branch';
+  what: string;
+}
+
+/**
+ * The one decoder of an inclusion as a sender writes it ({block_hash, height, tx_index,
+ * branch}; the peer proto's Inclusion, a REST coin's `at`, a call proof's `confirmed` and
+ * `spent_by`): the members checked in that order but the branch's length before the
+ * numbers, and its hashes last. A fault names the member; each caller turns it into its
+ * own error (code, field path and prefix its API documents). The binary storage form has
+ * its own reader (EvidenceReader).
+ */
+export function decodeInclusion(v: unknown, form: InclusionForm): { ok: true; inclusion: Inclusion } | { ok: false; fault: InclusionFault } {
+  const fault = (member: InclusionFault['member'], what: string): { ok: false; fault: InclusionFault } => ({ ok: false, fault: { member, what } });
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return fault('', 'is not an object');
+  const o = v as Record<string, unknown>;
+  const hash = form === 'hex' ? (x: unknown): Uint8Array | null => (typeof x === 'string' ? parseHex(x, 32) : null) : (x: unknown): Uint8Array | null => (x instanceof Uint8Array && x.length === 32 ? new Uint8Array(x.buffer, x.byteOffset, 32) : null);
+  const hashWhat = form === 'hex' ? 'is not 64 lowercase hex' : 'is not 32 bytes';
+  const blockHash = hash(o['block_hash']);
+  if (!blockHash) return fault('block_hash', hashWhat);
+  const branch = form === 'bytes' && o['branch'] === undefined ? [] : o['branch'];
+  if (!Array.isArray(branch) || branch.length > MAX_BRANCH_DEPTH) return fault('branch', `is not a list of at most ${MAX_BRANCH_DEPTH} hashes`);
+  const height = o['height'];
+  if (!isU32(height)) return fault('height', 'is not a 32-bit unsigned integer');
+  const txIndex = o['tx_index'];
+  if (!isU32(txIndex)) return fault('tx_index', 'is not a 32-bit unsigned integer');
+  const hashes: Uint8Array[] = [];
+  for (const h of branch as unknown[]) {
+    const b = hash(h);
+    if (!b) return fault('branch', `holds a hash that ${hashWhat}`);
+    hashes.push(b);
+  }
+  return { ok: true, inclusion: { blockHash: Buffer.from(blockHash.buffer, blockHash.byteOffset, 32).toString('hex'), height, txIndex, branch: hashes } };
+}
+
+/** A chain-data endpoint's merkle proof of a transaction (Esplora's GET /tx/:txid/merkle-proof, shape-checked by its client). */
+export interface EndpointMerkleProof {
+  block_height: number;
+  /** Sibling hashes in display hex, leaf level first. */
+  merkle: readonly string[];
+  pos: number;
+}
+
+/** The inclusion an endpoint's merkle proof gives, in the block `blockHash` (the proof does not name it: the caller's header or the transaction's status does). */
+export function inclusionFromMerkleProof(proof: EndpointMerkleProof, blockHash: string): Inclusion {
+  return { blockHash, height: proof.block_height, txIndex: proof.pos, branch: proof.merkle.map(internalBytes) };
 }
 
 /** The confirmed transaction that spent a call's named outpoint (its drop). */
@@ -599,20 +656,9 @@ export function parseCallProof(j: unknown): { evidence: Evidence; payload: Uint8
   };
   const u32 = (v: unknown, field: string): number => (isU32(v) ? v : bad(field, 'is not a 32-bit unsigned integer'));
   const inclusion = (v: unknown, field: string): { inc: Inclusion; header: Uint8Array } => {
-    const o = obj(v, field);
-    if (typeof o['block_hash'] !== 'string' || !HEX32.test(o['block_hash'])) bad(`${field}.block_hash`, 'is not 64 lowercase hex');
-    if (!Array.isArray(o['branch'])) bad(`${field}.branch`, 'is not a list');
-    const branch = o['branch'] as unknown[];
-    if (branch.length > MAX_BRANCH_DEPTH) bad(`${field}.branch`, `has more than ${MAX_BRANCH_DEPTH} levels`);
-    return {
-      inc: {
-        blockHash: o['block_hash'] as string,
-        height: u32(o['height'], `${field}.height`),
-        txIndex: u32(o['tx_index'], `${field}.tx_index`),
-        branch: branch.map((h) => hexBytes(h, `${field}.branch`, 32)),
-      },
-      header: hexBytes(o['header'], `${field}.header`, HEADER_BYTES),
-    };
+    const d = decodeInclusion(v, 'hex');
+    if (!d.ok) return bad(d.fault.member ? `${field}.${d.fault.member}` : field, d.fault.what);
+    return { inc: d.inclusion, header: hexBytes((v as Record<string, unknown>)['header'], `${field}.header`, HEADER_BYTES) };
   };
   const p = obj(j, 'proof');
   const anchorTx = hexBytes(p['anchor_tx'], 'anchor_tx');

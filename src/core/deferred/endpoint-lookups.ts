@@ -15,7 +15,7 @@
 import type { EsploraClient, TxStatus } from '../../chain/esplora-client.js';
 import type { RpcClient } from '../../ipc/rpc.js';
 import type { WriterApi } from '../../messages/writer.js';
-import { INNER_NODE_BYTES, type Inclusion, type SpentBy } from '@svc-node/protocol/evidence';
+import { inclusionFromMerkleProof, INNER_NODE_BYTES, type Inclusion, type SpentBy } from '@svc-node/protocol/evidence';
 import { merkleBranch } from '@svc-node/protocol/merkle-branch';
 import { NodeError } from '@svc-node/protocol/errors';
 import { parseHeaderBytes } from '@svc-node/protocol/bitcoin';
@@ -130,11 +130,6 @@ export class EndpointLookups {
     }
     const [header] = await this.writer.call('headers', { from: proof.block_height, count: 1 });
     if (!header) return null;
-    return {
-      blockHash: parseHeaderBytes(header).hash,
-      height: proof.block_height,
-      txIndex: proof.pos,
-      branch: proof.merkle.map(internalBytes),
-    };
+    return inclusionFromMerkleProof(proof, parseHeaderBytes(header).hash);
   }
 }

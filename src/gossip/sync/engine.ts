@@ -126,6 +126,7 @@ export class SyncEngine {
   }
 
   async syncWith(peer: Peer): Promise<PeerSyncResult> {
+    const falseBefore = this.retries.falseAnswersOf(peer);
     // Headers first: the evidence of the payloads that follow is checked against them.
     const headers = await this.headers.sync(peer);
     const divergence = await this.roots.check(peer);
@@ -135,7 +136,9 @@ export class SyncEngine {
     if (divergence) await this.roots.after(peer, divergence);
     const evidence = await this.pending.take(peer);
     this.d.counters.sync_rounds++;
-    this.d.peers.ok(peer);
+    // Only a sync without a false answer clears the peer's failures: one that met one
+    // leaves the peer marked (asked last, the first evicted), however much else it answered.
+    if (this.retries.falseAnswersOf(peer) === falseBefore) this.d.peers.ok(peer);
     this.d.changed();
     if (r.fetched > 0 || r.differing > 0 || divergence || headers > 0 || evidence > 0) {
       this.d.log.info('peer sync done', {

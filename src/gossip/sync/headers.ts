@@ -9,7 +9,7 @@ import { NodeError } from '@svc-node/protocol/errors';
 import { HEADER_BYTES } from '@svc-node/protocol/headers';
 import { GET_HEADERS_MAX, LIST_CONCURRENCY } from '../limits.js';
 import type { Peer } from '../peers.js';
-import type { PeerResponse } from '../protocols.js';
+import type { PeerResponse } from '../wire-types.js';
 import type { SyncDeps } from './deps.js';
 import { nextWait, type Retries } from './retries.js';
 

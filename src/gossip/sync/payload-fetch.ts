@@ -18,7 +18,7 @@ import type { DeliveredThrough } from '../delivered.js';
 import { GET_PAYLOADS_MAX, LIST_CONCURRENCY, SYNC_APPLY_CONCURRENCY, SYNC_SUBMIT_BATCH } from '../limits.js';
 import type { Peer } from '../peers.js';
 import type { WirePayload } from '../../messages/gossip.js';
-import type { GetPayloadsResponse } from '../protocols.js';
+import type { GetPayloadsResponse } from '../wire-types.js';
 import type { SyncDeps } from './deps.js';
 import type { Retries } from './retries.js';
 

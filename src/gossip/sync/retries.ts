@@ -10,9 +10,10 @@ import type { NodeError } from '@svc-node/protocol/errors';
 import { refusalIsRetryable } from '@svc-node/protocol/rules';
 import { RpcFailure } from '../client.js';
 import type { Peer } from '../peers.js';
-import type { PeerMethod, PeerRequest, PeerResponse } from '../protocols.js';
-import type { WireInit } from '../wire-types.js';
+import type { PeerMethod } from '../protocols.js';
+import type { PeerRequest, PeerResponse, WireInit } from '../wire-types.js';
 import type { SyncDeps } from './deps.js';
+import { BoundedMap } from '../../bounded.js';
 
 /** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */
 const EVIDENCE_REFUSALS: ReadonlySet<string> = new Set(['bad_evidence', 'bad_coin', 'coin_missing']);
@@ -64,7 +65,7 @@ export class Retries {
    * filed under "<peer url> <txid>": that peer's copy waits out its backoff, another
    * peer's copy is fetched at once.
    */
-  private readonly refused = new Map<string, { next: number; wait: number; code: string }>();
+  private readonly refused = new BoundedMap<string, { next: number; wait: number; code: string }>(REFUSED_MAX);
   /** Txids fetched this round (they came with their evidence: not asked for it again). */
   private fetchedThisRound = new Set<string>();
 
@@ -100,9 +101,7 @@ export class Retries {
   noteRefused(key: string, code: string): void {
     const prev = this.refused.get(key);
     const wait = nextWait(prev, REFUSED_BACKOFF_MAX);
-    this.refused.delete(key); // re-inserted last: the Map's order is the eviction order
     this.refused.set(key, { next: this.roundNo + wait, wait, code });
-    if (this.refused.size > REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!);
   }
 
   /** A payload was taken: a refusal of it filed before is forgotten. */
@@ -127,11 +126,20 @@ export class Retries {
     return this.fetchedThisRound.has(txid);
   }
 
-  /** A peer answered something false (a header run, evidence): counted, logged, and the peer marked failed. */
+  /** False answers each peer gave since this node started (a sync that met one does not end as a good one). */
+  private readonly falseAnswers = new WeakMap<Peer, number>();
+
+  /** A peer answered something false (a header run, evidence, a list): counted, logged, and the peer marked failed. */
   falseAnswer(peer: Peer, what: string, e: NodeError): void {
     this.d.counters.sync_bad_evidence++;
+    this.falseAnswers.set(peer, this.falseAnswersOf(peer) + 1);
     this.d.peers.failed(peer);
     this.d.log.warn('peer sent false evidence', { peer: peer.url, what, reason: e.message });
+  }
+
+  /** False answers `peer` gave so far. */
+  falseAnswersOf(peer: Peer): number {
+    return this.falseAnswers.get(peer) ?? 0;
   }
 
   /** One request of a sync, asked again while `askAgain` says so. */

@@ -10,6 +10,7 @@ import { endOf, type Cursor, type Pos } from '@svc-node/protocol/cursor';
 import { callTail, feedHead, rollbackLogMessage, splicedMessage, syncedTxidsMessage, type FeedHead } from '@svc-node/protocol/feed';
 import type { Connection } from './connection.js';
 import { RETAIN_PER_SUB } from './protocol.js';
+import { BoundedMap } from '../../bounded.js';
 import { LogSubscription, type LogItem, type StepPlan, type StepResult, type Subscription } from './subscription.js';
 
 /** Decided calls per page for a contract's call log that is behind (whole blocks: a page may hold more). */
@@ -17,17 +18,13 @@ const CALLS_PAGE = 1000;
 
 /** Calls a subscription delivered as decided in recent blocks, by txid (for rollback). */
 class DecidedCalls {
-  private readonly byTxid = new Map<string, { b: CallStatusBody; height: number }>();
+  private readonly byTxid = new BoundedMap<string, { b: CallStatusBody; height: number }>(RETAIN_PER_SUB);
   /** Whether the oldest were dropped at RETAIN_PER_SUB. */
   private cut = false;
 
   /** `height`: the block that decided it (a drop's too, which has no `block_height`). */
   add(b: CallStatusBody, height: number): void {
-    this.byTxid.set(b.txid, { b, height });
-    if (this.byTxid.size > RETAIN_PER_SUB) {
-      this.byTxid.delete(this.byTxid.keys().next().value!);
-      this.cut = true;
-    }
+    if (this.byTxid.set(b.txid, { b, height })) this.cut = true;
   }
 
   /**
