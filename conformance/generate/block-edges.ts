@@ -8,7 +8,8 @@
  * whose coinbase is changed here get their merkle root recomputed and are mined again
  * (regtest proof of work), so only the rule under test refuses them.
  */
-import { Block, Transaction } from 'bitcoinjs-lib';
+import type { Transaction } from 'bitcoinjs-lib';
+import { Block } from 'bitcoinjs-lib';
 import { hashMeetsTarget } from '@svc-node/protocol/bitcoin';
 import { merkleRoot } from '@svc-node/protocol/merkle-branch';
 import { sha256d } from '@svc-node/protocol/hash';
