@@ -93,7 +93,7 @@ test('every documented operation has a NodeClient method, and what each reads fr
       nc.readField(contractId, 'count'),
       nc.readFieldProven(contractId, 'by_caller', me, { abi: artifact.abi }),
       nc.callStatus(call.anchor.txid),
-      nc.callStatusProven(call.anchor.txid),
+      nc.callStatusProven(call.anchor.txid, { network: 'regtest' }),
       nc.simulate(contractId, { function: 'get', args: [] }),
       nc.events(contractId, { limit: 10 }),
       nc.calls(contractId, { limit: 10 }, TOKEN),

@@ -63,7 +63,7 @@ after(async () => {
 
 test('executed, failed and invalid calls verify against the root the node publishes for their block, with their events', async (t) => {
   const trustedStateRoot = rootAt;
-  const e = await nc.callStatusProven(txids.executed, { trustedStateRoot });
+  const e = await nc.callStatusProven(txids.executed, { network: 'regtest', trustedStateRoot });
   const size = JSON.stringify(e.proof).length;
   t.diagnostic(`executed call's proof: ${size} bytes of JSON, of which the decision ${JSON.stringify(e.proof.decision).length} (a block of 3 calls)`);
   assert.equal(e.status, 'executed');
@@ -73,16 +73,16 @@ test('executed, failed and invalid calls verify against the root the node publis
   assert.equal(o.stateRoot, await rootAt(e.block_height!));
   assert.deepEqual(o.events, [{ contract_id: contractId, name: 'Bumped', params: [{ type: 'key', value: e.caller }, { type: 'u64', value: '5' }, { type: 'u64', value: '5' }] }]);
 
-  const f = await nc.callStatusProven(txids.failed, { trustedStateRoot });
+  const f = await nc.callStatusProven(txids.failed, { network: 'regtest', trustedStateRoot });
   assert.equal(f.status, 'failed');
   assert.deepEqual([f.proven.outcome!.errorCode, f.proven.outcome!.events], [f.error!.code, []], 'a failed call commits its error code and no events');
-  const i = await nc.callStatusProven(txids.invalid, { trustedStateRoot });
+  const i = await nc.callStatusProven(txids.invalid, { network: 'regtest', trustedStateRoot });
   assert.equal(i.status, 'invalid');
   // An invalid call is committed by no root: its proof is its position and the absence of a decision for it.
   assert.deepEqual([i.proven.outcome!.status, i.proven.outcome!.txIndex, i.proven.outcome!.errorCode], ['invalid', i.tx_index, null]);
 
   // The record with its proof member, as docs/STATE.md shows it, is verified as it is.
-  const v = await verifyCallProof(await answer(txids.failed));
+  const v = await verifyCallProof(await answer(txids.failed), undefined, { network: 'regtest' });
   assert.equal(v.outcome!.status, 'failed');
 });
 
@@ -91,14 +91,14 @@ test('tampered outcomes are refused: relabelled status, changed result, error co
   const fa = await answer(txids.failed);
   const inv = await answer(txids.invalid);
   // A failed call relabelled executed (the issue's forgery), with a result.
-  await badProof(verifyCallProof({ ...fa, status: 'executed', error: null }), /status "executed" is not the committed "failed"/);
-  await badProof(verifyCallProof({ ...fa, status: 'executed', error: null, result: '6' }), /status/);
+  await badProof(verifyCallProof({ ...fa, status: 'executed', error: null }, undefined, { network: 'regtest' }), /status "executed" is not the committed "failed"/);
+  await badProof(verifyCallProof({ ...fa, status: 'executed', error: null, result: '6' }, undefined, { network: 'regtest' }), /status/);
   // An invalid call relabelled failed finds no decision; an executed one relabelled invalid finds its decision.
-  await badProof(verifyCallProof({ ...inv, status: 'failed' }), /commits to no decision for this call/);
-  await badProof(verifyCallProof({ ...ex, status: 'invalid', result: null, error: { code: 'duplicate_call_id', message: 'x' } }), /commits a executed decision for this call, not invalid/);
-  await badProof(verifyCallProof({ ...ex, result: '6' }), /result "6" is not the committed "5"/);
-  await badProof(verifyCallProof({ ...fa, error: { code: 'out_of_instructions', message: fa.error!.message } }), /error code "out_of_instructions"/);
-  await badProof(verifyCallProof({ ...ex, error: { code: 'boom', message: 'x' } }), /error code "boom" is not the committed null/);
+  await badProof(verifyCallProof({ ...inv, status: 'failed' }, undefined, { network: 'regtest' }), /commits to no decision for this call/);
+  await badProof(verifyCallProof({ ...ex, status: 'invalid', result: null, error: { code: 'duplicate_call_id', message: 'x' } }, undefined, { network: 'regtest' }), /commits a executed decision for this call, not invalid/);
+  await badProof(verifyCallProof({ ...ex, result: '6' }, undefined, { network: 'regtest' }), /result "6" is not the committed "5"/);
+  await badProof(verifyCallProof({ ...fa, error: { code: 'out_of_instructions', message: fa.error!.message } }, undefined, { network: 'regtest' }), /error code "out_of_instructions"/);
+  await badProof(verifyCallProof({ ...ex, error: { code: 'boom', message: 'x' } }, undefined, { network: 'regtest' }), /error code "boom" is not the committed null/);
 
   // The leaf itself changed: an event's amount, an event removed, the status byte.
   const leafOf = (a: ProvenCallStatus): Buffer => Buffer.from(a.proof.decision!.leaf!.value, 'hex');
@@ -109,23 +109,23 @@ test('tampered outcomes are refused: relabelled status, changed result, error co
   };
   const d = decodeDecision(leafOf(ex));
   const moreEvents = encodeDecision({ ...d, events: d.events.map((e) => ({ ...e, params: [e.params[0]!, { type: 'u64', value: 500n }, e.params[2]!] })) });
-  await badProof(verifyCallProof(withLeaf(ex, moreEvents)), /root mismatch/);
-  await badProof(verifyCallProof(withLeaf(ex, encodeDecision({ ...d, events: [] }))), /root mismatch/);
+  await badProof(verifyCallProof(withLeaf(ex, moreEvents), undefined, { network: 'regtest' }), /root mismatch/);
+  await badProof(verifyCallProof(withLeaf(ex, encodeDecision({ ...d, events: [] })), undefined, { network: 'regtest' }), /root mismatch/);
   const relabelled = leafOf(fa);
   relabelled[0] = 1;
-  await badProof(verifyCallProof(withLeaf(fa, relabelled)), /root mismatch|decode|canonical/);
+  await badProof(verifyCallProof(withLeaf(fa, relabelled), undefined, { network: 'regtest' }), /root mismatch|decode|canonical/);
 
   // Another call's decision branch under this record; a made-up root with its parts.
   const swapped = copy(fa);
   swapped.proof.decision = copy(ex.proof.decision);
-  await badProof(verifyCallProof(swapped), /commits to no decision for this call|not on the key path|root mismatch/);
+  await badProof(verifyCallProof(swapped, undefined, { network: 'regtest' }), /commits to no decision for this call|not on the key path|root mismatch/);
   const parts = copy(ex);
   parts.proof.decision!.contracts_root = '11'.repeat(32);
-  await badProof(verifyCallProof(parts), /do not fold to the state root/);
-  await badProof(verifyCallProof(ex, ex.proof, { trustedStateRoot: async () => '22'.repeat(32) }), /is not the trusted root/);
+  await badProof(verifyCallProof(parts, undefined, { network: 'regtest' }), /do not fold to the state root/);
+  await badProof(verifyCallProof(ex, ex.proof, { network: 'regtest', trustedStateRoot: async () => '22'.repeat(32) }), /is not the trusted root/);
   const noDecision = copy(ex);
   noDecision.proof.decision = null;
-  await badProof(verifyCallProof(noDecision), /carries no decision/);
+  await badProof(verifyCallProof(noDecision, undefined, { network: 'regtest' }), /carries no decision/);
 });
 
 test('a dropped call is proven by its spender alone, with no decision; relabelled executed, or carrying a decision, it is refused', async () => {
@@ -138,13 +138,13 @@ test('a dropped call is proven by its spender alone, with no decision; relabelle
   const a = await answer(r.anchor.txid);
   assert.equal(a.status, 'dropped');
   assert.equal(a.proof.decision, null, 'no root commits to a drop');
-  const v = await verifyCallProof(a, a.proof, { trustedStateRoot: rootAt });
+  const v = await verifyCallProof(a, a.proof, { network: 'regtest', trustedStateRoot: rootAt });
   assert.deepEqual(v.outcome, { height: v.spentBy!.height, blockHash: v.spentBy!.blockHash, stateRoot: null, status: 'dropped', txIndex: null, result: null, errorCode: null, events: [] });
-  await badProof(verifyCallProof({ ...a, status: 'executed', block_height: v.spentBy!.height, tx_index: 1 }), /carries no confirmation/);
+  await badProof(verifyCallProof({ ...a, status: 'executed', block_height: v.spentBy!.height, tx_index: 1 }, undefined, { network: 'regtest' }), /carries no confirmation/);
   const withDecision = copy(a);
   withDecision.proof.decision = copy((await answer(txids.executed)).proof.decision);
-  await badProof(verifyCallProof(withDecision), /dropped call's proof carries a decision/);
+  await badProof(verifyCallProof(withDecision, undefined, { network: 'regtest' }), /dropped call's proof carries a decision/);
   // An executed call relabelled dropped: its proof has no spend of the outpoint.
   const ex = await answer(txids.executed);
-  await badProof(verifyCallProof({ ...ex, status: 'dropped', block_height: null, tx_index: null }), /carries no conflicting spend/);
+  await badProof(verifyCallProof({ ...ex, status: 'dropped', block_height: null, tx_index: null }, undefined, { network: 'regtest' }), /carries no conflicting spend/);
 });

@@ -67,7 +67,7 @@ async function badProof(p: Promise<unknown>, re: RegExp): Promise<void> {
 }
 
 test('an executed call verifies: its position is the record\'s, and the block is the one the client trusts', async () => {
-  const v = await verifyCallProof(executed.status, executed.proof);
+  const v = await verifyCallProof(executed.status, executed.proof, { network: 'regtest' });
   const at = world.chain.txPosition(world.executed.anchor.txid)!;
   const outcome = { height: at.height, blockHash: world.executed.block.hash, stateRoot: executed.proof.decision!.state_root, status: 'executed', txIndex: at.index, result: null, errorCode: null, events: [] };
   assert.deepEqual(v, { txid: world.executed.anchor.txid, status: 'executed', confirmed: { blockHash: world.executed.block.hash, height: at.height, txIndex: at.index }, spentBy: null, outcome });
@@ -75,6 +75,13 @@ test('an executed call verifies: its position is the record\'s, and the block is
   assert.deepEqual(await verifyCallProof(executed.status, executed.proof, { trustedBlockHash: trusted }), v);
   assert.deepEqual(await verifyCallProof(executed.status, executed.proof, { trustedBlockHash: async (h) => trusted(h) }), v);
   await badProof(verifyCallProof(executed.status, executed.proof, { trustedBlockHash: (h) => world.chain.blockAt(h - 1)!.hash }), /is not the trusted block/);
+});
+
+test('a call proof is never checked against no network: without network or a trusted block hash it is refused before any check', async () => {
+  for (const opts of [undefined, {}, { trustedStateRoot: () => '00'.repeat(32) }]) {
+    // A JavaScript caller (or a cast) gets past the type that requires one of the two.
+    await assert.rejects(verifyCallProof(executed.status, executed.proof, opts as never), (e: unknown) => e instanceof ClientError && e.code === 'bad_argument' && /network/.test(e.message));
+  }
 });
 
 test('a dropped call verifies by the confirmed spend of its outpoint', async () => {
@@ -88,9 +95,9 @@ test('a dropped call verifies by the confirmed spend of its outpoint', async () 
 
 test('a pending call verifies its anchor and binding alone; it cannot carry a conflicting spend', async () => {
   const status = { ...executed.status, status: 'pending', block_height: null, tx_index: null };
-  const v = await verifyCallProof(status, { ...executed.proof, confirmed: null, decision: null });
+  const v = await verifyCallProof(status, { ...executed.proof, confirmed: null, decision: null }, { network: 'regtest' });
   assert.equal(v.confirmed, null);
-  await badProof(verifyCallProof({ ...dropped.status, status: 'pending' }, dropped.proof), /pending call's proof carries a conflicting spend/);
+  await badProof(verifyCallProof({ ...dropped.status, status: 'pending' }, dropped.proof, { network: 'regtest' }), /pending call's proof carries a conflicting spend/);
 });
 
 test('every field of the record must be the proven envelope\'s, and the position the proven one', async () => {
@@ -105,14 +112,14 @@ test('every field of the record must be the proven envelope\'s, and the position
     [{ status: 'bogus' }, /unknown status/],
     [{ txid: world.dropped.anchor.txid }, /hashes to/],
   ];
-  for (const [change, re] of cases) await badProof(verifyCallProof({ ...executed.status, ...change }, executed.proof), re);
+  for (const [change, re] of cases) await badProof(verifyCallProof({ ...executed.status, ...change }, executed.proof, { network: 'regtest' }), re);
 });
 
 test('forged proofs are refused: branch, header, block hash, proof of work, anchor, payload, signature, binding', async () => {
   const forge = async (mutate: (p: CallProofJson) => void, re: RegExp, status = executed.status): Promise<void> => {
     const p = copy(executed.proof);
     mutate(p);
-    await badProof(verifyCallProof(status, p), re);
+    await badProof(verifyCallProof(status, p, { network: 'regtest' }), re);
   };
   await forge((p) => (p.confirmed!.branch[2] = 'ff' + p.confirmed!.branch[2]!.slice(2)), /does not lead to the merkle root/);
   await forge((p) => (p.confirmed!.branch = p.confirmed!.branch.slice(1)), /does not lead to the merkle root|does not fit/);
@@ -158,11 +165,11 @@ test('a made-up header whose bits ask less work than the network allows (0x2100f
     const p = copy(executed.proof);
     zeroWork(p, bits);
     // 0x207fffff + 1 (0x20800000) is negative; 0x1d00ffff is mainnet's limit, which the devnet's block does not meet.
-    await badProof(verifyCallProof(executed.status, p), /ask less work than the network's minimum|do not decode to a positive target|is above the target/);
+    await badProof(verifyCallProof(executed.status, p, { network: 'regtest' }), /ask less work than the network's minimum|do not decode to a positive target|is above the target/);
   }
   // Regtest's own limit is taken by default, and the devnet's real header passes it; under
   // mainnet's limit the devnet's easy header is refused.
-  await verifyCallProof(executed.status, executed.proof);
+  await verifyCallProof(executed.status, executed.proof, { network: 'regtest' });
   await badProof(verifyCallProof(executed.status, executed.proof, { network: 'bitcoin' }), /ask less work than the network's minimum/);
   await assert.rejects(verifyCallProof(executed.status, executed.proof, { network: 'nowhere' as never }), (e: unknown) => e instanceof ClientError && e.code === 'bad_argument');
 });
@@ -171,7 +178,7 @@ test("forged drops are refused: the spender's input, the spender being the ancho
   const forge = async (mutate: (p: CallProofJson) => void, re: RegExp): Promise<void> => {
     const p = copy(dropped.proof);
     mutate(p);
-    await badProof(verifyCallProof(dropped.status, p), re);
+    await badProof(verifyCallProof(dropped.status, p, { network: 'regtest' }), re);
   };
   await forge((p) => (p.spent_by!.vin = 1), /no input 1/);
   await forge((p) => (p.spent_by!.tx = p.anchor_tx), /anchoring transaction itself/);
@@ -198,11 +205,11 @@ test('NodeClient.callStatusProven asks for the proof and verifies it before answ
     assert.equal(a.status, 'executed');
     assert.equal(a.proven.confirmed!.txIndex, executed.status.tx_index);
     answer = { ...executed.status, tx_index: 0, proof: executed.proof };
-    await badProof(nc.callStatusProven(txid), /position/);
+    await badProof(nc.callStatusProven(txid, { network: 'regtest' }), /position/);
     answer = { ...dropped.status, proof: dropped.proof };
-    await badProof(nc.callStatusProven(txid), /the node answered/);
+    await badProof(nc.callStatusProven(txid, { network: 'regtest' }), /the node answered/);
     answer = { ...executed.status };
-    await badProof(nc.callStatusProven(txid), /proof is not an object/);
+    await badProof(nc.callStatusProven(txid, { network: 'regtest' }), /proof is not an object/);
   } finally {
     await new Promise<void>((r) => server.close(() => r()));
   }
@@ -220,7 +227,9 @@ test('the proofs the node serves match docs/openapi.yaml (CallStatus.proof), exe
 
 test('the build ships type declarations for the SDK: verifyCallProof and its options are typed', () => {
   const dts = readFileSync(join(repoRoot, 'packages/client/dist/node.d.ts'), 'utf8');
-  assert.match(dts, /export declare function verifyCallProof\(status: CallStatus & \{\s*proof\?: unknown;\s*\}, proof\?: unknown, opts\?: CallProofOptions\): Promise<VerifiedCall>;/);
+  assert.match(dts, /export declare function verifyCallProof\(status: CallStatus & \{\s*proof\?: unknown;\s*\}, proof: unknown \| undefined, opts: CallProofOptions\): Promise<VerifiedCall>;/);
+  // The options require a network or a trusted block hash (a proof held to no network's limit is refused at compile time).
+  assert.match(dts, /export type CallProofOptions = CallProofTrust & \(\{\s*network: ProofNetwork;\s*\} \| \{\s*trustedBlockHash: /);
   assert.match(dts, /trustedStateRoot\?: \(height: number\) => string \| Promise<string>;/);
   assert.match(readFileSync(join(repoRoot, 'packages/client/dist/index.d.ts'), 'utf8'), /export \* from '\.\/node\.js';/);
 });

@@ -148,11 +148,11 @@ test('a 64-byte spender: the node that got the payloads after its block reads th
     const r = (await getJson(`${n.restUrl}/contract_call/${txids[0]}/status?proof=true`)).body;
     const { proof, ...record } = r;
     assert.ok(proof.spent_by?.block_txids?.length > 1, `the block txids travel with ${n.restUrl}'s proof: ${JSON.stringify(proof.spent_by)}`);
-    const v = await verifyCallProof(record, proof);
+    const v = await verifyCallProof(record, proof, { network: 'regtest' });
     assert.deepEqual([v.status, v.spentBy?.txid, v.spentBy?.height], ['dropped', tiny.getId(), spendHeight]);
     // Without the list the branch alone proves nothing.
     const { block_txids: _, ...bare } = proof.spent_by;
-    await assert.rejects(verifyCallProof(record, { ...proof, spent_by: bare }), /64 bytes without its witness/);
+    await assert.rejects(verifyCallProof(record, { ...proof, spent_by: bare }, { network: 'regtest' }), /64 bytes without its witness/);
   }
   await waitStatus(A, (s) => s.pending_calls === 0, 'nothing pending on A');
 });

@@ -230,7 +230,7 @@ export interface VerifiedCall {
 /** The Bitcoin networks whose proof-of-work limit a call proof's headers can be held to (`testnet`: testnet3; `mainnet`: bitcoin). */
 export type ProofNetwork = 'bitcoin' | 'mainnet' | 'testnet' | 'testnet3' | 'testnet4' | 'signet' | 'regtest';
 
-export interface CallProofOptions {
+interface CallProofTrust {
   /**
    * The block hash the client trusts at a height (its own Bitcoin node, an explorer it
    * trusts, several nodes agreeing). Without it the proof shows a block with real proof
@@ -246,12 +246,18 @@ export interface CallProofOptions {
   /**
    * The network whose proof-of-work limit each header's bits must meet (Bitcoin Core's
    * powLimit: `bitcoin` and the testnets 0x1d00ffff, signet 0x1e0377ae, regtest
-   * 0x207fffff). Default `regtest`, the easiest any network allows: a header asking less
-   * work than that is refused whatever the network, but on a real network pass it, or
-   * `trustedBlockHash`, to be shown real work.
+   * 0x207fffff). Required unless `trustedBlockHash` is given: without either, a header
+   * would be held to no real network's limit, and a node could show a block mined at
+   * regtest's easy target as a mainnet one. With only `trustedBlockHash`, regtest's limit.
    */
   network?: ProofNetwork;
 }
+
+/**
+ * How a call proof is checked: `network` (each header's work against its limit),
+ * `trustedBlockHash` (the block itself), or both; a compile error with neither.
+ */
+export type CallProofOptions = CallProofTrust & ({ network: ProofNetwork } | { trustedBlockHash: NonNullable<CallProofTrust['trustedBlockHash']> });
 
 /** The powLimit of a network by name (src/protocol/activation.ts, the node's own rules). */
 function powLimitOf(network: ProofNetwork | undefined): bigint {
@@ -280,10 +286,14 @@ const STATUSES_AT_BLOCK: ReadonlySet<string> = new Set(['executed', 'failed', 'i
  * its height. Returns what was proven, the outcome with its events; throws
  * ClientError('bad_proof') when anything does not hold.
  */
-export async function verifyCallProof(status: CallStatus & { proof?: unknown }, proof: unknown = status?.proof, opts: CallProofOptions = {}): Promise<VerifiedCall> {
+export async function verifyCallProof(status: CallStatus & { proof?: unknown }, proof: unknown = status?.proof, opts: CallProofOptions): Promise<VerifiedCall> {
   const bad = (why: string): never => {
     throw new ClientError('bad_proof', `call ${String(status?.txid)}: ${why}`);
   };
+  // JavaScript callers, and TypeScript's casts, get past the type: refuse before any check.
+  if (opts?.network === undefined && typeof opts?.trustedBlockHash !== 'function') {
+    throw new ClientError('bad_argument', 'a call proof needs the network its headers must meet (network) or a trusted block hash (trustedBlockHash)');
+  }
   if (!status || typeof status.txid !== 'string' || !HEX32.test(status.txid)) bad('the status record carries no txid');
   const powLimit = powLimitOf(opts.network);
   let parsed: ReturnType<typeof parseCallProof>;
@@ -558,7 +568,7 @@ export class NodeClient {
    * GET /contract_call/{txid}/status?proof=true, verified offline (verifyCallProof) before
    * it is returned, with what the proof established.
    */
-  async callStatusProven(txid: string, opts: CallProofOptions = {}): Promise<ProvenCallStatus & { proven: VerifiedCall }> {
+  async callStatusProven(txid: string, opts: CallProofOptions): Promise<ProvenCallStatus & { proven: VerifiedCall }> {
     const a = (await this.json(`/contract_call/${encodeURIComponent(txid)}/status?proof=true`)) as ProvenCallStatus;
     if (a?.txid !== txid) throw new ClientError('bad_proof', `asked for call ${txid}, the node answered ${String(a?.txid)}`);
     const proven = await verifyCallProof(a, a.proof, opts);
