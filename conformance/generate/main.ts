@@ -22,6 +22,7 @@ import { decisionsArea } from './decisions.js';
 import { blocksArea } from './blocks.js';
 import { mutationKillArea } from './mutation-kills.js';
 import { historyArea } from './history.js';
+import { historyHeadersArea } from './history-headers.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
 import { OPINFO } from '@svc-node/protocol/vm/isa';
 
@@ -31,7 +32,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), mutationKillArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea()];
   // Areas may add cases to the same operation: its file lists them in the areas' order.
   const byOp = new Map<string, CaseInput[]>();
   for (const area of areas) {
