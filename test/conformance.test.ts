@@ -59,6 +59,14 @@ test('histories whose payloads arrive before, with or after their blocks, on a f
     const light = t.expected as Record<string, unknown>;
     for (const k of ['blocks', 'deploys', 'calls', 'checks']) assert.deepEqual(light[k], full[k], `${t.id}: ${k}`);
   }
+  // A full node deciding from its blocks alone (no deferred checks, which would repair a block's wrong decision) answers the same.
+  const blocksOnly = cases.filter((c) => c.id.startsWith('blocks-only-'));
+  assert.ok(blocksOnly.length >= 20);
+  for (const t of blocksOnly) {
+    const full = cases.find((c) => c.id === t.id.slice('blocks-only-'.length))!.expected as Record<string, unknown>;
+    const alone = t.expected as Record<string, unknown>;
+    for (const k of ['blocks', 'deploys', 'calls', 'checks']) assert.deepEqual(alone[k], full[k], `${t.id}: ${k}`);
+  }
 });
 
 test('a state changed in place has, after every step, the root of the same state built from nothing', () => {

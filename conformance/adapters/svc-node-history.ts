@@ -211,6 +211,9 @@ export async function historyRun(input: Json): Promise<Answer> {
     /** `light`: blocks are applied as their header alone, as a light node's follower hands them over. */
     const light = input.node === 'light';
     if (input.node !== undefined && input.node !== 'full' && !light) throw new Error('input node must be "full" or "light"');
+    /** `deferred: false`: the deferred checks are not played; the node decides from what it reads and is sent alone. */
+    if (input.deferred !== undefined && typeof input.deferred !== 'boolean') throw new Error('input deferred must be a boolean');
+    const deferred = input.deferred !== false;
     /**
      * Blocks of the chain endpoint's best chain above the node's processed tip (`headers`
      * steps): the deferred checks and a light node's senders see them; a light node holds
@@ -289,7 +292,7 @@ export async function historyRun(input: Json): Promise<Answer> {
         default:
           throw new Error(`steps[${i}]: unknown kind ${JSON.stringify(s.kind)}`);
       }
-      await deferredChecks(w, known(), anchors);
+      if (deferred) await deferredChecks(w, known(), anchors);
     }
     const l = w.ledger;
     if (l.halted) return { output: { halted: true }, note: l.haltReason ?? undefined };

@@ -74,5 +74,10 @@ function aheadReplaced(): CaseInput[] {
 }
 
 export function historyHeadersArea(): Area {
-  return { 'history.run': [...ahead(), ...aheadReplaced()] };
+  const cases = [...ahead(), ...aheadReplaced()];
+  // A full node reading those blocks in full decides them from the blocks alone: without the deferred checks, the same answers.
+  const blocksOnly = cases
+    .filter((c) => !c.id.startsWith('light-'))
+    .map((c) => ({ id: `blocks-only-${c.id}`, pins: `a full node deciding from the blocks it reads alone (no deferred checks: the evidence the endpoint would give is never asked for): the same statuses and roots as ${c.id}`, input: { ...c.input, deferred: false } }));
+  return { 'history.run': [...cases, ...blocksOnly] };
 }

@@ -355,7 +355,26 @@ function lightTwins(cases: CaseInput[]): CaseInput[] {
 
 export function historyArea(): Area {
   const cases = allCases();
-  return { 'history.run': [...cases, ...lightTwins(cases)] };
+  return { 'history.run': [...cases, ...lightTwins(cases), ...blocksOnlyTwins(cases)] };
+}
+
+/**
+ * The full-node cases whose every decision a node reading blocks in full makes from the
+ * blocks themselves (stamps, spends of named outpoints, its memory of recent blocks' spends):
+ * without the deferred checks (which place and drop from the chain endpoint, and would
+ * repair a block's wrong decision afterwards) the answers must be the same. Left out:
+ * reorg-150-remined, whose call dropped below the fork sends its payload after the
+ * re-derivation (the node's memory of recent spends does not reach that block: only a
+ * deferred check drops it, docs/STATE.md), and the light-node cases.
+ */
+const BLOCKS_ONLY = ['outcomes-payloads-before-blocks', 'outcomes-payloads-with-blocks', 'outcomes-payloads-after-blocks', 'outcomes-payloads-after-reversed', 'call-before-deploy-payload', 'deploy-and-calls-in-one-block', 'reorg-moves-deploy-above-call', 'reorg-1-remined', 'reorg-1-dropped', 'reorg-1-payload-after', 'reorg-6-remined', 'reorg-6-dropped', 'reorg-6-payload-after', 'reorg-144-remined', 'late-payload-150-deep', 'flip-flop-reference', 'flip-flop', 'restart', 'claims-held-from-start', 'claims-first-arrives-late', 'late-payload-then-reorg', 'arrivals-repeat-conflict-binding', 'arrivals-anchor-mismatch'];
+
+function blocksOnlyTwins(cases: CaseInput[]): CaseInput[] {
+  return BLOCKS_ONLY.map((id) => {
+    const c = cases.find((x) => x.id === id);
+    if (!c) throw new Error(`history: no case ${id} to run without deferred checks`);
+    return { id: `blocks-only-${id}`, pins: `a full node deciding from the blocks it reads alone (no deferred checks: each block's own decisions, drops and late payloads' placements): the same statuses and roots as ${id}`, input: { ...c.input, deferred: false } };
+  });
 }
 
 function allCases(): CaseInput[] {
