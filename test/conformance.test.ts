@@ -51,6 +51,7 @@ test('histories whose payloads arrive before, with or after their blocks, on a f
   for (const depth of [1, 6]) assert.deepEqual(final(`reorg-${depth}-payload-after`), final(`reorg-${depth}-remined`), `reorg of ${depth}`);
   assert.deepEqual(final('flip-flop'), final('flip-flop-reference'), 'a reorganisation there and back ends as the branch alone');
   assert.deepEqual(final('claims-first-arrives-late'), final('claims-held-from-start'), 'a late claim of a call_id ends as when held from the start');
+  assert.deepEqual(final('headers-ahead-replaced-alone-light'), final('headers-ahead-replaced-alone'), 'a light node whose header chain went another way ends as a full node');
   // A light node (blocks as their header alone) answers as a full node at every check and at the end.
   const twins = cases.filter((c) => c.id.startsWith('light-'));
   assert.ok(twins.length >= 10);

@@ -211,7 +211,7 @@ export async function historyRun(input: Json): Promise<Answer> {
     /** `light`: blocks are applied as their header alone, as a light node's follower hands them over. */
     const light = input.node === 'light';
     if (input.node !== undefined && input.node !== 'full' && !light) throw new Error('input node must be "full" or "light"');
-    /** `deferred: false`: the deferred checks are not played; the node decides from what it reads and is sent alone. */
+    /** `deferred: false`: the deferred checks are played only at `deferred` steps; the node decides from what it reads and is sent alone. */
     if (input.deferred !== undefined && typeof input.deferred !== 'boolean') throw new Error('input deferred must be a boolean');
     const deferred = input.deferred !== false;
     /**
@@ -286,13 +286,16 @@ export async function historyRun(input: Json): Promise<Answer> {
           w = await open();
           await w.settled();
           break;
+        case 'deferred':
+          // The deferred checks, played now (below): with `deferred: false`, the only time they are.
+          break;
         case 'check':
           checks.push({ step: i, ...(await snapshot(w, chain, deployTxids, callTxids)) });
           break;
         default:
           throw new Error(`steps[${i}]: unknown kind ${JSON.stringify(s.kind)}`);
       }
-      if (deferred) await deferredChecks(w, known(), anchors);
+      if (deferred || s.kind === 'deferred') await deferredChecks(w, known(), anchors);
     }
     const l = w.ledger;
     if (l.halted) return { output: { halted: true }, note: l.haltReason ?? undefined };
