@@ -51,6 +51,7 @@ test('histories whose payloads arrive before, with or after their blocks, on a f
   for (const depth of [1, 6]) assert.deepEqual(final(`reorg-${depth}-payload-after`), final(`reorg-${depth}-remined`), `reorg of ${depth}`);
   assert.deepEqual(final('flip-flop'), final('flip-flop-reference'), 'a reorganisation there and back ends as the branch alone');
   assert.deepEqual(final('claims-first-arrives-late'), final('claims-held-from-start'), 'a late claim of a call_id ends as when held from the start');
+  assert.deepEqual(final('headers-ahead-replaced-alone-light'), final('headers-ahead-replaced-alone'), 'a light node whose header chain went another way ends as a full node');
   // A light node (blocks as their header alone) answers as a full node at every check and at the end.
   const twins = cases.filter((c) => c.id.startsWith('light-'));
   assert.ok(twins.length >= 10);
@@ -58,6 +59,14 @@ test('histories whose payloads arrive before, with or after their blocks, on a f
     const full = cases.find((c) => c.id === t.id.slice('light-'.length))!.expected as Record<string, unknown>;
     const light = t.expected as Record<string, unknown>;
     for (const k of ['blocks', 'deploys', 'calls', 'checks']) assert.deepEqual(light[k], full[k], `${t.id}: ${k}`);
+  }
+  // A full node deciding from its blocks alone (no deferred checks, which would repair a block's wrong decision) answers the same.
+  const blocksOnly = cases.filter((c) => c.id.startsWith('blocks-only-'));
+  assert.ok(blocksOnly.length >= 20);
+  for (const t of blocksOnly) {
+    const full = cases.find((c) => c.id === t.id.slice('blocks-only-'.length))!.expected as Record<string, unknown>;
+    const alone = t.expected as Record<string, unknown>;
+    for (const k of ['blocks', 'deploys', 'calls', 'checks']) assert.deepEqual(alone[k], full[k], `${t.id}: ${k}`);
   }
 });
 

@@ -18,7 +18,9 @@ import canonicalizeModule from 'canonicalize';
 import { NodeError } from '@svc-node/protocol/errors';
 import { configureLogging, logger } from '../../src/log.js';
 import { parseHex } from '@svc-node/protocol/hash';
-import { parseRawBlock, type ParsedBlock } from '@svc-node/protocol/bitcoin';
+import { parseHeaderBytes, parseRawBlock, type ParsedBlock } from '@svc-node/protocol/bitcoin';
+import { REGTEST_POW } from '@svc-node/protocol/activation';
+import { checkHeaderRun } from '../../src/chain/header-follower.js';
 import { connectedBlockOf } from '../../src/chain/watcher.js';
 import { blockInputOf, spentByIn } from '../../src/chain/connected-block.js';
 import { runTask, type OpenedCall } from '../../src/pool/tasks.js';
@@ -113,6 +115,18 @@ function sentEvidence(txid: string, outpoint: { txid: string; vout: number } | n
   return { evidence: checked.proven, folded: { confirmed: checked.confirmedRoot, spender: checked.spenderRoot } };
 }
 
+/**
+ * A light node's header sync (src/chain/header-follower.ts, putRun): the run checked as the
+ * follower checks every run it keeps (checkHeaderRun: linkage to the header held below,
+ * proof of work, retarget bits), then stored; `truncate` when the best chain is now the
+ * run (a reorganisation: nothing above it stands).
+ */
+async function putHeaderRun(w: Writer, from: number, run: Buffer[], truncate: boolean): Promise<void> {
+  const wrong = await checkHeaderRun((f, n) => w.ledger.headers(f, n), from, run.map((h) => parseHeaderBytes(h)), REGTEST_POW);
+  if (wrong !== null) throw new Error(`the history's headers from ${from} do not check: ${wrong}`);
+  await w.putHeaders(from, run, truncate);
+}
+
 /** Where the best chain holds `txid`: its inclusion (the endpoint's merkle proof), or null. */
 function inclusionOf(chain: readonly HeldBlock[], txid: string): Inclusion | null {
   for (const b of chain) {
@@ -197,8 +211,27 @@ export async function historyRun(input: Json): Promise<Answer> {
     /** `light`: blocks are applied as their header alone, as a light node's follower hands them over. */
     const light = input.node === 'light';
     if (input.node !== undefined && input.node !== 'full' && !light) throw new Error('input node must be "full" or "light"');
+    /** `deferred: false`: the deferred checks are played only at `deferred` steps; the node decides from what it reads and is sent alone. */
+    if (input.deferred !== undefined && typeof input.deferred !== 'boolean') throw new Error('input deferred must be a boolean');
+    const deferred = input.deferred !== false;
+    /**
+     * Blocks of the chain endpoint's best chain above the node's processed tip (`headers`
+     * steps): the deferred checks and a light node's senders see them; a light node holds
+     * their headers (its header sync) before it connects them.
+     */
+    let ahead: HeldBlock[] = [];
+    const known = () => [...chain, ...ahead];
     for (const [i, s] of (input.steps as Json[]).entries()) {
       switch (s.kind) {
+        case 'headers': {
+          const parsed = (s.blocks as string[]).map((b, j) => parseRawBlock(bytes(b, `steps[${i}].blocks[${j}]`)));
+          const base = known().at(-1)!.height + 1;
+          if (parsed[0] && parsed[0].header.prevHash !== known().at(-1)!.hash) throw new Error(`steps[${i}]: the headers do not extend the history's best chain`);
+          parsed.forEach((b, j) => ahead.push({ height: base + j, hash: b.hash, parsed: b }));
+          // A light node's header follower stores the run (src/chain/header-follower.ts, putRun), checked first as it checks every run.
+          if (light) await putHeaderRun(w, base, parsed.map((b) => Buffer.from(b.header.hex, 'hex')), false);
+          break;
+        }
         case 'blocks':
         case 'reorg': {
           const depth = s.kind === 'reorg' ? (s.depth as number) : 0;
@@ -206,12 +239,21 @@ export async function historyRun(input: Json): Promise<Answer> {
           const disconnected = chain.splice(chain.length - depth, depth).reverse();
           const parsed = (s.blocks as string[]).map((b, j) => parseRawBlock(bytes(b, `steps[${i}].blocks[${j}]`)));
           const base = chain.at(-1)!.height + 1;
-          const connected = parsed.map((b, j): BlockInput =>
-            light ? { height: base + j, hash: b.hash, prevHash: b.header.prevHash, txs: [], header: Buffer.from(b.header.hex, 'hex'), headerOnly: true } : blockInput(b, base + j),
-          );
+          // Blocks announced by a `headers` step are connected now; if the chain went another way, the endpoint's best chain is the new one.
+          const sameAsAhead = depth === 0 && parsed.every((b, j) => ahead[j]?.hash === b.hash);
+          ahead = sameAsAhead ? ahead.slice(parsed.length) : [];
+          let connected: BlockInput[];
+          if (light) {
+            // A light node's follower stores the run's headers (unless it holds them), then reads them back as blocks of a header alone.
+            if (!sameAsAhead) await putHeaderRun(w, base, parsed.map((b) => Buffer.from(b.header.hex, 'hex')), true);
+            const stored = await w.ledger.headers(base, parsed.length);
+            if (stored.length !== parsed.length) throw new Error(`steps[${i}]: the node holds ${stored.length} of the ${parsed.length} headers it was handed`);
+            connected = stored.map((h, j) => ({ height: base + j, hash: parsed[j]!.hash, prevHash: parsed[j]!.header.prevHash, txs: [], header: h, headerOnly: true }));
+          } else connected = parsed.map((b, j) => blockInput(b, base + j));
           connected.forEach((b, j) => chain.push({ height: b.height, hash: b.hash, parsed: parsed[j]! }));
           try {
-            await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: true });
+            // The update ends the best chain unless the endpoint announced blocks above it (a light node keeps their headers).
+            await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: ahead.length === 0 });
           } catch (e) {
             // A node that halts (a replay disagreeing with what it stored) answers nothing more.
             if (w.ledger.halted) return { output: { halted: true }, note: w.ledger.haltReason ?? undefined };
@@ -225,7 +267,7 @@ export async function historyRun(input: Json): Promise<Answer> {
           (s.kind === 'deploy' ? deployTxids : callTxids).push(s.txid as string);
           try {
             // A light node learns a confirmed anchor's block only from the evidence a payload comes with.
-            const confirmed = light ? inclusionOf(chain, s.txid as string) : null;
+            const confirmed = light ? inclusionOf(known(), s.txid as string) : null;
             await (s.kind === 'deploy' ? deploy(w, s, confirmed) : call(w, s, confirmed));
             // Taken: its anchor is what the node keeps as its evidence (a refused payload's proves nothing).
             if (!anchors.has(s.txid as string)) anchors.set(s.txid as string, bytes(s.anchor_tx, `steps[${i}].anchor_tx`));
@@ -244,13 +286,16 @@ export async function historyRun(input: Json): Promise<Answer> {
           w = await open();
           await w.settled();
           break;
+        case 'deferred':
+          // The deferred checks, played now (below): with `deferred: false`, the only time they are.
+          break;
         case 'check':
           checks.push({ step: i, ...(await snapshot(w, chain, deployTxids, callTxids)) });
           break;
         default:
           throw new Error(`steps[${i}]: unknown kind ${JSON.stringify(s.kind)}`);
       }
-      await deferredChecks(w, chain, anchors);
+      if (deferred || s.kind === 'deferred') await deferredChecks(w, known(), anchors);
     }
     const l = w.ledger;
     if (l.halted) return { output: { halted: true }, note: l.haltReason ?? undefined };

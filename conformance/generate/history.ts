@@ -16,10 +16,10 @@ import { hex, type Area, type CaseInput } from './kit.js';
 import { envelope } from './keys.js';
 import { fixtureArtifact } from './codec.js';
 
-type Step = Record<string, unknown>;
+export type Step = Record<string, unknown>;
 
 /** A payload as a step: its kind and what a node is sent (the anchor's bytes beside it, as REST's `anchor_tx`). */
-interface Payload {
+export interface Payload {
   txid: string;
   step: Step;
   /** The anchoring transaction, to mine. */
@@ -29,16 +29,16 @@ interface Payload {
 }
 
 /** A step asking for the tip and every payload's status at that point of the history. */
-const CHECK: Step = { kind: 'check' };
+export const CHECK: Step = { kind: 'check' };
 /** A step stopping the node and starting it again on its store. */
-const RESTART: Step = { kind: 'restart' };
+export const RESTART: Step = { kind: 'restart' };
 
 const payer = wallet('conformance history payer');
 const FEE = 1_000n;
 const COIN = 100_000n;
 
 /** A devnet chain past coinbase maturity with `coins` funded outputs; the history starts at its tip. */
-class Script {
+export class Script {
   readonly chain = new DevnetChain();
   private readonly coins: Utxo[] = [];
   readonly anchor: { height: number; hash: string };
@@ -112,8 +112,8 @@ class Script {
   }
 }
 
-const artifact = (): Record<string, unknown> => fixtureArtifact('counter.svc');
-const u64 = (n: bigint): Value => ({ type: 'u64', value: n });
+export const artifact = (): Record<string, unknown> => fixtureArtifact('counter.svc');
+export const u64 = (n: bigint): Value => ({ type: 'u64', value: n });
 
 /**
  * One chain holding every outcome, played with the payloads before, with and after their
@@ -343,7 +343,7 @@ function arrivalCases(): CaseInput[] {
 }
 
 /** The light-node twins of some cases: blocks applied as their header alone; the answers must be the full node's. */
-const LIGHT = ['outcomes-payloads-before-blocks', 'outcomes-payloads-after-blocks', 'call-before-deploy-payload', 'deploy-and-calls-in-one-block', 'reorg-1-remined', 'reorg-6-dropped', 'reorg-6-payload-after', 'reorg-moves-deploy-above-call', 'flip-flop', 'restart', 'reorg-150-remined', 'claims-first-arrives-late', 'late-payload-then-reorg'];
+const LIGHT = ['outcomes-payloads-before-blocks', 'outcomes-payloads-after-blocks', 'call-before-deploy-payload', 'deploy-and-calls-in-one-block', 'reorg-1-remined', 'reorg-6-dropped', 'reorg-6-payload-after', 'reorg-moves-deploy-above-call', 'flip-flop', 'restart', 'reorg-150-remined', 'claims-first-arrives-late', 'late-payload-then-reorg', 'outcomes-payloads-with-blocks', 'reorg-1-dropped', 'reorg-1-payload-after', 'reorg-144-remined', 'late-payload-150-deep', 'claims-held-from-start', 'arrivals-repeat-conflict-binding'];
 
 function lightTwins(cases: CaseInput[]): CaseInput[] {
   return LIGHT.map((id) => {
@@ -355,7 +355,26 @@ function lightTwins(cases: CaseInput[]): CaseInput[] {
 
 export function historyArea(): Area {
   const cases = allCases();
-  return { 'history.run': [...cases, ...lightTwins(cases)] };
+  return { 'history.run': [...cases, ...lightTwins(cases), ...blocksOnlyTwins(cases)] };
+}
+
+/**
+ * The full-node cases whose every decision a node reading blocks in full makes from the
+ * blocks themselves (stamps, spends of named outpoints, its memory of recent blocks' spends):
+ * without the deferred checks (which place and drop from the chain endpoint, and would
+ * repair a block's wrong decision afterwards) the answers must be the same. Left out:
+ * reorg-150-remined, whose call dropped below the fork sends its payload after the
+ * re-derivation (the node's memory of recent spends does not reach that block: only a
+ * deferred check drops it, docs/STATE.md), and the light-node cases.
+ */
+const BLOCKS_ONLY = ['outcomes-payloads-before-blocks', 'outcomes-payloads-with-blocks', 'outcomes-payloads-after-blocks', 'outcomes-payloads-after-reversed', 'call-before-deploy-payload', 'deploy-and-calls-in-one-block', 'reorg-moves-deploy-above-call', 'reorg-1-remined', 'reorg-1-dropped', 'reorg-1-payload-after', 'reorg-6-remined', 'reorg-6-dropped', 'reorg-6-payload-after', 'reorg-144-remined', 'late-payload-150-deep', 'flip-flop-reference', 'flip-flop', 'restart', 'claims-held-from-start', 'claims-first-arrives-late', 'late-payload-then-reorg', 'arrivals-repeat-conflict-binding', 'arrivals-anchor-mismatch'];
+
+function blocksOnlyTwins(cases: CaseInput[]): CaseInput[] {
+  return BLOCKS_ONLY.map((id) => {
+    const c = cases.find((x) => x.id === id);
+    if (!c) throw new Error(`history: no case ${id} to run without deferred checks`);
+    return { id: `blocks-only-${id}`, pins: `a full node deciding from the blocks it reads alone (no deferred checks: each block's own decisions, drops and late payloads' placements): the same statuses and roots as ${id}`, input: { ...c.input, deferred: false } };
+  });
 }
 
 function allCases(): CaseInput[] {

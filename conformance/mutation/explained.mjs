@@ -64,6 +64,30 @@ const NUMBER_PATH = 'equivalent: the number fast path of the storage codec force
 const BYTE_SHIFT = 'equivalent: an arithmetic instead of a logical shift whose result is stored in a byte (Uint8Array keeps the low 8 bits, which both shifts give alike)';
 const DIRTY = 'equivalent for every node: the in-place update of a summary tree\'s levels after set(), which no node path calls (a summary is built in one go from a sorted list; root() then builds the levels once)';
 
+const SERVED = 'not consensus: the evidence the node serves for a payload (peers\' GetPayloads, REST call proofs, and what its own deferred checks hand back to takeEvidence); whoever takes it checks every claim again (checkEvidence, then against its own headers: docs/STATE.md "Bitcoin evidence"), and no block\'s decision reads it';
+const HEADER_TIP = 'not consensus: the header tip, which only says where the header follower syncs from, whether a peer\'s tip announcement is followed and what the status reports (header_height); blocks are applied from the stored headers the follower reads back and checks, never from the tip';
+const INTAKE_RACE = 'not consensus: the record of reorganisations that intake\'s spend check reads when one happened between its look-up at the endpoint and the writer\'s acceptance (accept.ts droppedAt); it only decides whether such a call is stored dropped at once or left pending for the deferred check, which drops it at the same block; a history plays each arrival with no reorganisation in between';
+
+/** The ledger's (src/writer/ledger): each checked against the code it names. */
+const LEDGER_PATTERNS = [
+  { file: 'src/writer/ledger/undo-log.ts', fn: 'UndoBatch.storageWrite', match: /this\.flushed|after the block was flushed/, reason: `${GUARD} (applyBlock's own order: every storage write comes from decideCall, before its one flushStorage call)` },
+  { file: 'src/writer/ledger/undo-log.ts', fn: 'UndoBatch.flushStorage', match: /this\.flushed|flushed twice/, reason: `${GUARD} (applyBlock calls flushStorage once, after the block's last call; the flag feeds only the two guards)` },
+  { file: 'src/writer/ledger/evidence.ts', fn: 'headersFrom', match: /count <= 0|count < 0|HEADERS_BY_KEY_MAX/, reason: 'equivalent: which of two reads of the same stored headers answers (one get per height up to 16, else one iterator; a count of 0 reads nothing either way): both give the headers of [from, from + count) up to the first missing one' },
+  { file: 'src/writer/ledger/evidence.ts', fn: 'headersFrom', lines: [101, 101], match: /^literal:0 -> -1$/, reason: 'equivalent: count <= -1 instead of count <= 0: a count of 0 then takes the read by key of no height, which answers nothing as well' },
+  { file: 'src/writer/ledger/evidence.ts', fn: 'headersFrom', lines: [106, 111], match: /^literal:0 -> -?1$|heightOf\(r\.key\) !== from \+ out\.length -> false|^statement:break;/, reason: 'not consensus: the answer for a range with a missing header, which the store never holds below its header tip (putHeaders writes runs that link to the header below, truncations remove from the top); every caller that needs the range refuses a short or broken answer (the follower: HeaderChainBroken, or it reads again; a peer checks the linkage of what GetHeaders serves)' },
+  { file: 'src/writer/ledger/evidence.ts', fn: 'putHeaders', lines: [85, 87], match: /./, reason: HEADER_TIP },
+  { file: 'src/writer/ledger/evidence.ts', fn: 'loadHeaderTip', match: /./, reason: `${HEADER_TIP} (loaded when the store opens)` },
+  { file: 'src/writer/ledger/evidence.ts', fn: 'payloadEvidence', match: /./, reason: SERVED },
+  { file: 'src/writer/ledger/evidence.ts', fn: 'standing', match: /./, reason: `${SERVED} (whether a stored claim still stands, so that what is served holds)` },
+  { file: 'src/writer/ledger/evidence.ts', fn: 'journalEntry', match: /./, reason: `${SERVED} (the journal entries payloadEvidence reads, once per question)` },
+  { file: 'src/writer/ledger/rewind.ts', fn: 'rewindTo', match: /chainEpoch|reorgForks|REORG_LOG/, reason: INTAKE_RACE },
+  { file: 'src/writer/ledger/rewind.ts', fn: '(top level)', match: /^literal:64 -> 6[35]$/, reason: `${INTAKE_RACE} (REORG_LOG, how many of them are kept)` },
+  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', match: /drops\.push\(\{ txid, outpoint, spender \}\)/, reason: 'not consensus: the list of the block\'s drops handed back to the follower, which keeps each spender\'s evidence for REST call proofs and peers (storeSpentBy); the drop itself, the call\'s status, is made by finishCall' },
+  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', match: /l\.headerTip/, reason: HEADER_TIP },
+  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', lines: [125, 125], match: /./, reason: 'not consensus: the block\'s decision leaves kept for REST\'s decision proofs; the decisions root is computed from the same leaves before this (decisionsRoot(batch.decisions)), and the vectors compare that root' },
+  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', match: /^(boolean:true -> false|logical:opts\.sync \?\? true -> opts\.sync && true)$/, reason: 'not consensus: whether a block read in full is written with fsync; it changes what a crash of the machine keeps, never an answer (a restart is a clean stop)' },
+];
+
 /**
  * Survivors explained by a rule on their text: {file, fn?, lines?: [first, last], status?, match, reason}; `match`
  * is tested against "operator:original -> replacement". Each was checked against the code
@@ -156,9 +180,10 @@ export const EXPLAINED_PATTERNS = [
   { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', match: /prevTip|refuseWhileHalted/, reason: `${GUARD} (the writer's own order: the chain follower hands it each block on its tip, never one that does not link; NodeError internal)` },
   { file: 'src/writer/ledger/rewind.ts', match: /l\.anchor/, reason: `${GUARD} (a rewind never goes below the journal's anchor: the follower's fork height is above it; NodeError internal)` },
   { file: 'src/writer/ledger/evidence.ts', match: /!anchor|!raw|block journal entry/, reason: `${GUARD} (the journal's own invariants: headers after its anchor, an entry for every height it holds; NodeError internal)` },
-  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', lines: [129, 144], match: /./, reason: 'not consensus: the REST indexes of a block (a contract\'s event pages, its calls per block, its call count), which GET /contracts/... read; the block\'s decisions root commits to the same events and outcomes, and the vectors compare that root' },
-  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', lines: [68, 68], match: /./, reason: 'not consensus: the REST index of a contract\'s dropped calls; the drop itself is the call\'s status, which the vectors compare' },
-  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', lines: [167, 167], match: /./, reason: 'not consensus: the wall-clock time of the last block, for /status' },
+  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', lines: [130, 146], match: /./, reason: 'not consensus: the REST indexes of a block (a contract\'s event pages, its calls per block, its call count), which GET /contracts/... read; the block\'s decisions root commits to the same events and outcomes, and the vectors compare that root' },
+  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', match: /contractDrops/, reason: 'not consensus: the REST index of a contract\'s dropped calls; the drop itself is the call\'s status, which the vectors compare' },
+  { file: 'src/writer/ledger/apply-block.ts', fn: 'applyBlock', match: /lastBlockAt/, reason: 'not consensus: the wall-clock time of the last block, for /status' },
   { file: 'src/state/merkle.ts', fn: 'SortedMerkleTree.ensureLevels', status: 'no coverage', match: /./, reason: DIRTY },
+  ...LEDGER_PATTERNS,
 ];
 

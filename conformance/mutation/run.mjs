@@ -50,7 +50,10 @@ const TIMEOUT_FLOOR_MS = 1000;
 const STATIC_TIMEOUT_MS = 60_000;
 // How many of the history cases reaching it a mutant meets when other cases reach it too (see capHistories).
 const HISTORY_TRIES = 4;
+// A mutant only histories reach (the ledger's) meets at least this many of them, and more
+// while their unmutated time stays within HISTORY_ONLY_BUDGET_MS (see pickHistories).
 const HISTORY_ONLY_TRIES = 8;
+let HISTORY_ONLY_BUDGET_MS = 3000;
 
 function parseArgs(argv) {
   const opts = { only: null, survivors: null, report: null, fromReport: null, work: null, into: null, loadTime: 'run', parallel: 1 };
@@ -68,8 +71,9 @@ function parseArgs(argv) {
     else if (a === '--load-time') opts.loadTime = next();
     else if (a === '--parallel') opts.parallel = Math.max(1, Number(next()));
     else if (a === '--timeout-factor') TIMEOUT_FACTOR = Math.max(2, Number(next()));
+    else if (a === '--history-budget') HISTORY_ONLY_BUDGET_MS = Math.max(0, 1000 * Number(next()));
     else if (a === '--work') opts.work = resolve(next());
-    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --into, --work, --load-time run|skip|only, --parallel N, --timeout-factor F)`);
+    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --into, --work, --load-time run|skip|only, --parallel N, --timeout-factor F, --history-budget SECONDS)`);
   }
   if (opts.work) {
     work = opts.work;
@@ -387,12 +391,45 @@ async function main() {
   // only lower the score, never raise it.
   const isHistory = (i) => cases[i].op === 'history.run';
   const capHistories = (order) => (order.some((i) => !isHistory(i)) ? [...order.filter((i) => !isHistory(i)), ...order.filter(isHistory).slice(0, HISTORY_TRIES)] : order.slice(0, HISTORY_ONLY_TRIES));
+  // Which histories killed mutants so far, per function and per file: a ledger mutant meets
+  // first the histories that killed its neighbours (a function's mutants mostly die to the
+  // same few situations: a drop, a reorganisation, a restart, a late payload), then the
+  // cheapest of the rest.
+  const killsBy = new Map(); // "file" and "file:function" -> Map(case index -> kills)
+  const noteKill = (m, i) => {
+    for (const k of [m.file, `${m.file}:${m.fn}`]) {
+      if (!killsBy.has(k)) killsBy.set(k, new Map());
+      killsBy.get(k).set(i, (killsBy.get(k).get(i) ?? 0) + 1);
+    }
+  };
+  const caseIndex = new Map(cases.map((c, i) => [`${c.op} ${c.id}`, i]));
+  /**
+   * A mutant only histories reach: those that killed mutants of its function first (most
+   * kills first), then of its file, then the rest, each group cheapest first; as many as
+   * fit in HISTORY_ONLY_BUDGET_MS of unmutated time, and at least HISTORY_ONLY_TRIES.
+   * Every reaching history is still a candidate: the budget, not their speed, decides how
+   * far down the list a survivor goes.
+   */
+  const pickHistories = (m, reached) => {
+    const inFn = killsBy.get(`${m.file}:${m.fn}`) ?? new Map();
+    const inFile = killsBy.get(m.file) ?? new Map();
+    const ordered = [...reached].sort((a, b) => (inFn.get(b) ?? 0) - (inFn.get(a) ?? 0) || (inFile.get(b) ?? 0) - (inFile.get(a) ?? 0) || ms[a] - ms[b]);
+    const out = [];
+    let spent = 0;
+    for (const i of ordered) {
+      if (out.length >= HISTORY_ONLY_TRIES && spent + ms[i] > HISTORY_ONLY_BUDGET_MS) continue;
+      out.push(i);
+      spent += ms[i];
+    }
+    return out;
+  };
   // --load-time skip: only the mutants a case reaches after loading (the load-time ones are
   // "not run"); only: only the load-time ones. Two runs of one part side by side, summed.
   const dynamic = opts.loadTime === 'only' ? [] : mutants.filter((m) => !atLoad.has(m.id) && reach.has(m.id));
   let done = 0;
   for (const m of dynamic) {
-    const order = capHistories([...reach.get(m.id)].sort((a, b) => ms[a] - ms[b]));
+    const reached = [...reach.get(m.id)].sort((a, b) => ms[a] - ms[b]);
+    const order = reached.every(isHistory) ? pickHistories(m, reached) : capHistories(reached);
     let r = await tryMutant(m, order);
     if (r.retry) {
       await fresh();
@@ -401,6 +438,7 @@ async function main() {
       await fresh();
     }
     result.set(m.id, r);
+    if ((r.status === 'killed' || r.status === 'timeout') && caseIndex.has(r.by)) noteKill(m, caseIndex.get(r.by));
     if (++done % 250 === 0) console.log(`# ${done} of ${dynamic.length} reached mutants, ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
   adapter.kill();
