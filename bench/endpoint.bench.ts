@@ -211,6 +211,15 @@ async function until(n: NodeProcess, cond: () => Promise<boolean>, described: st
   }
 }
 
+/**
+ * The journal anchor (start_height) for nodes whose coins were funded in the chain's last
+ * block: one block below it. A node holds headers above its anchor only, so a coin
+ * confirmed at or below it backs no pending payload there (docs/STATE.md, "Coin evidence":
+ * refused coin_before_anchor). Deploy once the node holds that block (atTip), as the SDK
+ * waits for it (awaitCoinBlocks).
+ */
+const anchorBelowFunding = (chain: DevnetChain): number => chain.height - 1;
+
 const atTip = (n: NodeProcess, chain: DevnetChain, timeoutMs = 300_000): Promise<void> =>
   until(n, async () => {
     const s = await nodeStatus(n);
@@ -277,7 +286,7 @@ async function unitsOfWork(): Promise<Figure[]> {
   calls.fund(4 * UNIT_CALLS);
   const [eL1, eL2, eB] = [await serveEndpoint(chain), await serveEndpoint(chain), await serveEndpoint(chain)];
   const [p1, p2, pB] = [await freePort(), await freePort(), await freePort()];
-  const start = chain.height;
+  const start = anchorBelowFunding(chain);
   const nodes: NodeProcess[] = [];
   try {
     const common = { pollS: POLL_S, startHeight: start };
@@ -285,6 +294,9 @@ async function unitsOfWork(): Promise<Figure[]> {
     nodes.push(await startBenchNode({ ...common, name: 'units-l2', endpoint: eL2.url, port: p2, peers: [p1] }));
     nodes.push(await startBenchNode({ ...common, name: 'units-b', endpoint: eB.url, port: pB, peers: [p1], mode: 'blocks' }));
     const [L1, , B] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    // The funding block held (the deploy's coin is proven against it). A light node with
+    // peers holds block application until its first peer sync ends (at most 120 s).
+    await Promise.all(nodes.map((n) => atTip(n, chain)));
     const dep = calls.deploy();
     for (const n of [L1, B]) {
       const r = await post(`${n.restUrl}/deploy_contract`, dep.body);
@@ -292,7 +304,6 @@ async function unitsOfWork(): Promise<Figure[]> {
       if (r.status !== 202 && r.status !== 200) throw new Error(`deploy refused: ${r.status} ${r.text}`);
     }
     chain.mine(1);
-    // A light node with peers holds block application until its first peer sync ends (at most 120 s).
     await Promise.all(nodes.map((n) => atTip(n, chain)));
     const eps = [eL1, eL2, eB];
     // One per node, in the order of `nodes`: L1, L2, B.
@@ -504,10 +515,11 @@ async function budgetRate(verifies: Stat, threads: number): Promise<Figure[]> {
       endpoint: e.url,
       pollS: POLL_S,
       budget: { requestsPerHour: NODE_BUDGET.requestsPerHour * TIME_SCALE, burst: NODE_BUDGET.burst },
-      startHeight: chain.height,
+      startHeight: anchorBelowFunding(chain),
       poolThreads: threads,
     });
     const n = node;
+    await atTip(n, chain);
     const dep = calls.deploy();
     const r = await post(`${n.restUrl}/deploy_contract`, dep.body);
     if (r.status !== 202) throw new Error(`deploy refused: ${r.text}`);
