@@ -1,14 +1,15 @@
 /**
- * Catch-up speed: blocks/s for a node process started with no data and the
- * default journal anchor (start_height empty: the devnet's activation, block 0), catching
+ * Catch-up speed: blocks/s for a node process that reads every block (chain_mode
+ * "blocks"; a light node's catch-up is bench/endpoint.bench.ts's part 2) started with no
+ * data and the default journal anchor (start_height empty: the devnet's activation, block 0), catching
  * up over mainnet-sized devnet blocks (3,000 transactions, 200 of them stamped calls whose
  * payloads the node holds), against the same run's ceiling: fetching and parsing the same
  * blocks alone through the node's own EsploraClient (GET /block/:hash/raw, as many at once
  * as the node's client lets through). Target: at least half of the ceiling.
  *
  * How the node comes to hold the payloads: the devnet's tip is held back (a gate in front
- * of its HTTP server answers /blocks/tip/* and /block-height/:h as if the measured blocks
- * were not mined yet). The node catches up the short prefix (faucet, funding, deploy),
+ * of its HTTP server answers /blocks/tip/*, /blocks[/:h] and /block-height/:h as if the
+ * measured blocks were not mined yet; a block applied behind it fails the run). The node catches up the short prefix (faucet, funding, deploy),
  * then every call is sent to its REST intake while its anchor waits in the devnet's
  * mempool, exactly as a client sends it; the block is mined behind the gate. Opening the
  * gate starts the clock; it stops when the node logs the tip applied. So the figure is
@@ -71,6 +72,9 @@ function gatedServer(chain: DevnetChain): { url: Promise<string>; setVisible(h: 
       if (path === '/blocks/tip/hash') return plain(200, chain.blockAt(visible)!.hash);
       const m = /^\/block-height\/(\d+)$/.exec(path);
       if (m && Number(m[1]) > visible) return plain(404, 'Block not found');
+      // The newest headers (a header follower's poll) end at the visible tip.
+      const list = /^\/blocks(?:\/(\d+))?$/.exec(path);
+      if (list && (list[1] === undefined || Number(list[1]) > visible)) req.url = `/blocks/${visible}`;
     }
     inner(req, res);
   });
@@ -101,7 +105,7 @@ function ceilingRun(url: string, hashes: string[]): Promise<number> {
 }
 
 /** A node process and its JSON log lines, with a wait for a line. */
-function startNodeProcess(url: string, dir: string): { proc: ChildProcess; waitLog(pred: (l: Record<string, unknown>) => boolean, what: string, ms?: number): Promise<Record<string, unknown>>; restUrl: Promise<string> } {
+function startNodeProcess(url: string, dir: string): { proc: ChildProcess; waitLog(pred: (l: Record<string, unknown>) => boolean, what: string, ms?: number): Promise<Record<string, unknown>>; restUrl: Promise<string>; highestApplied(): number } {
   // SVC_BENCH_NODE_ARGS (space-separated) goes to the node's processes, e.g. '--cpu-prof
   // --cpu-prof-dir=/tmp/prof' (NODE_OPTIONS refuses --cpu-prof; forks inherit execArgv).
   const nodeArgs = (process.env['SVC_BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0);
@@ -115,6 +119,7 @@ function startNodeProcess(url: string, dir: string): { proc: ChildProcess; waitL
       SVC_ESPLORA_URL: url,
       SVC_ESPLORA_REQUESTS_PER_HOUR: String(BUDGET.requestsPerHour),
       SVC_ESPLORA_BURST: String(BUDGET.burst),
+      SVC_CHAIN_MODE: 'blocks',
       // The gate opens between two polls: a short interval makes the node see it at once
       // (catch-up itself never waits for the timer: it polls again until it reaches the tip).
       SVC_BLOCK_CHECK_INTERVAL_S: '0.05',
@@ -156,7 +161,8 @@ function startNodeProcess(url: string, dir: string): { proc: ChildProcess; waitL
     ]).finally(() => clearTimeout(timer));
   };
   const restUrl = waitLog((l) => l['msg'] === 'listening' && l['role'] === 'rest', 'REST listening', 60_000).then((l) => `http://${String(l['address'])}`);
-  return { proc, waitLog, restUrl };
+  const highestApplied = (): number => Math.max(-1, ...lines.filter((l) => l['msg'] === 'block applied').map((l) => Number(l['height'])));
+  return { proc, waitLog, restUrl, highestApplied };
 }
 
 async function postJson(url: string, body: unknown): Promise<{ status: number; text: string }> {
@@ -201,6 +207,9 @@ export default async function run(): Promise<Figure[]> {
   const node = startNodeProcess(url, dir);
   try {
     const restUrl = await node.restUrl;
+    // The coins' block applied first: the deploy's coin is proven against its header.
+    const fundedHeight = chain.height;
+    await node.waitLog((l) => l['msg'] === 'block applied' && l['height'] === fundedHeight, 'the funding block applied');
     const bank = compileContract('test/fixtures/contracts/bank.svc').artifact;
     const depCoins = [callCoins.pop()!, callCoins.pop()!];
     const dep = buildDeploy(wallet, depCoins, bank, 1);
@@ -266,6 +275,8 @@ export default async function run(): Promise<Figure[]> {
     for (let r = 0; r < CEILING_RUNS - 1; r++) ceilings.push(await ceilingRun(url, hashes));
 
     const tip = chain.height;
+    // A block applied behind the gate would make the clock below measure nothing.
+    if (node.highestApplied() > prefixHeight) throw new Error(`the node applied block ${node.highestApplied()} behind the gate (visible up to ${prefixHeight})`);
     const t0 = performance.now();
     gate.setVisible(null);
     await node.waitLog((l) => l['msg'] === 'block applied' && l['height'] === tip, 'the tip applied');
@@ -282,7 +293,7 @@ export default async function run(): Promise<Figure[]> {
     const ceiling = stat(ceilings);
     return [
       figure({
-        name: `catch-up of a fresh node (default journal anchor, RocksDB): ${BLOCKS} blocks of ${TXS_PER_BLOCK} txs, ${CALLS_PER_BLOCK} stamped calls each`,
+        name: `catch-up of a fresh node (chain_mode "blocks", default journal anchor, RocksDB): ${BLOCKS} blocks of ${TXS_PER_BLOCK} txs, ${CALLS_PER_BLOCK} stamped calls each`,
         unit: 'blocks/s',
         value: stat([catchUp]),
         ceiling: { name: `fetch + parse the same blocks alone (EsploraClient.rawBlock, ${BUDGET.maxConcurrent} connections, fresh client per run)`, ...ceiling },

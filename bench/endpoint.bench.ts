@@ -129,9 +129,11 @@ const isTipRoute = (route: string): boolean => route.startsWith('/block');
  * merkle proofs): counted apart in part 1, whose phases last longer than a scaled block.
  */
 const isDeferredRoute = (route: string): boolean => route.endsWith('/outspend/:n') || route.endsWith('/merkle-proof');
-function requestsOf(c: DevnetCounters, pred: (route: string) => boolean = () => true): number {
-  return Object.entries(c.routes).reduce((n, [r, t]) => n + (pred(r) ? t.all.requests : 0), 0);
+function requestsOf(c: DevnetCounters, pred: (route: string) => boolean = () => true, what: 'requests' | 'bytes' = 'requests'): number {
+  return Object.entries(c.routes).reduce((n, [r, t]) => n + (pred(r) ? t.all[what] : 0), 0);
 }
+/** Answer body bytes on the routes `pred` picks. */
+const bytesOf = (c: DevnetCounters, pred: (route: string) => boolean): number => requestsOf(c, pred, 'bytes');
 function routesText(c: DevnetCounters): string {
   const rows = Object.entries(c.routes).map(([r, t]) => `${r} ${t.all.requests}${t['429'].requests ? ` (${t['429'].requests} x 429)` : ''}`);
   return rows.length ? rows.join(', ') : 'none';
@@ -211,6 +213,15 @@ async function until(n: NodeProcess, cond: () => Promise<boolean>, described: st
   }
 }
 
+/**
+ * The journal anchor (start_height) for nodes whose coins were funded in the chain's last
+ * block: one block below it. A node holds headers above its anchor only, so a coin
+ * confirmed at or below it backs no pending payload there (docs/STATE.md, "Coin evidence":
+ * refused coin_before_anchor). Deploy once the node holds that block (atTip), as the SDK
+ * waits for it (awaitCoinBlocks).
+ */
+const anchorBelowFunding = (chain: DevnetChain): number => chain.height - 1;
+
 const atTip = (n: NodeProcess, chain: DevnetChain, timeoutMs = 300_000): Promise<void> =>
   until(n, async () => {
     const s = await nodeStatus(n);
@@ -277,7 +288,7 @@ async function unitsOfWork(): Promise<Figure[]> {
   calls.fund(4 * UNIT_CALLS);
   const [eL1, eL2, eB] = [await serveEndpoint(chain), await serveEndpoint(chain), await serveEndpoint(chain)];
   const [p1, p2, pB] = [await freePort(), await freePort(), await freePort()];
-  const start = chain.height;
+  const start = anchorBelowFunding(chain);
   const nodes: NodeProcess[] = [];
   try {
     const common = { pollS: POLL_S, startHeight: start };
@@ -285,6 +296,9 @@ async function unitsOfWork(): Promise<Figure[]> {
     nodes.push(await startBenchNode({ ...common, name: 'units-l2', endpoint: eL2.url, port: p2, peers: [p1] }));
     nodes.push(await startBenchNode({ ...common, name: 'units-b', endpoint: eB.url, port: pB, peers: [p1], mode: 'blocks' }));
     const [L1, , B] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    // The funding block held (the deploy's coin is proven against it). A light node with
+    // peers holds block application until its first peer sync ends (at most 120 s).
+    await Promise.all(nodes.map((n) => atTip(n, chain)));
     const dep = calls.deploy();
     for (const n of [L1, B]) {
       const r = await post(`${n.restUrl}/deploy_contract`, dep.body);
@@ -292,7 +306,6 @@ async function unitsOfWork(): Promise<Figure[]> {
       if (r.status !== 202 && r.status !== 200) throw new Error(`deploy refused: ${r.status} ${r.text}`);
     }
     chain.mine(1);
-    // A light node with peers holds block application until its first peer sync ends (at most 120 s).
     await Promise.all(nodes.map((n) => atTip(n, chain)));
     const eps = [eL1, eL2, eB];
     // One per node, in the order of `nodes`: L1, L2, B.
@@ -304,7 +317,10 @@ async function unitsOfWork(): Promise<Figure[]> {
       await Promise.all(nodes.map((n, i) => pendingAtLeast(n, before[i]! + UNIT_CALLS)));
       return countersOfAll();
     };
-    const perCall = (c: DevnetCounters): number => requestsOf(c, (r) => !isTipRoute(r) && !isDeferredRoute(r)) / UNIT_CALLS;
+    const callRoute = (r: string): boolean => !isTipRoute(r) && !isDeferredRoute(r);
+    const perCall = (c: DevnetCounters): number => requestsOf(c, callRoute) / UNIT_CALLS;
+    /** Bytes a call, on the light node and on the block-reading node. */
+    const callBytes = (light: DevnetCounters, blocks: DevnetCounters): string => `bytes a call ${(bytesOf(light, callRoute) / UNIT_CALLS).toFixed(0)} (block-reading node ${(bytesOf(blocks, callRoute) / UNIT_CALLS).toFixed(0)})`;
     // Calls with anchors on L1 (L2 and B receive them by gossip), then on B (its own intake).
     const [withL1, withL2, withB] = await phase(L1, true);
     const [, , withOnB] = await phase(B, true);
@@ -330,12 +346,13 @@ async function unitsOfWork(): Promise<Figure[]> {
     const elapsedBlocks = (performance.now() - t0) / 1000 / BLOCK_S;
     for (const n of nodes) if (Number((await nodeStatus(n))['pending_calls']) !== 0) throw new Error('calls still pending after the tip blocks');
     const [tL1, tL2, tB] = tip.map((c) => requestsOf(c, isTipRoute) / TIP_BLOCKS) as [number, number, number];
+    const [bL1, bL2, bB] = tip.map((c) => bytesOf(c, isTipRoute) / TIP_BLOCKS) as [number, number, number];
     const tipNotes = (c: DevnetCounters): string => `${TIP_BLOCKS} blocks every ${BLOCK_S} s after ${TIP_WARMUP_BLOCKS} empty ones not counted, polls every ${POLL_S} s and heartbeats every ${HEARTBEAT_S} s (Bitcoin's 600 s and the defaults 60 s and 15 s, scaled ${TIME_SCALE}x; ${elapsedBlocks.toFixed(1)} block intervals in all), the first confirming ${pending} pending calls; routes: ${routesText(c)}`;
     return [
-      countFigure('requests per call accepted with anchor_tx (REST, light node)', 'requests', perCall(withL1), perCall(withOnB), 0, `${UNIT_CALLS} calls; routes other than tip following: ${routesText(withL1)}`),
-      countFigure('requests per call accepted without anchor_tx (REST, light node)', 'requests', perCall(withoutL1), perCall(withoutOnB), 1, `${UNIT_CALLS} calls; routes: ${routesText(withoutL1)}; block-reading node: ${routesText(withoutOnB)}`),
-      countFigure('requests per payload received from a peer by gossip (light node)', 'requests', perCall(withL2), perCall(withB), 0, `${UNIT_CALLS} calls sent with anchor_tx to L1, forwarded with their evidence; the same after calls sent without: ${perCall(withoutL2).toFixed(2)}; routes: ${routesText(withL2)}`),
-      countFigure('requests per block at the tip (light node with pending calls, and its peer)', 'requests', tL1, tB, 1, `${tipNotes(tip[0])}; light peer L2: ${tL2.toFixed(2)} a block; block-reading node routes: ${routesText(tip[2])}`),
+      countFigure('requests per call accepted with anchor_tx (REST, light node)', 'requests', perCall(withL1), perCall(withOnB), 0, `${UNIT_CALLS} calls; ${callBytes(withL1, withOnB)}; routes other than tip following: ${routesText(withL1)}`),
+      countFigure('requests per call accepted without anchor_tx (REST, light node)', 'requests', perCall(withoutL1), perCall(withoutOnB), 1, `${UNIT_CALLS} calls; ${callBytes(withoutL1, withoutOnB)}; routes: ${routesText(withoutL1)}; block-reading node: ${routesText(withoutOnB)}`),
+      countFigure('requests per payload received from a peer by gossip (light node)', 'requests', perCall(withL2), perCall(withB), 0, `${UNIT_CALLS} calls sent with anchor_tx to L1, forwarded with their evidence; the same after calls sent without: ${perCall(withoutL2).toFixed(2)}; ${callBytes(withL2, withB)}; routes: ${routesText(withL2)}`),
+      countFigure('requests per block at the tip (light node with pending calls, and its peer)', 'requests', tL1, tB, 1, `${tipNotes(tip[0])}; bytes a block ${bL1.toFixed(0)} (light peer L2 ${bL2.toFixed(0)}, block-reading node ${bB.toFixed(0)}); light peer L2: ${tL2.toFixed(2)} a block; block-reading node routes: ${routesText(tip[2])}`),
     ];
   } finally {
     await Promise.all(nodes.map((n) => n.stop().catch(() => null)));
@@ -504,10 +521,11 @@ async function budgetRate(verifies: Stat, threads: number): Promise<Figure[]> {
       endpoint: e.url,
       pollS: POLL_S,
       budget: { requestsPerHour: NODE_BUDGET.requestsPerHour * TIME_SCALE, burst: NODE_BUDGET.burst },
-      startHeight: chain.height,
+      startHeight: anchorBelowFunding(chain),
       poolThreads: threads,
     });
     const n = node;
+    await atTip(n, chain);
     const dep = calls.deploy();
     const r = await post(`${n.restUrl}/deploy_contract`, dep.body);
     if (r.status !== 202) throw new Error(`deploy refused: ${r.text}`);

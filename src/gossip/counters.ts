@@ -10,7 +10,7 @@ const HELP: Record<string, string> = {
   payloads_received: 'Payloads received from peers (SubmitPayload)',
   payloads_accepted: 'Payloads from peers stored as new by intake',
   payloads_refused: 'Payloads from peers refused by intake',
-  payloads_unpaid: 'Payloads from peers refused for showing no coin paying for their wait (coin_missing, bad_coin, coin_unproven)',
+  payloads_unpaid: 'Payloads from peers refused for showing no coin paying for their wait (coin_missing, bad_coin, coin_unproven, coin_before_anchor)',
   payloads_duplicate: 'Payloads from peers skipped as already seen',
   payloads_forwarded: 'Payload copies sent to peers',
   requests_unauthenticated: 'Peer requests refused for a missing or bad signature',

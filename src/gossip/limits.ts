@@ -41,7 +41,7 @@ export const MAX_BATCH_PAYLOADS = 64;
 
 /**
  * Tokens of its inbound budget (gossip.inbound_rate_per_s) a peer loses for each payload
- * it sends without a coin paying for its wait (refused coin_missing, bad_coin or coin_unproven): one
+ * it sends without a coin paying for its wait (refused coin_missing, bad_coin, coin_unproven or coin_before_anchor): one
  * request's worth, so a SubmitPayload of 64 such payloads costs 65 tokens and a peer
  * that keeps sending them is slowed to its budget / 65 batches a second, while an honest
  * peer, whose payloads all carry their coin, loses nothing.

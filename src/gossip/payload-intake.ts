@@ -24,10 +24,11 @@ import type { Logger } from '../log.js';
 /**
  * Refusals of a payload that shows no coin paying for its wait (docs/STATE.md, "Coin
  * evidence"): none sent, one that does not hold, or one not provable here (a made-up
- * transaction). An honest peer sends the last only when this node lacks a header or a
- * parent payload the peer holds: rare, and costing it one request's worth each.
+ * transaction, or one placed at or below this node's journal anchor). An honest peer sends
+ * the last two only when this node lacks a header or a parent payload the peer holds, or
+ * the peer is anchored lower: rare, and costing it one request's worth each.
  */
-const UNPAID: ReadonlySet<string> = new Set(['coin_missing', 'bad_coin', 'coin_unproven']);
+const UNPAID: ReadonlySet<string> = new Set(['coin_missing', 'bad_coin', 'coin_unproven', 'coin_before_anchor']);
 
 export interface PayloadVerdict {
   txid: string;

@@ -42,7 +42,7 @@ export interface GossipCounters {
   payloads_accepted: number;
   /** Of those, refused by intake (bad signature, stamp mismatch, ...). */
   payloads_refused: number;
-  /** Of the refused, those that showed no coin paying for their wait (coin_missing, bad_coin, coin_unproven): each cost its sender inbound budget. */
+  /** Of the refused, those that showed no coin paying for their wait (coin_missing, bad_coin, coin_unproven, coin_before_anchor): each cost its sender inbound budget. */
   payloads_unpaid: number;
   /** Of those, skipped as already seen. */
   payloads_duplicate: number;

@@ -384,7 +384,7 @@ export class Writer {
    * for nothing, and pays nothing): the checked coin's transaction confirmed in a header this
    * node holds or the anchor of a payload it holds (at most MAX_UNCONFIRMED_ANCESTORS
    * deep), and the fee its anchor pays out of proven coins. Throws coin_missing,
-   * coin_unproven or bad_coin. A payload given without evidence at all (the node's own
+   * coin_unproven, coin_before_anchor or bad_coin. A payload given without evidence at all (the node's own
    * tools and tests, never intake, which always passes it) is not checked.
    */
   private async placeFor(txid: string, kind: 'call' | 'deploy', contractId: string, ev: Evidence | undefined, folded: FoldedRoots | undefined, coin: CheckedCoin | null | undefined): Promise<CoinPlace | null> {
@@ -433,8 +433,18 @@ export class Writer {
     }
     const named = coin.inputs[coin.vin]!.prev;
     if (!proven[named]) {
-      // What it waits for (core/unproven-pool.ts): the header its inclusion names, else the parent payload.
       const at = ev.coin.prevTxs[named]?.at ?? null;
+      // Headers are held above the journal's anchor only: a coin confirmed at or below it
+      // is never provable here, so the refusal says so instead of a wait that never ends.
+      const anchor = l.anchor;
+      if (at && anchor && at.height <= anchor.height) {
+        throw new NodeError(
+          'coin_before_anchor',
+          `the coin ${coin.outpoint} comes from ${coin.prevTxids[named]}, confirmed in block ${at.height}, at or below this node's journal anchor ${anchor.height} (start_height), where it holds no header: spend the coin once into a new one and use that, or send the payload once its anchor confirms (docs/STATE.md, "Coin evidence")`,
+          { coin_height: at.height, anchor_height: anchor.height },
+        );
+      }
+      // What it waits for (core/unproven-pool.ts): the header its inclusion names, else the parent payload.
       const awaits = at ? { awaits_header: at.height } : { awaits_parent: coin.prevTxids[named]! };
       throw new NodeError('coin_unproven', `the coin ${coin.outpoint} comes from ${coin.prevTxids[named]}, which is neither confirmed in a block whose header this node holds nor the anchor of a payload it holds (docs/STATE.md, "Coin evidence")`, awaits);
     }

@@ -23,6 +23,12 @@ export const ErrorCode = {
   coin_missing: 'coin_missing',
   /** The coin's transaction is neither confirmed in a header the node holds nor an anchor it holds pending (within the ancestor bound). */
   coin_unproven: 'coin_unproven',
+  /**
+   * The coin's transaction is confirmed at or below the node's journal anchor (start_height,
+   * or just below the protocol's activation), where it holds no header: never provable on
+   * this node. Spend the coin once into a new one, or send the payload once its anchor confirms.
+   */
+  coin_before_anchor: 'coin_before_anchor',
   /** The coin already backs a pending payload that pays at least as much (one coin, one waiting payload). */
   coin_in_use: 'coin_in_use',
   bad_signature: 'bad_signature',
@@ -57,6 +63,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   bad_coin: 422,
   coin_missing: 422,
   coin_unproven: 422,
+  coin_before_anchor: 422,
   coin_in_use: 422,
   bad_signature: 422,
   invalid_bytecode: 422,
@@ -88,6 +95,7 @@ const GRPC_STATUS: Record<ErrorCode, number> = {
   bad_coin: 3,
   coin_missing: 9, // FAILED_PRECONDITION: the payload may be taken once its anchor confirms
   coin_unproven: 9,
+  coin_before_anchor: 9, // FAILED_PRECONDITION: another node anchored lower may take it, and this one once its anchor confirms
   coin_in_use: 9,
   bad_signature: 3,
   invalid_bytecode: 3,

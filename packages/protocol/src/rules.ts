@@ -81,6 +81,10 @@ export const INTAKE_REFUSALS = {
   // held, the parent payload not here) or in use by a payload paying as much may change.
   bad_coin: 'intrinsic',
   coin_missing: 'intrinsic',
+  // A coin confirmed at or below the node's journal anchor: the node holds no header there
+  // and never will, so the same payload with the same coin evidence is refused for good
+  // (like coin_missing, refused for what it came with: once its anchor confirms, it is taken).
+  coin_before_anchor: 'intrinsic',
   coin_unproven: 'retryable',
   coin_in_use: 'retryable',
   conflict: 'intrinsic',

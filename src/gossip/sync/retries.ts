@@ -16,7 +16,7 @@ import type { SyncDeps } from './deps.js';
 import { BoundedMap } from '../../bounded.js';
 
 /** Refusals of what a peer's copy came with, not of the payload: filed per peer, retried after the backoff. */
-const EVIDENCE_REFUSALS: ReadonlySet<string> = new Set(['bad_evidence', 'bad_coin', 'coin_missing']);
+const EVIDENCE_REFUSALS: ReadonlySet<string> = new Set(['bad_evidence', 'bad_coin', 'coin_missing', 'coin_before_anchor']);
 
 /**
  * Payloads intake refused, remembered so sync does not fetch them again every round: an
@@ -88,7 +88,8 @@ export class Retries {
     if (!r) return false;
     // bad_evidence is filed per peer only, and that peer's copy is asked again after its
     // backoff (its evidence may have named a block of a branch this node left since); so
-    // are the coin refusals of what a peer's copy came with (bad_coin, coin_missing).
+    // are the coin refusals of what a peer's copy came with (bad_coin, coin_missing,
+    // coin_before_anchor: once its anchor confirms, the copy comes with that instead).
     const retryable = EVIDENCE_REFUSALS.has(r.code) || refusalIsRetryable(r.code);
     return !retryable || this.roundNo < r.next;
   }
