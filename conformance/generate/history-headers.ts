@@ -9,10 +9,10 @@
  * test's twin check pins that a light node's way of learning the block changes nothing.
  */
 import { CHECK, RESTART, Script, artifact, u64, type Step } from './history.js';
+import type { Area, CaseInput } from './kit.js';
 
 /** A step playing the node's deferred checks now: with `deferred: false`, the only time they run. */
 const DEFERRED: Step = { kind: 'deferred' };
-import type { Area, CaseInput } from './kit.js';
 
 /** The blocks of several `blocks` steps as the `headers` step announcing them. */
 function headersOf(...steps: Step[]): Step {
