@@ -14,6 +14,12 @@ const MESSAGE = 'not consensus: only the English message (the vectors\' `note`, 
 
 export const EXPLAINED = {
   ...EXPLAINED_VM,
+  'packages/protocol/src/envelope.ts:signAndEncodeEnvelope': 'not consensus: the caller\'s signer (the client\'s side, signEnvelope and encodeEnvelope in one pass); a node only decodes and verifies, pinned by codec.envelope-decode',
+  'packages/protocol/src/schnorr.ts:randomBytesPooled': 'not consensus: the signer\'s randomness (call ids and BIP-340 aux bytes drawn by the SDK); no node path draws it, and no answer depends on which random bytes a signer used',
+  'packages/protocol/src/schnorr.ts:(top level):literal:4096 -> 4095': 'not consensus: the size of the signer\'s random pool (randomBytesPooled, the SDK\'s side)',
+  'packages/protocol/src/schnorr.ts:(top level):literal:4096 -> 4097': 'not consensus: the size of the signer\'s random pool (randomBytesPooled, the SDK\'s side)',
+  'packages/protocol/src/schnorr.ts:(top level):literal:0 -> 1': 'not consensus: the signer\'s random pool\'s first size and position (randomBytesPooled, the SDK\'s side); the only top-level numbers of schnorr.ts besides its size',
+  'packages/protocol/src/schnorr.ts:(top level):literal:0 -> -1': 'not consensus: the signer\'s random pool\'s first size and position (randomBytesPooled, the SDK\'s side); the only top-level numbers of schnorr.ts besides its size',
   'packages/protocol/src/merkle-branch.ts:memoParent': MEMO,
   'packages/protocol/src/merkle-branch.ts:(top level):literal:1 -> 2': `${MEMO} (PARENT_MEMO_MAX = 1 << 14)`,
   'packages/protocol/src/merkle-branch.ts:(top level):literal:1 -> 0': `${MEMO} (PARENT_MEMO_MAX = 1 << 14)`,
