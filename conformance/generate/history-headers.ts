@@ -53,15 +53,18 @@ function ahead(): CaseInput[] {
  * inclusion there, then the endpoint's chain goes another way at that height before the
  * node connected the block (two blocks without the call), and a later block mines the call.
  */
-function aheadReplaced(): CaseInput[] {
+function replacedScript(): { anchor: Script['anchor']; steps: Step[] } {
   const s = new Script(3);
   const d = s.deploy(artifact());
   const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
   const b1 = s.mine([d]);
   const gone = s.mine([c1]);
   const other = s.reorg(1, 2, { drop: [c1] });
-  const steps: Step[] = [d.step, b1, headersOf(gone), c1.step, CHECK, { kind: 'blocks', blocks: other.blocks }, CHECK, s.mine([c1])];
-  const input = { anchor: s.anchor, steps };
+  return { anchor: s.anchor, steps: [d.step, b1, headersOf(gone), c1.step, CHECK, { kind: 'blocks', blocks: other.blocks }, CHECK, s.mine([c1])] };
+}
+
+function aheadReplaced(): CaseInput[] {
+  const input = replacedScript();
   return [
     {
       id: 'headers-ahead-replaced',
@@ -108,14 +111,8 @@ function aheadAlone(): CaseInput[] {
 
 /** aheadReplaced's history with the deferred checks played only at its end: the inclusion filed under the replaced block must place nothing on the new chain. */
 function aheadReplacedAlone(): CaseInput[] {
-  const s = new Script(3);
-  const d = s.deploy(artifact());
-  const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
-  const b1 = s.mine([d]);
-  const gone = s.mine([c1]);
-  const other = s.reorg(1, 2, { drop: [c1] });
-  const steps: Step[] = [d.step, b1, headersOf(gone), c1.step, CHECK, { kind: 'blocks', blocks: other.blocks }, CHECK, s.mine([c1]), CHECK, DEFERRED];
-  const input = { anchor: s.anchor, deferred: false, steps };
+  const { anchor, steps } = replacedScript();
+  const input = { anchor, deferred: false, steps: [...steps, CHECK, DEFERRED] };
   return [
     { id: 'headers-ahead-replaced-alone', pins: 'headers-ahead-replaced with one deferred check, at the end: pending until the block mining the call anew (a full node executes it there at once)', input },
     { id: 'headers-ahead-replaced-alone-light', pins: 'a light node, the same: the inclusion filed under the replaced block places nothing on the new chain; the call pending until the deferred check places it at its new block; the answers of headers-ahead-replaced-alone at the end', input: { ...input, node: 'light' } },
