@@ -18,7 +18,7 @@
 // active in the same process; otherwise the process restarts and the mutant is tried
 // again there.
 //
-//   node conformance/mutation/run.mjs [--only PATH_SUBSTRING] [--survivors FILE] [--report FILE] [--work DIR]
+//   node conformance/mutation/run.mjs [--only PATH_SUBSTRING] [--fn FUNCTION,FUNCTION] [--survivors FILE] [--report FILE] [--work DIR]
 //   node conformance/mutation/run.mjs --from-report FILE[,FILE...] [--survivors FILE]   (no run: the summary and list again; several parts' reports summed, a file in a later one replacing it in the earlier)
 //   node conformance/mutation/run.mjs --only PATH_SUBSTRING --into FULL_REPORT   (the files' mutants run again, their results replace those in a full run's report)
 //
@@ -56,7 +56,7 @@ const HISTORY_ONLY_TRIES = 8;
 let HISTORY_ONLY_BUDGET_MS = 3000;
 
 function parseArgs(argv) {
-  const opts = { only: null, survivors: null, report: null, fromReport: null, work: null, into: null, loadTime: 'run', parallel: 1 };
+  const opts = { only: null, fn: null, survivors: null, report: null, fromReport: null, work: null, into: null, loadTime: 'run', parallel: 1 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -73,7 +73,8 @@ function parseArgs(argv) {
     else if (a === '--timeout-factor') TIMEOUT_FACTOR = Math.max(2, Number(next()));
     else if (a === '--history-budget') HISTORY_ONLY_BUDGET_MS = Math.max(0, 1000 * Number(next()));
     else if (a === '--work') opts.work = resolve(next());
-    else throw new Error(`unknown argument ${a} (use --only, --survivors, --report, --from-report, --into, --work, --load-time run|skip|only, --parallel N, --timeout-factor F, --history-budget SECONDS)`);
+    else if (a === '--fn') opts.fn = next();
+    else throw new Error(`unknown argument ${a} (use --only, --fn, --survivors, --report, --from-report, --into, --work, --load-time run|skip|only, --parallel N, --timeout-factor F, --history-budget SECONDS)`);
   }
   if (opts.work) {
     work = opts.work;
@@ -344,6 +345,9 @@ async function main() {
   const cases = loadCases();
   console.log(`# ${mutants.length} mutants in ${files.length} files; ${cases.length} cases`);
   const { atLoad, reach, ms } = await coveragePass(cases);
+  // --fn F,G: only the mutants in these functions (or their nested ones) are run; the others
+  // are "not run", so --from-report with the part's last full report keeps their results.
+  const chosen = (m) => !opts.fn || opts.fn.split(',').some((f) => m.fn === f || m.fn.startsWith(`${f}.`));
   const baseline = ms.reduce((a, b) => a + b, 0);
   console.log(`# coverage pass: ${(baseline / 1000).toFixed(1)} s of cases; ${reach.size} mutants reached by a case, ${atLoad.size} while loading`);
 
@@ -425,7 +429,7 @@ async function main() {
   };
   // --load-time skip: only the mutants a case reaches after loading (the load-time ones are
   // "not run"); only: only the load-time ones. Two runs of one part side by side, summed.
-  const dynamic = opts.loadTime === 'only' ? [] : mutants.filter((m) => !atLoad.has(m.id) && reach.has(m.id));
+  const dynamic = opts.loadTime === 'only' ? [] : mutants.filter((m) => chosen(m) && !atLoad.has(m.id) && reach.has(m.id));
   let done = 0;
   for (const m of dynamic) {
     const reached = [...reach.get(m.id)].sort((a, b) => ms[a] - ms[b]);
@@ -470,7 +474,7 @@ async function main() {
     a.kill();
     return r;
   };
-  const loading = mutants.filter((x) => atLoad.has(x.id));
+  const loading = mutants.filter((x) => chosen(x) && atLoad.has(x.id));
   if (opts.loadTime === 'skip') for (const m of loading) result.set(m.id, { status: 'not run' });
   else {
     // --parallel N: N fresh processes at a time (each is mostly waiting on module loading and I/O).
@@ -487,6 +491,7 @@ async function main() {
   // A file holding a memo (scope.mjs, FRESH_PROCESS_FILES) answers from entries cached before
   // the mutant was switched on: its survivors are tried again in a process of their own.
   for (const m of mutants.filter((x) => FRESH_PROCESS_FILES[x.file] && result.get(x.id)?.status === 'survived')) result.set(m.id, await runFresh(m));
+  for (const m of mutants) if (!chosen(m)) result.set(m.id, { status: 'not run' });
   for (const m of mutants) if (!result.has(m.id)) result.set(m.id, { status: 'no coverage' });
 
   const seconds = (performance.now() - started) / 1000;
