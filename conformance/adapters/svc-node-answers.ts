@@ -70,6 +70,21 @@ function inclusion(j: unknown): Inclusion {
   return { blockHash: o.block_hash as string, height: o.height as number, txIndex: o.tx_index as number, branch: (o.branch as string[]).map((h, i) => bytes(h, `branch[${i}]`)) };
 }
 
+/** A payload's evidence from its JSON form `{anchor_tx, confirmed, spent_by}` (evidence.check's input; also a history step's `evidence`). */
+export function evidenceFromJson(ev: Json): Evidence {
+  const spent = (ev.spent_by ?? null) as Json | null;
+  return {
+    anchorTx: bytes(ev.anchor_tx, 'anchor_tx'),
+    confirmed: (ev.confirmed ?? null) === null ? null : inclusion(ev.confirmed),
+    spentBy: spent === null ? null : {
+      tx: bytes(spent.tx, 'spent_by.tx'),
+      vin: spent.vin as number,
+      at: inclusion(spent.at),
+      ...(spent.block_txids_internal ? { blockTxids: (spent.block_txids_internal as string[]).map((h, i) => bytes(h, `block_txids_internal[${i}]`)) } : {}),
+    },
+  };
+}
+
 /** Runs an `execution.call` input on an in-memory host; `trace` sees every instruction (the generator's opcode census). */
 export function executeCase(input: Json, trace?: TraceHook): ExecResult {
   const host = new MemHost();
@@ -271,18 +286,7 @@ const operations: Record<string, Operation> = {
   },
 
   'evidence.check': (input) => {
-    const ev = input.evidence as Json;
-    const spent = ev.spent_by as Json | null;
-    const evidence: Evidence = {
-      anchorTx: bytes(ev.anchor_tx, 'anchor_tx'),
-      confirmed: ev.confirmed === null ? null : inclusion(ev.confirmed),
-      spentBy: spent === null ? null : {
-        tx: bytes(spent.tx, 'spent_by.tx'),
-        vin: spent.vin as number,
-        at: inclusion(spent.at),
-        ...(spent.block_txids_internal ? { blockTxids: (spent.block_txids_internal as string[]).map((h, i) => bytes(h, `block_txids_internal[${i}]`)) } : {}),
-      },
-    };
+    const evidence = evidenceFromJson(input.evidence as Json);
     const r = checkEvidence(input.claimed_txid as string, input.outpoint as { txid: string; vout: number } | null, evidence);
     if (!r.ok) return { output: { ok: false, code: r.code, field: r.field }, note: r.reason };
     return {

@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import canonicalizeModule from 'canonicalize';
+import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '@svc-node/protocol/errors';
 import { configureLogging, logger } from '../../src/log.js';
 import { parseHex } from '@svc-node/protocol/hash';
@@ -24,7 +25,7 @@ import { checkHeaderRun } from '../../src/chain/header-follower.js';
 import { connectedBlockOf } from '../../src/chain/watcher.js';
 import { blockInputOf, spentByIn } from '../../src/chain/connected-block.js';
 import { runTask, type OpenedCall } from '../../src/pool/tasks.js';
-import { checkEvidence, type Evidence, type FoldedRoots, type Inclusion } from '@svc-node/protocol/evidence';
+import { checkEvidence, evidenceError, type Evidence, type FoldedRoots, type Inclusion } from '@svc-node/protocol/evidence';
 import { merkleBranches } from '@svc-node/protocol/merkle-branch';
 import { bindingError, checkCallBinding, checkDeployBinding } from '@svc-node/protocol/binding';
 import { repeatOrConflict } from '@svc-node/protocol/rules';
@@ -35,7 +36,7 @@ import type { CallEnvelope } from '@svc-node/protocol/envelope';
 import type { CheckedDeploy } from '@svc-node/protocol/vm/deploy-check';
 import type { BlockInput, ContractRecord } from '../../src/records.js';
 import { pendingCallRecord } from '../../src/records.js';
-import type { Answer } from './svc-node-answers.js';
+import { evidenceFromJson, type Answer } from './svc-node-answers.js';
 
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
@@ -66,8 +67,11 @@ async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<
   const metadata = (s.metadata as Json | undefined) ?? {};
   const checked = pooled<CheckedDeploy>(runTask({ kind: 'checkDeploy', body: { txid, ...(s.artifact as Json) } }));
   const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
-  if (repeatOrConflict(await w.ledger.payloadAt(txid), txid, 'deploy', bodyHash) === 'repeat') return;
-  const binding = checkDeployBinding(anchorOf(txid, null, s.anchor_tx), Buffer.from(checked.codeHash, 'hex'));
+  const sent = stepEvidence(s);
+  // A repeat is answered as such, unless it brings a confirmation (intake's vetDeploy).
+  if (repeatOrConflict(await w.ledger.payloadAt(txid), txid, 'deploy', bodyHash) === 'repeat' && !sent?.confirmed) return;
+  const fromStep = sent ? checkedSent(txid, null, sent) : null;
+  const binding = checkDeployBinding(fromStep?.anchor ?? anchorOf(txid, null, s.anchor_tx), Buffer.from(checked.codeHash, 'hex'));
   if (!binding.ok) throw bindingError(binding.reason);
   const rec: ContractRecord = {
     contract_id: contractIdHex(Buffer.from(txid, 'hex'), Buffer.from(checked.codeHash, 'hex')),
@@ -79,7 +83,7 @@ async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<
     artifact: { ...checked.core, metadata },
     body_hash: bodyHash,
   };
-  const ev = sentEvidence(txid, null, s.anchor_tx, confirmed);
+  const ev = fromStep ?? sentEvidence(txid, null, s.anchor_tx, confirmed);
   await w.acceptDeploy(rec, ev?.evidence, ev?.folded);
 }
 
@@ -91,15 +95,19 @@ async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<vo
   const l = w.ledger;
   const lookedUpAt = l.tip ? { height: l.tip.height, epoch: l.chainEpoch } : null;
   const bodyHash = createHash('sha256').update(opened.contractId).update(Buffer.from(payload).toString('base64')).digest('hex');
-  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat') return;
+  const sent = stepEvidence(s);
+  // A repeat is answered as such, unless it brings evidence placing or dropping it (intake's vetCall).
+  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat' && !(sent?.confirmed || sent?.spentBy)) return;
   if (l.contract(opened.contractId) === null) throw new NodeError('unknown_contract', `contract ${opened.contractId} is not known to this node`);
   const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
-  const anchor = anchorOf(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx);
+  const named = { txid: otxid, vout: Number(ovout) };
+  const fromStep = sent ? checkedSent(txid, named, sent) : null;
+  const anchor = fromStep?.anchor ?? anchorOf(txid, named, s.anchor_tx);
   const view = { contractId: Buffer.from(opened.contractId, 'hex'), outpointTxid: Buffer.from(otxid, 'hex'), outpointVout: Number(ovout) } as unknown as CallEnvelope;
   const binding = checkCallBinding(anchor, view, Buffer.from(opened.envelopeHash, 'hex'));
   if (!binding.ok) throw bindingError(binding.reason);
   const rec = pendingCallRecord(txid, opened, Buffer.from(payload).toString('base64'));
-  const ev = sentEvidence(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx, confirmed);
+  const ev = fromStep ?? sentEvidence(txid, named, s.anchor_tx, confirmed);
   await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded);
 }
 
@@ -113,6 +121,23 @@ function sentEvidence(txid: string, outpoint: { txid: string; vout: number } | n
   const checked = checkEvidence(txid, outpoint, { anchorTx: bytes(anchorHex, 'anchor_tx'), confirmed, spentBy: null });
   if (!checked.ok) throw new Error(`the history's own inclusion of ${txid} does not check: ${checked.reason}`);
   return { evidence: checked.proven, folded: { confirmed: checked.confirmedRoot, spender: checked.spenderRoot } };
+}
+
+/**
+ * The evidence a step sends with its payload (`evidence`: `{confirmed, spent_by}` in
+ * evidence.check's form, the anchor's bytes the step's `anchor_tx`), as a client or a
+ * peer writes it, true or not; undefined when the step has none.
+ */
+function stepEvidence(s: Json): Evidence | undefined {
+  if (s.evidence === undefined) return undefined;
+  return evidenceFromJson({ ...(s.evidence as Json), anchor_tx: s.anchor_tx });
+}
+
+/** Sent evidence checked as intake checks it (evidenceOf): what needs no chain, else refused bad_evidence. */
+function checkedSent(txid: string, outpoint: { txid: string; vout: number } | null, ev: Evidence): { evidence: Evidence; folded: FoldedRoots; anchor: Transaction } {
+  const checked = checkEvidence(txid, outpoint, ev);
+  if (!checked.ok) throw evidenceError(checked);
+  return { evidence: checked.proven, folded: { confirmed: checked.confirmedRoot, spender: checked.spenderRoot }, anchor: checked.anchor };
 }
 
 /**
