@@ -61,15 +61,15 @@ function anchorOf(txid: string, outpoint: { txid: string; vout: number } | null,
   return checked.anchor;
 }
 
-/** Intake's checks of a deploy registration (vetDeploy), then the writer's acceptance. */
-async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<void> {
+/** Intake's checks of a deploy registration (vetDeploy), then the writer's acceptance; whether evidence went with it. */
+async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<boolean> {
   const txid = s.txid as string;
   const metadata = (s.metadata as Json | undefined) ?? {};
   const checked = pooled<CheckedDeploy>(runTask({ kind: 'checkDeploy', body: { txid, ...(s.artifact as Json) } }));
   const bodyHash = createHash('sha256').update(canonicalize({ ...checked.core, metadata }) ?? '').digest('hex');
   const sent = stepEvidence(s);
   // A repeat is answered as such, unless it brings a confirmation (intake's vetDeploy).
-  if (repeatOrConflict(await w.ledger.payloadAt(txid), txid, 'deploy', bodyHash) === 'repeat' && !sent?.confirmed) return;
+  if (repeatOrConflict(await w.ledger.payloadAt(txid), txid, 'deploy', bodyHash) === 'repeat' && !sent?.confirmed) return false;
   const fromStep = sent ? checkedSent(txid, null, sent) : null;
   const binding = checkDeployBinding(fromStep?.anchor ?? anchorOf(txid, null, s.anchor_tx), Buffer.from(checked.codeHash, 'hex'));
   if (!binding.ok) throw bindingError(binding.reason);
@@ -85,10 +85,11 @@ async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<
   };
   const ev = fromStep ?? sentEvidence(txid, null, s.anchor_tx, confirmed);
   await w.acceptDeploy(rec, ev?.evidence, ev?.folded);
+  return ev !== null;
 }
 
-/** Intake's checks of a call (vetCall), then the writer's acceptance with intake's outpoint check. */
-async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<void> {
+/** Intake's checks of a call (vetCall), then the writer's acceptance with intake's outpoint check; whether evidence went with it. */
+async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<boolean> {
   const txid = s.txid as string;
   const payload = bytes(s.payload, 'payload');
   const opened = pooled<OpenedCall>(runTask({ kind: 'openCall', payload }));
@@ -97,7 +98,7 @@ async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<vo
   const bodyHash = createHash('sha256').update(opened.contractId).update(Buffer.from(payload).toString('base64')).digest('hex');
   const sent = stepEvidence(s);
   // A repeat is answered as such, unless it brings evidence placing or dropping it (intake's vetCall).
-  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat' && !(sent?.confirmed || sent?.spentBy)) return;
+  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat' && !(sent?.confirmed || sent?.spentBy)) return false;
   if (l.contract(opened.contractId) === null) throw new NodeError('unknown_contract', `contract ${opened.contractId} is not known to this node`);
   const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
   const named = { txid: otxid, vout: Number(ovout) };
@@ -109,6 +110,7 @@ async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<vo
   const rec = pendingCallRecord(txid, opened, Buffer.from(payload).toString('base64'));
   const ev = fromStep ?? sentEvidence(txid, named, s.anchor_tx, confirmed);
   await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded);
+  return ev !== null;
 }
 
 /**
@@ -183,9 +185,11 @@ function blockInput(b: ParsedBlock, height: number): BlockInput {
  * dropped at that block however late its payload came (a node's memory of recent spends,
  * which intake reads, may not reach it: after a restart or a re-derivation). Eviction of
  * payloads whose anchor the endpoint shows nowhere is not played: a history has no
- * mempool.
+ * mempool. `withEvidence`: the payloads the node was sent evidence for (it keeps a record
+ * of each); the others, taken as paid without any (coin evidence is not played), have
+ * their anchor's bytes from `anchors` instead.
  */
-async function deferredChecks(w: Writer, chain: readonly HeldBlock[], anchors: ReadonlyMap<string, Uint8Array>): Promise<void> {
+async function deferredChecks(w: Writer, chain: readonly HeldBlock[], anchors: ReadonlyMap<string, Uint8Array>, withEvidence: ReadonlySet<string>): Promise<void> {
   const l = w.ledger;
   for (const [txid, anchorTx] of anchors) {
     const held = await l.payloadAt(txid);
@@ -193,8 +197,11 @@ async function deferredChecks(w: Writer, chain: readonly HeldBlock[], anchors: R
     const rec = held.kind === 'call' ? await l.call(txid) : null;
     const pending = held.kind === 'call' ? rec?.status === 'pending' : l.contract(held.contract_id)?.status === 'pending';
     if (!pending) continue;
-    // The evidence the node keeps for the payload (at least its anchor's bytes, as intake took them).
-    const kept = (await w.payloadEvidence(txid)) ?? { anchorTx, confirmed: null, spentBy: null };
+    // The evidence the node keeps for the payload (at least its anchor's bytes, as intake took them):
+    // the node's own checks build on it and check nothing without it (src/core/deferred/endpoint-lookups.ts).
+    const stored = await w.payloadEvidence(txid);
+    if (!stored && withEvidence.has(txid)) continue;
+    const kept = stored ?? { anchorTx, confirmed: null, spentBy: null };
     const confirmed = inclusionOf(chain, txid);
     if (confirmed) {
       // Its anchor is in a processed block the node read as its header alone: placed there.
@@ -233,6 +240,8 @@ export async function historyRun(input: Json): Promise<Answer> {
     const callTxids: string[] = [];
     /** The anchors of the payloads sent, by txid: what intake would have kept as their evidence. */
     const anchors = new Map<string, Uint8Array>();
+    /** The payloads taken with evidence (a confirmation, a spend): the node keeps a record of each. */
+    const withEvidence = new Set<string>();
     /** `light`: blocks are applied as their header alone, as a light node's follower hands them over. */
     const light = input.node === 'light';
     if (input.node !== undefined && input.node !== 'full' && !light) throw new Error('input node must be "full" or "light"');
@@ -293,7 +302,7 @@ export async function historyRun(input: Json): Promise<Answer> {
           try {
             // A light node learns a confirmed anchor's block only from the evidence a payload comes with.
             const confirmed = light ? inclusionOf(known(), s.txid as string) : null;
-            await (s.kind === 'deploy' ? deploy(w, s, confirmed) : call(w, s, confirmed));
+            if (await (s.kind === 'deploy' ? deploy(w, s, confirmed) : call(w, s, confirmed))) withEvidence.add(s.txid as string);
             // Taken: its anchor is what the node keeps as its evidence (a refused payload's proves nothing).
             if (!anchors.has(s.txid as string)) anchors.set(s.txid as string, bytes(s.anchor_tx, `steps[${i}].anchor_tx`));
             arrivals.push({ step: i, ok: true });
@@ -320,7 +329,7 @@ export async function historyRun(input: Json): Promise<Answer> {
         default:
           throw new Error(`steps[${i}]: unknown kind ${JSON.stringify(s.kind)}`);
       }
-      if (deferred || s.kind === 'deferred') await deferredChecks(w, known(), anchors);
+      if (deferred || s.kind === 'deferred') await deferredChecks(w, known(), anchors, withEvidence);
     }
     const l = w.ledger;
     if (l.halted) return { output: { halted: true }, note: l.haltReason ?? undefined };

@@ -62,12 +62,15 @@ function forgedForProcessed(): CaseInput {
 /**
  * A light node deciding from the evidence filed under each block alone (one deferred
  * check): before the node holds block 2's header, a pending call is sent again with a
- * confirmation placing it at index 2 of block 2 (its anchor is in no block) and another
+ * confirmation placing it at index 3 of block 2 (its anchor is in no block; no other claim names that index) and another
  * with a spend of its outpoint at index 3 there (no block holds the spender): both are
- * filed under block 2 and refused when it is applied, so both stay pending. Once the
- * header is announced, the deferred check files a third call's true inclusion there; the
- * same call sent again with a confirmation at another index of that block is refused at
- * once (the header is held) and does not replace it: the third call executes.
+ * filed under block 2 and refused when it is applied, so both stay pending. A fourth
+ * call, whose anchor block 2 holds, is sent again with such a spend too. Once the header
+ * is announced, the deferred check files the third and fourth calls' true inclusions
+ * there (the fourth's from the evidence the node keeps for it, which the node's deferred
+ * checks build on); the third sent again with a confirmation at another index of that
+ * block is refused at once (the header is held) and does not replace its true one: both
+ * execute.
  */
 function forgedAhead(): CaseInput {
   const s = new Script(6);
@@ -75,20 +78,23 @@ function forgedAhead(): CaseInput {
   const c1 = s.call(d.contractId, 'bump', [u64(5n)]);
   const c2 = s.call(d.contractId, 'bump', [u64(7n)]);
   const c3 = s.call(d.contractId, 'bump', [u64(11n)]);
-  // Two anchors never sent: block 2 holds four transactions (branches two deep).
-  const fillers = [s.call(d.contractId, 'bump', [u64(1n)]), s.call(d.contractId, 'bump', [u64(2n)])];
+  const c4 = s.call(d.contractId, 'bump', [u64(13n)]);
+  // An anchor never sent: block 2 holds four transactions (branches two deep).
+  const filler = s.call(d.contractId, 'bump', [u64(1n)]);
   const b1Step = s.mine([d]);
-  const b2Step = s.mine([c3, ...fillers]);
+  const b2Step = s.mine([c3, c4, filler]);
   const b2 = s.chain.tip;
-  if (b2.txids.indexOf(c3.txid) !== 1) throw new Error('ledger-claims-kills: the third call is not at index 1');
+  if (b2.txids.indexOf(c3.txid) !== 1 || b2.txids.indexOf(c4.txid) !== 2) throw new Error('ledger-claims-kills: the calls are not at indexes 1 and 2');
   const steps: Step[] = [
     b1Step,
     d.step,
     c1.step,
     c2.step,
     c3.step,
-    withEvidence(c1, { confirmed: inclusion(b2, 2, c3.txid) }),
+    c4.step,
+    withEvidence(c1, { confirmed: inclusion(b2, 3, c3.txid) }),
     withEvidence(c2, { spent_by: { tx: s.conflict(c2), vin: 0, at: inclusion(b2, 3, c3.txid) } }),
+    withEvidence(c4, { spent_by: { tx: s.conflict(c4), vin: 0, at: inclusion(b2, 3, c3.txid) } }),
     { kind: 'headers', blocks: b2Step.blocks },
     { kind: 'deferred' },
     withEvidence(c3, { confirmed: inclusion(b2, 3, c3.txid) }),
@@ -97,7 +103,7 @@ function forgedAhead(): CaseInput {
   ];
   return {
     id: 'evidence-forged-ahead-light',
-    pins: 'a light node deciding from the evidence filed under each block: a confirmation and a spend filed under a block whose header the node does not hold yet, neither folding to its merkle root, are refused when the block is applied (the two calls stay pending); a false confirmation sent once the header is held is refused at once and leaves the true one filed before (the call executes at index 1)',
+    pins: 'a light node deciding from the evidence filed under each block: a confirmation and spends filed under a block whose header the node does not hold yet, none folding to its merkle root, are refused when the block is applied (two calls stay pending); a false confirmation sent once the header is held is refused at once and leaves the true one filed before; a call sent with evidence is placed from what the node keeps of it (both execute, at indexes 1 and 2)',
     input: { anchor: s.anchor, node: 'light', deferred: false, steps },
   };
 }
