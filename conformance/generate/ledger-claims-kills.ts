@@ -62,15 +62,15 @@ function forgedForProcessed(): CaseInput {
 /**
  * A light node deciding from the evidence filed under each block alone (one deferred
  * check): before the node holds block 2's header, a pending call is sent again with a
- * confirmation placing it at index 3 of block 2 (its anchor is in no block; no other claim names that index) and another
- * with a spend of its outpoint at index 3 there (no block holds the spender): both are
- * filed under block 2 and refused when it is applied, so both stay pending. A fourth
- * call, whose anchor block 2 holds, is sent again with such a spend too. Once the header
- * is announced, the deferred check files the third and fourth calls' true inclusions
- * there (the fourth's from the evidence the node keeps for it, which the node's deferred
- * checks build on); the third sent again with a confirmation at another index of that
- * block is refused at once (the header is held) and does not replace its true one: both
- * execute.
+ * confirmation placing it at index 3 of block 2 (its anchor is in no block; no other
+ * claim names that index) and another with a spend of its outpoint at index 3 there (no
+ * block holds the spender): both are filed under block 2 and refused when it is applied,
+ * so both stay pending. A fourth call, whose anchor block 2 holds, is sent again with
+ * such a spend too. Once the header is announced, the deferred check files the third and
+ * fourth calls' true inclusions there (the fourth's built on the evidence the node keeps
+ * for it, as the node's own deferred checks build); the third sent again with a
+ * confirmation at another index of that block is refused at once (the header is held)
+ * and does not replace its true one: both execute.
  */
 function forgedAhead(): CaseInput {
   const s = new Script(6);
