@@ -68,9 +68,9 @@ function forgedForProcessed(): CaseInput {
  * so both stay pending. A fourth call, whose anchor block 2 holds, is sent again with
  * such a spend too. Once the header is announced, the deferred check files the third and
  * fourth calls' true inclusions there (the fourth's built on the evidence the node keeps
- * for it, as the node's own deferred checks build); the third sent again with a
- * confirmation at another index of that block is refused at once (the header is held)
- * and does not replace its true one: both execute.
+ * for it, as the node's own deferred checks build; the two claims in reverse tx order);
+ * the third sent again with a confirmation at another index of that block is refused at
+ * once (the header is held) and does not replace its true one: both execute, in tx order.
  */
 function forgedAhead(): CaseInput {
   const s = new Script(6);
@@ -82,9 +82,10 @@ function forgedAhead(): CaseInput {
   // An anchor never sent: block 2 holds four transactions (branches two deep).
   const filler = s.call(d.contractId, 'bump', [u64(1n)]);
   const b1Step = s.mine([d]);
-  const b2Step = s.mine([c3, c4, filler]);
+  // The fourth call first: its claim's key (by txid) comes after the third's, the reverse of their tx order.
+  const b2Step = s.mine([c4, c3, filler]);
   const b2 = s.chain.tip;
-  if (b2.txids.indexOf(c3.txid) !== 1 || b2.txids.indexOf(c4.txid) !== 2) throw new Error('ledger-claims-kills: the calls are not at indexes 1 and 2');
+  if (b2.txids.indexOf(c4.txid) !== 1 || b2.txids.indexOf(c3.txid) !== 2 || !(c3.txid < c4.txid)) throw new Error('ledger-claims-kills: the calls are not at indexes 2 and 1 in reverse txid order');
   const steps: Step[] = [
     b1Step,
     d.step,
@@ -103,7 +104,7 @@ function forgedAhead(): CaseInput {
   ];
   return {
     id: 'evidence-forged-ahead-light',
-    pins: 'a light node deciding from the evidence filed under each block: a confirmation and spends filed under a block whose header the node does not hold yet, none folding to its merkle root, are refused when the block is applied (two calls stay pending); a false confirmation sent once the header is held is refused at once and leaves the true one filed before; a call sent with evidence is placed from what the node keeps of it (both execute, at indexes 1 and 2)',
+    pins: 'a light node deciding from the evidence filed under each block: a confirmation and spends filed under a block whose header the node does not hold yet, none folding to its merkle root, are refused when the block is applied (two calls stay pending); a false confirmation sent once the header is held is refused at once and leaves the true one filed before; a call sent with evidence is placed from what the node keeps of it (both execute, at indexes 2 and 1, their claims filed in the reverse of tx order)',
     input: { anchor: s.anchor, node: 'light', deferred: false, steps },
   };
 }
