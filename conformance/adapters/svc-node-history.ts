@@ -85,13 +85,19 @@ async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<
 
 /** Intake's checks of a call (vetCall), then the writer's acceptance with intake's outpoint check. */
 async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<void> {
+  const taken = await vetCall(w, s, confirmed);
+  if (taken) await w.acceptCall(...taken);
+}
+
+/** Intake's checks of a call (vetCall): what the writer's acceptance is handed, or null for a repeat (answered without it). */
+async function vetCall(w: Writer, s: Json, confirmed: Inclusion | null): Promise<Parameters<Writer['acceptCall']> | null> {
   const txid = s.txid as string;
   const payload = bytes(s.payload, 'payload');
   const opened = pooled<OpenedCall>(runTask({ kind: 'openCall', payload }));
   const l = w.ledger;
   const lookedUpAt = l.tip ? { height: l.tip.height, epoch: l.chainEpoch } : null;
   const bodyHash = createHash('sha256').update(opened.contractId).update(Buffer.from(payload).toString('base64')).digest('hex');
-  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat') return;
+  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat') return null;
   if (l.contract(opened.contractId) === null) throw new NodeError('unknown_contract', `contract ${opened.contractId} is not known to this node`);
   const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
   const anchor = anchorOf(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx);
@@ -100,7 +106,7 @@ async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<vo
   if (!binding.ok) throw bindingError(binding.reason);
   const rec = pendingCallRecord(txid, opened, Buffer.from(payload).toString('base64'));
   const ev = sentEvidence(txid, { txid: otxid, vout: Number(ovout) }, s.anchor_tx, confirmed);
-  await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded);
+  return [rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded];
 }
 
 /**
@@ -277,6 +283,32 @@ export async function historyRun(input: Json): Promise<Answer> {
             arrivals.push({ step: i, ok: false, code: e.code });
           }
           // A late payload's replay is queued by its acceptance: played before the next step.
+          await w.settled();
+          break;
+        }
+        case 'payloads': {
+          // Calls arriving together (a peer's GetPayloads answer): intake checks each in turn,
+          // then all are handed to the writer at once, so its next group commit takes them in
+          // one acceptance batch.
+          const taken: (Parameters<Writer['acceptCall']> | NodeError | null)[] = [];
+          for (const [j, p] of (s.payloads as Json[]).entries()) {
+            if (p.kind !== 'call') throw new Error(`steps[${i}].payloads[${j}]: only calls arrive together`);
+            callTxids.push(p.txid as string);
+            try {
+              taken.push(await vetCall(w, p, light ? inclusionOf(known(), p.txid as string) : null));
+            } catch (e) {
+              if (!(e instanceof NodeError)) throw e;
+              taken.push(e);
+            }
+          }
+          const answers = await Promise.all(
+            taken.map((t) => (Array.isArray(t) ? w.acceptCall(...t).then(() => null, (e: unknown) => (e instanceof NodeError ? e : Promise.reject(e))) : t)),
+          );
+          for (const [j, e] of answers.entries()) {
+            const p = (s.payloads as Json[])[j]!;
+            if (e === null && !anchors.has(p.txid as string)) anchors.set(p.txid as string, bytes(p.anchor_tx, `steps[${i}].payloads[${j}].anchor_tx`));
+            arrivals.push(e === null ? { step: i, ok: true } : { step: i, ok: false, code: e.code });
+          }
           await w.settled();
           break;
         }
