@@ -282,6 +282,13 @@ export async function historyRun(input: Json): Promise<Answer> {
             if (!(e instanceof NodeError)) throw e;
             arrivals.push({ step: i, ok: false, code: e.code });
           }
+          if (s.stop_before_replay !== undefined && s.stop_before_replay !== true) throw new Error(`steps[${i}]: stop_before_replay must be true when given`);
+          if (s.stop_before_replay === true) {
+            // The node stops as soon as the payload is taken: a late payload's replay, queued
+            // by its acceptance, is interrupted (owed), and the node resumes it as it starts again.
+            await w.close();
+            w = await open();
+          }
           // A late payload's replay is queued by its acceptance: played before the next step.
           await w.settled();
           break;

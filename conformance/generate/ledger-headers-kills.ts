@@ -110,6 +110,24 @@ function latePayloadsTogether(): CaseInput[] {
   ];
 }
 
+/**
+ * A late call whose node stops as soon as it is taken, before the replay from its block
+ * runs, and starts again on its store (a `call` step with stop_before_replay): the node
+ * resumes the replay it owes (a light node knows it owes one from the stamp its placement
+ * stored); no deferred check places the call afresh.
+ */
+function stopBeforeReplay(): CaseInput[] {
+  const s = new Script(2);
+  const d = s.deploy(artifact());
+  const c = s.call(d.contractId, 'bump', [u64(5n)]);
+  const input = { anchor: s.anchor, deferred: false, steps: [s.mine([d]), s.mine([c]), s.empty(1), d.step, { ...c.step, stop_before_replay: true }, CHECK] };
+  const id = 'late-payload-stop-before-replay-alone';
+  return [
+    { id, pins: 'a late call taken, the node stopping before its replay runs: started again, it replays from the call\'s block, the call executed there and every root above it rewritten', input },
+    { id: `light-${id}`, pins: `a light node, the call placed by its inclusion: the stamp its placement stored tells the started node the replay it owes; the answers of ${id}`, input: { ...input, node: 'light' } },
+  ];
+}
+
 export function ledgerHeadersKillArea(): Area {
-  return { 'history.run': [...lateDropThenReorg(), ...partOfLongerRun(), ...latePayloadsTogether()] };
+  return { 'history.run': [...lateDropThenReorg(), ...partOfLongerRun(), ...latePayloadsTogether(), ...stopBeforeReplay()] };
 }
