@@ -128,6 +128,20 @@ function stopBeforeReplay(): CaseInput[] {
   ];
 }
 
+/**
+ * A call dropped by block 3 after the block (its payload late), then a late call of
+ * block 2, whose replay rewinds block 3 and applies it again from its journal entry: the
+ * drop recorded there drops the call again. No deferred check, which would drop it anew.
+ */
+function lateDropThenReplay(): CaseInput[] {
+  const s = new Script(3);
+  const d = s.deploy(artifact());
+  const dropped = s.call(d.contractId, 'bump', [u64(5n)]);
+  const late = s.call(d.contractId, 'bump', [u64(7n)]);
+  const steps = [d.step, s.mine([d]), s.mine([late]), s.mine([s.conflict(dropped)]), dropped.step, CHECK, late.step];
+  return [{ id: 'late-drop-then-replay-alone', pins: 'a call dropped at its block after the block (its payload late), then a replay through that block for an earlier late call, with no deferred check: still dropped (the drop is in the block\'s journal entry), the late call executed', input: { anchor: s.anchor, deferred: false, steps } }];
+}
+
 export function ledgerHeadersKillArea(): Area {
-  return { 'history.run': [...lateDropThenReorg(), ...partOfLongerRun(), ...latePayloadsTogether(), ...stopBeforeReplay()] };
+  return { 'history.run': [...lateDropThenReorg(), ...partOfLongerRun(), ...latePayloadsTogether(), ...stopBeforeReplay(), ...lateDropThenReplay()] };
 }
