@@ -90,6 +90,13 @@ async function deploy(w: Writer, s: Json, confirmed: Inclusion | null): Promise<
 
 /** Intake's checks of a call (vetCall), then the writer's acceptance with intake's outpoint check; whether evidence went with it. */
 async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<boolean> {
+  const taken = await vetCall(w, s, confirmed);
+  if (taken) await w.acceptCall(...taken);
+  return taken?.[2] !== undefined;
+}
+
+/** Intake's checks of a call (vetCall): what the writer's acceptance is handed (its evidence third), or null for a repeat (answered without it). */
+async function vetCall(w: Writer, s: Json, confirmed: Inclusion | null): Promise<Parameters<Writer['acceptCall']> | null> {
   const txid = s.txid as string;
   const payload = bytes(s.payload, 'payload');
   const opened = pooled<OpenedCall>(runTask({ kind: 'openCall', payload }));
@@ -98,7 +105,7 @@ async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<bo
   const bodyHash = createHash('sha256').update(opened.contractId).update(Buffer.from(payload).toString('base64')).digest('hex');
   const sent = stepEvidence(s);
   // A repeat is answered as such, unless it brings evidence placing or dropping it (intake's vetCall).
-  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat' && !(sent?.confirmed || sent?.spentBy)) return false;
+  if (repeatOrConflict(await l.payloadAt(txid), txid, 'call', bodyHash) === 'repeat' && !(sent?.confirmed || sent?.spentBy)) return null;
   if (l.contract(opened.contractId) === null) throw new NodeError('unknown_contract', `contract ${opened.contractId} is not known to this node`);
   const [otxid, ovout] = opened.outpoint.split(':') as [string, string];
   const named = { txid: otxid, vout: Number(ovout) };
@@ -109,8 +116,7 @@ async function call(w: Writer, s: Json, confirmed: Inclusion | null): Promise<bo
   if (!binding.ok) throw bindingError(binding.reason);
   const rec = pendingCallRecord(txid, opened, Buffer.from(payload).toString('base64'));
   const ev = fromStep ?? sentEvidence(txid, named, s.anchor_tx, confirmed);
-  await w.acceptCall(rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded);
-  return ev !== null;
+  return [rec, { lookedUpAt, spentBy: null, memoryOnly: true }, ev?.evidence, ev?.folded];
 }
 
 /**
@@ -310,7 +316,40 @@ export async function historyRun(input: Json): Promise<Answer> {
             if (!(e instanceof NodeError)) throw e;
             arrivals.push({ step: i, ok: false, code: e.code });
           }
+          if (s.stop_before_replay !== undefined && s.stop_before_replay !== true) throw new Error(`steps[${i}]: stop_before_replay must be true when given`);
+          if (s.stop_before_replay === true) {
+            // The node stops as soon as the payload is taken: a late payload's replay, queued
+            // by its acceptance, is interrupted (owed), and the node resumes it as it starts again.
+            await w.close();
+            w = await open();
+          }
           // A late payload's replay is queued by its acceptance: played before the next step.
+          await w.settled();
+          break;
+        }
+        case 'payloads': {
+          // Calls arriving together (a peer's GetPayloads answer): intake checks each in turn,
+          // then all are handed to the writer at once, so its next group commit takes them in
+          // one acceptance batch.
+          const taken: (Parameters<Writer['acceptCall']> | NodeError | null)[] = [];
+          for (const [j, p] of (s.payloads as Json[]).entries()) {
+            if (p.kind !== 'call') throw new Error(`steps[${i}].payloads[${j}]: only calls arrive together`);
+            callTxids.push(p.txid as string);
+            try {
+              taken.push(await vetCall(w, p, light ? inclusionOf(known(), p.txid as string) : null));
+            } catch (e) {
+              if (!(e instanceof NodeError)) throw e;
+              taken.push(e);
+            }
+          }
+          const answers = await Promise.all(
+            taken.map((t) => (Array.isArray(t) ? w.acceptCall(...t).then(() => null, (e: unknown) => (e instanceof NodeError ? e : Promise.reject(e))) : t)),
+          );
+          for (const [j, e] of answers.entries()) {
+            const p = (s.payloads as Json[])[j]!;
+            if (e === null && !anchors.has(p.txid as string)) anchors.set(p.txid as string, bytes(p.anchor_tx, `steps[${i}].payloads[${j}].anchor_tx`));
+            arrivals.push(e === null ? { step: i, ok: true } : { step: i, ok: false, code: e.code });
+          }
           await w.settled();
           break;
         }
