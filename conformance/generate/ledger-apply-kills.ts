@@ -11,6 +11,7 @@ import { LIMITS } from '@svc-node/protocol/vm/isa';
 import type { Value } from '@svc-node/protocol/value';
 import { compileSource } from '../../src/compiler/index.js';
 import { CHECK, RESTART, Script, artifact, u64 } from './history.js';
+import { DEFERRED } from './history-headers.js';
 import type { Area, CaseInput } from './kit.js';
 
 /** A contract storing byte strings under u64 keys, alone or in itself and another contract in one call. */
@@ -83,57 +84,41 @@ function storageSizeCases(): CaseInput[] {
 
 /**
  * A restart between two calls claiming one (caller, call_id): the second, alone in its
- * block after the restart, is invalid (duplicate_call_id); a call whose anchor a block held
+ * block after the restart, is invalid (duplicate_call_id); a call whose named outpoint a
+ * block spent before the restart, its payload sent after it, is dropped there by the
+ * deferred check (played at a `deferred` step: the node's memory of recent spends does
+ * not survive a restart, so only the check finds it, against the header the node stored
+ * with the block it read in full); a call whose anchor a block held
  * before a restart, its payload sent after it, is decided at that block (the stamp kept
  * on disk), and the replay from there drops again a call the block above dropped; a block holding a transaction with two stamps (malformed, no payload can bind
  * to it) changes nothing. Its twin without deferred checks must give the same answers.
  */
 function restartCases(): CaseInput[] {
-  const s = new Script(6);
+  const s = new Script(7);
   const d = s.deploy(artifact());
   const claimed = s.call(d.contractId, 'bump', [u64(5n)], 100n);
   const again = s.call(d.contractId, 'bump', [u64(6n)], 100n);
   const late = s.call(d.contractId, 'bump', [u64(9n)]);
   const dropped = s.call(d.contractId, 'bump', [u64(11n)]);
+  const gone = s.call(d.contractId, 'bump', [u64(13n)]);
   const stamp = callStampScript(Buffer.from(d.contractId, 'hex'), new Uint8Array(32).fill(7));
   const twoStamps = s.transaction([
     { script: stamp, value: 0n },
     { script: stamp, value: 0n },
   ]);
-  const steps = [d.step, claimed.step, again.step, dropped.step, s.mine([d]), s.mine([claimed, twoStamps]), RESTART, s.mine([again]), CHECK, s.mine([late]), s.mine([s.conflict(dropped)]), RESTART, late.step];
+  const steps = [d.step, claimed.step, again.step, dropped.step, s.mine([d]), s.mine([claimed, twoStamps, s.conflict(gone)]), RESTART, gone.step, DEFERRED, s.mine([again]), CHECK, s.mine([late]), s.mine([s.conflict(dropped)]), RESTART, late.step];
   const input = { anchor: s.anchor, steps };
   const id = 'apply-restart-claim-and-stamp';
   return [
     {
       id,
-      pins: 'after a restart, a call claiming a (caller, call_id) an executed call took before it is invalid (duplicate_call_id) in its block; a call whose anchor a block held before a restart, its payload sent after it, executes at that block, and the replay from it drops again the call whose outpoint the next block spent; a transaction with two stamps in a block is no payload\'s and changes nothing',
+      pins: 'after a restart, a call claiming a (caller, call_id) an executed call took before it is invalid (duplicate_call_id) in its block; a call whose outpoint a block spent before the restart, its payload sent after it, is dropped at that block by the deferred check; a call whose anchor a block held before a restart, its payload sent after it, executes at that block, and the replay from it drops again the call whose outpoint the next block spent; a transaction with two stamps in a block is no payload\'s and changes nothing',
       input,
     },
     { id: `blocks-only-${id}`, pins: `a full node deciding from the blocks it reads alone (no deferred checks: the late payload is placed by the stamp the node kept across the restart): the same statuses and roots as ${id}`, input: { ...input, deferred: false } },
   ];
 }
 
-/**
- * A call whose named outpoint a block spent before a restart, its payload sent after it:
- * the node's memory of recent spends does not survive the restart, so intake takes it
- * pending and the deferred check drops it at that block, checked against the header the
- * node stored with the block it read in full. (No blocks-only twin: without the deferred
- * check nothing drops it, as for a drop below a re-derivation.)
- */
-function restartDropCase(): CaseInput[] {
-  const s = new Script(2);
-  const d = s.deploy(artifact());
-  const spent = s.call(d.contractId, 'bump', [u64(3n)]);
-  const steps = [d.step, s.mine([d]), s.mine([s.conflict(spent)]), s.empty(1), RESTART, spent.step];
-  return [
-    {
-      id: 'apply-restart-then-dropped-payload',
-      pins: 'a call whose outpoint another transaction spent in a block before a restart, its payload sent after it: dropped at that block (the deferred check\'s spend, checked against the header stored with the block)',
-      input: { anchor: s.anchor, steps },
-    },
-  ];
-}
-
 export function ledgerApplyKillArea(): Area {
-  return { 'history.run': [...storageSizeCases(), ...restartCases(), ...restartDropCase()] };
+  return { 'history.run': [...storageSizeCases(), ...restartCases()] };
 }
