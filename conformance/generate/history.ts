@@ -80,6 +80,12 @@ export class Script {
     return { txid, hex: tx.toHex(), coin, step: { kind: 'call', txid, anchor_tx: tx.toHex(), payload: hex(bytes) } };
   }
 
+  /** A transaction spending a fresh coin to `outputs` and its change: what a block may hold that no payload anchors. */
+  transaction(outputs: { script: Uint8Array; value: bigint }[]): string {
+    const coin = this.coin();
+    return spend(payer, [coin], [...outputs, { script: payer.script, value: coin.value - FEE }]).toHex();
+  }
+
   /** Another transaction spending the outpoint `p` names (its anchor can then never confirm). */
   conflict(p: Payload): string {
     return spend(payer, [p.coin], [{ script: payer.script, value: p.coin.value - 2n * FEE }]).toHex();

@@ -24,6 +24,7 @@ import { mutationKillArea } from './mutation-kills.js';
 import { protocolKillArea } from './protocol-kills.js';
 import { historyArea } from './history.js';
 import { vmKillArea } from './vm-kills.js';
+import { ledgerApplyKillArea } from './ledger-apply-kills.js';
 import { historyHeadersArea } from './history-headers.js';
 import { ledgerClaimsKillArea } from './ledger-claims-kills.js';
 import { ledgerHeadersKillArea } from './ledger-headers-kills.js';
@@ -36,7 +37,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea(), protocolKillArea(), vmKillArea(), ledgerClaimsKillArea(), ledgerHeadersKillArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea(), protocolKillArea(), vmKillArea(), ledgerClaimsKillArea(), ledgerHeadersKillArea(), ledgerApplyKillArea()];
   // Areas may add cases to the same operation: its file lists them in the areas' order.
   const byOp = new Map<string, CaseInput[]>();
   for (const area of areas) {
