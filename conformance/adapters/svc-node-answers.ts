@@ -25,7 +25,7 @@ import { execute } from '../../src/vm/execute.js';
 import { MemHost } from '../../src/vm/mem-host.js';
 import type { ExecResult, TraceHook } from '@svc-node/protocol/vm/types';
 import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHeaderRun } from '@svc-node/protocol/headers';
-import { networkParams } from '@svc-node/protocol/activation';
+import { journalAnchorHeight, networkParams } from '@svc-node/protocol/activation';
 import { Verifier, signingBytes, verifyIdentityProof } from '../../src/gossip/auth.js';
 import type { PeerMethod } from '../../src/gossip/protocols.js';
 import { historyRun } from './svc-node-history.js';
@@ -313,6 +313,7 @@ const operations: Record<string, Operation> = {
       output: {
         network: n.network,
         activation_height: n.height,
+        journal_anchor_height: journalAnchorHeight(input.genesis_hash as string, null),
         pow_limit: p.powLimit.toString(16),
         retarget_interval: p.retargetInterval,
         target_timespan: p.targetTimespan,
