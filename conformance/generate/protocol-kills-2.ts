@@ -1,11 +1,11 @@
 /**
  * More cases the mutation run over the protocol package (outside vm/ and state/) showed
  * missing, each pinning the rule its list names:
- * - header runs (packages/protocol/src/headers.ts, verifyHeaderRun): the rules that read
- *   the header below apply from height 1 (a header at height 0 is a genesis, checked for
- *   its proof of work only); on a test network a header 601 to 1,200 s after its parent is
- *   held to its period's bits, the powLimit's only past 1,200 s. Real recorded mainnet
- *   headers placed at the heights each case names, as header-networks.ts does;
+ * - header runs (packages/protocol/src/headers.ts, verifyHeaderRun): the bits rules apply
+ *   from height 1 (a header at height 0 is a genesis: only its link and its proof of work
+ *   are checked); on a test network a header 601 to 1,200 s after its parent is held to
+ *   its period's bits, the powLimit's only past 1,200 s. Real recorded mainnet headers
+ *   placed at the heights each case names, as header-networks.ts does;
  * - the size bound of a proven transaction (packages/protocol/src/evidence.ts,
  *   MAX_EVIDENCE_TX_BYTES = 1,000,000): a canonical transaction of exactly that many bytes
  *   is taken, one a byte longer refused. Each is one input and one output whose script
@@ -32,7 +32,7 @@ function headerRunCases(): CaseInput[] {
   });
   return [
     c('mainnet-height-1-bits-change', MAINNET, 1, A_LAST, null, [A_NEXT], 'mainnet: a header at height 1 is inside the first period: bits other than its parent\'s are refused (the rules that read the header below start at height 1)'),
-    c('mainnet-height-0-with-prev', MAINNET, 0, A_LAST, m[0]!, [A_NEXT], 'a header at height 0 is a genesis: only its proof of work counts, whatever the caller names below it and as its period\'s first (no retarget at height 0)'),
+    c('mainnet-height-0-with-prev', MAINNET, 0, A_LAST, m[0]!, [A_NEXT], 'a header at height 0 is a genesis: no bits rule applies to it (neither its parent\'s bits nor the retarget from the period\'s first named), only its link to the header named below and its proof of work'),
     c('testnet3-in-period-815-s-period-bits', TESTNET3, 2020, m[3]!, periodFirstWith(m[0]!, 0, 0x1c00ffff), [m[4]!], `testnet3: inside a period, a header ${gap} s after its parent (more than the spacing, at most twice it) must carry its period's bits, not the powLimit's: refused`),
   ];
 }
