@@ -10,14 +10,18 @@
  *   MAX_EVIDENCE_TX_BYTES = 1,000,000): a canonical transaction of exactly that many bytes
  *   is taken, one a byte longer refused. Each is one input and one output whose script
  *   fills the rest with zero bytes (2 MB of vector hex each, which compresses to almost
- *   nothing in git).
+ *   nothing in git);
+ * - the envelope encoder over every value type, and over no args.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Transaction } from 'bitcoinjs-lib';
 import { fixturesDir } from '../../test/helpers/paths.js';
 import { MAX_EVIDENCE_TX_BYTES } from '@svc-node/protocol/evidence';
+import { envelopeToJson } from '@svc-node/protocol/envelope';
 import { A_LAST, A_NEXT, periodFirstWith } from './header-networks.js';
+import { ALL_ARGS } from './codec.js';
+import { envelope } from './keys.js';
 import type { Area, CaseInput } from './kit.js';
 
 const MAINNET = '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f';
@@ -57,9 +61,22 @@ function sizeBoundCases(): CaseInput[] {
   ];
 }
 
+/**
+ * The encoder writes every value tag (codec.envelope-decode reads them back from bytes: its
+ * signing message is hashed over the bytes as received, so only this case re-encodes them).
+ */
+function encodeCases(): CaseInput[] {
+  const e = envelope({ function: 'transfer', args: ALL_ARGS, callId: (1n << 64n) - 1n, outpointVout: 0xffffffff });
+  return [
+    { id: 'every-value-type', pins: 'an envelope holding every value tag in args (u64, i64, u128, bool, string, bytes, key) encodes to the bytes codec.envelope-decode\'s every-value-type decodes (the same envelope hash)', input: { envelope: envelopeToJson(e) } },
+    { id: 'no-args', pins: 'an envelope with no args (an empty list) encodes: args count 0', input: { envelope: envelopeToJson(envelope()) } },
+  ];
+}
+
 export function protocolKillArea2(): Area {
   return {
     'headers.run': headerRunCases(),
     'evidence.proven-tx': sizeBoundCases(),
+    'codec.envelope-encode': encodeCases(),
   };
 }
