@@ -9,7 +9,8 @@
 import { NodeError } from '@svc-node/protocol/errors';
 import { parseHex, sha256, toHex } from '@svc-node/protocol/hash';
 import { isValueType, typedValueFromJson, typedValueToJson, valueBytes, valueFromJson, writeValue, type Value } from '@svc-node/protocol/value';
-import { decodeEnvelope, encodeEnvelope, envelopeFromJson, envelopeHash, envelopeToJson, signingMessage, verifyEnvelopeSignature } from '@svc-node/protocol/envelope';
+import { decodeEnvelope, encodeEnvelope, envelopeFromJson, envelopeHash, envelopeToJson, receivedSigningMessage } from '@svc-node/protocol/envelope';
+import { verifySchnorrFast } from '@svc-node/protocol/schnorr';
 import { codeHash, contractId, type ArtifactCore } from '@svc-node/protocol/contract';
 import { findStampInOutputs } from '@svc-node/protocol/stamp';
 import { checkCallBinding, checkDeployBinding } from '@svc-node/protocol/binding';
@@ -25,7 +26,7 @@ import { execute } from '../../src/vm/execute.js';
 import { MemHost } from '../../src/vm/mem-host.js';
 import type { ExecResult, TraceHook } from '@svc-node/protocol/vm/types';
 import { decodeCompact, encodeCompact, nextWorkRequired, parseHeader80, verifyHeaderRun } from '@svc-node/protocol/headers';
-import { networkParams } from '@svc-node/protocol/activation';
+import { journalAnchorHeight, networkParams } from '@svc-node/protocol/activation';
 import { Verifier, signingBytes, verifyIdentityProof } from '../../src/gossip/auth.js';
 import type { PeerMethod } from '../../src/gossip/protocols.js';
 import { historyRun } from './svc-node-history.js';
@@ -128,13 +129,16 @@ const operations: Record<string, Operation> = {
     try {
       const raw = bytes(input.hex, 'hex');
       const e = decodeEnvelope(raw);
+      // As intake reads a payload (openEnvelope): m hashed over the bytes as received, not
+      // re-encoded from the decoded fields (which would refuse again what the decoder let by).
+      const message = receivedSigningMessage(raw);
       return {
         output: {
           ok: true,
           envelope: envelopeToJson(e),
           envelope_hash: toHex(envelopeHash(raw)),
-          signing_message: toHex(signingMessage(e)),
-          signature_valid: verifyEnvelopeSignature(e),
+          signing_message: toHex(message),
+          signature_valid: verifySchnorrFast(e.signature, message, e.caller),
         },
       };
     } catch (e) {
@@ -317,6 +321,7 @@ const operations: Record<string, Operation> = {
       output: {
         network: n.network,
         activation_height: n.height,
+        journal_anchor_height: journalAnchorHeight(input.genesis_hash as string, null),
         pow_limit: p.powLimit.toString(16),
         retarget_interval: p.retargetInterval,
         target_timespan: p.targetTimespan,

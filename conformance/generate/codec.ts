@@ -49,7 +49,7 @@ function valueCases(): CaseInput[] {
   ];
 }
 
-const ALL_ARGS: Value[] = [
+export const ALL_ARGS: Value[] = [
   { type: 'u64', value: (1n << 64n) - 1n },
   { type: 'i64', value: -(1n << 63n) },
   { type: 'u128', value: (1n << 128n) - 1n },

@@ -76,15 +76,19 @@ export function powEdgeRunCases(): CaseInput[] {
 /**
  * Signet's retarget clamps (its blocks retarget as mainnet's: no minimum-difficulty rule):
  * a boundary header whose previous period's first header is not held may ask at most four
- * times less work than its parent (its target at most four times the parent's, rounded
- * through the compact form). The header below is held (checked when it was taken), so
+ * times less work than its parent, and at most four times more (its target between a
+ * quarter of the parent's and four times it, each bound rounded through the compact form). The header below is held (checked when it was taken), so
  * only its time and bits count here: genesis's bytes with those changed. Each boundary
  * header is mined at signet's difficulty on it; the nonces were found by searching from 0
- * (about 2^23 hashes each) and are checked here rather than searched again.
+ * (about 2^23 hashes each at the upper clamp, 2^24 at the lower) and are checked here
+ * rather than searched again.
  */
 const SIGNET_CLAMP: { id: string; prevBits: number; bits: number; nonce: number; pins: string }[] = [
   { id: 'signet-boundary-4x-edge', prevBits: 0x1e008000, bits: 0x1e020000, nonce: 852607, pins: 'signet: a boundary header whose target is exactly four times its parent\'s (2^231 to 2^233), the previous period\'s first not held: within the clamps' },
   { id: 'signet-boundary-past-4x', prevBits: 0x1e007fff, bits: 0x1e020000, nonce: 9881859, pins: 'signet: a boundary header whose target is a little more than four times its parent\'s: outside the clamps, refused' },
+  // The lower clamp, a quarter of a parent at the powLimit (0x1e0377ae / 4 = 0x1e00ddeb.8, rounded down through the compact form): about 2^24 hashes each.
+  { id: 'signet-boundary-quarter-edge', prevBits: 0x1e0377ae, bits: 0x1e00ddeb, nonce: 15636339, pins: 'signet: a boundary header whose target is a quarter of its parent\'s at the powLimit, rounded through the compact form (0x1e00ddeb), the previous period\'s first not held: at the lower clamp, accepted' },
+  { id: 'signet-boundary-under-quarter', prevBits: 0x1e0377ae, bits: 0x1e00ddea, nonce: 15491007, pins: 'signet: a boundary header whose target is a little less than a quarter of its parent\'s (0x1e00ddea after 0x1e0377ae): asks more than four times the work, outside the clamps, refused' },
 ];
 
 export function signetClampRunCases(): CaseInput[] {

@@ -27,13 +27,13 @@ const TESTNET4 = '00000000da84f2bafbbc53dee25a72ae507ff4914b867c565be350b0da8bf0
 const REGTEST = '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206';
 
 // Mainnet 556,415 and 556,416; 562,463 and 562,464 (as in headers.ts's retarget boundaries).
-const A_LAST = '00000020bc7d388bea14dab9caa937b909caecd6ece36e3c6589200000000000000000007c0900cf1a9b40411141859b98bf95fb9d414f49044e08acff21fa54506022a4e6492a5cf41e3717d2864679';
-const A_NEXT = '00000020120b3264562d49df59c400a0f276448db2a9aa4bf6f4080000000000000000005cb4b52150fe7dec217b74db424e442ef8b24105c244ebaeb59f638db9c48ef3c94f2a5ca5183217b412a530';
+export const A_LAST = '00000020bc7d388bea14dab9caa937b909caecd6ece36e3c6589200000000000000000007c0900cf1a9b40411141859b98bf95fb9d414f49044e08acff21fa54506022a4e6492a5cf41e3717d2864679';
+export const A_NEXT = '00000020120b3264562d49df59c400a0f276448db2a9aa4bf6f4080000000000000000005cb4b52150fe7dec217b74db424e442ef8b24105c244ebaeb59f638db9c48ef3c94f2a5ca5183217b412a530';
 const B_LAST = '00000020a46d4a919e723eee2c269a3ad7a1f48184670e33e0580d000000000000000000d0df74c5c0ca4ee2c0f0a93e173d5ea68788413febe3d572f573bf2ef2a906673457605c35683017deaa6854';
 const B_NEXT = '00000020ae55d7640b738e1c16091cc73666526e7fa12af66c0419000000000000000000f7825fe0714275fe54521f66e898cf743ed43dd93f185cb628df995823e4ee2d7d58605c886f2e176d085a4c';
 
 /** An 80-byte header that only says a period's first time and bits (what a period-first header is read for): genesis's bytes with those two changed. */
-function periodFirstWith(genesis: string, timestamp: number, bits: number): string {
+export function periodFirstWith(genesis: string, timestamp: number, bits: number): string {
   const b = Buffer.from(genesis, 'hex');
   b.writeUInt32LE(timestamp, 68);
   b.writeUInt32LE(bits, 72);

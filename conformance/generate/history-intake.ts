@@ -2,8 +2,10 @@
  * What intake answers for a payload that is not a signed version-1 envelope (PROTOCOL.md
  * section 3; docs/STATE.md): a call whose signature does not verify under its caller is
  * refused bad_signature, and one whose version byte is not 1 is refused bad_request, even
- * when its signature verifies over the bytes sent and its anchor binds them. Neither is
- * held; the node's state does not change. A history with no block: the arrivals are the
+ * when its signature verifies over the bytes sent and its anchor binds them, as is one
+ * whose function name is not UTF-8 (its signature verifies over the bytes sent: intake
+ * hashes them as received, so only the decoder refuses it). None is held; the node's
+ * state does not change. A history with no block: the arrivals are the
  * answer. Real signed anchors (P2WPKH) of funded devnet coins, stamping each payload.
  */
 import { DevnetChain } from '../../src/devnet/chain.js';
@@ -20,7 +22,7 @@ const payer = wallet('conformance intake payer');
 export function intakeRefusalHistoryCases(): CaseInput[] {
   const chain = new DevnetChain();
   chain.mine(101);
-  const coins: Utxo[] = [0, 1].map(() => ({ ...chain.faucet(payer.address, 100_000), value: 100_000n }));
+  const coins: Utxo[] = [0, 1, 2].map(() => ({ ...chain.faucet(payer.address, 100_000), value: 100_000n }));
   chain.mine(1);
   const tip = chain.blockAt(chain.height)!;
   const contractId = seeded('conformance intake contract');
@@ -33,13 +35,19 @@ export function intakeRefusalHistoryCases(): CaseInput[] {
   // A signature byte changed: the signature no longer verifies.
   const badSig = encodeEnvelope(named(coins[0]!));
   badSig[badSig.length - 1]! ^= 1;
-  // Version 2, signed over its own body (the signing message is the tagged hash of the body bytes as sent).
+  /** `bytes` signed again over their own body (the signing message is the tagged hash of the body bytes as sent). */
+  const resigned = (bytes: Uint8Array): Uint8Array => {
+    bytes.set(signSchnorr(taggedHash(Tags.call, bytes.subarray(0, bytes.length - 64)), CALLER_SECRET, new Uint8Array(32)), bytes.length - 64);
+    return bytes;
+  };
   const v2 = encodeEnvelope(named(coins[1]!));
   v2[0] = 2;
-  v2.set(signSchnorr(taggedHash(Tags.call, v2.subarray(0, v2.length - 64)), CALLER_SECRET, new Uint8Array(32)), v2.length - 64);
+  // The function name's first byte (after version, contract id and the name's u32 length) made 0xff: "bump" is no longer UTF-8.
+  const notUtf8 = encodeEnvelope(named(coins[2]!));
+  notUtf8[1 + 32 + 4] = 0xff;
   return [{
     id: 'arrivals-bad-signature-and-version',
-    pins: 'intake refuses a call whose signature does not verify (bad_signature) and one of envelope version 2 whose signature verifies over its bytes (bad_request); neither is held',
-    input: { anchor: { height: tip.height, hash: tip.hash }, steps: [callStep(coins[0]!, badSig), callStep(coins[1]!, v2), { kind: 'check' }] },
+    pins: 'intake refuses a call whose signature does not verify (bad_signature), one of envelope version 2 whose signature verifies over its bytes (bad_request) and one whose function name is not UTF-8, signed over its bytes (bad_request); none is held',
+    input: { anchor: { height: tip.height, hash: tip.hash }, steps: [callStep(coins[0]!, badSig), callStep(coins[1]!, resigned(v2)), callStep(coins[2]!, resigned(notUtf8)), { kind: 'check' }] },
   }];
 }

@@ -22,6 +22,7 @@ import { decisionsArea } from './decisions.js';
 import { blocksArea } from './blocks.js';
 import { mutationKillArea } from './mutation-kills.js';
 import { protocolKillArea } from './protocol-kills.js';
+import { protocolKillArea2 } from './protocol-kills-2.js';
 import { historyArea } from './history.js';
 import { vmKillArea } from './vm-kills.js';
 import { ledgerApplyKillArea } from './ledger-apply-kills.js';
@@ -37,7 +38,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea(), protocolKillArea(), vmKillArea(), ledgerClaimsKillArea(), ledgerHeadersKillArea(), ledgerApplyKillArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea(), protocolKillArea(), vmKillArea(), ledgerClaimsKillArea(), ledgerHeadersKillArea(), ledgerApplyKillArea(), protocolKillArea2()];
   // Areas may add cases to the same operation: its file lists them in the areas' order.
   const byOp = new Map<string, CaseInput[]>();
   for (const area of areas) {

@@ -380,14 +380,22 @@ export interface OpenedEnvelope {
 }
 
 /**
+ * m of envelope bytes decodeEnvelope accepted, hashed as received: TH("SVC/call", the bytes
+ * before the signature), which are borsh(fields version..outpoint_vout) themselves (the
+ * decoder refuses any other encoding), with no re-encoding.
+ */
+export function receivedSigningMessage(bytes: Uint8Array): Uint8Array {
+  return taggedHash(Tags.call, bytes.subarray(0, bytes.length - SIGNATURE_BYTES));
+}
+
+/**
  * The intake hot path: strict decode, then hashes over the received bytes (no re-encoding),
  * then the fast signature check. Throws bad_request / payload_too_large from the decoder, or
  * NodeError `bad_signature`.
  */
 export function openEnvelope(bytes: Uint8Array): OpenedEnvelope {
   const envelope = decodeEnvelope(bytes);
-  const bodyLen = bytes.length - SIGNATURE_BYTES;
-  const message = taggedHash(Tags.call, bytes.subarray(0, bodyLen));
+  const message = receivedSigningMessage(bytes);
   if (!verifySchnorrFast(envelope.signature, message, envelope.caller)) {
     throw new NodeError('bad_signature', 'envelope signature does not verify under its caller key');
   }

@@ -99,15 +99,18 @@ export function isDefaultRt(x: RtValue, code: number): boolean {
 
 /**
  * Storage encoding of a runtime value (same bytes as storage-layout encodeStorageValue).
- * Integers, bools and strings are encoded into a new Buffer of its own (allocUnsafeSlow:
- * every byte is written, and no shared pool slab that one long-lived stored value would
- * keep alive): the writer hands it to RocksDB as is, where a Uint8Array would first need
- * a Buffer view (about 1 us for a small array, whose ArrayBuffer V8 must then create).
+ * Integers, bools and strings are encoded into a new Buffer of its own (no shared pool
+ * slab that one long-lived stored value would keep alive): the writer hands it to RocksDB
+ * as is, where a Uint8Array would first need a Buffer view (about 1 us for a small array,
+ * whose ArrayBuffer V8 must then create). Integers start zeroed (Buffer.alloc, as fast as
+ * allocUnsafeSlow at 8 and 16 bytes; allocUnsafeSlow's memory is zero at these sizes only
+ * because V8 keeps typed arrays of up to 64 bytes on its own heap): the u128 number path
+ * writes only the low 8 bytes, so no stored byte depends on what the memory held before.
  */
 export function encodeRt(x: RtValue, code: number): Uint8Array {
   switch (code) {
     case TY.u64: case TY.i64: {
-      const out = Buffer.allocUnsafeSlow(8);
+      const out = Buffer.alloc(8);
       if (typeof x === 'number' && x >= 0) {
         const hi = Math.floor(x / 4294967296);
         const lo = x - hi * 4294967296;
@@ -120,9 +123,8 @@ export function encodeRt(x: RtValue, code: number): Uint8Array {
       return out;
     }
     case TY.u128: {
-      const out = Buffer.allocUnsafeSlow(16);
+      const out = Buffer.alloc(16);
       if (typeof x === 'number') {
-        out.fill(0, 0, 8);
         const hi = Math.floor(x / 4294967296);
         const lo = x - hi * 4294967296;
         out[8] = hi >>> 24; out[9] = hi >>> 16; out[10] = hi >>> 8; out[11] = hi;
