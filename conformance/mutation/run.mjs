@@ -389,12 +389,20 @@ async function main() {
 
   // history.run's cases drive the whole node (a RocksDB store each, a third of a second or
   // more): they reach nearly every mutant, and a survivor would wait for all of them. A
-  // mutant some other case reaches meets only the HISTORY_TRIES fastest histories after
-  // every other case; one only histories reach (the ledger's) the HISTORY_ONLY_TRIES
-  // fastest of them. A mutant no case tried kills is counted as surviving, so the caps can
+  // mutant some other case reaches meets only HISTORY_TRIES histories after every other
+  // case; a load-time one HISTORY_ONLY_TRIES (each in byKills' order below); one only
+  // histories reach (the ledger's) those pickHistories chooses. A mutant no case tried kills is counted as surviving, so the caps can
   // only lower the score, never raise it.
   const isHistory = (i) => cases[i].op === 'history.run';
-  const capHistories = (order) => (order.some((i) => !isHistory(i)) ? [...order.filter((i) => !isHistory(i)), ...order.filter(isHistory).slice(0, HISTORY_TRIES)] : order.slice(0, HISTORY_ONLY_TRIES));
+  // Which histories are tried is not left to their speed alone (a loaded machine reorders
+  // cases a few milliseconds apart, and kills came and went between runs): those that killed
+  // the mutant's function's, then its file's, other mutants come first, then the fastest.
+  const byKills = (m, hs) => {
+    const inFn = killsBy.get(`${m.file}:${m.fn}`) ?? new Map();
+    const inFile = killsBy.get(m.file) ?? new Map();
+    return hs.map((i, k) => [i, k]).sort(([a, ka], [b, kb]) => (inFn.get(b) ?? 0) - (inFn.get(a) ?? 0) || (inFile.get(b) ?? 0) - (inFile.get(a) ?? 0) || ka - kb).map(([i]) => i);
+  };
+  const capHistories = (m, order) => (order.some((i) => !isHistory(i)) ? [...order.filter((i) => !isHistory(i)), ...byKills(m, order.filter(isHistory)).slice(0, HISTORY_TRIES)] : byKills(m, order).slice(0, HISTORY_ONLY_TRIES));
   // Which histories killed mutants so far, per function and per file: a ledger mutant meets
   // first the histories that killed its neighbours (a function's mutants mostly die to the
   // same few situations: a drop, a reorganisation, a restart, a late payload), then the
@@ -433,7 +441,7 @@ async function main() {
   let done = 0;
   for (const m of dynamic) {
     const reached = [...reach.get(m.id)].sort((a, b) => ms[a] - ms[b]);
-    const order = reached.every(isHistory) ? pickHistories(m, reached) : capHistories(reached);
+    const order = reached.every(isHistory) ? pickHistories(m, reached) : capHistories(m, reached);
     let r = await tryMutant(m, order);
     if (r.retry) {
       await fresh();
@@ -458,7 +466,7 @@ async function main() {
   /** A mutant active from the start of a fresh adapter process, against every case (the file's first). */
   const runFresh = async (m) => {
     const near = fileCases.get(m.file);
-    const order = capHistories([...byTime.filter((i) => near.has(i)), ...byTime.filter((i) => !near.has(i))]);
+    const order = capHistories(m, [...byTime.filter((i) => near.has(i)), ...byTime.filter((i) => !near.has(i))]);
     const a = new Adapter({ SVC_MUTANT: String(m.id) });
     const ready = await a.control(m.id, false);
     let r = { status: 'survived' };
