@@ -25,6 +25,7 @@ import { protocolKillArea } from './protocol-kills.js';
 import { historyArea } from './history.js';
 import { vmKillArea } from './vm-kills.js';
 import { historyHeadersArea } from './history-headers.js';
+import { ledgerRewindKillArea } from './ledger-rewind-kills.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
 import { OPINFO } from '@svc-node/protocol/vm/isa';
 
@@ -34,7 +35,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea(), protocolKillArea(), vmKillArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea(), protocolKillArea(), vmKillArea(), ledgerRewindKillArea()];
   // Areas may add cases to the same operation: its file lists them in the areas' order.
   const byOp = new Map<string, CaseInput[]>();
   for (const area of areas) {
