@@ -32,10 +32,10 @@ function sameKeyTwice(): CaseInput {
   const c2 = s.call(d.contractId, 'bump', [u64(7n)]);
   const c3 = s.call(d.contractId, 'bump', [u64(11n)]);
   const calls = [c1, c2, c3];
-  const steps = [d.step, ...calls.map((c) => c.step), s.mine([d, c1, c2]), RESTART, CHECK, s.mine([c3]), s.reorg(2, 2, { drop: calls }), RESTART, s.mine(calls)];
+  const steps = [d.step, ...calls.map((c) => c.step), s.mine([d, c1, c2]), RESTART, CHECK, s.mine([c3]), CHECK, s.reorg(2, 2, { drop: calls }), RESTART, s.mine(calls)];
   return {
     id: 'blocks-only-restart-same-key-twice',
-    pins: 'a deploy and two calls writing the same keys in one block (5, then 12), a restart: both executed, a third call reads 12 (23); a reorganisation 2 deep leaving the calls out (pending, the deploy in the new branch), a restart: mined again they give 5, 12 and 23, every root as if the old branch never was',
+    pins: 'a deploy and two calls writing the same keys in one block (5, then 12), a restart: both executed, a third call reads 12 (23, checked); a reorganisation 2 deep leaving the calls out (pending, the deploy in the new branch), a restart: mined again they give 5, 12 and 23, every root as if the old branch never was',
     input: { anchor: s.anchor, deferred: false, steps },
   };
 }
