@@ -44,8 +44,9 @@ export class Script {
   readonly anchor: { height: number; hash: string };
   private nextCallId = 1n;
 
-  constructor(coins: number) {
-    this.chain.mine(101);
+  /** `below`: blocks mined before the coins are funded (at least 101: coinbase maturity). */
+  constructor(coins: number, below = 101) {
+    this.chain.mine(below);
     for (let i = 0; i < coins; i++) {
       const c = this.chain.faucet(payer.address, COIN);
       this.coins.push({ ...c, value: COIN });
@@ -111,9 +112,10 @@ export class Script {
     return { kind: 'blocks', blocks: this.raw(this.chain.mine(n, []).hashes) };
   }
 
-  /** Replaces the top `depth` blocks with `blocks` new ones; `drop` leaves those anchors out, `txs` go in the first new block. */
-  reorg(depth: number, blocks: number, opts: { drop?: Payload[]; txs?: string[]; first?: Payload[] } = {}): Step {
-    const r = this.chain.reorg({ depth, blocks, drop: opts.drop?.map((p) => p.txid), txs: opts.txs, txids: opts.first?.map((p) => p.txid) });
+  /** Replaces the top `depth` blocks with `blocks` new ones; `drop` leaves those anchors (or raw transactions) out, `txs` go in the first new block. */
+  reorg(depth: number, blocks: number, opts: { drop?: (Payload | string)[]; txs?: string[]; first?: Payload[] } = {}): Step {
+    const drop = opts.drop?.map((p) => (typeof p === 'string' ? Transaction.fromHex(p).getId() : p.txid));
+    const r = this.chain.reorg({ depth, blocks, drop, txs: opts.txs, txids: opts.first?.map((p) => p.txid) });
     return { kind: 'reorg', depth, blocks: this.raw(r.hashes) };
   }
 }

@@ -41,6 +41,10 @@ export async function rederive(l: Ledger, height: number, opts: { dropJournalAbo
   await l.flushBlocks();
   if (l.stopping.signal.aborted) throw stopped(l, 're-derivation', height);
   const anchor = l.anchor!;
+  // A late payload's replay still owed (queued behind this job): the roots stored from its
+  // block up predate the payload the journal now places there, so they are not checked.
+  const owed = l.owedReplayHeight();
+  const verifyBelow = owed === null ? opts.verifyBelow : Math.min(opts.verifyBelow, owed);
   l.log.warn('re-deriving state from the block journal', { from: anchor.height, to: height });
   const oldRoots = new Map<number, StateRootAt>();
   for (const { value } of await l.db.rangeOf(stateRoots.all())) {
@@ -78,7 +82,7 @@ export async function rederive(l: Ledger, height: number, opts: { dropJournalAbo
     // The undo window is rebuilt for the last blocks only; older undo logs are not kept.
     await l.reapplyBlock(rec, { sync: false });
     const old = oldRoots.get(h);
-    if (h < opts.verifyBelow && old && old.block_hash === rec.hash && old.state_root !== l.stateRoot) {
+    if (h < verifyBelow && old && old.block_hash === rec.hash && old.state_root !== l.stateRoot) {
       await l.halt('state_mismatch', `re-derivation disagrees with stored state at height ${h}: stored ${old.state_root}, replay ${l.stateRoot}`);
       return;
     }
