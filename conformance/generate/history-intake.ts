@@ -15,6 +15,7 @@ import { Tags, taggedHash } from '@svc-node/protocol/hash';
 import { signSchnorr } from '@svc-node/protocol/schnorr';
 import { spend, wallet, type Utxo } from '../../test/helpers/txbuilder.js';
 import { hex, type CaseInput } from './kit.js';
+import { artifact, CHECK, Script } from './history.js';
 import { CALLER_SECRET, envelope, seeded } from './keys.js';
 
 const payer = wallet('conformance intake payer');
@@ -49,5 +50,24 @@ export function intakeRefusalHistoryCases(): CaseInput[] {
     id: 'arrivals-bad-signature-and-version',
     pins: 'intake refuses a call whose signature does not verify (bad_signature), one of envelope version 2 whose signature verifies over its bytes (bad_request) and one whose function name is not UTF-8, signed over its bytes (bad_request); none is held',
     input: { anchor: { height: tip.height, hash: tip.hash }, steps: [callStep(coins[0]!, badSig), callStep(coins[1]!, resigned(v2)), callStep(coins[2]!, resigned(notUtf8)), { kind: 'check' }] },
+  }];
+}
+
+/**
+ * A deploy whose bytecode the verifier refuses (an unknown opcode after the FUNC header),
+ * anchored by a transaction whose stamp carries that artifact's code hash: intake refuses it
+ * invalid_bytecode and holds nothing, so a later call naming the contract is unknown_contract.
+ */
+export function invalidBytecodeHistoryCases(): CaseInput[] {
+  const s = new Script(2);
+  const good = artifact();
+  const code = Buffer.from(good.bytecode as string, 'hex');
+  code[5] = 0xee; // the first instruction after main's 5-byte FUNC header: no opcode 0xee exists
+  const bad = s.deploy({ ...good, bytecode: code.toString('hex') });
+  const call = s.call(bad.contractId, 'bump', [{ type: 'u64', value: 1n }]);
+  return [{
+    id: 'arrivals-invalid-bytecode',
+    pins: 'intake refuses a deploy whose bytecode the verifier refuses (invalid_bytecode) though its anchor stamps its code hash; it is not held, so a call naming its contract is refused unknown_contract',
+    input: { anchor: s.anchor, steps: [bad.step, call.step, s.mine([bad, call]), CHECK] },
   }];
 }

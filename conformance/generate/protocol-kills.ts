@@ -10,7 +10,7 @@ import { headerNetworkCases } from './header-networks.js';
 import { branchFoldEdgeCases, coinbaseDepthEdgeCases, coinbaseFirstEdgeCases, evidenceCheckEdgeCases, headerMatchEdgeCases, provenTxEdgeCases, witnessSizeEdgeCases } from './evidence-edges.js';
 import { bindingCallEdgeCases, stampPushEdgeCases } from './binding-edges.js';
 import { nameEdgeCases } from './name-edges.js';
-import { intakeRefusalHistoryCases } from './history-intake.js';
+import { intakeRefusalHistoryCases, invalidBytecodeHistoryCases } from './history-intake.js';
 import { rangeEdgeCases } from './range-edges.js';
 import { compactEdgeCases, nextWorkEdgeCases, powEdgeRunCases, signetClampRunCases } from './compact-edges.js';
 import { artifactEdgeCases, envelopeDecodeEdgeCases, envelopeEncodeEdgeCases, signatureEdgeCases, surrogateEdgeCases, valueBinaryEdgeCases } from './envelope-edges.js';
@@ -35,7 +35,7 @@ export function protocolKillArea(): Area {
     'binding.call': bindingCallEdgeCases(),
     'binding.stamp': stampPushEdgeCases(),
     'codec.artifact': artifactEdgeCases(),
-    'history.run': intakeRefusalHistoryCases(),
+    'history.run': [...intakeRefusalHistoryCases(), ...invalidBytecodeHistoryCases()],
     'execution.call': rangeEdgeCases(),
   };
 }

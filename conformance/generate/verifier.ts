@@ -83,7 +83,8 @@ function bytecodeCases(): CaseInput[] {
     c('readonly-writes', art([...FUNC(0, 0, [], 1), OP.CONST, ...u16(0), OP.SSTORE, ...u16(0), OP.RET], { abi: roAbi, constants: [{ type: 'u64', value: 1 }] }), 'a readonly function may not write storage'),
     c('header-abi-mismatch', art([...FUNC(0, TY.u64), OP.CONST, ...u16(0), OP.RET], { constants: [{ type: 'u64', value: 1 }] }), 'a FUNC header whose return type differs from its abi entry is refused'),
     c('bytecode-at-limit', art(atLimit, { constants: k0 }), `bytecode of exactly ${limitSize} bytes is accepted`),
-    c('bytecode-past-limit', art([...atLimit.slice(0, -1), OP.TRUE, OP.POP, OP.RET], { constants: k0 }), `bytecode of ${limitSize + 1} bytes is refused`),
+    // One byte past: the odd byte from a 3-byte TRUE / NOT / POP (the fillers above are even).
+    c('bytecode-past-limit', art([...sized(limitSize - 2).slice(0, -1), OP.TRUE, OP.NOT, OP.POP, OP.RET], { constants: k0 }), `bytecode of ${limitSize + 1} bytes is refused`),
   ];
 }
 

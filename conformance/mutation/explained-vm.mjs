@@ -2,6 +2,7 @@
 // format of explained.mjs, which spreads these in). Each reason was checked against the code
 // it names; a survivor whose rule a case could pin has a case instead (generate/vm-kills.ts).
 const V = 'packages/protocol/src/vm/verifier.ts';
+const I = 'packages/protocol/src/vm/isa.ts';
 const SAME_OFFSET = 'equivalent: the next check refuses every artifact this one does, at the same offset (the refusal\'s reason, a note, is all that differs)';
 const UNDEFINED_EDGE = 'equivalent: the one extra step compares or reads past the end of an array, where both sides are undefined (equal) or the value is refused as before';
 
@@ -66,6 +67,11 @@ const UNZEROED = 'equivalent: the byte (out[0] of a u64 or i64, out[8] of a u128
 const CANONICAL_LEAF = 'equivalent: decodeDecision accepts a leaf only if encodeDecision of what it read gives back the same bytes, and Buffer\'s reads throw past the end: a truncation check removed or moved refuses the same leaves (every refusal is the same answer, ok: false)';
 
 export const EXPLAINED_VM_PATTERNS = [
+  // isa.ts: the opcode tables the verifier and the VM read.
+  { file: I, fn: '(top level)', match: /^literal:256 -> 25[57]$/, reason: 'equivalent: OPINFO\'s length; every opcode listed is below 0x67, and OPINFO[255] answers undefined (an unknown opcode) whether the array holds 255, 256 or 257 entries' },
+  { file: I, fn: '(top level)', lines: [26, 26], match: /^literal:1 -> [20]$/, reason: 'equivalent: FUNC\'s operand layout ([1, 1, 1, 1], the survivors are its four bytes): a FUNC header\'s length is 5 + nparams and its fields are read from its bytes (verify: funcHeaders, code[off + 1..4]), never from the operands the generic loop decodes for it' },
+  { file: I, fn: '(top level)', lines: [44, 44], match: /^literal:0 -> -?1$/, reason: 'equivalent: RET_NONE (the FUNC ret byte for no return value) is exported for readers of the format; no code reads it (the verifier checks ret against the abi and the range 0..7)' },
+  { file: I, fn: 'fixedLength', match: /./, reason: 'equivalent: fixedLength is asked only for an opcode OPINFO lists (the verifier refuses an unknown opcode at its offset before asking; the disassembler, out of scope, does the same), so its unknown-opcode answer is never taken' },
   { file: X, fn: '(top level)', match: /^literal:16 -> 1[57]$/, reason: SLOT_INDEX },
   { file: X, fn: 'Machine.slot', match: /cs\.index === null -> true|x\.h !== h -> false|^statement:break; -> \(removed\)$|cs\.index !== null -> false|cs\.slots\.length > LINEAR_SLOTS|suffix !== null -> false/, reason: SLOT_INDEX },
   { file: X, fn: 'Machine.slot', lines: [152, 152], match: /j < suffix\.length/, reason: `${SLOT_INDEX} (the FNV-1a hash of the index)` },

@@ -439,9 +439,8 @@ async function main() {
   // "not run"); only: only the load-time ones. Two runs of one part side by side, summed.
   const dynamic = opts.loadTime === 'only' ? [] : mutants.filter((m) => chosen(m) && !atLoad.has(m.id) && reach.has(m.id));
   let done = 0;
-  for (const m of dynamic) {
-    const reached = [...reach.get(m.id)].sort((a, b) => ms[a] - ms[b]);
-    const order = reached.every(isHistory) ? pickHistories(m, reached) : capHistories(m, reached);
+  const tried = new Map(); // mutant id -> the cases it met
+  const runDynamic = async (m, order) => {
     let r = await tryMutant(m, order);
     if (r.retry) {
       await fresh();
@@ -450,8 +449,26 @@ async function main() {
       await fresh();
     }
     result.set(m.id, r);
+    tried.set(m.id, new Set([...(tried.get(m.id) ?? []), ...order]));
     if ((r.status === 'killed' || r.status === 'timeout') && caseIndex.has(r.by)) noteKill(m, caseIndex.get(r.by));
+  };
+  for (const m of dynamic) {
+    const reached = [...reach.get(m.id)].sort((a, b) => ms[a] - ms[b]);
+    await runDynamic(m, reached.every(isHistory) ? pickHistories(m, reached) : capHistories(m, reached));
     if (++done % 250 === 0) console.log(`# ${done} of ${dynamic.length} reached mutants, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+  // A survivor only histories reach met the histories that had killed its function's
+  // mutants when its turn came; a history that kills its later neighbours (mutants run in
+  // source order) may not have been among them. Once all have run, each such survivor meets
+  // the histories that killed mutants of its function and that it has not met, so the
+  // answer does not hang on the order of the source.
+  for (const m of dynamic) {
+    if (result.get(m.id)?.status !== 'survived') continue;
+    const reached = [...reach.get(m.id)];
+    if (!reached.every(isHistory)) continue;
+    const inFn = killsBy.get(`${m.file}:${m.fn}`) ?? new Map();
+    const more = reached.filter((i) => inFn.has(i) && !tried.get(m.id).has(i)).sort((a, b) => inFn.get(b) - inFn.get(a) || ms[a] - ms[b]);
+    if (more.length > 0) await runDynamic(m, more);
   }
   adapter.kill();
 
