@@ -119,6 +119,23 @@ function restartCases(): CaseInput[] {
   ];
 }
 
+/**
+ * A late deploy: its anchor and a call of the contract mined, then the registration taken
+ * and the node stopped before the replay from the anchor's block runs (stop_before_replay).
+ * Started again, the node resumes the replay from the stamp its block stored for the
+ * deploy, a deploy's stamp: the contract is deployed there and the call executes after it.
+ */
+function lateDeployStopBeforeReplay(): CaseInput[] {
+  const s = new Script(2);
+  const d = s.deploy(artifact());
+  const c = s.call(d.contractId, 'bump', [u64(3n)]);
+  return [{
+    id: 'apply-late-deploy-stop-before-replay',
+    pins: 'a late deploy registration taken, the node stopping before its replay runs: started again, it replays from the stamp stored as a deploy\'s, the contract deployed at its block and the call of the next block executed',
+    input: { anchor: s.anchor, deferred: false, steps: [s.mine([d]), s.mine([c]), { ...d.step, stop_before_replay: true }, CHECK, c.step, CHECK] },
+  }];
+}
+
 export function ledgerApplyKillArea(): Area {
-  return { 'history.run': [...storageSizeCases(), ...restartCases()] };
+  return { 'history.run': [...storageSizeCases(), ...restartCases(), ...lateDeployStopBeforeReplay()] };
 }
