@@ -67,6 +67,9 @@ export function verifierEdgeCases(): CaseInput[] {
     shape('constant-string-past-limit', k('string', 'a'.repeat(LIMITS.valueBytes + 1)), `a string constant of ${LIMITS.valueBytes + 1} UTF-8 bytes is refused`),
     shape('constant-bytes-at-limit', k('bytes', '00'.repeat(LIMITS.valueBytes)), `a bytes constant of ${LIMITS.valueBytes} bytes is accepted`),
     shape('constant-bytes-past-limit', k('bytes', '00'.repeat(LIMITS.valueBytes + 1)), `a bytes constant of ${LIMITS.valueBytes + 1} bytes is refused`),
+    // The count of constants at its bound (a CONST operand is a u16: 65,535 constants, indexes 0 to 65,534) and one past; each a valid constant, so only the count can refuse.
+    shape('constants-count-at-limit', { constants: Array.from({ length: 65_535 }, () => ({ type: 'u64', value: 0 })) }, 'an artifact of 65,535 constants (the most) is accepted'),
+    shape('constants-count-past-limit', { constants: Array.from({ length: 65_536 }, () => ({ type: 'u64', value: 0 })) }, 'an artifact of 65,536 constants is refused'),
     shape('constant-bytes-uppercase', k('bytes', 'AB'), 'a bytes constant is lowercase hex'),
     shape('constant-bytes-number', k('bytes', 5), 'a bytes constant is a hex string'),
     shape('constant-key-32', k('key', 'ab'.repeat(32)), 'a key constant of 32 bytes is accepted'),

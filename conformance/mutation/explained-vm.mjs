@@ -7,8 +7,6 @@ const SAME_OFFSET = 'equivalent: the next check refuses every artifact this one 
 const UNDEFINED_EDGE = 'equivalent: the one extra step compares or reads past the end of an array, where both sides are undefined (equal) or the value is refused as before';
 
 export const EXPLAINED_VM = {
-  [`${V}:(top level):literal:65535 -> 65536`]: 'not yet: an artifact of 65,536 constants (refused) would pin MAX_CONSTS from above; its vector would be about 4 MB of JSON, left out for size',
-  [`${V}:(top level):literal:65535 -> 65534`]: 'not yet: an artifact of exactly 65,535 constants (accepted) would pin MAX_CONSTS from below; its vector would be about 4 MB of JSON, left out for size',
   ['packages/protocol/src/vm/values.ts:(top level):literal:9007199254740991 -> 9007199254740990']: 'equivalent: MAX_SAFE only sets where the number fast paths hand over to the exact bigint path (a + b > MAX_SAFE, a * b > MAX_SAFE); handing over one value earlier gives the same result, which norm() (MAX_SAFE_N, unchanged) puts in the same form',
   ['packages/protocol/src/vm/values.ts:(top level):literal:9007199254740991n -> 9007199254740992n']: 'equivalent: every integer enters the VM through norm() (arguments, constants, storage, context values, exact results), so 2^53 is then held as a number everywhere alike; the fast paths still hand anything past MAX_SAFE (2^53-1) to the exact path, and 2^53 as a number compares, encodes and converts exactly',
   ['packages/protocol/src/vm/values.ts:(top level):boolean:true -> false']: 'not consensus: the storage decoder\'s TextDecoder made non-fatal only changes how invalid UTF-8 in committed storage decodes; the VM writes strings with Buffer.write (always valid UTF-8), so committed storage never holds any',
@@ -47,7 +45,6 @@ export const EXPLAINED_VM = {
   [`${V}:verify.verifyFunction:statement:fail(t, 'jump into dead end'); -> (removed)`]: 'equivalent: jumps go forward (t > pc) to an instruction start inside their function (t < end), so the pass visits every merged target later and takes its state; no artifact reaches this line',
   [`${V}:verify.visit:condition:color[j] === 0 -> true`]: 'equivalent: walking again from a finished function meets only finished functions (no cycle through them, or the first walk refused it): more work, no other answer',
   [`${V}:verify:comparison:abiFn !== undefined -> abiFn === undefined`]: 'not consensus: FunctionInfo.public is read only by the disassembler (src/vm/disasm.ts); calls find functions through byName, which holds the ABI\'s functions alone',
-  [`${V}:parseConstants:comparison:cs.length > MAX_CONSTS -> cs.length >= MAX_CONSTS`]: 'not yet: an artifact of exactly 65,535 constants (accepted) would pin it; its vector would be about 4 MB of JSON, left out for size',
   [`${V}:verify.visit:literal:2 -> 3`]: 'equivalent: a finished function is only tested for being 0 (unvisited) or 1 (on the path); 3 is neither, as 2',
   [`${V}:verify:comparison:i < functions.length -> i <= functions.length`]: 'equivalent: color[functions.length] is undefined, not 0: the extra step visits nothing',
   [`${V}:verify:condition:color[i] === 0 -> true`]: 'equivalent: walking again from a finished function meets only finished functions (no cycle through them, or the first walk refused it)',
