@@ -292,8 +292,11 @@ export async function historyRun(input: Json): Promise<Answer> {
           } else connected = parsed.map((b, j) => blockInput(b, base + j));
           connected.forEach((b, j) => chain.push({ height: b.height, hash: b.hash, parsed: parsed[j]! }));
           try {
-            // The update ends the best chain unless the endpoint announced blocks above it (a light node keeps their headers).
-            await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: ahead.length === 0 });
+            // A full node's update ends the best chain unless the endpoint announced blocks above
+            // it (src/core/following/blocks-mode.ts). A light node's never does: its header
+            // follower stores the run that replaces a shorter chain's top with truncate set
+            // (putHeaderRun above), the only way its header chain gets shorter.
+            await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: !light && ahead.length === 0 });
           } catch (e) {
             // A node that halts (a replay disagreeing with what it stored) answers nothing more.
             if (w.ledger.halted) return { output: { halted: true }, note: w.ledger.haltReason ?? undefined };

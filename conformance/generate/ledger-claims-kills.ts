@@ -14,7 +14,7 @@ import { Script, artifact, u64, CHECK, type Payload, type Step } from './history
 import { hex, type Area, type CaseInput } from './kit.js';
 
 /** An inclusion in JSON (evidence.check's form): `txid` at `txIndex` of block `b`, with `branch` (default: its own). */
-function inclusion(b: { hash: string; height: number; txids: string[] }, txIndex: number, branchOf: string = b.txids[txIndex]!): Record<string, unknown> {
+export function inclusion(b: { hash: string; height: number; txids: string[] }, txIndex: number, branchOf: string = b.txids[txIndex]!): Record<string, unknown> {
   const at = b.txids.indexOf(branchOf);
   if (at < 0) throw new Error(`ledger-claims-kills: ${branchOf} is not in block ${b.hash}`);
   const branch = merkleBranches(b.txids.map((t) => internalBytes(t)), [at])[0]!;
@@ -22,7 +22,7 @@ function inclusion(b: { hash: string; height: number; txids: string[] }, txIndex
 }
 
 /** The payload's step sent again (or first) with `evidence` (`{confirmed, spent_by}`). */
-const withEvidence = (p: Payload, evidence: Record<string, unknown>): Step => ({ ...p.step, evidence: { confirmed: null, spent_by: null, ...evidence } });
+export const withEvidence = (p: Payload, evidence: Record<string, unknown>): Step => ({ ...p.step, evidence: { confirmed: null, spent_by: null, ...evidence } });
 
 /**
  * A full node: two calls' anchors in a processed block whose payloads arrive late (their

@@ -11,6 +11,7 @@
 import { Transaction } from 'bitcoinjs-lib';
 import { CHECK, RESTART, Script, artifact, u64, type Payload, type Step } from './history.js';
 import { headersOf } from './history-headers.js';
+import { inclusion, withEvidence } from './ledger-claims-kills.js';
 import type { Area, CaseInput } from './kit.js';
 
 /** Blocks of several `blocks` steps as one `blocks` step. */
@@ -142,6 +143,45 @@ function lateDropThenReplay(): CaseInput[] {
   return [{ id: 'late-drop-then-replay-alone', pins: 'a call dropped at its block after the block (its payload late), then a replay through that block for an earlier late call, with no deferred check: still dropped (the drop is in the block\'s journal entry), the late call executed', input: { anchor: s.anchor, deferred: false, steps } }];
 }
 
+/**
+ * A light node whose header chain gets shorter: the endpoint announces three blocks, then
+ * its best chain goes another way with one block in their place, which the node connects
+ * (its header follower stores that block's header with truncate: the three announced
+ * headers above it go), and restarts (its header tip read back from the highest header it
+ * stores). A call's payload is then sent again with its confirmation in the
+ * new branch's second block, not announced yet: no header is held at that height, so the
+ * claim is filed under the block and places the call when the block comes (a header of
+ * the abandoned branch left there would refuse it, bad_evidence, and the call would stay
+ * pending).
+ */
+function shorterHeaderChain(): CaseInput[] {
+  const s = new Script(2);
+  const d = s.deploy(artifact());
+  const c = s.call(d.contractId, 'bump', [u64(9n)]);
+  const b1 = s.mine([d]);
+  const abandoned = s.empty(3);
+  const replaced = s.reorg(3, 1);
+  const b2Step = s.mine([c]);
+  const b2 = s.chain.tip;
+  const steps: Step[] = [
+    b1,
+    d.step,
+    c.step,
+    { kind: 'headers', blocks: abandoned.blocks },
+    { kind: 'blocks', blocks: replaced.blocks },
+    // Started again, the node takes its header tip from the highest header it stores.
+    RESTART,
+    withEvidence(c, { confirmed: inclusion(b2, b2.txids.indexOf(c.txid)) }),
+    b2Step,
+    CHECK,
+  ];
+  return [{
+    id: 'header-chain-shorter-restart-light',
+    pins: 'a light node whose announced header chain is replaced by a shorter one keeps no header of the abandoned branch above it, across a restart: a confirmation naming the new branch\'s next block, sent before that block is announced, is filed under it and places the call there (executed)',
+    input: { anchor: s.anchor, node: 'light', deferred: false, steps },
+  }];
+}
+
 export function ledgerHeadersKillArea(): Area {
-  return { 'history.run': [...lateDropThenReorg(), ...partOfLongerRun(), ...latePayloadsTogether(), ...stopBeforeReplay(), ...lateDropThenReplay()] };
+  return { 'history.run': [...lateDropThenReorg(), ...partOfLongerRun(), ...latePayloadsTogether(), ...stopBeforeReplay(), ...lateDropThenReplay(), ...shorterHeaderChain()] };
 }
