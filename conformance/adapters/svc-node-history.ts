@@ -19,9 +19,9 @@ import type { Transaction } from 'bitcoinjs-lib';
 import { NodeError } from '@svc-node/protocol/errors';
 import { configureLogging, logger } from '../../src/log.js';
 import { parseHex } from '@svc-node/protocol/hash';
-import { parseHeaderBytes, parseRawBlock, type ParsedBlock } from '@svc-node/protocol/bitcoin';
+import { headerHash, headerPrevHash, parseRawBlock, type ParsedBlock } from '@svc-node/protocol/bitcoin';
 import { REGTEST_POW } from '@svc-node/protocol/activation';
-import { checkHeaderRun } from '../../src/chain/header-follower.js';
+import { HeaderFollower, type HeaderRow } from '../../src/chain/header-follower.js';
 import { connectedBlockOf } from '../../src/chain/watcher.js';
 import { blockInputOf, spentByIn } from '../../src/chain/connected-block.js';
 import { runTask, type OpenedCall } from '../../src/pool/tasks.js';
@@ -149,15 +149,55 @@ function checkedSent(txid: string, outpoint: { txid: string; vout: number } | nu
 }
 
 /**
- * A light node's header sync (src/chain/header-follower.ts, putRun): the run checked as the
- * follower checks every run it keeps (checkHeaderRun: linkage to the header held below,
- * proof of work, retarget bits), then stored; `truncate` when the best chain is now the
- * run (a reorganisation: nothing above it stands).
+ * A light node's header follower: the node's own (src/chain/header-follower.ts), wired to
+ * the writer as src/core/following/light-mode.ts wires it through the writer thread, with
+ * the history's best chain (`endpoint`: the anchor, then its blocks) as the chain-data
+ * endpoint. Its header sync (followHeaders: the ten newest blocks, linked where they meet
+ * the node's chain, else pages of ten) stores every header the node holds, as on a node
+ * following the chain; `shown`: every block the history showed, which the endpoint serves by
+ * hash. The endpoint's rows stop above the anchor: the follower links nothing below the
+ * anchor's child (it holds no chain there).
  */
-async function putHeaderRun(w: Writer, from: number, run: Buffer[], truncate: boolean): Promise<void> {
-  const wrong = await checkHeaderRun((f, n) => w.ledger.headers(f, n), from, run.map((h) => parseHeaderBytes(h)), REGTEST_POW);
-  if (wrong !== null) throw new Error(`the history's headers from ${from} do not check: ${wrong}`);
-  await w.putHeaders(from, run, truncate);
+function lightFollower(writer: () => Writer, endpoint: () => readonly HeldBlock[], shown: ReadonlyMap<string, ParsedBlock>): HeaderFollower {
+  const rows = (top?: number): HeaderRow[] => {
+    const held = endpoint().filter((b): b is HeldBlock & { parsed: ParsedBlock } => b.parsed !== null && b.height <= (top ?? Infinity));
+    return held
+      .slice(-10)
+      .reverse()
+      .map((b) => ({ height: b.height, hash: b.hash, prevHash: b.parsed.header.prevHash, header: Buffer.from(b.parsed.header.hex, 'hex') }));
+  };
+  return new HeaderFollower({
+    pow: REGTEST_POW,
+    source: {
+      blocks: async (top) => rows(top),
+      rawBlock: async (hash) => {
+        const b = shown.get(hash);
+        if (!b) throw new Error(`the history shows no block ${hash}`);
+        return b;
+      },
+      txBlock: async (txid) => {
+        const at = inclusionOf(endpoint(), txid);
+        return at && { height: at.height, hash: at.blockHash };
+      },
+    },
+    sink: {
+      state: async () => {
+        const st = writer().status();
+        return {
+          processed: { height: st.processedHeight!, hash: st.processedHash! },
+          headerTip: st.headerHeight === null ? null : { height: st.headerHeight, hash: st.headerHash! },
+          anchorHeight: st.anchorHeight!,
+          pending: st.pendingCalls + st.pendingDeploys,
+        };
+      },
+      headers: (from, count) => writer().ledger.headers(from, count),
+      processedHash: async (height) => writer().ledger.knownHash(height),
+      putHeaders: async (from, run, truncate) => void (await writer().putHeaders(from, run, truncate)),
+      apply: (u) => writer().applyChainUpdate(u),
+      storeSpentBy: (items) => writer().storeSpentBy(items),
+      unplacedAnchors: async () => (await writer().ledger.pendingPayloads('', Number.MAX_SAFE_INTEGER)).filter((p) => p.settles_at === null).map((p) => p.txid),
+    },
+  });
 }
 
 /** Where the best chain holds `txid`: its inclusion (the endpoint's merkle proof), or null. */
@@ -261,6 +301,11 @@ export async function historyRun(input: Json): Promise<Answer> {
      */
     let ahead: HeldBlock[] = [];
     const known = () => [...chain, ...ahead];
+    /** Every block the history showed, by hash (the endpoint serves a block by hash). */
+    const shown = new Map<string, ParsedBlock>();
+    /** A light node's header follower, built anew as the node starts. */
+    const startFollower = () => lightFollower(() => w, known, shown);
+    let follower = startFollower();
     for (const [i, s] of (input.steps as Json[]).entries()) {
       switch (s.kind) {
         case 'headers': {
@@ -268,8 +313,9 @@ export async function historyRun(input: Json): Promise<Answer> {
           const base = known().at(-1)!.height + 1;
           if (parsed[0] && parsed[0].header.prevHash !== known().at(-1)!.hash) throw new Error(`steps[${i}]: the headers do not extend the history's best chain`);
           parsed.forEach((b, j) => ahead.push({ height: base + j, hash: b.hash, parsed: b }));
-          // A light node's header follower stores the run (src/chain/header-follower.ts, putRun), checked first as it checks every run.
-          if (light) await putHeaderRun(w, base, parsed.map((b) => Buffer.from(b.header.hex, 'hex')), false);
+          for (const b of parsed) shown.set(b.hash, b);
+          // A light node's follower polls the endpoint: its header sync stores what it finds, each run checked as it checks every run.
+          if (light) await follower.followHeaders();
           break;
         }
         case 'blocks':
@@ -282,21 +328,33 @@ export async function historyRun(input: Json): Promise<Answer> {
           // Blocks announced by a `headers` step are connected now; if the chain went another way, the endpoint's best chain is the new one.
           const sameAsAhead = depth === 0 && parsed.every((b, j) => ahead[j]?.hash === b.hash);
           ahead = sameAsAhead ? ahead.slice(parsed.length) : [];
+          for (const b of parsed) shown.set(b.hash, b);
+          // The endpoint's best chain is now the new one.
+          parsed.forEach((b, j) => chain.push({ height: base + j, hash: b.hash, parsed: b }));
           let connected: BlockInput[];
           if (light) {
-            // A light node's follower stores the run's headers (unless it holds them), then reads them back as blocks of a header alone.
-            if (!sameAsAhead) await putHeaderRun(w, base, parsed.map((b) => Buffer.from(b.header.hex, 'hex')), true);
+            // A light node's follower polls the endpoint: its header sync stores what it finds
+            // (nothing when it holds the best chain's headers already: announced by a `headers`
+            // step), then it reads the blocks back from the stored headers as blocks of a header
+            // alone (applyBlocks: hash and link from the stored header). The blocks it connects
+            // are the step's; those announced above them wait (as the core's apply ceiling holds
+            // blocks back).
+            await follower.followHeaders();
             const stored = await w.ledger.headers(base, parsed.length);
             if (stored.length !== parsed.length) throw new Error(`steps[${i}]: the node holds ${stored.length} of the ${parsed.length} headers it was handed`);
-            connected = stored.map((h, j) => ({ height: base + j, hash: parsed[j]!.hash, prevHash: parsed[j]!.header.prevHash, txs: [], header: h, headerOnly: true }));
+            connected = stored.map((h, j) => ({ height: base + j, hash: headerHash(h), prevHash: headerPrevHash(h), txs: [], header: h, headerOnly: true }));
           } else connected = parsed.map((b, j) => blockInput(b, base + j));
-          connected.forEach((b, j) => chain.push({ height: b.height, hash: b.hash, parsed: parsed[j]! }));
           try {
             // A full node's update ends the best chain unless the endpoint announced blocks above
             // it (src/core/following/blocks-mode.ts). A light node's never does: its header
-            // follower stores the run that replaces a shorter chain's top with truncate set
-            // (putHeaderRun above), the only way its header chain gets shorter.
-            await w.applyChainUpdate({ fork_height: chain[chain.length - connected.length - 1]!.height, disconnected, connected, endsChain: !light && ahead.length === 0 });
+            // follower stores the run that replaces a shorter chain's top with truncate set,
+            // the only way its header chain gets shorter.
+            await w.applyChainUpdate({ fork_height: base - 1, disconnected, connected, endsChain: !light && ahead.length === 0 });
+            await w.settled();
+            // With nothing announced above the step's blocks, the poll's applyBlocks goes on up
+            // to the node's header tip, as in every poll: nothing is left to apply when the
+            // header tip is the block just connected.
+            if (light && ahead.length === 0) await follower.applyBlocks();
           } catch (e) {
             // A node that halts (a replay disagreeing with what it stored) answers nothing more.
             if (w.ledger.halted) return { output: { halted: true }, note: w.ledger.haltReason ?? undefined };
@@ -325,6 +383,7 @@ export async function historyRun(input: Json): Promise<Answer> {
             // by its acceptance, is interrupted (owed), and the node resumes it as it starts again.
             await w.close();
             w = await open();
+            follower = startFollower();
           }
           // A late payload's replay is queued by its acceptance: played before the next step.
           await w.settled();
@@ -358,8 +417,11 @@ export async function historyRun(input: Json): Promise<Answer> {
         }
         case 'restart':
           // A stop and a start on the same store: memory reloaded from what reached the disk.
+          // A light node's follower polls at the next step that changes what the endpoint shows:
+          // the endpoint may move while the node is down.
           await w.close();
           w = await open();
+          follower = startFollower();
           await w.settled();
           break;
         case 'deferred':
