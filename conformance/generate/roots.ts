@@ -1,6 +1,6 @@
 /**
  * State roots: contracts and their storage -> the contracts root; a block's decisions ->
- * their leaves, the decisions root and the version-2 state root (docs/STATE.md).
+ * their leaves, the decisions root and the state root of this version (docs/STATE.md).
  */
 import { MerkleTrie, type TrieProof } from '@svc-node/protocol/state/trie';
 import { hex, type Area, type CaseInput } from './kit.js';
