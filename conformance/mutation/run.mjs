@@ -530,6 +530,10 @@ async function main() {
   // A file holding a memo (scope.mjs, FRESH_PROCESS_FILES) answers from entries cached before
   // the mutant was switched on: its survivors are tried again in a process of their own.
   for (const m of mutants.filter((x) => FRESH_PROCESS_FILES[x.file] && result.get(x.id)?.status === 'survived')) result.set(m.id, await runFresh(m));
+  // A survivor of the last pass, still without an accepted reason, is tried once more in a
+  // process of its own (active from the start, every case): in the shared process a kill
+  // was once missed (FALSE's removed push, killed by the next run of the same tree).
+  for (const m of last) if (result.get(m.id)?.status === 'survived') result.set(m.id, await runFresh(m));
   for (const m of mutants) if (!chosen(m)) result.set(m.id, { status: 'not run' });
   for (const m of mutants) if (!result.has(m.id)) result.set(m.id, { status: 'no coverage' });
 
