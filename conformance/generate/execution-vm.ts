@@ -16,12 +16,14 @@
  *   type and return type.
  * - Context and built-ins: an input or output index equal to the count (and one past 2^53),
  *   outpoint's vout at 2^32-1 and 2^32, string concat's limit counted in UTF-8 bytes.
+ * - LOOP's counter started from an argument (hand-written bytecode): `counter += 1` in u64
+ *   arithmetic at 2^53 - 1, 2^53 (exact, and EQ to the u64 argument) and 2^64 - 1 (overflow).
  * - Integer handlers where numbers meet bigints: i64 results just past 2^53, u64 mul/div/mod of
  *   a number by a bigint, NEG of a number.
  * The rules are docs/LANGUAGE.md's, section 13 ("Execution"), and ../shared/PROTOCOL.md's.
  */
 import { compileSource } from '../../src/compiler/index.js';
-import { LIMITS, OP } from '@svc-node/protocol/vm/isa';
+import { FUNC_READONLY, LIMITS, OP, TY } from '@svc-node/protocol/vm/isa';
 import { encodeStorageValue, fieldKey } from '@svc-node/protocol/vm/storage-layout';
 import type { ArtifactCore } from '@svc-node/protocol/contract';
 import { hex, type CaseInput } from './kit.js';
@@ -387,7 +389,50 @@ export function executionVmCases(): CaseInput[] {
     call('storage-limit-with-delete', `a call deleting one entry and writing another that leaves exactly ${LIMITS.storageBytes} bytes of storage executes`, [one(HUB, store, storeBefore)], HUB, 'swap', [u64(2), { type: 'bytes', value: '' }, u64(3), bytesArg(written)]),
     call('storage-past-limit-with-delete', `the same leaving ${LIMITS.storageBytes + 1} bytes fails: storage_limit_exceeded`, [one(HUB, store, storeBefore)], HUB, 'swap', [u64(2), { type: 'bytes', value: '' }, u64(3), bytesArg(written + 1)]),
   );
+
+  // LOOP's counter as u64 arithmetic, started from an argument (hand-written bytecode).
+  const P53 = 2n ** 53n;
+  const U64_MAX = 2n ** 64n - 1n;
+  const loop = loopArtifact();
+  const counted = (id: string, pins: string, start: bigint) => call(id, pins, [one(HUB, loop)], HUB, 'count', [u64(start)]);
+  const equal = (id: string, pins: string, start: bigint, want: bigint) => call(id, pins, [one(HUB, loop)], HUB, 'is', [u64(start), u64(want)]);
+  cases.push(
+    counted('loop-counter-from-0', `a LOOP counter started at 0 with bound ${LOOP_BOUND} jumps back until it reaches the bound`, 0n),
+    counted('loop-counter-from-bound', `a LOOP counter started at its bound runs the body once and falls through one past it`, BigInt(LOOP_BOUND)),
+    counted('loop-counter-to-2p53-less-1', 'a LOOP counter at 2^53 - 2 becomes 2^53 - 1', P53 - 2n),
+    counted('loop-counter-to-2p53', 'a LOOP counter at 2^53 - 1 becomes 2^53', P53 - 1n),
+    equal('loop-counter-to-2p53-equal', 'a LOOP counter at 2^53 - 1 becomes a u64 equal (EQ) to the argument 2^53', P53 - 1n, P53),
+    counted('loop-counter-past-2p53', 'a LOOP counter at 2^53 becomes 2^53 + 1 (counter += 1 is exact past 2^53)', P53),
+    equal('loop-counter-past-2p53-equal', 'a LOOP counter at 2^53 becomes a u64 equal (EQ) to the argument 2^53 + 1', P53, P53 + 1n),
+    counted('loop-counter-to-u64-max', 'a LOOP counter at 2^64 - 2 becomes 2^64 - 1', U64_MAX - 1n),
+    counted('loop-counter-past-u64-max', 'a LOOP counter at 2^64 - 1 fails: arithmetic_overflow', U64_MAX),
+  );
   return cases;
+}
+
+const LOOP_BOUND = 10;
+
+/**
+ * Hand-assembled LOOPs whose counter starts at an argument (the compiler's start at 0):
+ * `count(start) -> u64` sets the counter to `start`, loops over a TRUE; POP body with
+ * bound LOOP_BOUND and returns the counter; `is(start, want) -> bool` does the same and
+ * returns counter == want.
+ */
+function loopArtifact(): ArtifactCore {
+  const U64 = TY.u64;
+  // FUNC readonly, 1 param, 2 locals, returns u64; counter = start; head: TRUE POP; LOOP; return counter.
+  const count = [OP.FUNC, FUNC_READONLY, 1, 2, U64, U64, OP.LOAD, 0, OP.STORE, 1, OP.TRUE, OP.POP, OP.LOOP, 1, ...u32(LOOP_BOUND), ...u32(10), OP.LOAD, 1, OP.RET];
+  const at = count.length;
+  const head = at + 11;
+  const is = [OP.FUNC, FUNC_READONLY, 2, 3, TY.bool, U64, U64, OP.LOAD, 0, OP.STORE, 2, OP.TRUE, OP.POP, OP.LOOP, 2, ...u32(LOOP_BOUND), ...u32(head), OP.LOAD, 2, OP.LOAD, 1, OP.EQ, OP.RET];
+  const fn = (name: string, inputs: string[], output: string) => ({ type: 'function', name, inputs: inputs.map((n) => ({ name: n, type: 'u64' })), outputs: [{ type: output }], readonly: true });
+  return {
+    bytecode: hex(Uint8Array.from([...count, ...is])),
+    abi: [fn('count', ['start'], 'u64'), fn('is', ['start', 'want'], 'bool')],
+    function_offsets: { count: 0, is: at },
+    function_offset_to_locals: { '0': 2, [String(at)]: 3 },
+    constants: [],
+  };
 }
 
 const STORE_SRC = `contract Store {

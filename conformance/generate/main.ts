@@ -31,6 +31,7 @@ import { ledgerClaimsKillArea } from './ledger-claims-kills.js';
 import { ledgerHeadersKillArea } from './ledger-headers-kills.js';
 import { ledgerRewindKillArea } from './ledger-rewind-kills.js';
 import { headerTimewarpArea } from './header-timewarp.js';
+import { ledgerDeepKillArea } from './ledger-deep-kills.js';
 import { ledgerTruncateKillArea } from './ledger-truncate-kills.js';
 import { executeCase } from '../adapters/svc-node-answers.js';
 import { OPINFO } from '@svc-node/protocol/vm/isa';
@@ -41,7 +42,7 @@ export const vectorsDir = fileURLToPath(new URL('../../../conformance/vectors/',
 /** Every vector file's name and text. */
 export async function generateVectors(): Promise<Map<string, string>> {
   initEcc();
-  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea(), protocolKillArea(), vmKillArea(), ledgerClaimsKillArea(), ledgerHeadersKillArea(), ledgerApplyKillArea(), protocolKillArea2(), ledgerRewindKillArea(), headerTimewarpArea(), ledgerTruncateKillArea()];
+  const areas: Area[] = [codecArea(), bindingArea(), verifierArea(), rootsArea(), proofArea(), summaryArea(), decisionsArea(), evidenceArea(), blocksArea(), headersArea(), peersArea(), executionArea(), historyArea(), historyHeadersArea(), mutationKillArea(), protocolKillArea(), vmKillArea(), ledgerClaimsKillArea(), ledgerHeadersKillArea(), ledgerApplyKillArea(), protocolKillArea2(), ledgerRewindKillArea(), headerTimewarpArea(), ledgerDeepKillArea(), ledgerTruncateKillArea()];
   // Areas may add cases to the same operation: its file lists them in the areas' order.
   const byOp = new Map<string, CaseInput[]>();
   for (const area of areas) {

@@ -1,6 +1,6 @@
 /**
  * State roots: contracts and their storage -> the contracts root; a block's decisions ->
- * their leaves, the decisions root and the version-2 state root (docs/STATE.md).
+ * their leaves, the decisions root and the state root of this version (docs/STATE.md).
  */
 import { MerkleTrie, type TrieProof } from '@svc-node/protocol/state/trie';
 import { hex, type Area, type CaseInput } from './kit.js';
@@ -43,7 +43,7 @@ function decisionsCases(): CaseInput[] {
   const allTypes = { txid: t('5'), status: 'executed', tx_index: 5, result: { type: 'string', value: 'ok' }, error_code: null, events: [{ contract_id: emitter, name: 'All', params: every }] };
   const c = (id: string, decisions: unknown[], pins: string): CaseInput => ({ id, pins, input: { contracts_root: contractsRoot, decisions } });
   return [
-    c('none', [], 'a block that decided nothing: decisions root of 32 zero bytes; state root = TH("SVC/root", 02 || contracts_root || decisions_root)'),
+    c('none', [], 'a block that decided nothing: decisions root of 32 zero bytes; state root = TH("SVC/root", 03 || contracts_root || decisions_root)'),
     c('executed', [executed], 'an executed call: status 1, tx_index, result, events with their emitting contract'),
     c('executed-no-result', [noResult], 'an executed call returning nothing: has_result 0, no events'),
     c('failed', [failed], 'a failed call: status 2, tx_index, its error code'),

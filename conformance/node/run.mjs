@@ -51,6 +51,9 @@ const FEE_SATS = 1_000n;
 const PEER_RATE_PER_S = 100;
 const PEER_QUEUE = 100;
 const FLOOD_REQUESTS = 1_000;
+// The state root version the lying peers claim (docs/STATE.md, "Root version"): this
+// protocol release's, so the node under test takes their (empty) roots as comparable.
+const ROOT_VERSION = 3;
 
 function parseArgs(argv) {
   const o = { nodeCmd: 'node dist/src/main.js', otherCmd: null, chainCmd: 'node dist/src/devnet/chain-main.js --port 0 --initial-blocks 101', only: '', skip: [], junit: null, keepData: false };
@@ -716,7 +719,7 @@ const HOSTILE_HEADERS = {
           }
           return { from_height: from, headers: Buffer.concat(run), tip_height: claimedTip };
         },
-        GetStateRoots: async () => ({ roots: [], anchor_height: '0', tip_height: '0', root_version: 2 }),
+        GetStateRoots: async () => ({ roots: [], anchor_height: '0', tip_height: '0', root_version: ROOT_VERSION }),
         GetContractIds: async () => ({ contract_ids: [], more: false }),
       });
     const unlinked = await lyingPeer('unlinked');
@@ -755,7 +758,7 @@ const HOSTILE_HEADERS = {
         run[k] = regtestHeader(headerHash(run[k - 1]), run[k - 1].readUInt32LE(68) + 1, true);
         return { from_height: from, headers: Buffer.concat(run), tip_height: tip + LYING_TIP_MARGIN };
       },
-      GetStateRoots: async () => ({ roots: [], anchor_height: '0', tip_height: '0', root_version: 2 }),
+      GetStateRoots: async () => ({ roots: [], anchor_height: '0', tip_height: '0', root_version: ROOT_VERSION }),
       GetContractIds: async () => ({ contract_ids: [], more: false }),
     });
     w.cleanup.push(spliced.close);

@@ -220,6 +220,7 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
           if (s.note === undefined) return; // an empty range: no code
           const counter = n.slot!;
           const { from, to } = n.range!;
+          const start = here();
           u8(OP.CONST); u16(intConst('u64', 0n)); u8(OP.STORE); u8(counter);
           const head = here();
           if (n.userSlot !== undefined) {
@@ -229,6 +230,9 @@ export function generate(checked: Checked, file: string): { ok: true; result: Co
           loops.push(lp);
           block(s.body);
           loops.pop();
+          // A body of no code (`{}`) does nothing however often it runs: no code either, since
+          // a LOOP may not jump back to itself (the verifier's backward-jump rule).
+          if (here() === head) { code.length = start; return; }
           const cont = here();
           u8(OP.LOOP); u8(counter); u32(Number(to - from)); u32(head);
           const end = here();

@@ -253,7 +253,7 @@ export class Machine {
             case OP.LOOP: {
               const i = base + A[cur]!;
               const v = st[i];
-              if (typeof v !== 'number') break;
+              if (typeof v !== 'number' || v >= MAX_SAFE) break;
               const nv = v + 1;
               st[i] = nv;
               if (nv < B[cur]!) pc = C[cur]!;

@@ -60,15 +60,19 @@ function jmpf(m: Machine, cur: number): void {
   if (st[--m.sp] === false) m.pc = m.prog.a[cur]!;
 }
 /** LOOP local bound target: increment the counter local; jump back while it is below bound. */
+/**
+ * `counter += 1` in u64 arithmetic (docs/LANGUAGE.md, section 12): exact past 2^53 (the
+ * counter then held as a bigint, as every integer past MAX_SAFE is), `arithmetic_overflow`
+ * past 2^64 - 1. Only hand-written bytecode starts a counter that high; the bound is at most
+ * 100,000, so such a loop never jumps back.
+ */
 function loop(m: Machine, cur: number): void {
   const p = m.prog;
   const i = m.base + p.a[cur]!;
-  const v = st[i];
-  if (typeof v === 'number') {
-    const nv = v + 1;
-    st[i] = nv;
-    if (nv < p.b[cur]!) m.pc = p.c[cur]!;
-  }
+  const v = st[i] as number | bigint;
+  const nv = typeof v === 'number' && v < MAX_SAFE ? v + 1 : arith(OP.ADD_U64, v, 1);
+  st[i] = nv;
+  if (nv < p.b[cur]!) m.pc = p.c[cur]!;
 }
 function require_(m: Machine, cur: number): void {
   if (st[--m.sp] !== true) halt('revert', m.prog.consts[m.prog.a[cur]!] as string);

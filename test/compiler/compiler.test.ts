@@ -184,6 +184,7 @@ test('language features run: loops with break/continue, else-if, i64, strings, b
     pub fn logic(a: bool, b: bool) -> bool { return a && !b || !a && b; }
     pub fn hash_len() -> u64 { return len(to_bytes(sha256(0x00))); }
     pub fn nested() -> u64 { let c: u64 = 0; for i in 0..10 { for j in 0..10 { if j > i { break; } c = c + 1; } } return c; }
+    pub fn idle(n: u64) -> u64 { for i in 0..3 { } for i in 0..5 { for j in 0..0 { } } return n; }
   }`));
   const r = (fn: string, args: Parameters<typeof call>[3]): unknown => {
     const x = call(host, C, fn, args);
@@ -191,6 +192,7 @@ test('language features run: loops with break/continue, else-if, i64, strings, b
     return x.status === 'executed' ? x.result?.value : undefined;
   };
   assert.equal(r('sum_odd', [u64(10)]), 25n);
+  assert.equal(r('idle', [u64(7)]), 7n, 'loops whose bodies compile to no code compile (to nothing) and run');
   assert.equal(r('sign', [i64(-5)]), -1n);
   assert.equal(r('sign', [i64(0)]), 0n);
   assert.equal(r('sign', [i64(7)]), 1n);

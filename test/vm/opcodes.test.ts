@@ -65,7 +65,7 @@ test('integer handlers: numbers while exact, bigint past 2^53-1, one zero, overf
   assert.deepEqual(step(OP.CAST, bare([-1], { a: 2 })), [-1]);
 });
 
-test('control handlers: JMPF jumps on false only, LOOP counts then falls through, REQUIRE reverts with its message', () => {
+test('control handlers: JMPF jumps on false only, LOOP counts (as u64 arithmetic) then falls through, REQUIRE reverts with its message', () => {
   const m1 = bare([false], { a: 40 });
   assert.deepEqual(step(OP.JMPF, m1), []);
   assert.equal(m1.pc, 40);
@@ -79,6 +79,14 @@ test('control handlers: JMPF jumps on false only, LOOP counts then falls through
   const m4 = bare([2], { a: 0, b: 3, c: 9 });
   assert.deepEqual(step(OP.LOOP, m4), [3]);
   assert.equal(m4.pc, 1);
+  // counter += 1 is u64 arithmetic: 2^53 - 1 + 1 is held as the bigint every integer past
+  // MAX_SAFE is (so EQ finds it equal to a u64 2^53), a bigint counter counts on, u64 max traps
+  const MAX = Number.MAX_SAFE_INTEGER;
+  assert.deepEqual(step(OP.LOOP, bare([MAX - 1], { a: 0, b: 3, c: 9 })), [MAX]);
+  assert.deepEqual(step(OP.LOOP, bare([MAX], { a: 0, b: 3, c: 9 })), [2n ** 53n]);
+  assert.deepEqual(step(OP.LOOP, bare([2n ** 53n], { a: 0, b: 3, c: 9 })), [2n ** 53n + 1n]);
+  assert.deepEqual(step(OP.EQ, bare([2n ** 53n, 2n ** 53n])), [true]);
+  assert.equal(trap(OP.LOOP, bare([2n ** 64n - 1n], { a: 0, b: 3, c: 9 })), 'arithmetic_overflow: u64 overflow');
   assert.equal(trap(OP.REQUIRE, bare([false], { a: 0, consts: ['not enough'] })), 'revert: not enough');
   const m5 = bare([7], {}, { fn: { ret: 1 } as Machine['fn'] });
   step(OP.RET, m5);

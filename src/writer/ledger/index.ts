@@ -273,7 +273,7 @@ export class Ledger {
   rederiveOwed = false;
 
   /**
-   * Re-derives a store of an earlier layout (every stored root of root version 1) from its
+   * Re-derives a store of an earlier layout (every stored root of an earlier root version) from its
    * journal, then marks its layout current: a stop before the end leaves the old layout
    * marked, and the next start re-derives again.
    */
@@ -367,7 +367,7 @@ export class Ledger {
   /**
    * The branch of call `txid`'s decision under the state root of block `height`
    * (packages/protocol/src/state/decisions.ts): its leaf, or where its path ends when the block decided
-   * nothing for it. Null when the node holds no version-2 root for the block.
+   * nothing for it. Null when the node holds no root with decisions (version 2 on) for the block.
    */
   decisionProof(height: number, txid: string): Promise<DecisionProofJson | null> {
     return readDecisionProof(this.db, height, txid);

@@ -24,10 +24,11 @@ export interface Loaded {
 /**
  * Earlier layouts this node takes over (see loadFromDisk): their records read as they are
  * (format 4 is format 5 without headers, evidence and journal branches; journal entries
- * of format 1 have no branches), but their state roots are of root version 1, so their
- * derived state is re-derived from the journal before the layout is marked current.
+ * of format 1 have no branches), but their state roots are of an earlier root version (1 in
+ * formats 4 and 5, 2 in format 6), so their derived state is re-derived from the journal
+ * before the layout is marked current.
  */
-const REDERIVED_FORMATS: readonly number[] = [4, 5];
+const REDERIVED_FORMATS: readonly number[] = [4, 5, 6];
 
 export async function loadFromDisk(db: Db): Promise<Loaded> {
   const memory = new LedgerMemory();

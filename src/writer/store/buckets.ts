@@ -86,6 +86,8 @@ export const DERIVED_BUCKETS: readonly BucketName[] = (Object.keys(BUCKETS) as B
  * merkle branches in journal entries (a format-4 store is taken over in place: load.ts);
  * 6: state roots of version 2 (a block's decisions committed beside the contracts,
  * packages/protocol/src/state/decisions.ts) with their two parts, each block's decision leaves (a format-5
- * store is re-derived from its journal at start: Writer.open).
+ * store is re-derived from its journal at start: Writer.open); 7: state roots of version 3
+ * (the same records, calls decided under this release's execution rules; a format-6 store
+ * is re-derived from its journal at start).
  */
-export const STORE_FORMAT = 6;
+export const STORE_FORMAT = 7;

@@ -123,8 +123,8 @@ export function runModel(chain: readonly SimBlock[], held: readonly Payload[]): 
     }
     return trieRoot(top);
   };
-  /** docs/STATE.md, "The state root": root version 2 folds the block's decisions in. */
-  const root = (blockDecisions: [Uint8Array, Uint8Array][]): string => toHex(taggedHash('SVC/root', Buffer.of(2), contractsRoot(), trieRoot(blockDecisions)));
+  /** docs/STATE.md, "The state root": the block's decisions folded in under root version 3. */
+  const root = (blockDecisions: [Uint8Array, Uint8Array][]): string => toHex(taggedHash('SVC/root', Buffer.of(3), contractsRoot(), trieRoot(blockDecisions)));
 
   // The journal's anchor: no block applied, the empty root.
   roots.push(toHex(contractsRoot()));

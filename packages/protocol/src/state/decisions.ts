@@ -20,11 +20,13 @@ import { EMPTY_ROOT, MerkleTrie, verifyTrieProof, type TrieProof } from './trie.
 
 /**
  * What a state root commits to. 1: the contracts trie alone. 2: the contracts trie and the
- * block's decisions, folded by `stateRootOf`. Roots of different versions never compare
- * equal (the version is hashed in), so a node never takes another version's root for a
- * divergence of state.
+ * block's decisions, folded by `stateRootOf`. 3: the same parts, decided under this
+ * release's execution rules (LOOP's counter incremented exactly past 2^53,
+ * docs/LANGUAGE.md), which can decide a hand-written contract's call otherwise than version
+ * 2's. Roots of different versions never compare equal (the version is hashed in), so a
+ * node never takes another version's root for a divergence of state.
  */
-export const STATE_ROOT_VERSION = 2;
+export const STATE_ROOT_VERSION = 3;
 
 /** A committed call's status as its leaf's first byte (none for a drop, above). */
 export const DECISION_STATUS = { executed: 1, failed: 2, invalid: 3 } as const;
@@ -175,7 +177,7 @@ export function proveDecision(leaves: Iterable<[Uint8Array, Uint8Array]>, txid: 
 const VERSION_BYTE = Uint8Array.of(STATE_ROOT_VERSION);
 
 /**
- * The state root of a processed block (version 2): TH("SVC/root", u8 2 || contracts_root
+ * The state root of a processed block (version 3): TH("SVC/root", u8 3 || contracts_root
  * || decisions_root). The journal's anchor, where no block was applied, keeps the empty
  * root (32 zero bytes).
  */
