@@ -150,9 +150,10 @@ function lateDropThenReplay(): CaseInput[] {
  * headers above it go), and restarts (its header tip read back from the highest header it
  * stores). A call's payload is then sent again with its confirmation in the
  * new branch's second block, not announced yet: no header is held at that height, so the
- * claim is filed under the block and places the call when the block comes (a header of
- * the abandoned branch left there would refuse it, bad_evidence, and the call would stay
- * pending).
+ * claim is filed under the block and places the call when the block comes. (The payload
+ * is a repeat, which skips the check of a claim against a stored header, so a header of
+ * the abandoned branch left at that height would not change this answer:
+ * ledger-truncate-kills.ts plays the chain that pins the truncation.)
  */
 function shorterHeaderChain(): CaseInput[] {
   const s = new Script(2);
