@@ -293,25 +293,30 @@ export class PostgresSink {
   }
 
   /**
-   * The newest stored block must still be the node's: otherwise a reorg happened while the
-   * sink was away, and the fork is found by walking down the stored blocks.
+   * The newest stored block must still be the node's, with the node's state root:
+   * otherwise a reorg happened while the sink was away, or the node re-derived its state
+   * (a release whose state roots are of a new version, docs/STATE.md "Root version", which
+   * may also decide calls otherwise), and the fork is found by walking down the stored
+   * blocks: every row from it on is written again from the node's answers.
    */
   private async checkBlocks(): Promise<void> {
     const db = this.db!;
     let fork: number | null = null;
+    let rootsDiffer = false;
     const PAGE = 64;
     let below = Number.MAX_SAFE_INTEGER;
     for (;;) {
-      const rows = (await db.query(`SELECT height, encode(block_hash, 'hex') AS hash FROM ${this.s}.blocks WHERE height < $1 ORDER BY height DESC LIMIT ${PAGE}`, [below])).rows as { height: string; hash: string }[];
+      const rows = (await db.query(`SELECT height, encode(block_hash, 'hex') AS hash, encode(state_root, 'hex') AS root FROM ${this.s}.blocks WHERE height < $1 ORDER BY height DESC LIMIT ${PAGE}`, [below])).rows as { height: string; hash: string; root: string }[];
       if (rows.length === 0) break;
       let matched = false;
       for (const r of rows) {
         const h = Number(r.height);
         const node = await this.nodeJson<StateRootAnswer>(`/v2/state_root/${h}`);
-        if (node.status === 200 && node.body.block_hash === r.hash) {
+        if (node.status === 200 && node.body.block_hash === r.hash && node.body.state_root === r.root) {
           matched = true;
           break;
         }
+        if (node.status === 200 && node.body.block_hash === r.hash) rootsDiffer = true;
         // The node is behind the sink (restored, or resyncing): nothing to compare yet.
         if (node.status === 404 && fork === null && h === Number(rows[0]!.height) && below === Number.MAX_SAFE_INTEGER) {
           matched = true;
@@ -323,7 +328,9 @@ export class PostgresSink {
       below = Number(rows[rows.length - 1]!.height);
     }
     if (fork !== null) {
-      this.o.log(`svc sink: stored block ${fork} is no longer on the node's chain; rolling back to it`);
+      this.o.log(rootsDiffer
+        ? `svc sink: stored blocks from ${fork} on hold state roots the node no longer publishes (it re-derived its state); rolling back to ${fork}`
+        : `svc sink: stored block ${fork} is no longer on the node's chain; rolling back to it`);
       await this.rollback(fork);
     }
   }

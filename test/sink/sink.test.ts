@@ -161,6 +161,32 @@ test('away during a reorg of depth 6: the restarted sink rolls back to the fork 
   }
 });
 
+test('rows stored under state roots the node no longer publishes (it re-derived them: a new root version) are written again from the node\'s answers', async () => {
+  const run = (): InProcessSink => new InProcessSink({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'rederived', contracts: [{ alias: null, id: counterId }] });
+  let sink = run();
+  const x = await bump(41);
+  devnet.chain.mine(1, [x]);
+  devnet.chain.mine(2);
+  await caughtUp(sink, 'rederived');
+  await sink.close();
+  // What a sink following an earlier release stored: the same blocks, other roots.
+  await pg.query('UPDATE rederived.blocks SET state_root = sha256(state_root)');
+  const stored = Number((await pg.query('SELECT min(height) AS h FROM rederived.blocks')).rows[0]!.h);
+  devnet.chain.mine(1); // the restarted sink is caught up only past its check of the stored blocks
+  sink = run();
+  try {
+    await caughtUp(sink, 'rederived');
+    assert.ok(sink.lines.some((l) => l.includes(`stored blocks from ${stored} on hold state roots the node no longer publishes`)), sink.lines.join('\n'));
+    await assertEqualToNode(pg, node.restUrl, [counterId], 'rederived');
+    const rows = (await pg.query(`SELECT height, encode(state_root, 'hex') AS root FROM rederived.blocks ORDER BY height`)).rows as { height: string; root: string }[];
+    assert.equal(Number(rows[0]!.height), stored, 'every block from the first one followed is stored again');
+    for (const r of rows) assert.equal(r.root, ((await (await fetch(`${node.restUrl}/v2/state_root/${r.height}`)).json()) as JsonAnswer).state_root, `block ${r.height}`);
+    assert.equal((await callRowOf('rederived', x))?.status, 'executed');
+  } finally {
+    await sink.close();
+  }
+});
+
 test('the database down at start and mid-stream, and a node restart: retried with a clear line, nothing lost or doubled', async () => {
   await pg.stopServer();
   const sink = new InProcessSink({ nodeUrl: node.restUrl, databaseUrl: pg.url, schema: 'faults', contracts: [{ alias: null, id: counterId }] });
