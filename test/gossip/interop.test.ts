@@ -18,7 +18,7 @@ import type * as protoLoader from '@grpc/proto-loader';
 import type { DevnetChainHandle } from '../../src/devnet/chain-server.js';
 import type { NodeProcess } from '../helpers/node-process.js';
 import { buildDeploy } from '@svc-node/client/sdk';
-import { client, compileFixture, fund, startDevnet, testWallet } from '../helpers/devnet-node.js';
+import { client, compileFixture, fund, startDevnet, testWallet, waitSynced } from '../helpers/devnet-node.js';
 import { packageDefinition } from '../../src/gossip/server.js';
 import { coinEvidenceOf, freePort, startPeerNode } from '../helpers/gossip.js';
 
@@ -133,6 +133,9 @@ test('every RPC accepts requests from a standard proto3 encoder: defaults omitte
 
   // A deploy: its contract_id is empty by definition, so omitted.
   await fund(devnet, wallet, 2);
+  // The coin's evidence names the block fund() mined: until the node holds its header the
+  // deploy is refused coin_unproven (paid admission), so the submission waits for the node.
+  await waitSynced(node, devnet);
   const svc = client(node, devnet, wallet);
   const dep = buildDeploy(wallet, [(await svc.esplora.utxos(wallet.address))[0]!], compileFixture('counter.svc'), 1);
   await svc.esplora.broadcast(dep.anchor.hex);
