@@ -59,9 +59,9 @@ function jmp(m: Machine, cur: number): void {
 function jmpf(m: Machine, cur: number): void {
   if (st[--m.sp] === false) m.pc = m.prog.a[cur]!;
 }
-/** LOOP local bound target: increment the counter local; jump back while it is below bound. */
 /**
- * `counter += 1` in u64 arithmetic (docs/LANGUAGE.md, section 12): exact past 2^53 (the
+ * LOOP local bound target: increment the counter local; jump back while it is below bound.
+ * `counter += 1` is u64 arithmetic (docs/LANGUAGE.md, section 12): exact past 2^53 (the
  * counter then held as a bigint, as every integer past MAX_SAFE is), `arithmetic_overflow`
  * past 2^64 - 1. Only hand-written bytecode starts a counter that high; the bound is at most
  * 100,000, so such a loop never jumps back.
